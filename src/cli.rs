@@ -1,0 +1,407 @@
+//! Command-line definitions (clap derive) and their resolution into a [`Session`] before any work.
+//!
+//! As in ripgrep's low/high args: [`Cli`] is what the user typed; [`Session`] is the validated,
+//! resolved form (language, cluster target, lab source) every command runs with.
+
+use std::{path::PathBuf, time::Duration};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Errors from resolving the command line.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `--labs DIR` does not name a directory.
+    #[error("--labs {0}: not a directory")]
+    LabsDirMissing(PathBuf),
+    /// A duration flag could not be read.
+    #[error("invalid duration {value:?} for {flag}: use a number with s, m or h, like 30s or 2m")]
+    BadDuration {
+        /// The flag.
+        flag: &'static str,
+        /// What was given.
+        value: String,
+    },
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Runs and grades the hands-on labs of a Kubernetes GPU-sharing course.
+///
+/// Exit codes: 0 all passed / done, 1 checks failed, 2 bad input, 3 cluster unreachable or API
+/// error, 4 timed out waiting.
+#[derive(Debug, Parser)]
+#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// Global options shared by every command.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command accepts, named as kubectl names them.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[arg(long, global = true, env = "KUBECONFIG", value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current context).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+    /// More output; repeat for more (-vv).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Language of lab texts and reports (default: from LANG; ja when it starts with "ja").
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<Lang>,
+    /// Read lab bundles from this directory instead of the ones built into the binary.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub labs: Option<PathBuf>,
+}
+
+/// A language lab texts exist in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Lang {
+    /// English.
+    #[default]
+    En,
+    /// Japanese.
+    Ja,
+}
+
+impl Lang {
+    /// The language a `LANG`/`LC_ALL` value asks for: `ja_JP.UTF-8` → Japanese, else English.
+    pub fn from_locale(locale: Option<&str>) -> Lang {
+        match locale {
+            Some(value) if value.to_ascii_lowercase().starts_with("ja") => Lang::Ja,
+            _ => Lang::En,
+        }
+    }
+}
+
+/// Output format of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// Coloured text for a terminal.
+    #[default]
+    Human,
+    /// Versioned JSON (documented in docs/report-format.md).
+    Json,
+    /// JUnit XML for CI systems.
+    Junit,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply a lab's stages and wait until the cluster is in the lab's starting state.
+    Start(StartArgs),
+    /// Grade the learner's work: PASS/FAIL/BLOCKED/ERROR per task, with evidence and hints.
+    Check(CheckArgs),
+    /// Record the answer to a quiz task in the cluster.
+    Answer(AnswerArgs),
+    /// Reset the cluster to the lab's starting state (instructors).
+    Reset(ResetArgs),
+    /// Show a lab's state: node × pod × revision × image, with the DaemonSet counters.
+    Status(StatusArgs),
+    /// Prove every check fails before and passes after the reference solution.
+    Selftest(SelftestArgs),
+    /// Run a lab end to end on a fresh embedded simulator: start, status, solution, check.
+    Demo(DemoArgs),
+    /// Validate lab bundles: schema, references, hints, texts, no vacuous tasks.
+    Lint(LintArgs),
+    /// List or show the available labs.
+    #[command(subcommand)]
+    Labs(LabsCommand),
+    /// The embedded simulated GPU cluster.
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+}
+
+/// `start`.
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Lab id (see `lab-runner labs list`).
+    pub lab: String,
+    /// Which variant of the lab to start (default: chosen from --seed).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Seed that picks the default variant reproducibly.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Lab id.
+    pub lab: String,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Show hints up to this tier (1 = nudge, 2 = pointer, 3 = command).
+    #[arg(long, value_name = "N")]
+    pub hint: Option<u8>,
+    /// Also show the reference solution of failing tasks.
+    #[arg(long)]
+    pub reveal: bool,
+    /// Observe twice, this far apart, and pass only what held both times (e.g. 30s).
+    #[arg(long, value_name = "DURATION")]
+    pub confirm: Option<String>,
+    /// Re-evaluate on every change and show a live checklist.
+    #[arg(long)]
+    pub watch: bool,
+    /// Grade these kubeconfig contexts (a class); `all` grades every context.
+    #[arg(long, value_delimiter = ',', value_name = "CTX,…")]
+    pub contexts: Vec<String>,
+}
+
+/// `answer`.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Lab id.
+    pub lab: String,
+    /// Quiz task id.
+    pub task: String,
+    /// The answer.
+    pub value: String,
+}
+
+/// `reset`.
+#[derive(Debug, Args)]
+pub struct ResetArgs {
+    /// Lab id.
+    pub lab: String,
+    /// Reset to the state after this stage instead of the first one.
+    #[arg(long, value_name = "STAGE")]
+    pub to_stage: Option<String>,
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask before deleting.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+/// `status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Lab id (omit with --daemonset).
+    pub lab: Option<String>,
+    /// Show any DaemonSet as NAMESPACE/NAME.
+    #[arg(long, value_name = "NS/NAME")]
+    pub daemonset: Option<String>,
+    /// Also show the variant and the facts captured at start.
+    #[arg(long)]
+    pub instructor: bool,
+}
+
+/// `selftest`.
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// Lab id.
+    pub lab: String,
+    /// Variant to test (default: every variant).
+    #[arg(long)]
+    pub variant: Option<String>,
+}
+
+/// `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Lab id.
+    pub lab: String,
+    /// Variant to run.
+    #[arg(long)]
+    pub variant: Option<String>,
+}
+
+/// `lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Lab bundle directories or lab.yaml files (default: every built-in lab).
+    pub paths: Vec<PathBuf>,
+}
+
+/// `labs`.
+#[derive(Debug, Subcommand)]
+pub enum LabsCommand {
+    /// List labs: id, title, tasks and points.
+    List,
+    /// Show one lab: briefing, stages, tasks.
+    Show {
+        /// Lab id.
+        lab: String,
+    },
+}
+
+/// `sim`.
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Start the simulator in the background and write its kubeconfig.
+    Up(SimUpArgs),
+    /// Stop the background simulator.
+    Down(SimStateArgs),
+    /// Show the background simulator: pid, endpoint, uptime, object counts.
+    Status(SimStateArgs),
+    /// Run the simulator in the foreground.
+    Serve(SimUpArgs),
+}
+
+/// Where the simulator keeps its state.
+#[derive(Debug, Args)]
+pub struct SimStateArgs {
+    /// State directory: store, certificates, kubeconfig, pid file.
+    #[arg(long, env = "LAB_RUNNER_SIM_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// `sim up` / `sim serve`.
+#[derive(Debug, Args)]
+pub struct SimUpArgs {
+    /// State directory.
+    #[command(flatten)]
+    pub state: SimStateArgs,
+    /// Cluster topology file (default: the built-in lab topology).
+    #[arg(long, value_name = "FILE", conflicts_with = "nodes")]
+    pub topology: Option<PathBuf>,
+    /// Generate a topology with this many worker nodes instead.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u32>,
+    /// Port on 127.0.0.1 (default: any free port).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Make simulated delays pass this many times faster.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+}
+
+/// `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+/// Which cluster a command talks to, as resolved from the global options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterTarget {
+    /// Explicit kubeconfig path, or `None` for kube's default search.
+    pub kubeconfig: Option<PathBuf>,
+    /// Explicit context, or `None` for the kubeconfig's current one.
+    pub context: Option<String>,
+}
+
+/// Where lab bundles come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabSource {
+    /// The bundles compiled into the binary.
+    BuiltIn,
+    /// Bundles in a directory, for authoring.
+    Dir(PathBuf),
+}
+
+/// The resolved command line: everything a command needs, validated, before any work starts.
+#[derive(Debug)]
+pub struct Session {
+    /// Language for texts.
+    pub lang: Lang,
+    /// Verbosity (0 = normal).
+    pub verbosity: u8,
+    /// The cluster to talk to.
+    pub cluster: ClusterTarget,
+    /// Where labs come from.
+    pub labs: LabSource,
+    /// The command, as typed.
+    pub command: Command,
+}
+
+impl Session {
+    /// Resolves the parsed command line, reading `LANG`/`LC_ALL` for the default language.
+    pub fn resolve(cli: Cli) -> Result<Session> {
+        let locale =
+            std::env::var("LC_ALL").ok().filter(|v| !v.is_empty()).or_else(|| std::env::var("LANG").ok());
+        Self::resolve_with_locale(cli, locale.as_deref())
+    }
+
+    /// As [`Session::resolve`], with the locale given (for tests).
+    pub fn resolve_with_locale(cli: Cli, locale: Option<&str>) -> Result<Session> {
+        let GlobalArgs { kubeconfig, context, verbose, lang, labs } = cli.global;
+        let labs = match labs {
+            Some(dir) if dir.is_dir() => LabSource::Dir(dir),
+            Some(dir) => return Err(Error::LabsDirMissing(dir)),
+            None => LabSource::BuiltIn,
+        };
+        if let Command::Check(CheckArgs { confirm: Some(value), .. }) = &cli.command {
+            parse_duration("--confirm", value)?;
+        }
+        Ok(Session {
+            lang: lang.unwrap_or_else(|| Lang::from_locale(locale)),
+            verbosity: verbose,
+            cluster: ClusterTarget { kubeconfig, context },
+            labs,
+            command: cli.command,
+        })
+    }
+}
+
+/// Parses `30s`, `2m`, `1h` or a bare number of seconds.
+pub fn parse_duration(flag: &'static str, value: &str) -> Result<Duration> {
+    let bad = || Error::BadDuration { flag, value: value.to_string() };
+    let (number, unit) = value.split_at(value.find(|c: char| !c.is_ascii_digit()).unwrap_or(value.len()));
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    let seconds = match unit {
+        "" | "s" => number,
+        "m" => number * 60,
+        "h" => number * 3600,
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_secs(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(args: &[&str], locale: Option<&str>) -> Session {
+        let cli = Cli::try_parse_from(std::iter::once("lab-runner").chain(args.iter().copied())).unwrap();
+        Session::resolve_with_locale(cli, locale).unwrap()
+    }
+
+    #[test]
+    fn language_comes_from_flag_then_locale() {
+        assert_eq!(session(&["labs", "list"], Some("ja_JP.UTF-8")).lang, Lang::Ja);
+        assert_eq!(session(&["labs", "list"], Some("C.UTF-8")).lang, Lang::En);
+        assert_eq!(session(&["--lang", "en", "labs", "list"], Some("ja_JP.UTF-8")).lang, Lang::En);
+        assert_eq!(session(&["labs", "list", "--lang", "ja"], None).lang, Lang::Ja);
+    }
+
+    #[test]
+    fn globals_resolve_into_the_cluster_target() {
+        let s = session(&["check", "x", "--context", "kind-a", "--kubeconfig", "/tmp/k", "-vv"], None);
+        assert_eq!(s.cluster.kubeconfig.as_deref(), Some(std::path::Path::new("/tmp/k")));
+        assert_eq!(s.cluster.context.as_deref(), Some("kind-a"));
+        assert_eq!(s.verbosity, 2);
+        assert_eq!(s.labs, LabSource::BuiltIn);
+    }
+
+    #[test]
+    fn bad_values_are_rejected_before_work() {
+        let cli = Cli::try_parse_from(["lab-runner", "--labs", "/nonexistent/dir", "labs", "list"]).unwrap();
+        assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::LabsDirMissing(_))));
+        let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--confirm", "soon"]).unwrap();
+        assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::BadDuration { .. })));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("f", "30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("f", "2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("f", "45").unwrap(), Duration::from_secs(45));
+        assert!(parse_duration("f", "1d").is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! The lab engine: start, check, reset, status and selftest against any cluster through `kube`.

@@ -1,0 +1,1 @@
+//! Matchers that compare observed cluster objects with a lab's expectations.

@@ -1,0 +1,3 @@
+//! Kubernetes semantics both the engine and the simulator need: quantities, selectors, taints.
+
+pub mod quantity;

@@ -1,0 +1,1 @@
+//! The lab bundle format: model, loader (file:line:col errors) and lint.

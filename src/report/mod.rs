@@ -1,0 +1,1 @@
+//! Renders results for humans (colour, progress), as versioned JSON and as JUnit XML.

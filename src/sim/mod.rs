@@ -1,0 +1,4 @@
+//! The embedded simulated multi-node GPU cluster that real `kubectl` and `kube` talk to.
+
+pub mod clock;
+pub mod resources;
