@@ -2,3 +2,5 @@
 
 pub mod clock;
 pub mod resources;
+pub mod server;
+pub mod store;
