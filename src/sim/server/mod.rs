@@ -7,6 +7,7 @@ use axum::Router;
 use super::{clock::Clock, resources::ResourceType, store::Store};
 
 pub mod discovery;
+pub mod table;
 
 /// Everything request handlers share.
 #[derive(Debug)]
