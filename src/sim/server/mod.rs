@@ -6,7 +6,9 @@ use axum::Router;
 
 use super::{clock::Clock, resources::ResourceType, store::Store};
 
+pub mod admission;
 pub mod discovery;
+pub mod patch;
 pub mod table;
 
 /// Everything request handlers share.
