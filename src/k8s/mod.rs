@@ -1,3 +1,6 @@
 //! Kubernetes semantics both the engine and the simulator need: quantities, selectors, taints.
 
+pub mod affinity;
 pub mod quantity;
+pub mod resources;
+pub mod taints;
