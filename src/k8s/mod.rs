@@ -3,4 +3,5 @@
 pub mod affinity;
 pub mod quantity;
 pub mod resources;
+pub mod schedule;
 pub mod taints;
