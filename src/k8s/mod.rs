@@ -4,4 +4,5 @@ pub mod affinity;
 pub mod quantity;
 pub mod resources;
 pub mod schedule;
+pub mod selector;
 pub mod taints;
