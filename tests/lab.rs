@@ -334,3 +334,41 @@ fn cli_built_in_labs_are_listed_honestly() {
         }
     }
 }
+
+// ---- the format documentation ------------------------------------------------------------------
+
+#[test]
+fn the_format_docs_examples_parse_and_the_complete_example_is_the_fixture() {
+    let doc = std::fs::read_to_string("docs/lab-format.md").unwrap();
+    let mut lines = doc.lines();
+    let mut checked = Vec::new();
+    while let Some(line) = lines.next() {
+        let Some(directive) = line.strip_prefix("<!-- ").and_then(|l| l.strip_suffix(" -->")) else {
+            continue;
+        };
+        assert_eq!(lines.next(), Some("```yaml"), "a yaml block follows <!-- {directive} -->");
+        let block: String = lines.by_ref().take_while(|l| *l != "```").map(|l| format!("{l}\n")).collect();
+        match directive.split_once(": ") {
+            Some(("parse", "expectations")) => {
+                let parsed: Vec<model::Expectation> =
+                    serde_saphyr::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+                assert!(!parsed.is_empty());
+            }
+            Some(("parse", "lab")) => {
+                let lab: model::Lab =
+                    serde_saphyr::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+                assert_eq!(lab.variants.len(), 3, "stuck-rollout has three variants");
+            }
+            Some(("same-as", path)) => {
+                assert_eq!(
+                    block,
+                    std::fs::read_to_string(path).unwrap(),
+                    "docs/lab-format.md's copy of {path}"
+                );
+            }
+            _ => panic!("unknown directive {directive:?}"),
+        }
+        checked.push(directive.to_string());
+    }
+    assert!(checked.len() >= 12, "{checked:?}");
+}

@@ -204,7 +204,7 @@ fn builtins_are_errors_in_the_pure_layer() {
             "`rollout` is a built-in check evaluated by the engine, not by the pure matchers".into()
         ])
     );
-    assert_eq!(run("quiz:\n  fact: stalledNode\n").status(), Status::Error);
+    assert_eq!(run("quiz:\n  fact: affectedNode\n").status(), Status::Error);
 }
 
 #[test]

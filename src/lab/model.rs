@@ -737,13 +737,25 @@ pub enum AnswerMatching {
     Exact,
 }
 
+/// A fact `start` captures when it confirms a stage's breakage, stored (salted and hashed) in the
+/// cluster's inventory so a quiz answer is graded against what actually happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Fact {
+    /// The variant `start` ran.
+    Variant,
+    /// The node a `stalledAsIntended` wait found affected: where the rollout stalled, or the
+    /// node left without a pod when DESIRED dropped.
+    AffectedNode,
+}
+
 /// `quiz`: the stored answer is right.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct QuizCheck {
-    /// A fact `start` captured (`stalledNode`, `variant`): the answer must equal it.
+    /// A fact `start` captured: the answer must equal it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fact: Option<String>,
+    pub fact: Option<Fact>,
     /// Accepted answers, whatever the variant.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accept: Vec<String>,
