@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::lab::model::{LabelSelector, SelectorOperator, Target};
+use crate::{
+    k8s::selector::labels_of,
+    lab::model::{LabelSelector, SelectorOperator, Target},
+};
 
 /// A kind was not observed, so nothing about it can be judged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,26 +99,16 @@ pub fn selects(target: &Target, object: &Value) -> bool {
         return false;
     }
     match &target.label_selector {
-        Some(selector) => selector_matches(selector, metadata.and_then(|m| m.get("labels"))),
+        Some(selector) => selector_matches(selector, object),
         None => true,
     }
 }
 
-/// Label selector semantics as `metav1.LabelSelectorAsSelector`: every matchLabels pair and every
-/// expression must hold; `NotIn` and `DoesNotExist` hold when the label is absent.
-pub fn selector_matches(selector: &LabelSelector, labels: Option<&Value>) -> bool {
-    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-    selector.match_labels.iter().all(|(key, value)| label(key) == Some(value.as_str()))
-        && selector.match_expressions.iter().all(|requirement| {
-            let value = label(&requirement.key);
-            let listed = || value.is_some_and(|v| requirement.values.iter().any(|x| x == v));
-            match requirement.operator {
-                SelectorOperator::In => listed(),
-                SelectorOperator::NotIn => !listed(),
-                SelectorOperator::Exists => value.is_some(),
-                SelectorOperator::DoesNotExist => value.is_none(),
-            }
-        })
+/// Label selector semantics as `metav1.LabelSelectorAsSelector`, through [`crate::k8s::selector`]:
+/// every matchLabels pair and every expression must hold; `NotIn` and `DoesNotExist` hold when the
+/// label is absent.
+pub fn selector_matches(selector: &LabelSelector, object: &Value) -> bool {
+    selector.to_k8s().matches(&labels_of(object))
 }
 
 /// How evidence names an object: `node gpu-2`, `daemonset lab/toolkit`.
@@ -214,14 +207,14 @@ mod tests {
                 values: values.iter().map(|v| v.to_string()).collect(),
             }],
         };
-        let with = json!({"k": "v"});
-        let without = json!({});
-        assert!(selector_matches(&requirement(SelectorOperator::NotIn, &["w"]), Some(&with)));
-        assert!(!selector_matches(&requirement(SelectorOperator::NotIn, &["v"]), Some(&with)));
-        assert!(selector_matches(&requirement(SelectorOperator::NotIn, &["v"]), Some(&without)));
-        assert!(selector_matches(&requirement(SelectorOperator::Exists, &[]), Some(&with)));
-        assert!(selector_matches(&requirement(SelectorOperator::DoesNotExist, &[]), None));
-        assert!(!selector_matches(&requirement(SelectorOperator::In, &["v"]), None));
+        let with = json!({"metadata": {"labels": {"k": "v"}}});
+        let without = json!({"metadata": {}});
+        assert!(selector_matches(&requirement(SelectorOperator::NotIn, &["w"]), &with));
+        assert!(!selector_matches(&requirement(SelectorOperator::NotIn, &["v"]), &with));
+        assert!(selector_matches(&requirement(SelectorOperator::NotIn, &["v"]), &without));
+        assert!(selector_matches(&requirement(SelectorOperator::Exists, &[]), &with));
+        assert!(selector_matches(&requirement(SelectorOperator::DoesNotExist, &[]), &without));
+        assert!(!selector_matches(&requirement(SelectorOperator::In, &["v"]), &without));
     }
 
     #[test]

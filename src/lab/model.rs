@@ -140,6 +140,27 @@ pub struct LabelSelector {
     pub match_expressions: Vec<SelectorRequirement>,
 }
 
+impl LabelSelector {
+    /// The same selector as the Kubernetes semantics in [`crate::k8s::selector`] evaluate it.
+    pub fn to_k8s(&self) -> crate::k8s::selector::LabelSelector {
+        use crate::k8s::selector::{LabelOp, LabelRequirement};
+        let labels = self
+            .match_labels
+            .iter()
+            .map(|(key, value)| LabelRequirement { key: key.clone(), op: LabelOp::In(vec![value.clone()]) });
+        let expressions = self.match_expressions.iter().map(|requirement| LabelRequirement {
+            key: requirement.key.clone(),
+            op: match requirement.operator {
+                SelectorOperator::In => LabelOp::In(requirement.values.clone()),
+                SelectorOperator::NotIn => LabelOp::NotIn(requirement.values.clone()),
+                SelectorOperator::Exists => LabelOp::Exists,
+                SelectorOperator::DoesNotExist => LabelOp::DoesNotExist,
+            },
+        });
+        crate::k8s::selector::LabelSelector { requirements: labels.chain(expressions).collect() }
+    }
+}
+
 /// One set-based label requirement.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
