@@ -372,3 +372,14 @@ fn the_format_docs_examples_parse_and_the_complete_example_is_the_fixture() {
     }
     assert!(checked.len() >= 12, "{checked:?}");
 }
+
+#[test]
+fn cli_lint_without_labs_says_there_is_nothing_to_check() {
+    let empty = tempfile::tempdir().unwrap();
+    let output = lab_runner().arg("--labs").arg(empty.path()).arg("lint").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "lint: no lab bundles to check\n");
+    let output = lab_runner().arg("lint").arg(empty.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).ends_with(": not a lab bundle (no lab.yaml)\n"), "{}", stderr(&output));
+}

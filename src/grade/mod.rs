@@ -40,6 +40,11 @@ pub enum Error {
     /// A list in the expected object has no declared semantics.
     #[error("list at {0} has no declared semantics: add it under `lists` as contains, exactly, each or none")]
     UndeclaredList(String),
+    /// A list declared `each` does not hold exactly one expected element.
+    #[error(
+        "list at {0} is declared `each`: give exactly one expected element, which every observed element must match"
+    )]
+    EachNeedsOneElement(String),
     /// A path or list declaration is invalid.
     #[error(transparent)]
     Rules(#[from] partial::Error),
@@ -111,6 +116,28 @@ pub struct TaskOutcome {
     pub expectations: Vec<Outcome>,
 }
 
+/// The target of a matcher expectation; `None` for built-in checks.
+pub fn target_of(expectation: &Expectation) -> Option<&Target> {
+    match expectation {
+        Expectation::Match(m) => Some(&m.target),
+        Expectation::Absent(a) => Some(&a.target),
+        Expectation::Count(c) => Some(&c.target),
+        Expectation::Quantity(q) => Some(&q.target),
+        _ => None,
+    }
+}
+
+/// The kinds the matcher expectations of `tasks` look at: what the engine lists (once each) before
+/// evaluating them. Built-in checks name their own kinds in the engine.
+pub fn kinds_needed<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> std::collections::BTreeSet<KindKey> {
+    tasks
+        .into_iter()
+        .flat_map(|t| &t.expect)
+        .filter_map(target_of)
+        .map(|target| KindKey::new(&target.api_version, &target.kind))
+        .collect()
+}
+
 /// Evaluates every expectation of `task` against `observed`.
 pub fn evaluate_task(task: &Task, files: &ExpectedFiles, observed: &Observed) -> TaskOutcome {
     let expectations: Vec<Outcome> = task.expect.iter().map(|e| evaluate(e, files, observed)).collect();
@@ -163,6 +190,9 @@ pub fn prepare_match<'a>(m: &'a MatchExpectation, files: &'a ExpectedFiles) -> R
     let rules = Rules::new(&m.lists, &m.quantities)?;
     if let Some(undeclared) = partial::undeclared_lists(expected, &rules).first() {
         return Err(Error::UndeclaredList(undeclared.to_string()));
+    }
+    if let Some(each) = partial::each_lists_without_one_element(expected, &rules).first() {
+        return Err(Error::EachNeedsOneElement(each.to_string()));
     }
     Ok((expected, rules))
 }

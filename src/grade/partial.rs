@@ -92,19 +92,33 @@ impl fmt::Display for Mismatch {
 /// The paths (without indices) of lists in `expected` that have no declared semantics.
 pub fn undeclared_lists(expected: &Value, rules: &Rules) -> Vec<FieldPath> {
     let mut found = BTreeSet::new();
-    collect_lists(expected, &FieldPath::root(), rules, &mut found);
+    each_list(expected, &FieldPath::root(), &mut |path, _| {
+        if !rules.lists.contains_key(path) {
+            found.insert(path.clone());
+        }
+    });
     found.into_iter().collect()
 }
 
-fn collect_lists(value: &Value, path: &FieldPath, rules: &Rules, found: &mut BTreeSet<FieldPath>) {
+/// The paths of lists declared `each` whose expected list does not hold exactly one element (the
+/// element every observed one must match).
+pub fn each_lists_without_one_element(expected: &Value, rules: &Rules) -> Vec<FieldPath> {
+    let mut found = BTreeSet::new();
+    each_list(expected, &FieldPath::root(), &mut |path, items| {
+        if rules.lists.get(path) == Some(&ListSemantics::Each) && items.len() != 1 {
+            found.insert(path.clone());
+        }
+    });
+    found.into_iter().collect()
+}
+
+/// Calls `visit` with the path (without indices) and elements of every list in `value`.
+fn each_list(value: &Value, path: &FieldPath, visit: &mut impl FnMut(&FieldPath, &[Value])) {
     match value {
-        Value::Object(map) => map.iter().for_each(|(k, v)| collect_lists(v, &path.key(k), rules, found)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| each_list(v, &path.key(k), visit)),
         Value::Array(items) => {
-            let declared = path.without_indices();
-            if !rules.lists.contains_key(&declared) {
-                found.insert(declared);
-            }
-            items.iter().enumerate().for_each(|(i, v)| collect_lists(v, &path.index(i), rules, found));
+            visit(&path.without_indices(), items);
+            items.iter().enumerate().for_each(|(i, v)| each_list(v, &path.index(i), visit));
         }
         _ => {}
     }
@@ -423,6 +437,10 @@ mod tests {
             ["c.env".parse::<FieldPath>().unwrap()]
         );
         assert!(undeclared_lists(&expected, &r).is_empty());
+        let each = rules(&[("c", ListSemantics::Each), ("c.env", ListSemantics::Each)]);
+        assert!(each_lists_without_one_element(&expected, &each).is_empty());
+        let two = json!({"c": [{"name": "a"}, {"name": "b"}]});
+        assert_eq!(each_lists_without_one_element(&two, &each), ["c".parse::<FieldPath>().unwrap()]);
         assert!(matches!(
             Rules::new([(&"c[0]".to_string(), &ListSemantics::Each)], []),
             Err(Error::IndexedListPath(_))

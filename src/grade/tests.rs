@@ -226,3 +226,31 @@ fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
     assert_eq!(mixed.expectations.len(), 3);
     assert_eq!(grade("  []\n".into()).outcome.status(), Status::Pass, "vacuous: lint's job to reject");
 }
+
+#[test]
+fn an_each_list_needs_one_expected_element() {
+    let outcome = run(r#"
+match:
+  target: {apiVersion: apps/v1, kind: DaemonSet, name: toolkit}
+  expected: {spec: {template: {spec: {containers: [{name: a}, {name: b}]}}}}
+  lists: {spec.template.spec.containers: each}
+"#);
+    assert_eq!(
+        outcome,
+        Outcome::Error(vec![
+            "list at spec.template.spec.containers is declared `each`: give exactly one expected element, which every observed element must match".into()
+        ])
+    );
+}
+
+#[test]
+fn kinds_needed_are_the_matcher_targets() {
+    let task: Task = serde_saphyr::from_str(
+        "id: t\ntitle: {en: T}\ndescription: {en: D}\npoints: 1\nexpect:\n\
+         - absent: {target: {apiVersion: v1, kind: Pod}}\n\
+         - count: {target: {apiVersion: v1, kind: Pod, namespace: x}, op: \">=\", value: 1}\n\
+         - rollout: {target: {apiVersion: apps/v1, kind: DaemonSet, name: d}, state: converged}\n",
+    )
+    .unwrap();
+    assert_eq!(kinds_needed([&task]).into_iter().collect::<Vec<_>>(), [KindKey::new("v1", "Pod")]);
+}

@@ -9,11 +9,11 @@ use std::path::Path;
 
 use super::{
     loader::{self, Bundle, BundleRoot, Problem, problem_at},
-    model::{Expectation, Lab, Spanned, Text},
+    model::{Lab, Spanned, Text},
 };
 use crate::{
     cli::LabSource,
-    grade::{self, KindKey, Observed, Status},
+    grade::{self, Observed, Status},
 };
 
 /// Errors that stop lint before it can look at a bundle.
@@ -136,15 +136,5 @@ pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
 
 /// Every kind the lab's expectations look at, observed with no objects.
 fn empty_cluster(lab: &Lab) -> Observed {
-    let kinds = lab.tasks.iter().flat_map(|t| &t.expect).filter_map(|e| {
-        let target = match e {
-            Expectation::Match(m) => &m.target,
-            Expectation::Absent(a) => &a.target,
-            Expectation::Count(c) => &c.target,
-            Expectation::Quantity(q) => &q.target,
-            _ => return None,
-        };
-        Some(KindKey::new(&target.api_version, &target.kind))
-    });
-    Observed::empty_of(kinds.collect::<Vec<_>>())
+    Observed::empty_of(grade::kinds_needed(&lab.tasks))
 }

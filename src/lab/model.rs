@@ -836,7 +836,48 @@ pub struct NamespacedName {
     pub name: String,
 }
 
+impl Stage {
+    /// The manifest files applied for `variant` (the stage's own, then the variant's), in order.
+    pub fn manifests_for(&self, variant: Option<&str>) -> Vec<&str> {
+        let extra = variant.and_then(|v| self.variants.get(v)).map(|v| v.manifests.as_slice()).unwrap_or(&[]);
+        self.manifests.iter().chain(extra).map(|m| m.value.as_str()).collect()
+    }
+
+    /// The waits for `variant` (the stage's own, then the variant's).
+    pub fn waits_for(&self, variant: Option<&str>) -> Vec<&Wait> {
+        let extra = variant.and_then(|v| self.variants.get(v)).map(|v| v.waits.as_slice()).unwrap_or(&[]);
+        self.waits.iter().chain(extra).collect()
+    }
+}
+
 impl Lab {
+    /// The tasks in an order where every task comes after the tasks it `needs`; otherwise in
+    /// declaration order. Tasks caught in a cycle (which the loader rejects) come last.
+    pub fn tasks_in_needs_order(&self) -> Vec<&Task> {
+        let mut done: Vec<bool> = vec![false; self.tasks.len()];
+        let mut order = Vec::with_capacity(self.tasks.len());
+        loop {
+            let ready = (0..self.tasks.len()).find(|&i| {
+                !done[i]
+                    && self.tasks[i].needs.iter().all(|need| {
+                        self.tasks
+                            .iter()
+                            .position(|t| t.id.value == need.value)
+                            .is_none_or(|j| done[j] || j == i)
+                    })
+            });
+            match ready {
+                Some(i) => {
+                    done[i] = true;
+                    order.push(&self.tasks[i]);
+                }
+                None => break,
+            }
+        }
+        order.extend(self.tasks.iter().enumerate().filter(|(i, _)| !done[*i]).map(|(_, t)| t));
+        order
+    }
+
     /// Total points of all tasks (negative points count as zero; lint rejects them).
     pub fn total_points(&self) -> i64 {
         self.tasks.iter().map(|t| t.points.value.max(0)).sum()
@@ -893,6 +934,26 @@ mod tests {
         for bad in ["", "5", "m", "1d", "1.5m", " 1m"] {
             assert!(Timeout::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn texts_hold_only_en_and_ja() {
+        let error = serde_saphyr::from_str::<Text>("en: a\nja: b\nfr: c\n").unwrap_err();
+        assert!(error.to_string().contains("unknown field `fr`"), "{error}");
+    }
+
+    #[test]
+    fn tasks_in_needs_order() {
+        let lab: Lab = serde_saphyr::from_str(
+            "apiVersion: lab-runner.io/v1\nid: x\ntitle: {en: t}\nbriefing: {en: b}\nstages: []\ntasks:\n\
+             - {id: c, title: {en: c}, description: {en: c}, points: 1, needs: [b], expect: []}\n\
+             - {id: a, title: {en: a}, description: {en: a}, points: 1, expect: []}\n\
+             - {id: b, title: {en: b}, description: {en: b}, points: 1, needs: [a], expect: []}\n\
+             - {id: d, title: {en: d}, description: {en: d}, points: 1, expect: []}\n",
+        )
+        .unwrap();
+        let order: Vec<&str> = lab.tasks_in_needs_order().iter().map(|t| t.id.value.as_str()).collect();
+        assert_eq!(order, ["a", "b", "c", "d"]);
     }
 
     #[test]
