@@ -45,6 +45,10 @@ pub enum Error {
     /// The template could not be serialized for hashing.
     #[error("cannot serialize the pod template: {0}")]
     Serialize(String),
+    /// A surge update needs a node that is not in the node list (`update.go`: upstream fails
+    /// the sync the same way and retries).
+    #[error("couldn't get node for nodeName {0:?}")]
+    NodeNotFound(String),
 }
 
 /// `Result` with this module's [`Error`].
@@ -625,6 +629,161 @@ pub fn daemonset_status(
     }
     counters.number_unavailable = counters.desired_number_scheduled - counters.number_available;
     counters
+}
+
+/// What one `rollingUpdate` pass decides (`update.go` `rollingUpdate`): old pods to delete and
+/// nodes to create a new pod on (creations happen only with `maxSurge > 0`; without surge the
+/// replacement is created by a later `manage` pass once the old pod object is gone).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RollingUpdatePlan {
+    /// Names of the pods to delete, replacements first.
+    pub delete_pods: Vec<String>,
+    /// Nodes that get a new pod now.
+    pub create_on_nodes: Vec<String>,
+}
+
+/// `findUpdatedPodsOnNode`: the new and the old pod among a node's non-terminating pods, or
+/// `None` when there is more than one of either (the manage loop prunes those first).
+fn updated_pods_on_node<'a>(
+    pods: &[&'a Pod],
+    hash: &str,
+    generation: Option<i64>,
+) -> Option<(Option<&'a Pod>, Option<&'a Pod>)> {
+    let (mut new, mut old) = (None, None);
+    for pod in pods.iter().copied().filter(|pod| pod.metadata.deletion_timestamp.is_none()) {
+        let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
+        if slot.replace(pod).is_some() {
+            return None;
+        }
+    }
+    Some((new, old))
+}
+
+fn pod_name(pod: &Pod) -> String {
+    pod.metadata.name.clone().unwrap_or_default()
+}
+
+/// One pass of the RollingUpdate strategy (k8s-fidelity.md §1.7, `update.go` `rollingUpdate`
+/// in v1.33). Nodes are visited in name order (upstream iterates a Go map: the order, and so
+/// which node is updated first, is unspecified there).
+///
+/// Without surge: a node with excess pods, no pod, or both an old and a new pod counts as
+/// unavailable, as does an unavailable new pod; an unavailable old pod is replaced at once (and,
+/// since v1.31 — PR #123233, after the notes' v1.28 reading — also counts as unavailable); an
+/// available old pod is a candidate while fewer than `maxUnavailable` are unavailable; the
+/// candidates are cut to the remaining budget. Misscheduled nodes (pods but `shouldRun` false)
+/// take part like any other.
+///
+/// With surge: an old pod without a new one gets a new pod at once when unavailable (or is
+/// deleted if the node should no longer run one), else becomes a surge candidate within
+/// `maxSurge`; old pods on nodes that should no longer run one are deleted only while more pods
+/// are available than desired; once a new pod is available its old pod is deleted.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use k8s_openapi::jiff::Timestamp;
+/// use lab_runner::k8s::daemon::rolling_update_plan;
+/// let plan = rolling_update_plan(&DaemonSet::default(), &[], &[], "h", Timestamp::UNIX_EPOCH).unwrap();
+/// assert!(plan.delete_pods.is_empty() && plan.create_on_nodes.is_empty());
+/// ```
+pub fn rolling_update_plan(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &[Pod],
+    hash: &str,
+    now: Timestamp,
+) -> Result<RollingUpdatePlan> {
+    let mut by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let mut desired = 0;
+    for node in nodes {
+        if node_should_run_daemon_pod(ds, node).should_run() {
+            desired += 1;
+            by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
+        }
+    }
+    let budget = update_budget(ds, desired)?;
+    let generation = template_generation(ds).ok().flatten();
+    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let available = |pod: &Pod| is_pod_available(pod, min_ready_seconds, now);
+    let mut plan = RollingUpdatePlan::default();
+
+    if budget.max_surge == 0 {
+        let mut unavailable = 0;
+        let mut candidates = Vec::new();
+        for group in by_node.values() {
+            match updated_pods_on_node(group, hash, generation) {
+                None | Some((None, None)) | Some((Some(_), Some(_))) => unavailable += 1,
+                Some((Some(new), None)) => {
+                    if !available(new) {
+                        unavailable += 1;
+                    }
+                }
+                Some((None, Some(old))) => {
+                    if !available(old) {
+                        plan.delete_pods.push(pod_name(old));
+                        unavailable += 1;
+                    } else if unavailable < budget.max_unavailable {
+                        candidates.push(pod_name(old));
+                    }
+                }
+            }
+        }
+        let room = (budget.max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
+        plan.delete_pods.extend(candidates.into_iter().take(room));
+        return Ok(plan);
+    }
+
+    let node_by_name: BTreeMap<&str, &Node> =
+        nodes.iter().map(|node| (node.metadata.name.as_deref().unwrap_or(""), node)).collect();
+    let should_run_on = |name: &str| -> Result<bool> {
+        let node = node_by_name.get(name).ok_or_else(|| Error::NodeNotFound(name.to_string()))?;
+        Ok(node_should_run_daemon_pod(ds, node).should_run())
+    };
+    let (mut surge, mut available_count) = (0i64, 0i64);
+    let (mut allowed_new, mut candidates, mut sunset) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, group) in &by_node {
+        let Some((new, old)) = updated_pods_on_node(group, hash, generation) else {
+            surge += 1;
+            continue;
+        };
+        if let Some(counted) = old.or(new)
+            && available(counted)
+        {
+            available_count += 1;
+        }
+        match (new, old) {
+            (_, None) => {}
+            (None, Some(old)) if !available(old) => {
+                if should_run_on(name)? {
+                    allowed_new.push(name.clone());
+                } else {
+                    plan.delete_pods.push(pod_name(old));
+                }
+            }
+            (None, Some(old)) => {
+                if !should_run_on(name)? {
+                    sunset.push(pod_name(old));
+                } else if surge < budget.max_surge {
+                    candidates.push(name.clone());
+                }
+            }
+            (Some(new), Some(old)) => {
+                if available(new) {
+                    plan.delete_pods.push(pod_name(old));
+                } else {
+                    surge += 1;
+                }
+            }
+        }
+    }
+    // Keep 100% availability when the scheduling constraints move: pods on nodes that should no
+    // longer run one go only while more pods are available than desired.
+    let deletable = (available_count - desired).clamp(0, sunset.len() as i64) as usize;
+    plan.delete_pods.extend(sunset.into_iter().take(deletable));
+    let room = (budget.max_surge - surge).clamp(0, candidates.len() as i64) as usize;
+    plan.create_on_nodes = allowed_new;
+    plan.create_on_nodes.extend(candidates.into_iter().take(room));
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -620,3 +620,153 @@ fn hash_is_deterministic_and_tracks_the_template() {
     assert_ne!(compute_hash(&template, Some(1)).unwrap(), first);
     assert_ne!(compute_hash(&template, Some(1)).unwrap(), compute_hash(&template, Some(2)).unwrap());
 }
+
+fn with_budget(unavailable: IntOrString, surge: IntOrString) -> DaemonSet {
+    let mut d = ds();
+    rolling(&mut d, Some(unavailable), Some(surge));
+    d
+}
+
+fn plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str) -> RollingUpdatePlan {
+    rolling_update_plan(ds, nodes, pods, hash, now()).unwrap()
+}
+
+fn three_nodes() -> Vec<Node> {
+    vec![node("gpu-1"), node("gpu-2"), node("gpu-3")]
+}
+
+#[test]
+fn rolling_update_without_surge_deletes_within_max_unavailable() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    let old = |name: &str, node: &str| ready(daemon_pod(name, node, "old"), 0);
+    // Template changed: one old pod goes (node order is by name here).
+    let pods = vec![old("a", "gpu-1"), old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(
+        plan(&ds, &three_nodes(), &pods, "new"),
+        RollingUpdatePlan { delete_pods: vec!["a".into()], create_on_nodes: vec![] }
+    );
+    // The old pod is terminating: its node counts as unavailable, nothing else is deleted.
+    let mut terminating = old("a", "gpu-1");
+    terminating.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    let pods = vec![terminating, old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new"), RollingUpdatePlan::default());
+    // Gone, replacement not yet created: still unavailable.
+    assert_eq!(plan(&ds, &three_nodes(), &pods[1..], "new"), RollingUpdatePlan::default());
+    // The replacement never becomes available (bad image): the rollout stalls forever.
+    let pods = vec![waiting(daemon_pod("n", "gpu-1", "new")), old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new"), RollingUpdatePlan::default());
+    // Once it is available the next node goes.
+    let pods = vec![ready(daemon_pod("n", "gpu-1", "new"), 0), old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new").delete_pods, vec!["b".to_string()]);
+}
+
+#[test]
+fn rollback_replaces_the_broken_pods_at_once() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    // After `rollout undo` the current hash is "old" again; the broken new pod is now an old,
+    // unavailable pod: deleted outside the budget, and (v1.31+) counted as unavailable.
+    let pods = vec![
+        waiting(daemon_pod("broken", "gpu-1", "new")),
+        ready(daemon_pod("b", "gpu-2", "old"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    assert_eq!(
+        plan(&ds, &three_nodes(), &pods, "old"),
+        RollingUpdatePlan { delete_pods: vec!["broken".into()], create_on_nodes: vec![] }
+    );
+    // Two unavailable old pods: both go, and no available one joins them.
+    let pods = vec![
+        waiting(daemon_pod("x", "gpu-1", "v2")),
+        waiting(daemon_pod("y", "gpu-2", "v2")),
+        ready(daemon_pod("c", "gpu-3", "v2"), 0),
+    ];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "v3").delete_pods, vec!["x".to_string(), "y".to_string()]);
+}
+
+#[test]
+fn misscheduled_old_pod_is_an_ordinary_candidate() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    let nodes = vec![
+        node("gpu-1"),
+        node("gpu-2"),
+        tainted(node("gpu-3"), "nvidia.com/gpu", Some("present"), "NoSchedule"),
+    ];
+    let pods = vec![
+        ready(daemon_pod("a", "gpu-1", "new"), 0),
+        ready(daemon_pod("b", "gpu-2", "new"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["c".to_string()]);
+    // …and nothing is planned once it is gone (manage does not recreate it: shouldRun is false).
+    assert_eq!(plan(&ds, &nodes, &pods[..2], "new"), RollingUpdatePlan::default());
+}
+
+#[test]
+fn percentage_budget_over_many_nodes() {
+    let ds = with_budget(IntOrString::String("10%".into()), IntOrString::Int(0));
+    let nodes: Vec<Node> = (0..11).map(|i| node(&format!("n{i:02}"))).collect();
+    let pods: Vec<Pod> =
+        (0..11).map(|i| ready(daemon_pod(&format!("p{i:02}"), &format!("n{i:02}"), "old"), 0)).collect();
+    // ceil(10% of 11) = 2.
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["p00".to_string(), "p01".to_string()]);
+}
+
+#[test]
+fn excess_pods_on_a_node_count_as_unavailable() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    let pods = vec![
+        ready(daemon_pod("a1", "gpu-1", "old"), 0),
+        ready(daemon_pod("a2", "gpu-1", "old"), 0),
+        ready(daemon_pod("b", "gpu-2", "old"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new"), RollingUpdatePlan::default());
+}
+
+#[test]
+fn rolling_update_with_surge_creates_first() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let nodes = vec![node("a"), node("b")];
+    let old = |name: &str, node: &str| ready(daemon_pod(name, node, "old"), 0);
+    assert_eq!(
+        plan(&ds, &nodes, &[old("pa", "a"), old("pb", "b")], "new"),
+        RollingUpdatePlan { delete_pods: vec![], create_on_nodes: vec!["a".into()] }
+    );
+    // The surge pod is not yet available: it uses the budget.
+    let pods = vec![old("pa", "a"), waiting(daemon_pod("na", "a", "new")), old("pb", "b")];
+    assert_eq!(plan(&ds, &nodes, &pods, "new"), RollingUpdatePlan::default());
+    // Available: the old pod on a goes and b gets its surge pod.
+    let pods = vec![old("pa", "a"), ready(daemon_pod("na", "a", "new"), 0), old("pb", "b")];
+    assert_eq!(
+        plan(&ds, &nodes, &pods, "new"),
+        RollingUpdatePlan { delete_pods: vec!["pa".into()], create_on_nodes: vec!["b".into()] }
+    );
+    // An unavailable old pod gets its new pod at once, outside the budget.
+    let pods = vec![waiting(daemon_pod("pa", "a", "old")), old("pb", "b")];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").create_on_nodes, vec!["a".to_string(), "b".to_string()]);
+}
+
+#[test]
+fn surge_keeps_availability_when_a_node_leaves_the_selection() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let nodes = vec![node("a"), tainted(node("gone"), "x", None, "NoSchedule")];
+    // desired 1; pods available: old on "gone" + new on "a" = 2 > 1, so the sunset pod goes.
+    let pods = vec![ready(daemon_pod("na", "a", "new"), 0), ready(daemon_pod("old", "gone", "old"), 0)];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["old".to_string()]);
+    // While the new pod is not available, the sunset pod stays.
+    let pods = vec![waiting(daemon_pod("na", "a", "new")), ready(daemon_pod("old", "gone", "old"), 0)];
+    assert_eq!(plan(&ds, &nodes, &pods, "new"), RollingUpdatePlan::default());
+    // An unavailable old pod on such a node is deleted at once.
+    let pods = vec![waiting(daemon_pod("old", "gone", "old"))];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["old".to_string()]);
+}
+
+#[test]
+fn surge_needs_the_nodes_of_old_pods() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let pods = vec![ready(daemon_pod("p", "missing", "old"), 0)];
+    assert_eq!(
+        rolling_update_plan(&ds, &[node("a")], &pods, "new", now()).unwrap_err(),
+        Error::NodeNotFound("missing".into())
+    );
+}
