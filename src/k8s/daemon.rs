@@ -786,5 +786,181 @@ pub fn rolling_update_plan(
     Ok(plan)
 }
 
+/// Which template generation a daemon pod runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodRevision {
+    /// [`is_pod_updated`] with the current hash.
+    Current,
+    /// Any older template.
+    Old,
+}
+
+/// A daemon pod's readiness as the controller counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodReadiness {
+    /// Ready for at least `minReadySeconds`.
+    Available,
+    /// Ready, but not yet for `minReadySeconds`.
+    Ready,
+    /// Not ready (Pending, ImagePullBackOff, CrashLoop, failing probes…).
+    NotReady,
+}
+
+/// One daemon pod in the per-node rollout view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutPod {
+    /// `metadata.name`.
+    pub name: String,
+    /// Current or old template.
+    pub revision: PodRevision,
+    /// Ready / available.
+    pub readiness: PodReadiness,
+    /// `deletionTimestamp` is set.
+    pub terminating: bool,
+}
+
+/// One node in the per-node rollout view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolloutNode {
+    /// Node name.
+    pub node: String,
+    /// Whether the DaemonSet wants a pod there.
+    pub placement: NodePlacement,
+    /// Its daemon pods, oldest first (the first one is what the status counters look at).
+    pub pods: Vec<RolloutPod>,
+}
+
+impl RolloutNode {
+    /// Whether the node is where the DaemonSet wants it to be: a pod that should run has one
+    /// current, available, non-terminating pod and nothing else; a node that should not run one
+    /// has no pod.
+    pub fn is_settled(&self) -> bool {
+        if self.placement.should_run() {
+            matches!(
+                self.pods.as_slice(),
+                [RolloutPod {
+                    revision: PodRevision::Current,
+                    readiness: PodReadiness::Available,
+                    terminating: false,
+                    ..
+                }]
+            )
+        } else {
+            self.pods.is_empty()
+        }
+    }
+}
+
+/// The per-node view behind the engine's rollout analysis and `status` (node × pod × revision ×
+/// readiness), for every node in `nodes` plus nodes that only appear as a pod's target (a
+/// deleted node), in node-name order.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use k8s_openapi::api::core::v1::Node;
+/// use k8s_openapi::jiff::Timestamp;
+/// use lab_runner::k8s::daemon::rollout_view;
+/// let view = rollout_view(&DaemonSet::default(), &[Node::default()], &[], "h", Timestamp::UNIX_EPOCH);
+/// assert!(!view[0].is_settled());
+/// ```
+pub fn rollout_view(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &[Pod],
+    hash: &str,
+    now: Timestamp,
+) -> Vec<RolloutNode> {
+    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let generation = template_generation(ds).ok().flatten();
+    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let describe = |pod: &Pod| RolloutPod {
+        name: pod_name(pod),
+        revision: if is_pod_updated(pod, hash, generation) { PodRevision::Current } else { PodRevision::Old },
+        readiness: if is_pod_available(pod, min_ready_seconds, now) {
+            PodReadiness::Available
+        } else if is_pod_ready(pod) {
+            PodReadiness::Ready
+        } else {
+            PodReadiness::NotReady
+        },
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+    };
+    let mut view: BTreeMap<String, RolloutNode> = BTreeMap::new();
+    for node in nodes {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let pods = by_node
+            .get(&name)
+            .map(|group| group.iter().map(|pod| describe(pod)).collect())
+            .unwrap_or_default();
+        view.insert(
+            name.clone(),
+            RolloutNode { node: name, placement: node_should_run_daemon_pod(ds, node), pods },
+        );
+    }
+    for (name, group) in &by_node {
+        view.entry(name.clone()).or_insert_with(|| RolloutNode {
+            node: name.clone(),
+            // The node is gone: nothing should run there (upstream deletes such pods).
+            placement: NodePlacement::DoNotRun(NotRunReason::NodeName),
+            pods: group.iter().map(|pod| describe(pod)).collect(),
+        });
+    }
+    view.into_values().collect()
+}
+
+/// What `kubectl rollout status daemonset/<name>` prints for a DaemonSet, and whether it is done
+/// (`kubectl:pkg/polymorphichelpers/rollout_status.go` `DaemonSetStatusViewer`, k8s-fidelity.md
+/// §2). Each message ends with a newline, as kubectl writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RolloutStatus {
+    /// Still rolling: print the message and keep watching.
+    Waiting(String),
+    /// `daemon set "<name>" successfully rolled out`.
+    Done(String),
+    /// Not a RollingUpdate DaemonSet: kubectl fails with this error.
+    NotRollingUpdate,
+}
+
+impl RolloutStatus {
+    /// The error text of [`RolloutStatus::NotRollingUpdate`].
+    pub const NOT_ROLLING_UPDATE: &'static str =
+        "rollout status is only available for RollingUpdate strategy type";
+}
+
+/// Computes [`RolloutStatus`] from the DaemonSet object as kubectl sees it.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use lab_runner::k8s::daemon::{rollout_status, RolloutStatus};
+/// let mut ds = DaemonSet::default();
+/// ds.metadata.name = Some("gpu-ds".into());
+/// assert_eq!(rollout_status(&ds), RolloutStatus::Done("daemon set \"gpu-ds\" successfully rolled out\n".into()));
+/// ```
+pub fn rollout_status(ds: &DaemonSet) -> RolloutStatus {
+    if update_strategy(ds) != UpdateStrategy::RollingUpdate {
+        return RolloutStatus::NotRollingUpdate;
+    }
+    let name = ds.metadata.name.as_deref().unwrap_or("");
+    let status = ds.status.clone().unwrap_or_default();
+    let generation = ds.metadata.generation.unwrap_or(0);
+    if generation > status.observed_generation.unwrap_or(0) {
+        return RolloutStatus::Waiting("Waiting for daemon set spec update to be observed...\n".to_string());
+    }
+    let desired = status.desired_number_scheduled;
+    let updated = status.updated_number_scheduled.unwrap_or(0);
+    let available = status.number_available.unwrap_or(0);
+    if updated < desired {
+        RolloutStatus::Waiting(format!(
+            "Waiting for daemon set {name:?} rollout to finish: {updated} out of {desired} new pods have been updated...\n"
+        ))
+    } else if available < desired {
+        RolloutStatus::Waiting(format!(
+            "Waiting for daemon set {name:?} rollout to finish: {available} of {desired} updated pods are available...\n"
+        ))
+    } else {
+        RolloutStatus::Done(format!("daemon set {name:?} successfully rolled out\n"))
+    }
+}
+
 #[cfg(test)]
 mod tests;

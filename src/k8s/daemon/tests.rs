@@ -770,3 +770,96 @@ fn surge_needs_the_nodes_of_old_pods() {
         Error::NodeNotFound("missing".into())
     );
 }
+
+fn with_status(generation: i64, observed: i64, updated: i32, desired: i32, available: i32) -> DaemonSet {
+    let mut d = ds();
+    d.metadata.name = Some("foo".into());
+    d.metadata.generation = Some(generation);
+    d.status = Some(k8s_openapi::api::apps::v1::DaemonSetStatus {
+        observed_generation: Some(observed),
+        updated_number_scheduled: Some(updated),
+        desired_number_scheduled: desired,
+        number_available: Some(available),
+        ..Default::default()
+    });
+    d
+}
+
+#[test]
+fn rollout_status_truth_table_from_kubectl() {
+    // k8s-fidelity.md §2, rollout_status_test.go table, messages copied as literals.
+    let waiting = |text: &str| RolloutStatus::Waiting(format!("{text}\n"));
+    assert_eq!(
+        rollout_status(&with_status(0, 1, 0, 1, 0)),
+        waiting("Waiting for daemon set \"foo\" rollout to finish: 0 out of 1 new pods have been updated...")
+    );
+    assert_eq!(
+        rollout_status(&with_status(1, 1, 2, 2, 1)),
+        waiting("Waiting for daemon set \"foo\" rollout to finish: 1 of 2 updated pods are available...")
+    );
+    assert_eq!(
+        rollout_status(&with_status(1, 1, 2, 2, 2)),
+        RolloutStatus::Done("daemon set \"foo\" successfully rolled out\n".into())
+    );
+    assert_eq!(
+        rollout_status(&with_status(2, 1, 2, 2, 2)),
+        waiting("Waiting for daemon set spec update to be observed...")
+    );
+    // The stuck rollout stops at this line (k8s-fidelity.md §2, with the notes' DS name).
+    let mut stuck = with_status(2, 2, 1, 3, 2);
+    stuck.metadata.name = Some("gpu-ds".into());
+    assert_eq!(
+        rollout_status(&stuck),
+        waiting(
+            "Waiting for daemon set \"gpu-ds\" rollout to finish: 1 out of 3 new pods have been updated..."
+        )
+    );
+    // desired 0 once observed: done.
+    assert!(matches!(rollout_status(&with_status(1, 1, 0, 0, 0)), RolloutStatus::Done(_)));
+    let mut on_delete = with_status(1, 1, 0, 1, 0);
+    on_delete.spec.as_mut().unwrap().update_strategy =
+        Some(DaemonSetUpdateStrategy { type_: Some("OnDelete".into()), rolling_update: None });
+    assert_eq!(rollout_status(&on_delete), RolloutStatus::NotRollingUpdate);
+    assert_eq!(
+        RolloutStatus::NOT_ROLLING_UPDATE,
+        "rollout status is only available for RollingUpdate strategy type"
+    );
+}
+
+#[test]
+fn rollout_view_of_the_stuck_rollout() {
+    let nodes = vec![node("gpu-1"), node("gpu-2"), tainted(node("gpu-3"), "x", None, "NoSchedule")];
+    let pods = vec![
+        waiting(daemon_pod("new", "gpu-1", "new")),
+        ready(daemon_pod("b", "gpu-2", "old"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+        ready(daemon_pod("ghost", "deleted-node", "new"), 0),
+    ];
+    let view = rollout_view(&ds(), &nodes, &pods, "new", now());
+    let names: Vec<_> = view.iter().map(|n| n.node.as_str()).collect();
+    assert_eq!(names, ["deleted-node", "gpu-1", "gpu-2", "gpu-3"]);
+    assert_eq!(
+        view[1].pods,
+        vec![RolloutPod {
+            name: "new".into(),
+            revision: PodRevision::Current,
+            readiness: PodReadiness::NotReady,
+            terminating: false
+        }]
+    );
+    assert_eq!(view[2].pods[0].revision, PodRevision::Old);
+    assert_eq!(view[2].pods[0].readiness, PodReadiness::Available);
+    assert!(matches!(view[3].placement, NodePlacement::KeepExisting { .. }));
+    assert!(view.iter().all(|n| !n.is_settled()));
+    // Settled: one current available pod where wanted, nothing elsewhere.
+    let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 0), ready(daemon_pod("b", "gpu-2", "new"), 0)];
+    let view = rollout_view(&ds(), &nodes, &pods, "new", now());
+    assert!(view.iter().all(RolloutNode::is_settled));
+    // Ready but inside minReadySeconds is not settled.
+    let mut slow = ds();
+    slow.spec.as_mut().unwrap().min_ready_seconds = Some(60);
+    let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 9_990)];
+    let view = rollout_view(&slow, &nodes[..1], &pods, "new", now());
+    assert_eq!(view[0].pods[0].readiness, PodReadiness::Ready);
+    assert!(!view[0].is_settled());
+}
