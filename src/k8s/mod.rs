@@ -5,4 +5,5 @@ pub mod daemon;
 pub mod quantity;
 pub mod resources;
 pub mod schedule;
+pub mod selector;
 pub mod taints;
