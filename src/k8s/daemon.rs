@@ -786,6 +786,182 @@ pub fn rolling_update_plan(
     Ok(plan)
 }
 
+/// Event reason for a failed daemon pod the controller deletes (`FailedDaemonPodReason`).
+pub const FAILED_DAEMON_POD_REASON: &str = "FailedDaemonPod";
+/// Event reason for a succeeded daemon pod the controller deletes (`SucceededDaemonPodReason`).
+pub const SUCCEEDED_DAEMON_POD_REASON: &str = "SucceededDaemonPod";
+
+/// An event the controller records on the DaemonSet while managing its pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaemonSetEvent {
+    /// `Normal` or `Warning`.
+    pub type_: &'static str,
+    /// The reason.
+    pub reason: &'static str,
+    /// The message.
+    pub message: String,
+}
+
+/// A failed daemon pod: upstream deletes it, with a Warning `FailedDaemonPod` event, unless the
+/// per-(DaemonSet, node) back-off (1 s doubling to 15 min) is running — that state belongs to the
+/// controller, so the plan only names the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDaemonPod {
+    /// The node (the back-off key is DaemonSet + observed generation + node).
+    pub node: String,
+    /// The pod name.
+    pub pod: String,
+    /// The Warning event to record when it is deleted.
+    pub event: DaemonSetEvent,
+}
+
+/// What one `manage` pass decides (`daemon_controller.go` `manage` and `podsShouldBeOnNode`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ManagePlan {
+    /// Nodes that get a new daemon pod.
+    pub create_on_nodes: Vec<String>,
+    /// Pods to delete now.
+    pub delete_pods: Vec<String>,
+    /// Failed pods to delete unless their back-off is running.
+    pub failed_pods: Vec<FailedDaemonPod>,
+    /// Events to record (`SucceededDaemonPod`).
+    pub events: Vec<DaemonSetEvent>,
+}
+
+/// `util.AllowsSurge`: `maxSurge` scaled over one node is positive.
+fn allows_surge(ds: &DaemonSet) -> bool {
+    let rolling =
+        ds.spec.as_ref().and_then(|s| s.update_strategy.as_ref()).and_then(|u| u.rolling_update.as_ref());
+    update_strategy(ds) == UpdateStrategy::RollingUpdate
+        && rolling
+            .and_then(|r| r.max_surge.as_ref())
+            .is_some_and(|surge| scaled_value(surge, 1, Rounding::Up, "MaxSurge").is_ok_and(|v| v > 0))
+}
+
+/// One `manage` pass over every node (k8s-fidelity.md §1.6), in node order:
+/// - should run and has no pod → create one;
+/// - should continue running → terminating pods are left alone (so a node whose only pod is
+///   terminating gets no new pod until that object is gone); `Failed` pods are reported in
+///   [`ManagePlan::failed_pods`]; `Succeeded` pods are deleted with a `SucceededDaemonPod` event;
+///   without surge, all running pods but the oldest are deleted; with surge, a node left with no
+///   running pod that should run one gets a new pod, and of several pods the oldest current-hash
+///   pod and the oldest other pod are kept — the old one is deleted when it is not ready or when
+///   the new one is available;
+/// - should not continue running → every non-terminating pod is deleted;
+///
+/// then unscheduled pods whose target node no longer exists are deleted.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use k8s_openapi::api::core::v1::Node;
+/// use k8s_openapi::jiff::Timestamp;
+/// use lab_runner::k8s::daemon::manage_plan;
+/// let mut node = Node::default();
+/// node.metadata.name = Some("gpu-1".into());
+/// let plan = manage_plan(&DaemonSet::default(), &[node], &[], "h", Timestamp::UNIX_EPOCH);
+/// assert_eq!(plan.create_on_nodes, vec!["gpu-1".to_string()]);
+/// ```
+pub fn manage_plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str, now: Timestamp) -> ManagePlan {
+    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let surge = allows_surge(ds);
+    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
+    let mut plan = ManagePlan::default();
+    for node in nodes {
+        let node_name = node.metadata.name.clone().unwrap_or_default();
+        let placement = node_should_run_daemon_pod(ds, node);
+        let daemon_pods = by_node.get(&node_name).map(Vec::as_slice).unwrap_or_default();
+        let exists = !daemon_pods.is_empty();
+        if placement.should_run() && !exists {
+            plan.create_on_nodes.push(node_name);
+        } else if placement.should_continue_running() {
+            let mut running: Vec<&Pod> = Vec::new();
+            for pod in daemon_pods.iter().copied().filter(|pod| pod.metadata.deletion_timestamp.is_none()) {
+                let name = pod_name(pod);
+                match super::resources::pod_phase_class(pod) {
+                    super::resources::PodPhaseClass::Terminal
+                        if pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed") =>
+                    {
+                        plan.failed_pods.push(FailedDaemonPod {
+                            node: node_name.clone(),
+                            pod: name.clone(),
+                            event: DaemonSetEvent {
+                                type_: "Warning",
+                                reason: FAILED_DAEMON_POD_REASON,
+                                message: format!(
+                                    "Found failed daemon pod {namespace}/{name} on node {node_name}, will try to kill it"
+                                ),
+                            },
+                        });
+                    }
+                    super::resources::PodPhaseClass::Terminal => {
+                        plan.events.push(DaemonSetEvent {
+                            type_: "Normal",
+                            reason: SUCCEEDED_DAEMON_POD_REASON,
+                            message: format!(
+                                "Found succeeded daemon pod {namespace}/{name} on node {node_name}, will try to delete it"
+                            ),
+                        });
+                        plan.delete_pods.push(name);
+                    }
+                    super::resources::PodPhaseClass::Active => running.push(pod),
+                }
+            }
+            running.sort_by(|a, b| compare_daemon_pods(a, b));
+            if !surge {
+                plan.delete_pods.extend(running.iter().skip(1).map(|pod| pod_name(pod)));
+                continue;
+            }
+            if running.len() <= 1 {
+                if running.is_empty() && placement.should_run() {
+                    plan.create_on_nodes.push(node_name);
+                }
+                continue;
+            }
+            // Surge: keep the oldest pod of the current hash and the oldest other one.
+            let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
+            for pod in running {
+                let slot = if pod_label(pod, CONTROLLER_REVISION_HASH_LABEL) == Some(hash) {
+                    &mut oldest_new
+                } else {
+                    &mut oldest_old
+                };
+                if slot.is_none() {
+                    *slot = Some(pod);
+                } else {
+                    plan.delete_pods.push(pod_name(pod));
+                }
+            }
+            if let (Some(new), Some(old)) = (oldest_new, oldest_old)
+                && (!is_pod_ready(old) || is_pod_available(new, min_ready_seconds, now))
+            {
+                plan.delete_pods.push(pod_name(old));
+            }
+        } else if exists {
+            plan.delete_pods.extend(
+                daemon_pods
+                    .iter()
+                    .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+                    .map(|pod| pod_name(pod)),
+            );
+        }
+    }
+    // `getUnscheduledPodsWithoutNode`.
+    let known: std::collections::BTreeSet<&str> =
+        nodes.iter().map(|node| node.metadata.name.as_deref().unwrap_or("")).collect();
+    for (node_name, group) in &by_node {
+        if known.contains(node_name.as_str()) {
+            continue;
+        }
+        for pod in group {
+            if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty) {
+                plan.delete_pods.push(pod_name(pod));
+            }
+        }
+    }
+    plan
+}
+
 /// Which template generation a daemon pod runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PodRevision {

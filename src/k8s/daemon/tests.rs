@@ -863,3 +863,127 @@ fn rollout_view_of_the_stuck_rollout() {
     assert_eq!(view[0].pods[0].readiness, PodReadiness::Ready);
     assert!(!view[0].is_settled());
 }
+
+fn manage(ds: &DaemonSet, nodes: &[Node], pods: &[Pod]) -> ManagePlan {
+    manage_plan(ds, nodes, pods, "new", now())
+}
+
+fn phase(mut pod: Pod, phase: &str) -> Pod {
+    pod.status.as_mut().unwrap().phase = Some(phase.into());
+    pod
+}
+
+fn deleting(mut pod: Pod) -> Pod {
+    pod.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    pod
+}
+
+#[test]
+fn manage_creates_where_missing_and_respects_termination() {
+    let nodes = vec![node("gpu-1"), node("gpu-2")];
+    let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 0)];
+    assert_eq!(
+        manage(&ds(), &nodes, &pods),
+        ManagePlan { create_on_nodes: vec!["gpu-2".into()], ..Default::default() }
+    );
+    // TestDaemonSetRespectsTermination: the only pod is terminating → 0 creates, 0 deletes.
+    let pods =
+        vec![deleting(ready(daemon_pod("a", "gpu-1", "old"), 0)), ready(daemon_pod("b", "gpu-2", "new"), 0)];
+    assert_eq!(manage(&ds(), &nodes, &pods), ManagePlan::default());
+}
+
+#[test]
+fn manage_reports_failed_and_deletes_succeeded_pods() {
+    let nodes = vec![node("gpu-1"), node("gpu-2")];
+    let pods = vec![
+        phase(daemon_pod("x", "gpu-1", "new"), "Failed"),
+        phase(daemon_pod("y", "gpu-2", "new"), "Succeeded"),
+    ];
+    let plan = manage(&ds(), &nodes, &pods);
+    // The replacement comes in a later pass, once the pod object is gone.
+    assert!(plan.create_on_nodes.is_empty());
+    assert_eq!(plan.delete_pods, vec!["y".to_string()]);
+    assert_eq!(plan.failed_pods.len(), 1);
+    assert_eq!(plan.failed_pods[0].pod, "x");
+    // k8s-fidelity.md §1.6, copied as literals.
+    assert_eq!(plan.failed_pods[0].event.reason, "FailedDaemonPod");
+    assert_eq!(plan.failed_pods[0].event.type_, "Warning");
+    assert_eq!(
+        plan.failed_pods[0].event.message,
+        "Found failed daemon pod kube-system/x on node gpu-1, will try to kill it"
+    );
+    assert_eq!(
+        plan.events,
+        vec![DaemonSetEvent {
+            type_: "Normal",
+            reason: "SucceededDaemonPod",
+            message: "Found succeeded daemon pod kube-system/y on node gpu-2, will try to delete it".into(),
+        }]
+    );
+}
+
+#[test]
+fn manage_prunes_extra_pods_keeping_the_oldest() {
+    let pods = vec![
+        created(ready(daemon_pod("young", "gpu-1", "new"), 0), 50),
+        created(ready(daemon_pod("elder", "gpu-1", "old"), 0), 10),
+        created(ready(daemon_pod("middle", "gpu-1", "new"), 0), 30),
+    ];
+    let plan = manage(&ds(), &[node("gpu-1")], &pods);
+    assert_eq!(plan.delete_pods, vec!["middle".to_string(), "young".to_string()]);
+}
+
+#[test]
+fn manage_follows_placement() {
+    // NoSchedule drift: the existing pod stays, nothing is created on an empty such node.
+    let cp = tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule");
+    let pods = vec![ready(daemon_pod("a", "cp", "old"), 0)];
+    assert_eq!(manage(&ds(), std::slice::from_ref(&cp), &pods), ManagePlan::default());
+    assert_eq!(manage(&ds(), &[cp], &[]), ManagePlan::default());
+    // Selector no longer matches: every non-terminating pod goes.
+    let selective = with_template(ds(), |spec| {
+        spec.node_selector = Some(BTreeMap::from([("gpu".to_string(), "true".to_string())]))
+    });
+    let pods = vec![ready(daemon_pod("a", "n", "old"), 0), deleting(ready(daemon_pod("b", "n", "old"), 0))];
+    assert_eq!(manage(&selective, &[node("n")], &pods).delete_pods, vec!["a".to_string()]);
+    // NoExecute: likewise.
+    let evicting = tainted(node("n"), "maintenance", None, "NoExecute");
+    assert_eq!(manage(&ds(), &[evicting], &pods).delete_pods, vec!["a".to_string()]);
+}
+
+#[test]
+fn manage_with_surge_keeps_one_new_and_one_old() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let nodes = [node("n")];
+    let old = created(ready(daemon_pod("old", "n", "old"), 0), 10);
+    // New pod not yet available, old ready: keep both.
+    let new = created(waiting(daemon_pod("new", "n", "new")), 20);
+    assert_eq!(manage(&ds, &nodes, &[old.clone(), new]), ManagePlan::default());
+    // New pod available: the old one goes.
+    let new = created(ready(daemon_pod("new", "n", "new"), 0), 20);
+    assert_eq!(manage(&ds, &nodes, &[old.clone(), new.clone()]).delete_pods, vec!["old".to_string()]);
+    // Old pod not ready: it goes even though the new one is not available.
+    let sick_old = created(waiting(daemon_pod("old", "n", "old")), 10);
+    let slow_new = created(waiting(daemon_pod("new", "n", "new")), 20);
+    assert_eq!(manage(&ds, &nodes, &[sick_old, slow_new]).delete_pods, vec!["old".to_string()]);
+    // A third pod is always pruned.
+    let extra = created(ready(daemon_pod("extra", "n", "old"), 0), 30);
+    assert_eq!(
+        manage(&ds, &nodes, &[old, new, extra]).delete_pods,
+        vec!["extra".to_string(), "old".to_string()]
+    );
+    // Only a failed pod left: surge creates a new one at once.
+    let plan = manage(&ds, &nodes, &[phase(daemon_pod("dead", "n", "old"), "Failed")]);
+    assert_eq!(plan.create_on_nodes, vec!["n".to_string()]);
+    assert_eq!(plan.failed_pods.len(), 1);
+}
+
+#[test]
+fn manage_deletes_unscheduled_pods_of_vanished_nodes() {
+    let mut orphan = waiting(daemon_pod("orphan", "", "new"));
+    orphan.spec = Some(daemon_pod_spec(&ds(), "vanished"));
+    let bound = ready(daemon_pod("bound", "vanished", "new"), 0);
+    let plan = manage(&ds(), &[node("n")], &[orphan, bound, ready(daemon_pod("ok", "n", "new"), 0)]);
+    assert_eq!(plan.delete_pods, vec!["orphan".to_string()]);
+    assert!(plan.create_on_nodes.is_empty());
+}
