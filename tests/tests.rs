@@ -3,4 +3,5 @@
 
 mod cli;
 mod k8s_predicates;
+mod sim_api;
 mod util;
