@@ -2,4 +2,6 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod kubectl;
+mod sim_serve;
 mod util;

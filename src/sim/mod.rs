@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod clock;
 pub mod kubeconfig;
+pub mod lifecycle;
 pub mod resources;
 pub mod server;
 pub mod store;

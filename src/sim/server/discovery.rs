@@ -335,7 +335,7 @@ mod tests {
 
     fn app() -> Router {
         let state = std::sync::Arc::new(server::SimState {
-            store: Default::default(),
+            store: crate::sim::store::Store::in_memory().unwrap(),
             types: std::sync::RwLock::new(resources::built_in()),
             clock: Clock::real(),
         });
