@@ -336,8 +336,9 @@ fn write_state_file(path: &Path, contents: &[u8]) -> Result<()> {
         .map_err(|source| Error::StateFile { path: path.to_path_buf(), source })
 }
 
-/// The seeding step of a first start: every topology object not yet stored is created. A store
-/// that already holds nodes is left as it is (a restart keeps the cluster as it was).
+/// The seeding step of a first start: every topology object not yet stored is created (objects
+/// that exist, e.g. system namespaces made by the server, are kept). A store that already holds
+/// nodes is left as it is (a restart keeps the cluster as it was).
 pub fn seed(
     store: &Store,
     types: &[resources::ResourceType],
@@ -353,6 +354,11 @@ pub fn seed(
     for seed in topology::seed_objects(topology, now) {
         let rt = resources::find(types, seed.group, "v1", seed.plural)
             .ok_or_else(|| store_error(format!("no served type for {}", seed.plural)))?;
+        let namespace = seed.object["metadata"]["namespace"].as_str().unwrap_or("");
+        let name = seed.object["metadata"]["name"].as_str().unwrap_or("");
+        if store.get(&rt.group_resource(), namespace, name).is_some() {
+            continue;
+        }
         store.create(rt, seed.object).map_err(|e| store_error(e.to_string()))?;
         created += 1;
     }
@@ -787,4 +793,84 @@ pub fn render_status(status: &Status) -> String {
         out.push_str("  (none)\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn seeding_happens_once_and_keeps_what_exists() {
+        let store = Store::in_memory().unwrap();
+        let types = resources::built_in();
+        let namespaces = resources::find(&types, "", "v1", "namespaces").unwrap();
+        store
+            .create(
+                namespaces,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}),
+            )
+            .unwrap();
+        let topology = Topology::generated(2);
+        let now = Timestamp::now();
+        assert_eq!(seed(&store, &types, &topology, now).unwrap(), 13);
+        let counts = store.count_by_type().unwrap();
+        assert!(counts.contains(&("nodes".to_string(), 3)), "{counts:?}");
+        assert!(counts.contains(&("namespaces".to_string(), 4)), "{counts:?}");
+        assert_eq!(seed(&store, &types, &Topology::generated(5), now).unwrap(), 0);
+    }
+
+    #[test]
+    fn pid_files_are_absent_running_or_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(pid_state(dir.path()).unwrap(), PidState::Absent);
+        std::fs::write(dir.path().join(PID_FILE), format!("{}\n", std::process::id())).unwrap();
+        assert_eq!(pid_state(dir.path()).unwrap(), PidState::Running(std::process::id()));
+        std::fs::write(dir.path().join(PID_FILE), "99999999\n").unwrap();
+        assert_eq!(pid_state(dir.path()).unwrap(), PidState::Stale(99_999_999));
+        std::fs::write(dir.path().join(PID_FILE), "garbage").unwrap();
+        assert_eq!(pid_state(dir.path()).unwrap(), PidState::Stale(0));
+        assert!(matches!(status(dir.path()), Err(Error::StalePidFile { pid: 0, .. })));
+        assert!(!dir.path().join(PID_FILE).exists());
+    }
+
+    #[test]
+    fn an_explicit_state_dir_wins() {
+        assert_eq!(state_dir(Some(PathBuf::from("/x/y"))).unwrap(), PathBuf::from("/x/y"));
+    }
+
+    #[test]
+    fn exit_codes_are_documented_ones() {
+        assert_eq!(Error::PortInUse { port: 1 }.exit_code(), exit::BAD_INPUT);
+        assert_eq!(Error::NotRunning { dir: "/d".into() }.exit_code(), exit::CLUSTER_ERROR);
+        assert_eq!(Error::StopTimedOut { pid: 1 }.exit_code(), exit::TIMED_OUT);
+        assert_eq!(Error::ServerExited { message: String::new(), code: 2 }.exit_code(), 2);
+    }
+
+    #[test]
+    fn status_text() {
+        let status = Status {
+            record: RunRecord {
+                pid: 4242,
+                endpoint: "https://127.0.0.1:6443".to_string(),
+                started: "2026-01-01T00:00:00Z".to_string(),
+                kubeconfig: PathBuf::from("/state/kubeconfig"),
+            },
+            uptime: SignedDuration::from_secs(303),
+            counts: vec![("daemonsets.apps".to_string(), 2), ("nodes".to_string(), 5)],
+            revision: 57,
+        };
+        insta::assert_snapshot!(render_status(&status), @r"
+        simulator running
+          pid         4242
+          endpoint    https://127.0.0.1:6443
+          uptime      5m3s
+          kubeconfig  /state/kubeconfig
+          revision    57
+        objects
+          daemonsets.apps  2
+          nodes            5
+        ");
+    }
 }
