@@ -336,7 +336,7 @@ mod tests {
 
     fn app() -> Router {
         let state = std::sync::Arc::new(server::SimState {
-            store: crate::sim::store::Store::in_memory().unwrap(),
+            store: crate::sim::store::Store::in_memory().expect("in-memory store"),
             types: std::sync::RwLock::new(resources::built_in()),
             clock: Clock::real(),
         });
