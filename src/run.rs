@@ -23,6 +23,9 @@ pub enum Error {
         /// What it waits for.
         waiting_for: &'static str,
     },
+    /// A `sim` command failed.
+    #[error(transparent)]
+    Sim(#[from] crate::sim::lifecycle::Error),
     /// Writing to stdout failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -34,6 +37,7 @@ impl Error {
         match self {
             Error::Cli(_) | Error::NotYetAvailable { .. } => exit::BAD_INPUT,
             Error::Output(_) => exit::BAD_INPUT,
+            Error::Sim(error) => error.exit_code(),
         }
     }
 }
@@ -72,6 +76,6 @@ pub fn execute(session: Session) -> Result<u8, Error> {
         Command::Demo(_) => not_yet("demo", "the lab engine (issue #7) and the course labs (issue #8)"),
         Command::Lint(_) => not_yet("lint", "the lab bundle loader"),
         Command::Labs(_) => not_yet("labs", "the lab bundle loader"),
-        Command::Sim(_) => not_yet("sim", "the simulated cluster's server (issue #3)"),
+        Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
     }
 }

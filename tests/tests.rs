@@ -3,5 +3,7 @@
 
 mod cli;
 mod k8s_predicates;
+mod kubectl;
 mod sim_api;
+mod sim_serve;
 mod util;
