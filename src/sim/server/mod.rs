@@ -8,7 +8,11 @@ use super::{clock::Clock, resources::ResourceType, store::Store};
 
 pub mod admission;
 pub mod discovery;
+pub mod fieldvalidation;
+pub mod managedfields;
+pub mod openapi;
 pub mod patch;
+pub mod schema;
 pub mod table;
 
 /// Everything request handlers share.
@@ -27,5 +31,5 @@ pub type AppState = Arc<SimState>;
 
 /// The whole API surface as one router.
 pub fn router(state: AppState) -> Router {
-    Router::new().merge(discovery::routes()).with_state(state)
+    Router::new().merge(discovery::routes()).merge(openapi::routes()).with_state(state)
 }
