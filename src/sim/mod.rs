@@ -1,6 +1,10 @@
 //! The embedded simulated multi-node GPU cluster that real `kubectl` and `kube` talk to.
 
+pub mod auth;
 pub mod clock;
+pub mod kubeconfig;
 pub mod resources;
 pub mod server;
 pub mod store;
+pub mod tls;
+pub mod topology;

@@ -1,0 +1,507 @@
+//! Label selectors (`a=b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`) and field selectors.
+//!
+//! Parsing follows `k8s.io/apimachinery/pkg/labels/selector.go` and `pkg/fields/selector.go`;
+//! the fields each kind can be selected on follow the per-kind `ToSelectableFields` functions of
+//! `k8s.io/kubernetes/pkg/registry/*/strategy.go` and `pkg/apis/core/v1/conversion.go` (v1.33).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Errors from parsing a selector.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The label selector is not in the grammar (upstream: `unable to parse requirement: …`).
+    #[error("unable to parse requirement: {0}")]
+    LabelSyntax(String),
+    /// A field selector term has no `=`, `==` or `!=` (upstream `fields.ParseSelector`).
+    #[error("invalid selector: '{0}'; can't understand '{1}'")]
+    FieldSyntax(String, String),
+    /// The kind cannot be selected on this field (upstream text, `pkg/apis/core/v1/conversion.go`).
+    #[error("field label not supported: {0}")]
+    FieldNotSupported(String),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How one label requirement compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabelOp {
+    /// `key=value`, `key==value`, `key in (a,b)`.
+    In(Vec<String>),
+    /// `key!=value`, `key notin (a,b)`.
+    NotIn(Vec<String>),
+    /// `key`.
+    Exists,
+    /// `!key`.
+    DoesNotExist,
+    /// `key>5` (integer comparison).
+    GreaterThan(i64),
+    /// `key<5` (integer comparison).
+    LessThan(i64),
+}
+
+/// One term of a label selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelRequirement {
+    /// Label key.
+    pub key: String,
+    /// Comparison.
+    pub op: LabelOp,
+}
+
+/// A parsed label selector: all requirements must hold. Empty matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// The requirements, ANDed.
+    pub requirements: Vec<LabelRequirement>,
+}
+
+impl LabelSelector {
+    /// Parses the `labelSelector` query parameter.
+    ///
+    /// ```
+    /// use lab_runner::k8s::selector::LabelSelector;
+    /// use std::collections::BTreeMap;
+    /// let sel = LabelSelector::parse("app in (web,api),!canary,tier!=db").unwrap();
+    /// let labels = BTreeMap::from([("app".to_string(), "web".to_string())]);
+    /// assert!(sel.matches(&labels));
+    /// ```
+    pub fn parse(text: &str) -> Result<LabelSelector> {
+        let mut requirements = Vec::new();
+        for term in split_top_level(text) {
+            let term = term.trim();
+            if term.is_empty() {
+                continue;
+            }
+            requirements.push(parse_label_term(term)?);
+        }
+        Ok(LabelSelector { requirements })
+    }
+
+    /// True when the selector has no requirement.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// True when `labels` satisfy every requirement.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.requirements.iter().all(|req| {
+            let value = labels.get(&req.key);
+            match &req.op {
+                LabelOp::In(values) => value.is_some_and(|v| values.contains(v)),
+                LabelOp::NotIn(values) => value.is_none_or(|v| !values.contains(v)),
+                LabelOp::Exists => value.is_some(),
+                LabelOp::DoesNotExist => value.is_none(),
+                LabelOp::GreaterThan(n) => value.and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v > *n),
+                LabelOp::LessThan(n) => value.and_then(|v| v.parse::<i64>().ok()).is_some_and(|v| v < *n),
+            }
+        })
+    }
+}
+
+/// Splits on commas that are not inside parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 316
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+}
+
+fn valid_value(value: &str) -> bool {
+    value.len() <= 63 && value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn parse_label_term(term: &str) -> Result<LabelRequirement> {
+    if let Some(key) = term.strip_prefix('!') {
+        let key = key.trim();
+        if !valid_key(key) {
+            return Err(Error::LabelSyntax(format!("invalid label key {key:?}")));
+        }
+        return Ok(LabelRequirement { key: key.to_string(), op: LabelOp::DoesNotExist });
+    }
+    // Operators in the order that avoids prefix clashes: `!=` and `==` before `=`.
+    for (symbol, negated) in [("!=", true), ("==", false), ("=", false)] {
+        if let Some((key, value)) = term.split_once(symbol) {
+            let (key, value) = (key.trim(), value.trim());
+            check_key_value(key, value)?;
+            let values = vec![value.to_string()];
+            let op = if negated { LabelOp::NotIn(values) } else { LabelOp::In(values) };
+            return Ok(LabelRequirement { key: key.to_string(), op });
+        }
+    }
+    for (symbol, greater) in [(">", true), ("<", false)] {
+        if let Some((key, value)) = term.split_once(symbol) {
+            let (key, value) = (key.trim(), value.trim());
+            let number: i64 = value.parse().map_err(|_| {
+                Error::LabelSyntax(format!("for 'Gt', 'Lt' operators, the value must be an integer: {value}"))
+            })?;
+            check_key_value(key, "")?;
+            let op = if greater { LabelOp::GreaterThan(number) } else { LabelOp::LessThan(number) };
+            return Ok(LabelRequirement { key: key.to_string(), op });
+        }
+    }
+    let mut words = term.splitn(2, char::is_whitespace);
+    let key = words.next().unwrap_or_default().trim();
+    let rest = words.next().unwrap_or_default().trim();
+    if rest.is_empty() {
+        if !valid_key(key) {
+            return Err(Error::LabelSyntax(format!("invalid label key {key:?}")));
+        }
+        return Ok(LabelRequirement { key: key.to_string(), op: LabelOp::Exists });
+    }
+    let (negated, set) = if let Some(set) = rest.strip_prefix("notin") {
+        (true, set)
+    } else if let Some(set) = rest.strip_prefix("in") {
+        (false, set)
+    } else {
+        let found = rest.split_whitespace().next().unwrap_or_default();
+        return Err(Error::LabelSyntax(format!("found '{found}', expected: '=', '!=', '==', 'in', notin'")));
+    };
+    let set = set.trim();
+    let inner = set
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .ok_or_else(|| Error::LabelSyntax(format!("found '{set}', expected: '('")))?;
+    let values: Vec<String> =
+        inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
+    for value in &values {
+        check_key_value(key, value)?;
+    }
+    if values.is_empty() {
+        return Err(Error::LabelSyntax("for 'in', 'notin' operators, values set can't be empty".into()));
+    }
+    let op = if negated { LabelOp::NotIn(values) } else { LabelOp::In(values) };
+    Ok(LabelRequirement { key: key.to_string(), op })
+}
+
+fn check_key_value(key: &str, value: &str) -> Result<()> {
+    if !valid_key(key) {
+        return Err(Error::LabelSyntax(format!("invalid label key {key:?}")));
+    }
+    if !valid_value(value) {
+        return Err(Error::LabelSyntax(format!("invalid label value: {value:?}")));
+    }
+    Ok(())
+}
+
+/// How a field term compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldOp {
+    /// `=` or `==`.
+    Equals,
+    /// `!=`.
+    NotEquals,
+}
+
+/// One term of a field selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldRequirement {
+    /// Field path, e.g. `spec.nodeName`.
+    pub field: String,
+    /// Comparison.
+    pub op: FieldOp,
+    /// Value (unescaped).
+    pub value: String,
+}
+
+/// A parsed field selector: all terms must hold. Empty matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    /// The terms, ANDed.
+    pub requirements: Vec<FieldRequirement>,
+}
+
+impl FieldSelector {
+    /// Parses the `fieldSelector` query parameter (`\,`, `\=` and `\\` escape as upstream).
+    ///
+    /// ```
+    /// use lab_runner::k8s::selector::FieldSelector;
+    /// let sel = FieldSelector::parse("spec.nodeName=node-a,status.phase!=Failed").unwrap();
+    /// assert_eq!(sel.requirements.len(), 2);
+    /// ```
+    pub fn parse(text: &str) -> Result<FieldSelector> {
+        let mut requirements = Vec::new();
+        for term in split_unescaped(text, ',') {
+            if term.is_empty() {
+                continue;
+            }
+            let (field, op, value) = if let Some(at) = find_unescaped(&term, "!=") {
+                (&term[..at], FieldOp::NotEquals, &term[at + 2..])
+            } else if let Some(at) = find_unescaped(&term, "==") {
+                (&term[..at], FieldOp::Equals, &term[at + 2..])
+            } else if let Some(at) = find_unescaped(&term, "=") {
+                (&term[..at], FieldOp::Equals, &term[at + 1..])
+            } else {
+                return Err(Error::FieldSyntax(text.to_string(), term.clone()));
+            };
+            requirements.push(FieldRequirement { field: field.to_string(), op, value: unescape(value) });
+        }
+        Ok(FieldSelector { requirements })
+    }
+
+    /// True when the selector has no term.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Checks every field is selectable for `group_resource` (`field label not supported: X`).
+    pub fn check_supported(&self, group_resource: &str) -> Result<()> {
+        let supported = selectable_field_names(group_resource);
+        match self.requirements.iter().find(|req| !supported.contains(&req.field.as_str())) {
+            Some(req) => Err(Error::FieldNotSupported(req.field.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// True when `fields` (from [`selectable_fields`]) satisfy every term.
+    pub fn matches(&self, fields: &Fields) -> bool {
+        self.requirements.iter().all(|req| {
+            let value = fields.get(&req.field).map(String::as_str).unwrap_or("");
+            match req.op {
+                FieldOp::Equals => value == req.value,
+                FieldOp::NotEquals => value != req.value,
+            }
+        })
+    }
+}
+
+fn split_unescaped(text: &str, separator: char) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut escaped = false;
+    for c in text.chars() {
+        if escaped {
+            parts.last_mut().expect("one part").extend(['\\', c]);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == separator {
+            parts.push(String::new());
+        } else {
+            parts.last_mut().expect("one part").push(c);
+        }
+    }
+    parts
+}
+
+fn find_unescaped(text: &str, needle: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if text[i..].starts_with(needle) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// An object's selectable fields and their string values.
+pub type Fields = BTreeMap<String, String>;
+
+const GENERIC: &[&str] = &["metadata.name", "metadata.namespace"];
+const POD: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+];
+const EVENT: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+const NODE: &[&str] = &["metadata.name", "spec.unschedulable"];
+const NAMESPACE: &[&str] = &["metadata.name", "status.phase"];
+const SECRET: &[&str] = &["metadata.name", "metadata.namespace", "type"];
+const REPLICASET: &[&str] = &["metadata.name", "metadata.namespace", "status.replicas"];
+const JOB: &[&str] = &["metadata.name", "metadata.namespace", "status.successful"];
+const SERVICE: &[&str] = &["metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"];
+
+/// The field names `group_resource` (`pods`, `daemonsets.apps`) can be selected on.
+pub fn selectable_field_names(group_resource: &str) -> &'static [&'static str] {
+    match group_resource {
+        "pods" => POD,
+        "events" => EVENT,
+        "nodes" => NODE,
+        "namespaces" => NAMESPACE,
+        "secrets" => SECRET,
+        "replicasets.apps" => REPLICASET,
+        "jobs.batch" => JOB,
+        "services" => SERVICE,
+        _ => GENERIC,
+    }
+}
+
+/// The selectable fields of `object`, an object of `group_resource`, with their values as
+/// upstream renders them (a missing field is `""`, booleans `true`/`false`, integers in decimal).
+pub fn selectable_fields(group_resource: &str, object: &Value) -> Fields {
+    let text = |path: &[&str]| -> String {
+        let mut at = object;
+        for key in path {
+            at = &at[*key];
+        }
+        match at {
+            Value::String(s) => s.clone(),
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => n.to_string(),
+            _ => String::new(),
+        }
+    };
+    let mut fields = Fields::new();
+    for name in selectable_field_names(group_resource) {
+        let value = match (group_resource, *name) {
+            // `spec.hostNetwork` and `spec.unschedulable` default to false when absent.
+            ("pods", "spec.hostNetwork") | ("nodes", "spec.unschedulable") => {
+                let v = text(&name.split('.').collect::<Vec<_>>());
+                if v.is_empty() { "false".to_string() } else { v }
+            }
+            ("pods", "status.podIP") => match text(&["status", "podIP"]) {
+                ip if ip.is_empty() => object["status"]["podIPs"][0]["ip"].as_str().unwrap_or("").to_string(),
+                ip => ip,
+            },
+            ("events", "source") => text(&["source", "component"]),
+            ("jobs.batch", "status.successful") | ("replicasets.apps", "status.replicas") => {
+                let v = text(&name.split('.').collect::<Vec<_>>());
+                if v.is_empty() { "0".to_string() } else { v }
+            }
+            _ => text(&name.split('.').collect::<Vec<_>>()),
+        };
+        fields.insert(name.to_string(), value);
+    }
+    if !fields.contains_key("metadata.namespace") {
+        fields.insert("metadata.namespace".to_string(), text(&["metadata", "namespace"]));
+    }
+    fields
+}
+
+/// The labels of `object` as a map (non-string values are ignored).
+pub fn labels_of(object: &Value) -> BTreeMap<String, String> {
+    object["metadata"]["labels"]
+        .as_object()
+        .map(|labels| {
+            labels.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))).collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn label_operators_match_as_upstream() {
+        let web = labels(&[("app", "web"), ("tier", "front")]);
+        let cases = [
+            ("app=web", true),
+            ("app==web", true),
+            ("app!=web", false),
+            ("app!=db", true),
+            ("missing!=x", true),
+            ("app in (web, api)", true),
+            ("app notin (web)", false),
+            ("missing notin (web)", true),
+            ("app", true),
+            ("!app", false),
+            ("!missing", true),
+            ("app=web,tier=back", false),
+            ("app in (db),tier", false),
+            ("", true),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(LabelSelector::parse(text).unwrap().matches(&web), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_label_selectors_are_errors() {
+        let err = LabelSelector::parse("component not in (x)").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unable to parse requirement: found 'not', expected: '=', '!=', '==', 'in', notin'"
+        );
+        assert!(LabelSelector::parse("a in x").is_err());
+        assert!(LabelSelector::parse("a=b c").is_err());
+    }
+
+    #[test]
+    fn field_selectors_compare_rendered_fields() {
+        let pod = json!({"metadata": {"name": "web-0", "namespace": "default"},
+                         "spec": {"nodeName": "node-a"}, "status": {"phase": "Running"}});
+        let fields = selectable_fields("pods", &pod);
+        assert_eq!(fields["spec.hostNetwork"], "false");
+        let sel = FieldSelector::parse("spec.nodeName=node-a,status.phase!=Succeeded").unwrap();
+        sel.check_supported("pods").unwrap();
+        assert!(sel.matches(&fields));
+        assert!(!FieldSelector::parse("metadata.name==web-1").unwrap().matches(&fields));
+        let unsupported = FieldSelector::parse("spec.nodeName=x").unwrap().check_supported("configmaps");
+        assert_eq!(unsupported.unwrap_err().to_string(), "field label not supported: spec.nodeName");
+        assert!(FieldSelector::parse("nonsense").is_err());
+    }
+
+    #[test]
+    fn event_source_and_escapes() {
+        let event = json!({"metadata": {"name": "e", "namespace": "ns"}, "source": {"component": "kubelet"},
+                           "involvedObject": {"kind": "Pod", "name": "a,b"}});
+        let fields = selectable_fields("events", &event);
+        assert!(FieldSelector::parse("source=kubelet,involvedObject.name=a\\,b").unwrap().matches(&fields));
+        assert!(FieldSelector::parse("involvedObject.namespace=").unwrap().matches(&fields));
+    }
+}

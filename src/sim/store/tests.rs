@@ -1,0 +1,210 @@
+//! Unit tests of the store: revisions, metadata rules, concurrency, deletion, durability.
+
+use serde_json::json;
+
+use super::*;
+use crate::sim::resources::{self, ResourceType};
+
+fn rt(plural: &str) -> ResourceType {
+    let types = resources::built_in();
+    types
+        .iter()
+        .find(|t| t.plural == plural && (t.group.is_empty() || plural == "daemonsets"))
+        .unwrap()
+        .clone()
+}
+
+fn store() -> Store {
+    let store =
+        Store::in_memory().unwrap().with_clock(Clock::manual("2026-01-01T00:00:00Z".parse().unwrap()));
+    store.create(&rt("namespaces"), json!({"metadata": {"name": "default"}})).unwrap();
+    store
+}
+
+fn pod(name: &str, node: Option<&str>) -> Value {
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    if let Some(node) = node {
+        pod["spec"]["nodeName"] = json!(node);
+    }
+    pod
+}
+
+#[test]
+fn create_assigns_metadata_and_revisions() {
+    let store = store();
+    let created = store.create(&rt("pods"), pod("web", None)).unwrap();
+    assert_eq!(created["metadata"]["resourceVersion"], "2");
+    assert_eq!(created["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
+    assert_eq!(created["metadata"]["uid"].as_str().unwrap().len(), 36);
+    assert_eq!(created["status"]["phase"], "Pending");
+    assert!(created["metadata"].get("generation").is_none(), "pods carry no generation in 1.33");
+    assert_eq!(store.revision(), 2);
+    let again = store.create(&rt("pods"), pod("web", None)).unwrap_err();
+    assert_eq!(again.to_string(), "pods \"web\" already exists");
+    let mut missing_ns = pod("x", None);
+    missing_ns["metadata"]["namespace"] = json!("nope");
+    assert_eq!(
+        store.create(&rt("pods"), missing_ns).unwrap_err().to_string(),
+        "namespaces \"nope\" not found"
+    );
+    assert_eq!(store.count_by_type().unwrap(), vec![("namespaces".into(), 1), ("pods".into(), 1)]);
+}
+
+#[test]
+fn generation_moves_with_spec_only_and_status_writes_touch_only_status() {
+    let store = store();
+    let ds_type = rt("daemonsets");
+    let ds = json!({"metadata": {"name": "agent", "namespace": "default"},
+                    "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "v1"}]}}},
+                    "status": {"numberReady": 9}});
+    let created = store.create(&ds_type, ds).unwrap();
+    assert_eq!(created["metadata"]["generation"], 1);
+    assert!(created.get("status").is_none(), "status is reset on create");
+
+    let mut labelled = created.clone();
+    labelled["metadata"]["labels"] = json!({"a": "b"});
+    let labelled = store.update(&ds_type, labelled, Subresource::Main, DryRun::Off).unwrap();
+    assert_eq!(labelled["metadata"]["generation"], 1, "metadata change keeps generation");
+
+    let mut respec = labelled.clone();
+    respec["spec"]["template"]["spec"]["containers"][0]["image"] = json!("v2");
+    respec["status"] = json!({"numberReady": 5});
+    let respec = store.update(&ds_type, respec, Subresource::Main, DryRun::Off).unwrap();
+    assert_eq!(respec["metadata"]["generation"], 2);
+    assert!(respec.get("status").is_none(), "main-resource writes keep the stored status");
+
+    let mut status = respec.clone();
+    status["status"] = json!({"observedGeneration": 2});
+    status["spec"]["template"]["spec"]["containers"][0]["image"] = json!("ignored");
+    status["metadata"]["labels"] = json!({"ignored": "yes"});
+    let status = store.update(&ds_type, status, Subresource::Status, DryRun::Off).unwrap();
+    assert_eq!(status["status"]["observedGeneration"], 2);
+    assert_eq!(status["spec"]["template"]["spec"]["containers"][0]["image"], "v2");
+    assert_eq!(status["metadata"]["labels"], json!({"a": "b"}));
+    assert_eq!(status["metadata"]["generation"], 2);
+}
+
+#[test]
+fn stale_resource_version_is_a_conflict_and_no_op_updates_write_nothing() {
+    let store = store();
+    let ds_type = rt("daemonsets");
+    let created = store
+        .create(&ds_type, json!({"metadata": {"name": "x", "namespace": "default"}, "spec": {}}))
+        .unwrap();
+    let mut first = created.clone();
+    first["spec"]["minReadySeconds"] = json!(1);
+    store.update(&ds_type, first, Subresource::Main, DryRun::Off).unwrap();
+    let mut stale = created.clone();
+    stale["spec"]["minReadySeconds"] = json!(2);
+    let error = store.update(&ds_type, stale, Subresource::Main, DryRun::Off).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Operation cannot be fulfilled on daemonsets.apps \"x\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+    let revision = store.revision();
+    let current = store.get_value(&ds_type, "default", "x").unwrap();
+    store.update(&ds_type, current, Subresource::Main, DryRun::Off).unwrap();
+    assert_eq!(store.revision(), revision, "an unchanged object is not rewritten");
+}
+
+#[test]
+fn dry_run_stores_nothing() {
+    let store = store();
+    let revision = store.revision();
+    let would = store.create_with(&rt("pods"), pod("dry", None), DryRun::All).unwrap();
+    assert_eq!(would["metadata"]["name"], "dry");
+    assert!(store.get("pods", "default", "dry").is_none());
+    assert_eq!(store.revision(), revision);
+}
+
+#[test]
+fn bound_pods_delete_gracefully_unbound_ones_at_once() {
+    let store = store();
+    let pods = rt("pods");
+    store.create(&pods, pod("unbound", None)).unwrap();
+    store.create(&pods, pod("bound", Some("node-a"))).unwrap();
+    let gone = store.delete(&pods, "default", "unbound", &DeleteOptions::default()).unwrap();
+    assert!(matches!(gone, Deletion::Removed(_)));
+    assert!(store.get("pods", "default", "unbound").is_none());
+
+    let pending = store.delete(&pods, "default", "bound", &DeleteOptions::default()).unwrap();
+    let Deletion::Pending(object) = pending else { panic!("bound pod must stay") };
+    assert_eq!(object["metadata"]["deletionTimestamp"], "2026-01-01T00:00:30Z");
+    assert_eq!(object["metadata"]["deletionGracePeriodSeconds"], 30);
+    // The kubelet finishes with grace 0.
+    let now = DeleteOptions { grace_period_seconds: Some(0), ..DeleteOptions::default() };
+    assert!(matches!(store.delete(&pods, "default", "bound", &now).unwrap(), Deletion::Removed(_)));
+}
+
+#[test]
+fn finalizers_hold_deletion_until_removed() {
+    let store = store();
+    let cms = rt("configmaps");
+    store
+        .create(&cms, json!({"metadata": {"name": "c", "namespace": "default", "finalizers": ["x/y"]}}))
+        .unwrap();
+    let Deletion::Pending(held) = store.delete(&cms, "default", "c", &DeleteOptions::default()).unwrap()
+    else {
+        panic!("finalizer must hold the object")
+    };
+    let mut released = held.clone();
+    released["metadata"]["finalizers"] = json!([]);
+    store.update(&cms, released, Subresource::Main, DryRun::Off).unwrap();
+    assert!(store.get("configmaps", "default", "c").is_none());
+}
+
+#[test]
+fn namespace_deletion_removes_its_contents() {
+    let store = store();
+    let ns = rt("namespaces");
+    store.create(&ns, json!({"metadata": {"name": "team"}})).unwrap();
+    let mut p = pod("p", None);
+    p["metadata"]["namespace"] = json!("team");
+    store.create(&rt("pods"), p).unwrap();
+    store.create(&rt("configmaps"), json!({"metadata": {"name": "c", "namespace": "team"}})).unwrap();
+    let deleted = store.delete(&ns, "", "team", &DeleteOptions::default()).unwrap();
+    assert!(matches!(deleted, Deletion::Removed(_)));
+    assert!(store.get("namespaces", "", "team").is_none());
+    assert!(store.get("configmaps", "team", "c").is_none());
+    assert!(store.get("pods", "team", "p").is_none());
+    assert!(store.get("namespaces", "", "default").is_some());
+}
+
+#[test]
+fn watch_replays_after_a_revision_and_expires_past_the_window() {
+    let store = store().with_history_window(3);
+    for i in 0..5 {
+        store
+            .create(&rt("configmaps"), json!({"metadata": {"name": format!("c{i}"), "namespace": "default"}}))
+            .unwrap();
+    }
+    // Revisions: 1 = namespace, 2..=6 = configmaps; the window holds 4, 5, 6.
+    let start = store.watch("configmaps", WatchFrom::Revision(4)).unwrap();
+    let replayed: Vec<u64> = start.replay.iter().map(|e| e.revision).collect();
+    assert_eq!(replayed, vec![5, 6]);
+    assert!(store.watch("configmaps", WatchFrom::Revision(3)).is_ok(), "oldest - 1 is still servable");
+    let expired = store.watch("configmaps", WatchFrom::Revision(2)).unwrap_err();
+    assert_eq!(expired.to_string(), "too old resource version: 2 (3)");
+}
+
+#[test]
+fn state_survives_reopen_without_clean_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    {
+        let store = Store::open(&path).unwrap();
+        store.create(&rt("namespaces"), json!({"metadata": {"name": "default"}})).unwrap();
+        store.create(&rt("pods"), pod("a", None)).unwrap();
+        store.create(&rt("pods"), pod("b", None)).unwrap();
+        store.delete(&rt("pods"), "default", "a", &DeleteOptions::default()).unwrap();
+        // Leak the store: no destructor, no checkpoint, like a killed process.
+        std::mem::forget(store);
+    }
+    let reopened = Store::open(&path).unwrap();
+    assert_eq!(reopened.revision(), 4);
+    assert!(reopened.get("pods", "default", "a").is_none());
+    assert_eq!(reopened.get("pods", "default", "b").unwrap().revision, 3);
+    let next = reopened.create(&rt("pods"), pod("c", None)).unwrap();
+    assert_eq!(next["metadata"]["resourceVersion"], "5", "revisions continue after restart");
+}
