@@ -721,3 +721,103 @@ fn openapi_core_document_shape() {
     assert_eq!(patch["operationId"], "patchCoreV1Node");
     assert_eq!(patch["x-kubernetes-group-version-kind"]["kind"], "Node");
 }
+
+// --- real kubectl against the OpenAPI documents ----------------------------------------------
+
+fn kubectl_binaries() -> Vec<std::path::PathBuf> {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let mut candidates: Vec<std::path::PathBuf> = ["kubectl.1.32", "kubectl.1.33"]
+        .iter()
+        .map(|name| std::path::Path::new("/usr/lib/google-cloud-sdk/bin").join(name))
+        .collect();
+    candidates.push(
+        std::env::var_os("KUBECTL_1_37")
+            .map(Into::into)
+            .unwrap_or_else(|| "/root/.pyenv/versions/3.11.7/bin/kubectl".into()),
+    );
+    let (present, missing): (Vec<_>, Vec<_>) = candidates.into_iter().partition(|p| p.exists());
+    for path in &missing {
+        assert!(!ci, "CI=true and kubectl is missing: {}", path.display());
+        eprintln!("skipping {}: not installed", path.display());
+    }
+    present
+}
+
+/// Serves the simulator's router on a socket (plain HTTP: kubectl then sends no token, and the
+/// router itself has no authentication layer).
+fn serve_router() -> u16 {
+    use lab_runner::sim::{clock::Clock, server, store::Store};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let state = std::sync::Arc::new(server::SimState {
+        store: Store::in_memory().unwrap(),
+        types: std::sync::RwLock::new(built_in()),
+        clock: Clock::real(),
+    });
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, server::router(state)).await.unwrap();
+        });
+    });
+    port
+}
+
+#[test]
+fn real_kubectl_validates_and_explains_from_the_openapi_documents() {
+    let binaries = kubectl_binaries();
+    if binaries.is_empty() {
+        return;
+    }
+    let port = serve_router();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: http://127.0.0.1:{port}\n\
+             contexts:\n- name: sim\n  context:\n    cluster: sim\n    user: sim\n    namespace: default\n\
+             current-context: sim\nusers:\n- name: sim\n  user: {{}}\n"
+        ),
+    )
+    .unwrap();
+    let manifest = dir.path().join("ds.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\nspec:\n  selector:\n    matchLabels: {app: agent}\n  \
+         template:\n    metadata:\n      labels: {app: agent}\n    spec:\n      containers:\n      - name: agent\n        image: busybox:1.37\n",
+    )
+    .unwrap();
+    for kubectl in binaries {
+        let cache = tempfile::tempdir().unwrap();
+        let run = |args: &[&str]| {
+            let output = std::process::Command::new(&kubectl)
+                .args([
+                    "--kubeconfig",
+                    kubeconfig.to_str().unwrap(),
+                    "--cache-dir",
+                    cache.path().to_str().unwrap(),
+                ])
+                .args(args)
+                .output()
+                .unwrap();
+            (
+                output.status.success(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        };
+        // Default (strict) validation needs /openapi/v3 with fieldValidation on the PATCH op;
+        // without it kubectl fails with "failed to download openapi".
+        let (ok, stdout, stderr) = run(&["apply", "-f", manifest.to_str().unwrap(), "--dry-run=client"]);
+        assert!(ok, "{}: apply failed: {stderr}", kubectl.display());
+        assert_eq!(stdout.trim(), "daemonset.apps/agent created (dry run)", "{}", kubectl.display());
+        // explain walks the component schemas through their $refs.
+        let (ok, stdout, stderr) = run(&["explain", "daemonset.spec.updateStrategy.rollingUpdate.maxSurge"]);
+        assert!(ok, "{}: explain failed: {stderr}", kubectl.display());
+        assert!(stdout.contains("KIND:") && stdout.contains("DaemonSet"), "{stdout}");
+        assert!(stdout.contains("FIELD: maxSurge"), "{stdout}");
+    }
+}

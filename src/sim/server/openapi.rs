@@ -20,11 +20,9 @@ use axum::{
 use serde_json::{Map, Value, json};
 
 use super::AppState;
+use super::discovery::GIT_VERSION;
 use super::schema::{Catalog, KindSchema, REF_PREFIX, catalog, reachable_definitions};
 use crate::sim::resources::ResourceType;
-
-/// The Kubernetes version the documents describe.
-const INFO_VERSION: &str = "v1.33.0";
 
 /// OpenAPI routes.
 pub fn routes() -> Router<AppState> {
@@ -240,7 +238,7 @@ pub fn group_version_document(types: &[ResourceType], group: &str, version: &str
     schemas.sort_keys();
     Some(json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": INFO_VERSION},
+        "info": {"title": "Kubernetes", "version": GIT_VERSION},
         "paths": paths,
         "components": {"schemas": schemas, "securitySchemes": {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header"}}},
     }))
