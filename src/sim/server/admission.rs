@@ -375,7 +375,8 @@ fn normalize_pod_spec(spec: Option<&mut Value>) {
     normalize_map(spec.get_mut("overhead"));
 }
 
-fn normalize_quantities(rt: &ResourceType, object: &mut Value) {
+/// Turns quantities sent as JSON numbers into strings in the places the served kinds hold them.
+pub fn normalize_quantities(rt: &ResourceType, object: &mut Value) {
     match rt.kind.as_str() {
         "Pod" => normalize_pod_spec(object.get_mut("spec")),
         "DaemonSet" | "Deployment" | "ReplicaSet" | "Job" => {

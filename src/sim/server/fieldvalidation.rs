@@ -12,7 +12,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::schema::{Node, Shape, catalog};
+use super::schema::{ListType, Node, Shape, catalog};
 use crate::sim::resources::ResourceType;
 
 /// Errors of field validation.
@@ -24,6 +24,9 @@ pub enum Error {
     /// The body is not valid JSON (400 BadRequest).
     #[error("{0}")]
     Malformed(String),
+    /// Strict mode found undeclared fields in a server-side apply configuration (400 BadRequest).
+    #[error("{0}")]
+    TypedPatch(String),
     /// The `fieldValidation` query parameter has an unknown value (400 BadRequest).
     #[error("fieldValidation parameter unsupported: {0}")]
     UnknownDirective(String),
@@ -87,6 +90,70 @@ fn walk(value: &Value, node: Node<'_>, path: &str, problems: &mut Vec<String>) {
         (Shape::List(elem), Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
                 walk(item, elem, &format!("{path}[{i}]"), problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies `mode` to a server-side apply configuration, naming fields as structured-merge-diff
+/// does (`.spec.containers[name="a"].imagePullPolicyy: field not declared in schema`), inside
+/// upstream's `failed to create typed patch object (<ns>/<name>; <apiVersion>, Kind=<kind>): …`.
+pub fn check_apply(rt: &ResourceType, config: &Value, mode: Mode) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    if let Some(node) = catalog().for_type(rt) {
+        walk_apply(config, node, None, "", &mut problems);
+    }
+    if problems.is_empty() {
+        return Ok(Vec::new());
+    }
+    match mode {
+        Mode::Ignore => Ok(Vec::new()),
+        Mode::Warn => Ok(problems),
+        Mode::Strict => {
+            let namespace = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+            let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let gvk = format!("{}, Kind={}", rt.api_version(), rt.kind);
+            let errors = if let [only] = problems.as_slice() {
+                only.clone()
+            } else {
+                format!("[{}]", problems.join(", "))
+            };
+            Err(Error::TypedPatch(format!(
+                "failed to create typed patch object ({namespace}/{name}; {gvk}): {errors}"
+            )))
+        }
+    }
+}
+
+fn walk_apply(value: &Value, node: Node<'_>, list: Option<ListType>, path: &str, problems: &mut Vec<String>) {
+    match (node.shape(), value) {
+        (Shape::Struct, Value::Object(map)) => {
+            for (key, child) in map {
+                let child_path = format!("{path}.{key}");
+                match node.field(key) {
+                    Some(field) => walk_apply(child, field.node, Some(field.list), &child_path, problems),
+                    None => problems.push(format!("{child_path}: field not declared in schema")),
+                }
+            }
+        }
+        (Shape::Map(elem), Value::Object(map)) => {
+            for (key, child) in map {
+                walk_apply(child, elem, None, &format!("{path}.{key}"), problems);
+            }
+        }
+        (Shape::List(elem), Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let element = match list {
+                    Some(ListType::Map(keys)) => {
+                        let parts: Vec<String> =
+                            keys.iter().filter_map(|k| item.get(*k).map(|v| format!("{k}={v}"))).collect();
+                        format!("[{}]", parts.join(","))
+                    }
+                    Some(ListType::Set) => format!("[={item}]"),
+                    _ => format!("[{i}]"),
+                };
+                walk_apply(item, elem, None, &format!("{path}{element}"), problems);
             }
         }
         _ => {}

@@ -8,7 +8,8 @@
 //! (`buildStrategicMergePatchFromOpenAPIV3`). `/openapi/v2` answers 404: kubectl asks for it in
 //! protobuf and copes with its absence.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::{
     Router,
@@ -65,10 +66,40 @@ async fn group_document(
 }
 
 fn document_response(types: &[ResourceType], group: &str, version: &str) -> Response {
-    match group_version_document(types, group, version) {
-        Some(document) => json_response(&document),
+    match cached_document(types, group, version) {
+        Some(document) => {
+            ([(header::CONTENT_TYPE, "application/json")], document.text.clone()).into_response()
+        }
         None => not_found("the server could not find the requested resource"),
     }
+}
+
+/// A generated document, serialised, with its digest.
+struct Cached {
+    text: String,
+    digest: String,
+}
+
+/// Documents depend only on which built-in kinds a group-version serves, so they are built once
+/// per kind set: kubectl fetches the root (which needs every digest) on each apply and create.
+fn cached_document(types: &[ResourceType], group: &str, version: &str) -> Option<Arc<Cached>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Cached>>>>> = OnceLock::new();
+    let mut kinds: Vec<&str> =
+        types.iter().filter(|t| t.group == group && t.version == version).map(|t| t.kind.as_str()).collect();
+    kinds.sort_unstable();
+    let key = format!("{group}/{version}:{}", kinds.join(","));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(found) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return found;
+    }
+    let built = group_version_document(types, group, version).map(|document| {
+        let text = document.to_string();
+        Arc::new(Cached { digest: digest(&text), text })
+    });
+    if let Ok(mut cache) = cache.lock() {
+        cache.insert(key, built.clone());
+    }
+    built
 }
 
 /// `api/v1` or `apis/apps/v1`: the key of a group-version in the root index.
@@ -89,8 +120,8 @@ pub fn root_document(types: &[ResourceType]) -> Value {
     }
     let mut paths = Map::new();
     for (key, (group, version)) in group_versions {
-        let Some(document) = group_version_document(types, &group, &version) else { continue };
-        let url = format!("/openapi/v3/{key}?hash={}", digest(&document.to_string()));
+        let Some(document) = cached_document(types, &group, &version) else { continue };
+        let url = format!("/openapi/v3/{key}?hash={}", document.digest);
         paths.insert(key, json!({"serverRelativeURL": url}));
     }
     json!({"paths": paths})

@@ -206,9 +206,12 @@ pub fn server_side_apply_at(
         return Err(Error::BadRequest("the applied configuration is not an object".into()));
     }
     let node = catalog().for_type(rt);
+    // Quantities as the stored object holds them, so `cpu: 1` re-applied is no change.
+    let mut applied = applied.clone();
+    super::admission::normalize_quantities(rt, &mut applied);
     Ok(managedfields::apply(
         current,
-        applied,
+        &applied,
         node,
         &options.field_manager,
         &rt.api_version(),
