@@ -5,5 +5,6 @@ mod cli;
 mod k8s_predicates;
 mod kubectl;
 mod sim_api;
+mod sim_patch;
 mod sim_serve;
 mod util;
