@@ -750,11 +750,7 @@ fn serve_router() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    let state = std::sync::Arc::new(server::SimState {
-        store: Store::in_memory().unwrap(),
-        types: std::sync::RwLock::new(built_in()),
-        clock: Clock::real(),
-    });
+    let state = std::sync::Arc::new(server::SimState::new(Store::in_memory().unwrap(), Clock::real()));
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async move {

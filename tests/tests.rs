@@ -4,6 +4,7 @@
 mod cli;
 mod k8s_predicates;
 mod kubectl;
+mod lab;
 mod sim_api;
 mod sim_patch;
 mod sim_serve;

@@ -15,7 +15,7 @@ use std::{
     future::Future,
     net::{Ipv4Addr, SocketAddr},
     path::{Path, PathBuf},
-    sync::{Arc, RwLock},
+    sync::Arc,
     time::Duration,
 };
 
@@ -420,7 +420,7 @@ pub async fn serve(
     let store = Store::open(&store_path).map_err(store_error)?.with_clock(clock.clone());
     let types = resources::built_in();
     let seeded = seed(&store, &types, &topology, clock.now())?;
-    let state = Arc::new(SimState { store, types: RwLock::new(types), clock });
+    let state = Arc::new(SimState::new(store, clock));
     let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
 
     let endpoint = format!("https://127.0.0.1:{bound}");

@@ -75,6 +75,5 @@ pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
 }
 /// The whole API surface as one router.
 pub fn router(state: AppState) -> Router {
-    Router::new().merge(discovery::routes()).fallback(api::handle).with_state(state)
-    Router::new().merge(discovery::routes()).merge(openapi::routes()).with_state(state)
+    Router::new().merge(discovery::routes()).merge(openapi::routes()).fallback(api::handle).with_state(state)
 }
