@@ -23,6 +23,9 @@ pub enum Error {
         /// What it waits for.
         waiting_for: &'static str,
     },
+    /// A `sim` command failed.
+    #[error(transparent)]
+    Sim(#[from] crate::sim::lifecycle::Error),
     /// A lab bundle could not be found or is invalid.
     #[error(transparent)]
     Lab(#[from] lab::loader::Error),
@@ -41,6 +44,7 @@ impl Error {
             Error::Cli(_) | Error::NotYetAvailable { .. } => exit::BAD_INPUT,
             Error::Lab(_) | Error::Lint(_) => exit::BAD_INPUT,
             Error::Output(_) => exit::BAD_INPUT,
+            Error::Sim(error) => error.exit_code(),
         }
     }
 
@@ -99,7 +103,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let bundle = lab::loader::find(&session.labs, &lab)?;
             print(&lab::show::show(&bundle, session.lang))
         }
-        Command::Sim(_) => not_yet("sim", "the simulated cluster's server (issue #3)"),
+        Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
     }
 }
 
