@@ -156,35 +156,40 @@ impl<'a> NodeSnapshot<'a> {
         pods: &'a [Pod],
         incoming: Option<&Pod>,
     ) -> Result<Vec<NodeSnapshot<'a>>> {
-        let key = |pod: &Pod| (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let incoming_key = incoming.map(key);
-        let mut by_node: BTreeMap<&str, Vec<&'a Pod>> = BTreeMap::new();
-        for pod in pods {
-            let Some(node_name) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()) else {
-                continue;
-            };
-            if node_name.is_empty()
-                || resources::pod_phase_class(pod) == resources::PodPhaseClass::Terminal
-                || incoming_key.as_ref() == Some(&key(pod))
-            {
-                continue;
-            }
-            by_node.entry(node_name).or_default().push(pod);
-        }
-        nodes
-            .iter()
-            .map(|node| {
-                let name = node.metadata.name.as_deref().unwrap_or("");
-                let pods = by_node.get(name).cloned().unwrap_or_default();
-                let usage = resources::node_usage(pods.iter().copied())?;
-                Ok(NodeSnapshot { node, allocatable: resources::node_allocatable(node)?, pods, usage })
-            })
-            .collect()
+        let by_node = pods_by_node(pods, incoming);
+        nodes.iter().map(|node| NodeSnapshot::build(node, &by_node)).collect()
+    }
+
+    fn build(node: &'a Node, by_node: &BTreeMap<&str, Vec<&'a Pod>>) -> Result<NodeSnapshot<'a>> {
+        let name = node.metadata.name.as_deref().unwrap_or("");
+        let pods = by_node.get(name).cloned().unwrap_or_default();
+        let usage = resources::node_usage(pods.iter().copied())?;
+        Ok(NodeSnapshot { node, allocatable: resources::node_allocatable(node)?, pods, usage })
     }
 
     fn name(&self) -> &str {
         self.node.metadata.name.as_deref().unwrap_or("")
     }
+}
+
+/// The non-terminal pods bound to each node, `incoming` (matched by namespace/name) excluded.
+fn pods_by_node<'a>(pods: &'a [Pod], incoming: Option<&Pod>) -> BTreeMap<&'a str, Vec<&'a Pod>> {
+    fn key(pod: &Pod) -> (Option<&str>, Option<&str>) {
+        (pod.metadata.namespace.as_deref(), pod.metadata.name.as_deref())
+    }
+    let incoming_key = incoming.map(key);
+    let mut by_node: BTreeMap<&str, Vec<&'a Pod>> = BTreeMap::new();
+    for pod in pods {
+        let Some(node_name) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()) else { continue };
+        if node_name.is_empty()
+            || resources::pod_phase_class(pod) == resources::PodPhaseClass::Terminal
+            || incoming_key.as_ref() == Some(&key(pod))
+        {
+            continue;
+        }
+        by_node.entry(node_name).or_default().push(pod);
+    }
+    by_node
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -214,6 +219,18 @@ pub fn pod_priority(pod: &Pod) -> i32 {
 /// ```
 pub fn filter_node(
     spec: &PodSpec,
+    request: &SchedulerResources,
+    node: &Node,
+    allocatable: &SchedulerResources,
+    usage: &NodeUsage,
+) -> Option<NodeStatus> {
+    filter_prepared(spec, &RequiredNodeAffinity::of_pod_spec(spec), request, node, allocatable, usage)
+}
+
+/// [`filter_node`] with the pod's required affinity parsed once for all nodes.
+fn filter_prepared(
+    spec: &PodSpec,
+    required: &RequiredNodeAffinity,
     request: &SchedulerResources,
     node: &Node,
     allocatable: &SchedulerResources,
@@ -252,7 +269,7 @@ pub fn filter_node(
         return Some(NodeStatus::unresolvable(Some(Plugin::TaintToleration), reason));
     }
     // NodeAffinity.
-    if !RequiredNodeAffinity::of_pod_spec(spec).matches(node) {
+    if !required.matches(node) {
         return Some(NodeStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_NODE_AFFINITY));
     }
     // NodeResourcesFit: every insufficiency is a reason, code Unschedulable.
@@ -488,8 +505,9 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
     if nodes.is_empty() {
         return Ok(FilterOutcome::Unschedulable(ScheduleFailure::NoNodesAvailable));
     }
-    let snapshots = NodeSnapshot::build_all(nodes, pods, Some(pod))?;
+    let by_node = pods_by_node(pods, Some(pod));
     let request = resources::pod_scheduler_requests(spec)?;
+    let required = RequiredNodeAffinity::of_pod_spec(spec);
     let mut diagnosis = Diagnosis {
         num_all_nodes: nodes.len(),
         pre_filter_msg: None,
@@ -497,15 +515,15 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
         absent: None,
     };
 
-    // NodeAffinity PreFilter.
-    let evaluated: Vec<&NodeSnapshot> = match affinity::node_name_restriction(spec) {
-        NodeNameRestriction::AllNodes => snapshots.iter().collect(),
+    // NodeAffinity PreFilter: only the nodes it lets through are snapshotted and filtered.
+    let evaluated: Vec<&Node> = match affinity::node_name_restriction(spec) {
+        NodeNameRestriction::AllNodes => nodes.iter().collect(),
         NodeNameRestriction::Conflict => {
             let status = NodeStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_AFFINITY_CONFLICT);
             diagnosis.pre_filter_msg = Some(REASON_AFFINITY_CONFLICT.to_string());
             diagnosis.absent = Some(status);
             return Ok(FilterOutcome::Unschedulable(ScheduleFailure::Unfit(FitError {
-                preemption: preempt(pod, &request, &snapshots, &diagnosis),
+                preemption: preempt(pod, &request, &[], &diagnosis),
                 diagnosis,
             })));
         }
@@ -514,13 +532,22 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
                 Some(Plugin::NodeAffinity),
                 format!("node(s) didn't satisfy plugin(s) [{}]", Plugin::NodeAffinity.name()),
             ));
-            snapshots.iter().filter(|snapshot| names.contains(snapshot.name())).collect()
+            nodes.iter().filter(|node| names.contains(node.metadata.name.as_deref().unwrap_or(""))).collect()
         }
     };
+    let snapshots =
+        evaluated.into_iter().map(|node| NodeSnapshot::build(node, &by_node)).collect::<Result<Vec<_>>>()?;
 
     let mut feasible = Vec::new();
-    for snapshot in evaluated {
-        match filter_node(spec, &request, snapshot.node, &snapshot.allocatable, &snapshot.usage) {
+    for snapshot in &snapshots {
+        match filter_prepared(
+            spec,
+            &required,
+            &request,
+            snapshot.node,
+            &snapshot.allocatable,
+            &snapshot.usage,
+        ) {
             None => feasible.push(FeasibleNode {
                 name: snapshot.name().to_string(),
                 score: least_allocated_score(&request, &snapshot.allocatable, &snapshot.usage),
@@ -565,6 +592,8 @@ fn preempt(
         return Preemption::NotEligible;
     }
     let priority = pod_priority(pod);
+    let default_spec = PodSpec::default();
+    let required = RequiredNodeAffinity::of_pod_spec(spec.unwrap_or(&default_spec));
     let potential: BTreeSet<&str> = filtered
         .node_statuses
         .iter()
@@ -584,9 +613,9 @@ fn preempt(
             continue;
         }
         let usage = resources::node_usage(survivors.iter().copied()).unwrap_or_default();
-        let default_spec = PodSpec::default();
-        match filter_node(
+        match filter_prepared(
             spec.unwrap_or(&default_spec),
+            &required,
             request,
             snapshot.node,
             &snapshot.allocatable,
