@@ -70,6 +70,8 @@ pub enum NotRunReason {
     NodeAffinity,
     /// An untolerated `NoExecute` taint: existing pods must go too.
     NoExecuteTaint(Taint),
+    /// The node no longer exists (only in [`rollout_view`], for pods still targeting it).
+    NodeNotFound,
 }
 
 /// `NodeShouldRunDaemonPod` as an explicit state (k8s-fidelity.md §1.2).
@@ -288,8 +290,9 @@ pub fn daemon_pod_spec(ds: &DaemonSet, node_name: &str) -> PodSpec {
     spec
 }
 
-/// The labels of a new daemon pod: the template's labels plus `controller-revision-hash` and
-/// (when the DS has one) `pod-template-generation`.
+/// The labels of a new daemon pod (`util.CreatePodTemplate`): the template's labels plus
+/// `pod-template-generation` (when the DS has one) and `controller-revision-hash` (when the hash
+/// is not empty).
 ///
 /// ```
 /// use k8s_openapi::api::apps::v1::DaemonSet;
@@ -307,7 +310,9 @@ pub fn daemon_pod_labels(ds: &DaemonSet, hash: &str) -> Result<BTreeMap<String, 
     if let Some(generation) = template_generation(ds)? {
         labels.insert(POD_TEMPLATE_GENERATION_LABEL.to_string(), generation.to_string());
     }
-    labels.insert(CONTROLLER_REVISION_HASH_LABEL.to_string(), hash.to_string());
+    if !hash.is_empty() {
+        labels.insert(CONTROLLER_REVISION_HASH_LABEL.to_string(), hash.to_string());
+    }
     Ok(labels)
 }
 
@@ -1110,7 +1115,7 @@ pub fn rollout_view(
         view.entry(name.clone()).or_insert_with(|| RolloutNode {
             node: name.clone(),
             // The node is gone: nothing should run there (upstream deletes such pods).
-            placement: NodePlacement::DoNotRun(NotRunReason::NodeName),
+            placement: NodePlacement::DoNotRun(NotRunReason::NodeNotFound),
             pods: group.iter().map(|pod| describe(pod)).collect(),
         });
     }

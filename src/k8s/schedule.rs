@@ -112,7 +112,7 @@ pub enum StatusCode {
 
 /// Why one node was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeStatus {
+pub struct FilterStatus {
     /// The status code.
     pub code: StatusCode,
     /// The plugin that rejected the node (`None` for a PreFilter-wide rejection).
@@ -121,9 +121,9 @@ pub struct NodeStatus {
     pub reasons: Vec<String>,
 }
 
-impl NodeStatus {
+impl FilterStatus {
     fn unresolvable(plugin: Option<Plugin>, reason: impl Into<String>) -> Self {
-        NodeStatus { code: StatusCode::UnschedulableAndUnresolvable, plugin, reasons: vec![reason.into()] }
+        FilterStatus { code: StatusCode::UnschedulableAndUnresolvable, plugin, reasons: vec![reason.into()] }
     }
 }
 
@@ -223,7 +223,7 @@ pub fn filter_node(
     node: &Node,
     allocatable: &SchedulerResources,
     usage: &NodeUsage,
-) -> Option<NodeStatus> {
+) -> Option<FilterStatus> {
     filter_prepared(spec, &RequiredNodeAffinity::of_pod_spec(spec), request, node, allocatable, usage)
 }
 
@@ -235,7 +235,7 @@ fn filter_prepared(
     node: &Node,
     allocatable: &SchedulerResources,
     usage: &NodeUsage,
-) -> Option<NodeStatus> {
+) -> Option<FilterStatus> {
     let tolerations = spec.tolerations.as_deref().unwrap_or_default();
     let node_spec = node.spec.as_ref();
     // NodeUnschedulable: a cordoned node admits pods tolerating the unschedulable taint.
@@ -246,7 +246,7 @@ fn filter_prepared(
             ..Default::default()
         };
         if !taints::tolerations_tolerate_taint(tolerations, &cordon) {
-            return Some(NodeStatus::unresolvable(Some(Plugin::NodeUnschedulable), REASON_UNSCHEDULABLE));
+            return Some(FilterStatus::unresolvable(Some(Plugin::NodeUnschedulable), REASON_UNSCHEDULABLE));
         }
     }
     // NodeName.
@@ -254,7 +254,7 @@ fn filter_prepared(
     if let Some(wanted) = spec.node_name.as_deref().filter(|wanted| !wanted.is_empty())
         && wanted != node_name
     {
-        return Some(NodeStatus::unresolvable(Some(Plugin::NodeName), REASON_NODE_NAME));
+        return Some(FilterStatus::unresolvable(Some(Plugin::NodeName), REASON_NODE_NAME));
     }
     // TaintToleration: the first untolerated NoSchedule/NoExecute taint, value printed as is.
     let node_taints = node_spec.and_then(|s| s.taints.as_deref()).unwrap_or_default();
@@ -266,16 +266,16 @@ fn filter_prepared(
             taint.key,
             taint.value.as_deref().unwrap_or("")
         );
-        return Some(NodeStatus::unresolvable(Some(Plugin::TaintToleration), reason));
+        return Some(FilterStatus::unresolvable(Some(Plugin::TaintToleration), reason));
     }
     // NodeAffinity.
     if !required.matches(node) {
-        return Some(NodeStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_NODE_AFFINITY));
+        return Some(FilterStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_NODE_AFFINITY));
     }
     // NodeResourcesFit: every insufficiency is a reason, code Unschedulable.
     let insufficient = resources::fits_request(request, allocatable, usage);
     if !insufficient.is_empty() {
-        return Some(NodeStatus {
+        return Some(FilterStatus {
             code: StatusCode::Unschedulable,
             plugin: Some(Plugin::NodeResourcesFit),
             reasons: insufficient.iter().map(ToString::to_string).collect(),
@@ -326,9 +326,9 @@ pub struct Diagnosis {
     /// A PreFilter rejection message, which replaces the per-node histogram.
     pub pre_filter_msg: Option<String>,
     /// Nodes that were evaluated and rejected, by name.
-    pub node_statuses: BTreeMap<String, NodeStatus>,
+    pub node_statuses: BTreeMap<String, FilterStatus>,
     /// The status of every node not in `node_statuses`.
-    pub absent: Option<NodeStatus>,
+    pub absent: Option<FilterStatus>,
 }
 
 impl Diagnosis {
@@ -519,7 +519,7 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
     let evaluated: Vec<&Node> = match affinity::node_name_restriction(spec) {
         NodeNameRestriction::AllNodes => nodes.iter().collect(),
         NodeNameRestriction::Conflict => {
-            let status = NodeStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_AFFINITY_CONFLICT);
+            let status = FilterStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_AFFINITY_CONFLICT);
             diagnosis.pre_filter_msg = Some(REASON_AFFINITY_CONFLICT.to_string());
             diagnosis.absent = Some(status);
             return Ok(FilterOutcome::Unschedulable(ScheduleFailure::Unfit(FitError {
@@ -528,7 +528,7 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
             })));
         }
         NodeNameRestriction::Only(names) => {
-            diagnosis.absent = Some(NodeStatus::unresolvable(
+            diagnosis.absent = Some(FilterStatus::unresolvable(
                 Some(Plugin::NodeAffinity),
                 format!("node(s) didn't satisfy plugin(s) [{}]", Plugin::NodeAffinity.name()),
             ));
@@ -608,7 +608,7 @@ fn preempt(
         if victims.is_empty() {
             statuses.insert(
                 snapshot.name().to_string(),
-                NodeStatus::unresolvable(Some(Plugin::NodeResourcesFit), REASON_NO_VICTIMS),
+                FilterStatus::unresolvable(Some(Plugin::NodeResourcesFit), REASON_NO_VICTIMS),
             );
             continue;
         }
@@ -637,7 +637,7 @@ fn preempt(
         num_all_nodes: filtered.num_all_nodes,
         pre_filter_msg: None,
         node_statuses: statuses,
-        absent: Some(NodeStatus::unresolvable(None, REASON_PREEMPTION_NOT_HELPFUL)),
+        absent: Some(FilterStatus::unresolvable(None, REASON_PREEMPTION_NOT_HELPFUL)),
     })
 }
 
