@@ -553,6 +553,15 @@ pub enum DeletedTerminalPods {
 }
 
 /// `podByCreationTimestampAndPhase`: bound pods first, then older `creationTimestamp`, then name.
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use k8s_openapi::api::core::v1::{Pod, PodSpec};
+/// use lab_runner::k8s::daemon::compare_daemon_pods;
+/// let bound = Pod { spec: Some(PodSpec { node_name: Some("n".into()), ..Default::default() }),
+///                   ..Default::default() };
+/// assert_eq!(compare_daemon_pods(&bound, &Pod::default()), Ordering::Less);
+/// ```
 pub fn compare_daemon_pods(a: &Pod, b: &Pod) -> Ordering {
     let bound =
         |pod: &Pod| pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty());

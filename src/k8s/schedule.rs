@@ -90,6 +90,11 @@ pub enum Plugin {
 
 impl Plugin {
     /// The upstream plugin name.
+    ///
+    /// ```
+    /// use lab_runner::k8s::schedule::Plugin;
+    /// assert_eq!(Plugin::NodeResourcesFit.name(), "NodeResourcesFit");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Plugin::NodeUnschedulable => "NodeUnschedulable",
@@ -201,6 +206,12 @@ fn pod_key(pod: &Pod) -> String {
 }
 
 /// `corev1helpers.PodPriority`: `spec.priority`, 0 when unset.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use lab_runner::k8s::schedule::pod_priority;
+/// assert_eq!(pod_priority(&Pod::default()), 0);
+/// ```
 pub fn pod_priority(pod: &Pod) -> i32 {
     pod.spec.as_ref().and_then(|spec| spec.priority).unwrap_or(0)
 }
@@ -298,6 +309,11 @@ pub enum Preemption {
 
 impl Preemption {
     /// The PostFilter message appended to the FitError (empty for candidates).
+    ///
+    /// ```
+    /// use lab_runner::k8s::schedule::Preemption;
+    /// assert_eq!(Preemption::NotEligible.message(), "preemption: not eligible due to preemptionPolicy=Never.");
+    /// ```
     pub fn message(&self) -> String {
         match self {
             Preemption::NotEligible => format!("preemption: {PREEMPTION_NEVER}"),
@@ -333,6 +349,16 @@ pub struct Diagnosis {
 
 impl Diagnosis {
     /// The histogram entries `"<count> <reason>"`, sorted as Go's `sort.Strings` (bytewise).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use lab_runner::k8s::schedule::{Diagnosis, FilterStatus, StatusCode};
+    /// let absent = FilterStatus { code: StatusCode::UnschedulableAndUnresolvable, plugin: None,
+    ///                             reasons: vec!["Preemption is not helpful for scheduling".into()] };
+    /// let d = Diagnosis { num_all_nodes: 3, pre_filter_msg: None, node_statuses: BTreeMap::new(),
+    ///                     absent: Some(absent) };
+    /// assert_eq!(d.to_string(), "0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
+    /// ```
     pub fn histogram(&self) -> Vec<String> {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for status in self.node_statuses.values() {
