@@ -695,18 +695,31 @@ pub fn least_allocated_score(
     ((one(resources::CPU) + one(resources::MEMORY)) / 2) as i64
 }
 
-/// The node the scheduler binds the pod to (the best [`FeasibleNode`]), or why it cannot.
+/// What the scheduler does with one pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScheduleDecision {
+    /// Bind it to this node (the best [`FeasibleNode`]).
+    Bind {
+        /// The node name.
+        node: String,
+    },
+    /// Leave it Pending: write PodScheduled=False and a FailedScheduling event.
+    Unschedulable(ScheduleFailure),
+}
+
+/// The scheduler's decision for one pod: [`find_feasible_nodes`], then the best node.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::{Pod, PodSpec};
-/// use lab_runner::k8s::schedule::{schedule_pod, ScheduleFailure};
+/// use lab_runner::k8s::schedule::{schedule_pod, ScheduleDecision, ScheduleFailure};
 /// let pod = Pod { spec: Some(PodSpec::default()), ..Default::default() };
-/// assert_eq!(schedule_pod(&pod, &[], &[]).unwrap(), Err(ScheduleFailure::NoNodesAvailable));
+/// assert_eq!(schedule_pod(&pod, &[], &[]).unwrap(),
+///            ScheduleDecision::Unschedulable(ScheduleFailure::NoNodesAvailable));
 /// ```
-pub fn schedule_pod(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Result<String, ScheduleFailure>> {
+pub fn schedule_pod(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<ScheduleDecision> {
     Ok(match find_feasible_nodes(pod, nodes, pods)? {
-        FilterOutcome::Feasible(feasible) => Ok(feasible[0].name.clone()),
-        FilterOutcome::Unschedulable(failure) => Err(failure),
+        FilterOutcome::Feasible(feasible) => ScheduleDecision::Bind { node: feasible[0].name.clone() },
+        FilterOutcome::Unschedulable(failure) => ScheduleDecision::Unschedulable(failure),
     })
 }
 
