@@ -232,7 +232,7 @@ fn strategic_merge_is_refused_for_custom_resources() {
     crd.group = "monitoring.coreos.com".into();
     crd.kind = "PrometheusRule".into();
     let error = patch::apply_patch(&crd, PatchKind::StrategicMerge, &json!({}), b"{}").unwrap_err();
-    assert!(matches!(error, Error::StrategicMergeUnsupported));
+    assert!(matches!(error, Error::UnsupportedMediaType));
     let merged = patch::apply_patch(&crd, PatchKind::Merge, &json!({"a": 1}), br#"{"b":2}"#).unwrap();
     assert_eq!(merged, json!({"a": 1, "b": 2}));
 }
