@@ -3,4 +3,9 @@
 
 mod cli;
 mod k8s_predicates;
+mod kubectl;
+mod lab;
+mod sim_api;
+mod sim_patch;
+mod sim_serve;
 mod util;
