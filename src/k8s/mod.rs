@@ -1,6 +1,8 @@
 //! Kubernetes semantics both the engine and the simulator need: quantities, selectors, taints.
 
 pub mod affinity;
+pub mod daemon;
+pub mod normalize;
 pub mod quantity;
 pub mod resources;
 pub mod schedule;

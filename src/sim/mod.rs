@@ -4,6 +4,7 @@ pub mod auth;
 pub mod clock;
 pub mod harness;
 pub mod kubeconfig;
+pub mod lifecycle;
 pub mod resources;
 pub mod server;
 pub mod store;

@@ -1,0 +1,395 @@
+//! Real kubectl (1.32, 1.33, 1.37) against `lab-runner sim up` through its kubeconfig: TLS with
+//! the simulator's CA, the bearer tokens, discovery, reads and writes, output snapshotted.
+//!
+//! Clients are found by path. Outside CI a missing one is skipped with a printed reason; under
+//! `CI=true` a missing client fails the test (DESIGN §7.3).
+
+use std::{path::PathBuf, process::Output};
+
+use crate::util::{lab_runner, stderr, stdout};
+
+/// One kubectl binary.
+pub struct Kubectl {
+    /// `1.32`, `1.33`, `1.37`.
+    pub version: &'static str,
+    /// Its path.
+    pub path: PathBuf,
+}
+
+/// The kubectl clients to test with; fails under CI when one is missing, skips otherwise.
+pub fn clients() -> Vec<Kubectl> {
+    let python_scripts = PathBuf::from("/root/.pyenv/versions/3.11.7/bin/kubectl");
+    let candidates = [
+        ("1.32", Some(PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"))),
+        ("1.33", Some(PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33"))),
+        ("1.37", std::env::var_os("KUBECTL_1_37").map(PathBuf::from).or(Some(python_scripts))),
+    ];
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let mut found = Vec::new();
+    for (version, path) in candidates {
+        match path.filter(|p| p.is_file()) {
+            Some(path) => found.push(Kubectl { version, path }),
+            None if ci => panic!("kubectl {version} is missing (CI=true: a missing client fails)"),
+            None => eprintln!("skip: kubectl {version} not found"),
+        }
+    }
+    found
+}
+
+/// A simulator started through the built binary in a temporary state dir, stopped on drop.
+pub struct Sim {
+    dir: tempfile::TempDir,
+    /// Its kubeconfig.
+    pub kubeconfig: PathBuf,
+}
+
+impl Sim {
+    /// `lab-runner sim up --state-dir <tmp> <args>`.
+    pub fn up(args: &[&str]) -> Sim {
+        let dir = tempfile::tempdir().unwrap();
+        let output = lab_runner()
+            .args(["sim", "up", "--state-dir"])
+            .arg(dir.path().join("sim"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "sim up failed: {}", stderr(&output));
+        let kubeconfig = dir.path().join("sim").join("kubeconfig");
+        Sim { dir, kubeconfig }
+    }
+
+    /// Runs `kubectl --kubeconfig <ours> <args>` with a private HOME and discovery cache.
+    pub fn kubectl(&self, client: &Kubectl, args: &[&str]) -> Output {
+        let home = self.dir.path().join(format!("home-{}", client.version));
+        std::fs::create_dir_all(&home).unwrap();
+        std::process::Command::new(&client.path)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .env("HOME", &home)
+            .env("KUBECACHEDIR", home.join("cache"))
+            .output()
+            .unwrap()
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> PathBuf {
+        self.dir.path().join("sim")
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = lab_runner().args(["sim", "down", "--state-dir"]).arg(self.state_dir()).output();
+    }
+}
+
+fn ok(output: &Output, what: &str) -> String {
+    assert!(output.status.success(), "{what} failed: {}{}", stdout(output), stderr(output));
+    stdout(output)
+}
+
+fn assert_same_for_every_client(outputs: &[(&'static str, String)], snapshot: &str) {
+    let Some((_, first)) = outputs.first() else { return };
+    for (version, output) in outputs {
+        assert_eq!(output, first, "kubectl {version} printed something else for {snapshot}");
+    }
+    insta::assert_snapshot!(snapshot, first);
+}
+
+#[test]
+fn version_and_discovery() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&[]);
+    let mut resources = Vec::new();
+    for client in &clients {
+        let version = ok(&sim.kubectl(client, &["version", "-o", "json"]), "kubectl version");
+        let version: serde_json::Value = serde_json::from_str(&version).unwrap();
+        assert_eq!(version["serverVersion"]["gitVersion"], "v1.33.4", "kubectl {}", client.version);
+        resources.push((client.version, ok(&sim.kubectl(client, &["api-resources"]), "api-resources")));
+    }
+    assert_same_for_every_client(&resources, "api_resources");
+}
+
+#[test]
+fn credentials_are_required_and_the_viewer_only_reads() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "1"]);
+    for client in &clients {
+        let anonymous = sim.kubectl(client, &["--token", "not-a-token", "get", "namespaces"]);
+        assert_eq!(anonymous.status.code(), Some(1), "kubectl {}", client.version);
+        // With a cold discovery cache kubectl fails on discovery first, as against a real server.
+        assert_eq!(
+            stderr(&anonymous).lines().last(),
+            Some(
+                "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
+            )
+        );
+
+        let viewer =
+            sim.kubectl(client, &["--context", "lab-runner-sim-viewer", "create", "namespace", "team-a"]);
+        assert_eq!(viewer.status.code(), Some(1), "kubectl {}", client.version);
+        assert_eq!(
+            stderr(&viewer),
+            "Error from server (Forbidden): namespaces is forbidden: User \"lab-runner-viewer\" cannot create resource \"namespaces\" in API group \"\" at the cluster scope\n"
+        );
+    }
+}
+
+/// Makes a transcript independent of timing and identity: ages (`5s`, `3m2s`) become `<age>`,
+/// uids, resourceVersions and timestamps are hidden, and column padding is collapsed to three
+/// spaces (it depends on the width of the hidden values).
+pub fn redacted(text: &str) -> String {
+    let mut out = text.to_string();
+    for (pattern, replacement) in [
+        (
+            r"(?m)^(\s*-?\s*(creationTimestamp|resourceVersion|uid|lastHeartbeatTime|lastTransitionTime|renewTime)):.*$",
+            "$1: [REDACTED]",
+        ),
+        (r"\b\d+[smhd](\d+[smhd])?\b", "<age>"),
+        (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[UID]"),
+        (r"(\S)  +", "$1   "),
+    ] {
+        out = regex::Regex::new(pattern).unwrap().replace_all(&out, replacement).into_owned();
+    }
+    out
+}
+
+/// A transcript of commands and what they printed.
+struct Transcript(String);
+
+impl Transcript {
+    fn record(&mut self, command: &str, output: &Output) {
+        self.0.push_str(&format!("$ kubectl {command}\n{}{}", stdout(output), stderr(output)));
+        if !output.status.success() {
+            self.0.push_str(&format!("[exit {}]\n", output.status.code().unwrap_or(-1)));
+        }
+        self.0.push('\n');
+    }
+}
+
+impl Sim {
+    /// Runs kubectl with `args` split on spaces, records it, and returns the output.
+    fn run(&self, client: &Kubectl, transcript: &mut Transcript, command: &str) -> Output {
+        let args: Vec<&str> = command.split(' ').collect();
+        let output = self.kubectl(client, &args);
+        transcript.record(command, &output);
+        output
+    }
+
+    /// Writes `yaml` to a file in the state dir and creates it with `kubectl create -f` (default
+    /// validation: kubectl reads the simulator's /openapi/v3 and sends fieldValidation=Strict).
+    fn create(&self, client: &Kubectl, transcript: &mut Transcript, file: &str, yaml: &str) -> Output {
+        let path = self.dir.path().join(file);
+        std::fs::write(&path, yaml).unwrap();
+        let output = self.kubectl(client, &["create", "-f", path.to_str().unwrap()]);
+        transcript.record(&format!("create -f {file}"), &output);
+        output
+    }
+}
+
+#[test]
+fn reads_of_the_seeded_cluster() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&[]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut t = Transcript(String::new());
+        for command in [
+            "get nodes",
+            "get nodes --show-labels",
+            "get nodes -o wide",
+            "get namespaces",
+            "get serviceaccounts -A",
+            "get leases -n kube-node-lease",
+            "get node gpu-3 -o jsonpath={.status.nodeInfo.kubeletVersion}/{.status.allocatable.cpu}/{.spec.taints}",
+            "get node control-plane -o jsonpath={.spec.taints}",
+            "get namespace kube-system -o yaml",
+        ] {
+            let output = sim.run(client, &mut t, command);
+            assert!(output.status.success(), "kubectl {} {command}: {}", client.version, stderr(&output));
+        }
+        transcripts.push((client.version, redacted(&t.0)));
+    }
+    assert_same_for_every_client(&transcripts, "reads_of_the_seeded_cluster");
+}
+
+const NAMESPACE: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: NS
+";
+
+const POD: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: NS
+  labels: {app: web}
+spec:
+  nodeName: gpu-1
+  containers:
+  - name: web
+    image: nginx:1.27
+    resources:
+      requests: {nvidia.com/gpu: 1}
+      limits: {nvidia.com/gpu: 1}
+";
+
+const UNBOUND_POD: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: job-1
+  namespace: NS
+spec:
+  containers:
+  - name: main
+    image: busybox:1.37
+";
+
+const EVENT: &str = "apiVersion: v1
+kind: Event
+metadata:
+  name: web.1
+  namespace: NS
+involvedObject: {apiVersion: v1, kind: Pod, name: web, namespace: NS, uid: UID}
+reason: Scheduled
+message: Successfully assigned NS/web to gpu-1
+type: Normal
+source: {component: default-scheduler}
+firstTimestamp: \"2026-01-01T00:00:00Z\"
+lastTimestamp: \"2026-01-01T00:00:00Z\"
+count: 1
+";
+
+/// Reads `child`'s stdout on a thread, line by line, into a channel.
+fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a line containing `text` (the bound is generous; it only stops a broken test).
+fn expect_line(rx: &std::sync::mpsc::Receiver<String>, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return line,
+            Ok(_) => continue,
+            Err(e) => panic!("no line with {text:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn writes_waits_and_watches() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&[]);
+    for client in &clients {
+        let ns = format!("v{}", client.version.replace('.', ""));
+        let fill = |text: &str| text.replace("NS", &ns);
+        let mut t = Transcript(String::new());
+        assert!(sim.create(client, &mut t, "namespace.yaml", &fill(NAMESPACE)).status.success());
+        assert!(sim.create(client, &mut t, "pod.yaml", &fill(POD)).status.success());
+        sim.run(client, &mut t, &format!("get pods -n {ns} -o wide"));
+        sim.run(client, &mut t, &format!("get pods -A -o wide --field-selector metadata.namespace={ns}"));
+        sim.run(
+            client,
+            &mut t,
+            &format!(
+                "get pods -n {ns} -o custom-columns=NODE:.spec.nodeName,IMAGE:.spec.containers[0].image"
+            ),
+        );
+        sim.run(client, &mut t, &format!("get pod web -n {ns} -o yaml"));
+        let json = sim.kubectl(client, &["get", "pod", "web", "-n", &ns, "-o", "json"]);
+        let pod: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1");
+        let uid = pod["metadata"]["uid"].as_str().unwrap().to_string();
+
+        sim.run(client, &mut t, &format!("label pod web -n {ns} app=api"));
+        sim.run(client, &mut t, &format!("label pod web -n {ns} app=api --overwrite"));
+        assert!(sim.create(client, &mut t, "event.yaml", &fill(EVENT).replace("UID", &uid)).status.success());
+        sim.run(client, &mut t, &format!("describe pod web -n {ns}"));
+
+        // `wait` sees a condition set through the API (status subresource).
+        let wait = std::process::Command::new(&client.path)
+            .args(["--kubeconfig", sim.kubeconfig.to_str().unwrap(), "wait", "--for=condition=Ready"])
+            .args(["pod/web", "-n", &ns, "--timeout=60s"])
+            .env("KUBECACHEDIR", sim.dir.path().join(format!("home-{}/cache", client.version)))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let ready = r#"{"status":{"conditions":[{"type":"Ready","status":"True"}]}}"#;
+        let patch = sim.kubectl(
+            client,
+            &["patch", "pod", "web", "-n", &ns, "--subresource=status", "--type=merge", "-p", ready],
+        );
+        assert!(patch.status.success(), "{}", stderr(&patch));
+        let waited = wait.wait_with_output().unwrap();
+        transcript_line(&mut t, "wait --for=condition=Ready pod/web (after the status patch)", &waited);
+        assert!(waited.status.success());
+
+        // `get -w` sees a later change.
+        let mut watch = std::process::Command::new(&client.path)
+            .args(["--kubeconfig", sim.kubeconfig.to_str().unwrap(), "get", "pod", "web", "-n", &ns])
+            .args(["-w", "--output-watch-events"])
+            .env("KUBECACHEDIR", sim.dir.path().join(format!("home-{}/cache", client.version)))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = lines_of(&mut watch);
+        let added = expect_line(&lines, "ADDED");
+        let relabel = sim.kubectl(client, &["label", "pod", "web", "-n", &ns, "stage=2"]);
+        assert!(relabel.status.success());
+        let modified = expect_line(&lines, "MODIFIED");
+        let _ = watch.kill();
+        let _ = watch.wait();
+        t.0.push_str(&format!(
+            "$ kubectl get pod web -w --output-watch-events (then a label change)\n{added}\n{modified}\n\n"
+        ));
+
+        assert!(sim.create(client, &mut t, "unbound.yaml", &fill(UNBOUND_POD)).status.success());
+        sim.run(client, &mut t, &format!("delete pod job-1 -n {ns} --wait"));
+        sim.run(client, &mut t, &format!("get pods -n {ns}"));
+        sim.run(client, &mut t, &format!("get events -n {ns}"));
+
+        let node = sim.kubectl(client, &["describe", "node", "gpu-1"]);
+        let node = stdout(&node);
+        for expected in
+            ["Name:               gpu-1", "Kubelet Version:            v1.33.4", &format!("{ns}  ")]
+        {
+            assert!(
+                node.contains(expected),
+                "kubectl {}: describe node lacks {expected:?}:\n{node}",
+                client.version
+            );
+        }
+        insta::assert_snapshot!(format!("writes_waits_and_watches_{}", client.version), redacted(&t.0));
+    }
+}
+
+fn transcript_line(t: &mut Transcript, command: &str, output: &Output) {
+    t.record(command, output);
+}
