@@ -1,6 +1,7 @@
 //! Kubernetes semantics both the engine and the simulator need: quantities, selectors, taints.
 
 pub mod affinity;
+pub mod daemon;
 pub mod quantity;
 pub mod resources;
 pub mod schedule;

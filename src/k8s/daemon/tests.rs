@@ -1,0 +1,622 @@
+//! Unit tests of the DaemonSet logic.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{DaemonSetSpec, DaemonSetUpdateStrategy, RollingUpdateDaemonSet};
+use k8s_openapi::api::core::v1::{
+    Container, NodeSpec, NodeStatus, PodCondition, PodStatus, PreferredSchedulingTerm, ResourceRequirements,
+    Toleration,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
+
+use super::*;
+
+fn ds() -> DaemonSet {
+    DaemonSet {
+        metadata: ObjectMeta {
+            name: Some("gpu-ds".into()),
+            namespace: Some("kube-system".into()),
+            annotations: Some(BTreeMap::from([(
+                TEMPLATE_GENERATION_ANNOTATION.to_string(),
+                "2".to_string(),
+            )])),
+            ..Default::default()
+        },
+        spec: Some(DaemonSetSpec {
+            selector: LabelSelector {
+                match_labels: Some(BTreeMap::from([("app".to_string(), "gpu-ds".to_string())])),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(BTreeMap::from([("app".to_string(), "gpu-ds".to_string())])),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "toolkit".into(),
+                        image: Some("toolkit:v2".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+fn with_template(mut ds: DaemonSet, edit: impl FnOnce(&mut PodSpec)) -> DaemonSet {
+    edit(ds.spec.as_mut().unwrap().template.spec.as_mut().unwrap());
+    ds
+}
+
+fn node(name: &str) -> Node {
+    Node {
+        metadata: ObjectMeta { name: Some(name.into()), labels: Some(BTreeMap::new()), ..Default::default() },
+        spec: Some(NodeSpec::default()),
+        status: Some(NodeStatus::default()),
+    }
+}
+
+fn tainted(mut node: Node, key: &str, value: Option<&str>, effect: &str) -> Node {
+    node.spec.as_mut().unwrap().taints.get_or_insert_with(Vec::new).push(Taint {
+        key: key.into(),
+        value: value.map(Into::into),
+        effect: effect.into(),
+        ..Default::default()
+    });
+    node
+}
+
+fn labelled(mut node: Node, key: &str, value: &str) -> Node {
+    node.metadata.labels.as_mut().unwrap().insert(key.into(), value.into());
+    node
+}
+
+fn toleration(key: &str, effect: &str) -> Toleration {
+    Toleration {
+        key: Some(key.into()),
+        operator: Some("Exists".into()),
+        effect: Some(effect.into()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn placement_cases_from_upstream_tests() {
+    let gpu_selector = |spec: &mut PodSpec| {
+        spec.node_selector =
+            Some(BTreeMap::from([("nvidia.com/gpu.present".to_string(), "true".to_string())]))
+    };
+    let cases: Vec<(&str, DaemonSet, Node, NodePlacement)> = vec![
+        ("plain node", ds(), node("n"), NodePlacement::Run),
+        (
+            "insufficient resources are not checked",
+            with_template(ds(), |spec| {
+                spec.containers[0].resources = Some(ResourceRequirements {
+                    limits: Some(BTreeMap::from([("nvidia.com/gpu".to_string(), Quantity("1".into()))])),
+                    ..Default::default()
+                })
+            }),
+            node("cpu-only"),
+            NodePlacement::Run,
+        ),
+        (
+            "selector mismatch",
+            with_template(ds(), gpu_selector),
+            node("n"),
+            NodePlacement::DoNotRun(NotRunReason::NodeAffinity),
+        ),
+        (
+            "selector match",
+            with_template(ds(), gpu_selector),
+            labelled(node("n"), "nvidia.com/gpu.present", "true"),
+            NodePlacement::Run,
+        ),
+        (
+            "template nodeName elsewhere",
+            with_template(ds(), |spec| spec.node_name = Some("other".into())),
+            node("n"),
+            NodePlacement::DoNotRun(NotRunReason::NodeName),
+        ),
+        (
+            "template nodeName here",
+            with_template(ds(), |spec| spec.node_name = Some("n".into())),
+            node("n"),
+            NodePlacement::Run,
+        ),
+        (
+            "untolerated NoSchedule keeps existing pods",
+            ds(),
+            tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule"),
+            NodePlacement::KeepExisting {
+                taint: Taint {
+                    key: "node-role.kubernetes.io/control-plane".into(),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                },
+            },
+        ),
+        (
+            "tolerated NoSchedule",
+            with_template(ds(), |spec| {
+                spec.tolerations =
+                    Some(vec![toleration("node-role.kubernetes.io/control-plane", "NoSchedule")])
+            }),
+            tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule"),
+            NodePlacement::Run,
+        ),
+        (
+            "untolerated NoExecute removes pods",
+            ds(),
+            tainted(node("n"), "maintenance", Some("now"), "NoExecute"),
+            NodePlacement::DoNotRun(NotRunReason::NoExecuteTaint(Taint {
+                key: "maintenance".into(),
+                value: Some("now".into()),
+                effect: "NoExecute".into(),
+                ..Default::default()
+            })),
+        ),
+        (
+            "NoSchedule and NoExecute: NoExecute decides",
+            ds(),
+            tainted(tainted(node("n"), "a", None, "NoSchedule"), "b", None, "NoExecute"),
+            NodePlacement::DoNotRun(NotRunReason::NoExecuteTaint(Taint {
+                key: "b".into(),
+                effect: "NoExecute".into(),
+                ..Default::default()
+            })),
+        ),
+        (
+            "PreferNoSchedule is ignored",
+            ds(),
+            tainted(node("n"), "soft", None, "PreferNoSchedule"),
+            NodePlacement::Run,
+        ),
+        (
+            "cordoned node: the unschedulable taint is tolerated",
+            ds(),
+            tainted(node("n"), "node.kubernetes.io/unschedulable", None, "NoSchedule"),
+            NodePlacement::Run,
+        ),
+        (
+            "not-ready node is tolerated",
+            ds(),
+            tainted(node("n"), "node.kubernetes.io/not-ready", None, "NoExecute"),
+            NodePlacement::Run,
+        ),
+        (
+            "unreachable node is tolerated",
+            ds(),
+            tainted(node("n"), "node.kubernetes.io/unreachable", None, "NoExecute"),
+            NodePlacement::Run,
+        ),
+        (
+            "memory pressure is tolerated",
+            ds(),
+            tainted(node("n"), "node.kubernetes.io/memory-pressure", None, "NoSchedule"),
+            NodePlacement::Run,
+        ),
+        (
+            "network-unavailable only tolerated with hostNetwork",
+            ds(),
+            tainted(node("n"), "node.kubernetes.io/network-unavailable", None, "NoSchedule"),
+            NodePlacement::KeepExisting {
+                taint: Taint {
+                    key: "node.kubernetes.io/network-unavailable".into(),
+                    effect: "NoSchedule".into(),
+                    ..Default::default()
+                },
+            },
+        ),
+        (
+            "network-unavailable with hostNetwork",
+            with_template(ds(), |spec| spec.host_network = Some(true)),
+            tainted(node("n"), "node.kubernetes.io/network-unavailable", None, "NoSchedule"),
+            NodePlacement::Run,
+        ),
+    ];
+    for (name, ds, node, expected) in cases {
+        assert_eq!(node_should_run_daemon_pod(&ds, &node), expected, "{name}");
+    }
+}
+
+#[test]
+fn placement_flags_match_upstream_pairs() {
+    assert_eq!((NodePlacement::Run.should_run(), NodePlacement::Run.should_continue_running()), (true, true));
+    let keep = NodePlacement::KeepExisting { taint: Taint::default() };
+    assert_eq!((keep.should_run(), keep.should_continue_running()), (false, true));
+    let no = NodePlacement::DoNotRun(NotRunReason::NodeAffinity);
+    assert_eq!((no.should_run(), no.should_continue_running()), (false, false));
+}
+
+#[test]
+fn required_affinity_of_the_template_is_checked() {
+    let ds = with_template(ds(), |spec| {
+        spec.affinity = Some(Affinity {
+            node_affinity: Some(NodeAffinity {
+                required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                    node_selector_terms: vec![NodeSelectorTerm {
+                        match_expressions: Some(vec![NodeSelectorRequirement {
+                            key: "nvidia.com/gpu.count".into(),
+                            operator: "Gt".into(),
+                            values: Some(vec!["3".into()]),
+                        }]),
+                        match_fields: None,
+                    }],
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+    });
+    assert_eq!(
+        node_should_run_daemon_pod(&ds, &labelled(node("big"), "nvidia.com/gpu.count", "8")),
+        NodePlacement::Run
+    );
+    assert_eq!(
+        node_should_run_daemon_pod(&ds, &labelled(node("small"), "nvidia.com/gpu.count", "2")),
+        NodePlacement::DoNotRun(NotRunReason::NodeAffinity)
+    );
+}
+
+fn daemon_pod(name: &str, node: &str, hash: &str) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("kube-system".into()),
+            labels: Some(BTreeMap::from([
+                ("app".to_string(), "gpu-ds".to_string()),
+                (CONTROLLER_REVISION_HASH_LABEL.to_string(), hash.to_string()),
+            ])),
+            creation_timestamp: Some(Time(Timestamp::UNIX_EPOCH)),
+            ..Default::default()
+        },
+        spec: Some(PodSpec { node_name: Some(node.into()), ..Default::default() }),
+        status: Some(PodStatus { phase: Some("Running".into()), ..Default::default() }),
+    }
+}
+
+fn ready(mut pod: Pod, since_secs: i64) -> Pod {
+    pod.status.as_mut().unwrap().conditions = Some(vec![PodCondition {
+        type_: "Ready".into(),
+        status: "True".into(),
+        last_transition_time: Some(Time(Timestamp::from_second(since_secs).unwrap())),
+        ..Default::default()
+    }]);
+    pod
+}
+
+fn waiting(mut pod: Pod) -> Pod {
+    pod.status.as_mut().unwrap().phase = Some("Pending".into());
+    pod.status.as_mut().unwrap().conditions = Some(vec![PodCondition {
+        type_: "Ready".into(),
+        status: "False".into(),
+        reason: Some("ContainersNotReady".into()),
+        ..Default::default()
+    }]);
+    pod
+}
+
+fn created(mut pod: Pod, secs: i64) -> Pod {
+    pod.metadata.creation_timestamp = Some(Time(Timestamp::from_second(secs).unwrap()));
+    pod
+}
+
+fn now() -> Timestamp {
+    Timestamp::from_second(10_000).unwrap()
+}
+
+#[test]
+fn stuck_rollout_shows_3_3_2_1_2() {
+    // DESIGN §1 / issue 5: maxUnavailable 1, new image cannot be pulled on one node.
+    let nodes = vec![node("gpu-1"), node("gpu-2"), node("gpu-3")];
+    let pods = vec![
+        waiting(daemon_pod("gpu-ds-new", "gpu-1", "new")),
+        ready(daemon_pod("gpu-ds-a", "gpu-2", "old"), 0),
+        ready(daemon_pod("gpu-ds-b", "gpu-3", "old"), 0),
+    ];
+    let counters = daemonset_status(&ds(), &nodes, &pods, "new", now());
+    let columns = (
+        counters.desired_number_scheduled,
+        counters.current_number_scheduled,
+        counters.number_ready,
+        counters.updated_number_scheduled,
+        counters.number_available,
+    );
+    assert_eq!(columns, (3, 3, 2, 1, 2));
+    assert_eq!(counters.number_unavailable, 1);
+    assert_eq!(counters.number_misscheduled, 0);
+}
+
+#[test]
+fn toleration_drift_drops_desired_and_counts_the_old_pod_misscheduled() {
+    let nodes = vec![
+        node("gpu-1"),
+        node("gpu-2"),
+        tainted(node("gpu-3"), "nvidia.com/gpu", Some("present"), "NoSchedule"),
+    ];
+    let pods = vec![
+        ready(daemon_pod("a", "gpu-1", "new"), 0),
+        ready(daemon_pod("b", "gpu-2", "new"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    let counters = daemonset_status(&ds(), &nodes, &pods, "new", now());
+    assert_eq!(counters.desired_number_scheduled, 2);
+    assert_eq!(counters.current_number_scheduled, 2);
+    assert_eq!(counters.updated_number_scheduled, 2);
+    assert_eq!(counters.number_misscheduled, 1);
+    // Once the old pod is deleted it is not recreated: nothing counts for gpu-3 any more.
+    let counters = daemonset_status(&ds(), &nodes, &pods[..2], "new", now());
+    assert_eq!(
+        (counters.desired_number_scheduled, counters.number_misscheduled, counters.number_unavailable),
+        (2, 0, 0)
+    );
+}
+
+#[test]
+fn unscheduled_pinned_pod_counts_as_current() {
+    let mut pending = waiting(daemon_pod("p", "", "new"));
+    pending.spec = Some(daemon_pod_spec(&ds(), "gpu-1"));
+    let counters = daemonset_status(&ds(), &[node("gpu-1")], &[pending], "new", now());
+    assert_eq!(counters.current_number_scheduled, 1);
+    assert_eq!(counters.updated_number_scheduled, 1);
+    assert_eq!(counters.number_ready, 0);
+}
+
+#[test]
+fn only_the_oldest_pod_per_node_is_looked_at() {
+    // During a surge the node counts as updated only once the old pod is gone.
+    let old = created(ready(daemon_pod("old", "gpu-1", "old"), 0), 10);
+    let new = created(ready(daemon_pod("new", "gpu-1", "new"), 0), 20);
+    let counters = daemonset_status(&ds(), &[node("gpu-1")], &[new.clone(), old], "new", now());
+    assert_eq!((counters.current_number_scheduled, counters.updated_number_scheduled), (1, 0));
+    let counters = daemonset_status(&ds(), &[node("gpu-1")], &[new], "new", now());
+    assert_eq!(counters.updated_number_scheduled, 1);
+}
+
+#[test]
+fn bound_pods_sort_before_unbound_then_by_age_then_name() {
+    let mut unbound = created(daemon_pod("a-unbound", "", "x"), 1);
+    unbound.spec = Some(daemon_pod_spec(&ds(), "n"));
+    let older = created(daemon_pod("z-older", "n", "x"), 5);
+    let newer_b = created(daemon_pod("b-newer", "n", "x"), 9);
+    let newer_a = created(daemon_pod("a-newer", "n", "x"), 9);
+    let pods = [newer_b, unbound, newer_a, older];
+    let map = nodes_to_daemon_pods(&pods, DeletedTerminalPods::Skip);
+    let names: Vec<_> = map["n"].iter().map(|p| p.metadata.name.clone().unwrap()).collect();
+    assert_eq!(names, ["z-older", "a-newer", "b-newer", "a-unbound"]);
+}
+
+#[test]
+fn deleted_terminal_pods_are_skipped_but_terminating_ones_count() {
+    let mut done = daemon_pod("done", "gpu-1", "new");
+    done.status.as_mut().unwrap().phase = Some("Failed".into());
+    done.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    let mut terminating = ready(daemon_pod("going", "gpu-2", "old"), 0);
+    terminating.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    let pods = vec![done, terminating];
+    let skip = nodes_to_daemon_pods(&pods, DeletedTerminalPods::Skip);
+    assert!(!skip.contains_key("gpu-1"));
+    assert!(skip.contains_key("gpu-2"));
+    let include = nodes_to_daemon_pods(&pods, DeletedTerminalPods::Include);
+    assert!(include.contains_key("gpu-1"));
+    let counters = daemonset_status(&ds(), &[node("gpu-1"), node("gpu-2")], &pods, "new", now());
+    assert_eq!((counters.desired_number_scheduled, counters.current_number_scheduled), (2, 1));
+}
+
+#[test]
+fn pods_on_unknown_nodes_are_ignored() {
+    let pods = vec![ready(daemon_pod("ghost", "gone", "new"), 0)];
+    let counters = daemonset_status(&ds(), &[node("gpu-1")], &pods, "new", now());
+    assert_eq!(
+        counters,
+        DaemonSetCounters { desired_number_scheduled: 1, number_unavailable: 1, ..Default::default() }
+    );
+}
+
+#[test]
+fn min_ready_seconds_delays_availability_strictly() {
+    let mut ds = ds();
+    ds.spec.as_mut().unwrap().min_ready_seconds = Some(30);
+    let pod = ready(daemon_pod("p", "gpu-1", "new"), 100);
+    assert!(!is_pod_available(&pod, 30, Timestamp::from_second(130).unwrap()));
+    assert!(is_pod_available(&pod, 30, Timestamp::from_second(131).unwrap()));
+    assert!(is_pod_available(&pod, 0, Timestamp::from_second(0).unwrap()));
+    let counters =
+        daemonset_status(&ds, &[node("gpu-1")], &[pod], "new", Timestamp::from_second(120).unwrap());
+    assert_eq!((counters.number_ready, counters.number_available, counters.number_unavailable), (1, 0, 1));
+}
+
+#[test]
+fn updated_by_hash_or_template_generation() {
+    let pod = daemon_pod("p", "n", "abc");
+    assert!(is_pod_updated(&pod, "abc", None));
+    assert!(!is_pod_updated(&pod, "def", None));
+    assert!(!is_pod_updated(&pod, "", None));
+    let mut by_generation = daemon_pod("p", "n", "old");
+    by_generation.metadata.labels.as_mut().unwrap().insert(POD_TEMPLATE_GENERATION_LABEL.into(), "2".into());
+    assert!(is_pod_updated(&by_generation, "new", Some(2)));
+    assert!(!is_pod_updated(&by_generation, "new", Some(3)));
+    assert_eq!(template_generation(&ds()).unwrap(), Some(2));
+    let mut bad = ds();
+    bad.metadata.annotations.as_mut().unwrap().insert(TEMPLATE_GENERATION_ANNOTATION.into(), "x".into());
+    assert_eq!(template_generation(&bad).unwrap_err(), Error::TemplateGeneration("x".into()));
+}
+
+#[test]
+fn target_node_name_rules_and_messages() {
+    let mut pod = daemon_pod("p", "", "h");
+    pod.metadata.name = Some("p".into());
+    assert_eq!(
+        target_node_name(&pod).unwrap_err().to_string(),
+        "no spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution for pod kube-system/p"
+    );
+    pod.spec.as_mut().unwrap().affinity = Some(Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![],
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    assert_eq!(
+        target_node_name(&pod).unwrap_err().to_string(),
+        "no nodeSelectorTerms in requiredDuringSchedulingIgnoredDuringExecution of pod kube-system/p"
+    );
+    let two = NodeSelectorTerm {
+        match_fields: Some(vec![NodeSelectorRequirement {
+            key: "metadata.name".into(),
+            operator: "In".into(),
+            values: Some(vec!["a".into(), "b".into()]),
+        }]),
+        match_expressions: None,
+    };
+    pod.spec
+        .as_mut()
+        .unwrap()
+        .affinity
+        .as_mut()
+        .unwrap()
+        .node_affinity
+        .as_mut()
+        .unwrap()
+        .required_during_scheduling_ignored_during_execution =
+        Some(NodeSelector { node_selector_terms: vec![two] });
+    assert_eq!(
+        target_node_name(&pod).unwrap_err().to_string(),
+        "the matchFields value of 'metadata.name' is not unique for pod kube-system/p"
+    );
+    pod.spec.as_mut().unwrap().affinity = Some(pin_to_node(None, "gpu-3"));
+    assert_eq!(target_node_name(&pod).unwrap(), "gpu-3");
+}
+
+#[test]
+fn pinning_replaces_required_terms_and_keeps_preferred_ones() {
+    let preferred = vec![PreferredSchedulingTerm {
+        weight: 5,
+        preference: NodeSelectorTerm {
+            match_expressions: Some(vec![NodeSelectorRequirement {
+                key: "zone".into(),
+                operator: "Exists".into(),
+                values: None,
+            }]),
+            match_fields: None,
+        },
+    }];
+    let user = Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_expressions: Some(vec![NodeSelectorRequirement {
+                        key: "gpu".into(),
+                        operator: "Exists".into(),
+                        values: None,
+                    }]),
+                    match_fields: None,
+                }],
+            }),
+            preferred_during_scheduling_ignored_during_execution: Some(preferred.clone()),
+        }),
+        ..Default::default()
+    };
+    let pinned = pin_to_node(Some(user), "gpu-1");
+    let node_affinity = pinned.node_affinity.unwrap();
+    assert_eq!(node_affinity.preferred_during_scheduling_ignored_during_execution, Some(preferred));
+    let terms =
+        node_affinity.required_during_scheduling_ignored_during_execution.unwrap().node_selector_terms;
+    assert_eq!(terms.len(), 1);
+    assert_eq!(terms[0].match_expressions, None);
+    assert_eq!(terms[0].match_fields.as_ref().unwrap()[0].values, Some(vec!["gpu-1".to_string()]));
+}
+
+#[test]
+fn new_daemon_pod_spec_and_labels() {
+    let ds = with_template(ds(), |spec| {
+        spec.node_selector = Some(BTreeMap::from([("gpu".to_string(), "true".to_string())]))
+    });
+    let spec = daemon_pod_spec(&ds, "gpu-1");
+    assert_eq!(spec.node_name, None);
+    assert_eq!(spec.node_selector.as_ref().unwrap()["gpu"], "true");
+    assert_eq!(spec.tolerations.as_ref().unwrap().len(), 6);
+    let labels = daemon_pod_labels(&ds, "5c9f7b8d4").unwrap();
+    assert_eq!(labels["app"], "gpu-ds");
+    assert_eq!(labels["controller-revision-hash"], "5c9f7b8d4");
+    assert_eq!(labels["pod-template-generation"], "2");
+}
+
+#[test]
+fn scaled_values_round_like_upstream() {
+    let percent = |p: &str| IntOrString::String(p.into());
+    assert_eq!(scaled_value(&percent("10%"), 3, Rounding::Up, "MaxUnavailable").unwrap(), 1);
+    assert_eq!(scaled_value(&percent("10%"), 3, Rounding::Down, "MaxUnavailable").unwrap(), 0);
+    assert_eq!(scaled_value(&percent("50%"), 5, Rounding::Up, "MaxUnavailable").unwrap(), 3);
+    assert_eq!(scaled_value(&percent("100%"), 7, Rounding::Up, "MaxSurge").unwrap(), 7);
+    assert_eq!(scaled_value(&percent("0%"), 7, Rounding::Up, "MaxSurge").unwrap(), 0);
+    assert_eq!(scaled_value(&IntOrString::Int(2), 7, Rounding::Up, "MaxSurge").unwrap(), 2);
+    assert_eq!(
+        scaled_value(&percent("2"), 7, Rounding::Up, "MaxSurge").unwrap_err().to_string(),
+        "invalid value for MaxSurge: invalid type: string is not a percentage"
+    );
+    assert!(scaled_value(&percent("x%"), 7, Rounding::Up, "MaxSurge").is_err());
+}
+
+fn rolling(ds: &mut DaemonSet, unavailable: Option<IntOrString>, surge: Option<IntOrString>) {
+    ds.spec.as_mut().unwrap().update_strategy = Some(DaemonSetUpdateStrategy {
+        type_: Some("RollingUpdate".into()),
+        rolling_update: Some(RollingUpdateDaemonSet { max_unavailable: unavailable, max_surge: surge }),
+    });
+}
+
+#[test]
+fn update_budgets() {
+    let mut d = ds();
+    rolling(&mut d, Some(IntOrString::Int(1)), None);
+    assert_eq!(update_budget(&d, 3).unwrap(), UpdateBudget { max_unavailable: 1, max_surge: 0 });
+    rolling(&mut d, Some(IntOrString::String("10%".into())), Some(IntOrString::Int(0)));
+    assert_eq!(update_budget(&d, 1000).unwrap(), UpdateBudget { max_unavailable: 100, max_surge: 0 });
+    assert_eq!(update_budget(&d, 11).unwrap(), UpdateBudget { max_unavailable: 2, max_surge: 0 });
+    rolling(&mut d, Some(IntOrString::Int(0)), Some(IntOrString::String("25%".into())));
+    assert_eq!(update_budget(&d, 4).unwrap(), UpdateBudget { max_unavailable: 0, max_surge: 1 });
+    // Both zero (an impossible config) falls back to maxUnavailable 1 when anything is desired.
+    rolling(&mut d, Some(IntOrString::String("0%".into())), Some(IntOrString::Int(0)));
+    assert_eq!(update_budget(&d, 4).unwrap(), UpdateBudget { max_unavailable: 1, max_surge: 0 });
+    assert_eq!(update_budget(&d, 0).unwrap(), UpdateBudget { max_unavailable: 0, max_surge: 0 });
+    rolling(&mut d, None, None);
+    assert!(update_budget(&d, 3).is_err());
+    d.spec.as_mut().unwrap().update_strategy =
+        Some(DaemonSetUpdateStrategy { type_: Some("OnDelete".into()), rolling_update: None });
+    assert_eq!(update_strategy(&d), UpdateStrategy::OnDelete);
+    assert_eq!(update_budget(&d, 3).unwrap(), UpdateBudget { max_unavailable: 1, max_surge: 0 });
+}
+
+#[test]
+fn fnv32a_known_vectors() {
+    assert_eq!(fnv32a(0x811c_9dc5, b""), 0x811c_9dc5);
+    assert_eq!(fnv32a(0x811c_9dc5, b"a"), 0xe40c_292c);
+    assert_eq!(fnv32a(0x811c_9dc5, b"foobar"), 0xbf9c_f968);
+}
+
+#[test]
+fn safe_encode_maps_digits_as_the_notes_say() {
+    // k8s-fidelity.md §1.8, copied: '0'→'4' '1'→'5' '2'→'6' '3'→'7' '4'→'8' '5'→'9' '6'→'b' '7'→'c' '8'→'d' '9'→'f'
+    assert_eq!(safe_encode("0123456789"), "456789bcdf");
+}
+
+#[test]
+fn hash_is_deterministic_and_tracks_the_template() {
+    let template = ds().spec.unwrap().template;
+    let first = compute_hash(&template, None).unwrap();
+    assert_eq!(first, compute_hash(&template.clone(), None).unwrap());
+    assert!((1..=10).contains(&first.len()));
+    assert!(first.chars().all(|c| "456789bcdf".contains(c)));
+    let mut changed = template.clone();
+    changed.spec.as_mut().unwrap().containers[0].image = Some("toolkit:v3".into());
+    assert_ne!(compute_hash(&changed, None).unwrap(), first);
+    assert_ne!(compute_hash(&template, Some(1)).unwrap(), first);
+    assert_ne!(compute_hash(&template, Some(1)).unwrap(), compute_hash(&template, Some(2)).unwrap());
+}
