@@ -2,4 +2,5 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod sim_api;
 mod util;

@@ -331,14 +331,11 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::sim::{clock::Clock, resources, server};
+    use crate::sim::{clock::Clock, server};
 
     fn app() -> Router {
-        let state = std::sync::Arc::new(server::SimState {
-            store: crate::sim::store::Store::in_memory().expect("in-memory store"),
-            types: std::sync::RwLock::new(resources::built_in()),
-            clock: Clock::real(),
-        });
+        let store = crate::sim::store::Store::in_memory().unwrap();
+        let state = std::sync::Arc::new(server::SimState::new(store, Clock::real()));
         server::router(state)
     }
 

@@ -1,15 +1,31 @@
 //! The simulator's HTTP surface: an axum router that is also a tower service for `kube::Client`.
+//!
+//! Discovery has its own routes; every resource path (`/api/v1/…`, `/apis/{group}/{version}/…`)
+//! reaches [`api::handle`] as the router's fallback. The router does no authentication: the
+//! serving layer wraps it.
 
-use std::sync::{Arc, RwLock};
+use std::{
+    sync::{Arc, RwLock},
+    time::Duration,
+};
 
 use axum::Router;
+use serde_json::json;
 
-use super::{clock::Clock, resources::ResourceType, store::Store};
+use super::{
+    clock::Clock,
+    resources::{self, ResourceType},
+    store::{self, Store},
+};
 
 pub mod admission;
+pub mod api;
 pub mod discovery;
 pub mod patch;
+pub mod request;
+pub mod status;
 pub mod table;
+pub mod watch;
 
 /// Everything request handlers share.
 #[derive(Debug)]
@@ -20,12 +36,46 @@ pub struct SimState {
     pub types: RwLock<Vec<ResourceType>>,
     /// The simulator's clock.
     pub clock: Clock,
+    /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK (upstream: about a
+    /// minute).
+    pub bookmark_interval: Duration,
+}
+
+impl SimState {
+    /// State serving the built-in types from `store`, stamped by `clock` (the store is given
+    /// the same clock).
+    pub fn new(store: Store, clock: Clock) -> SimState {
+        SimState {
+            store: store.with_clock(clock.clone()),
+            types: RwLock::new(resources::built_in()),
+            clock,
+            bookmark_interval: Duration::from_secs(60),
+        }
+    }
 }
 
 /// Shared handle to the state, as axum hands it to handlers.
 pub type AppState = Arc<SimState>;
 
+/// The namespaces every cluster starts with.
+pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Creates the [`SYSTEM_NAMESPACES`] that do not exist yet (idempotent; call at every start).
+pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
+    let namespaces =
+        resources::built_in().into_iter().find(|t| t.plural == "namespaces").expect("namespaces type");
+    for name in SYSTEM_NAMESPACES {
+        if state.store.get("namespaces", "", name).is_none() {
+            state.store.create(
+                &namespaces,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// The whole API surface as one router.
 pub fn router(state: AppState) -> Router {
-    Router::new().merge(discovery::routes()).with_state(state)
+    Router::new().merge(discovery::routes()).fallback(api::handle).with_state(state)
 }

@@ -1,0 +1,397 @@
+//! Resource handlers: get, list, create, update, patch, delete and deletecollection for every
+//! served type, under `/api/v1/…` and `/apis/{group}/{version}/…` (watch is in `watch.rs`).
+
+use std::sync::Arc;
+
+use axum::{
+    body::Body,
+    extract::{Request, State},
+    http::{HeaderMap, Method, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::{
+    AppState,
+    patch::{self, ApplyOptions, PatchKind},
+    request::{self, Query, ResourcePath},
+    status::{ApiError, Result},
+    table, watch,
+};
+use crate::{
+    k8s::selector::{FieldSelector, LabelSelector},
+    sim::{
+        resources::{self, ResourceType},
+        store::{Deletion, Outcome, Stored, Subresource},
+    },
+};
+
+/// The fallback handler every resource request reaches.
+pub async fn handle(State(state): State<AppState>, request: Request) -> Response {
+    match dispatch(state, request).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+/// The verb a request maps to, as RBAC and discovery name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Get,
+    List,
+    Watch,
+    Create,
+    Update,
+    Patch,
+    Delete,
+    DeleteCollection,
+}
+
+impl Verb {
+    fn name(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+        }
+    }
+}
+
+/// The resolved target of a request.
+struct Target {
+    rt: ResourceType,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Subresource,
+}
+
+impl Target {
+    fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("")
+    }
+
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+}
+
+async fn dispatch(state: AppState, request: Request) -> Result<Response> {
+    let (parts, body) = request.into_parts();
+    let path = ResourcePath::parse(parts.uri.path()).ok_or_else(ApiError::no_such_resource)?;
+    let query = Query::from_uri(&parts.uri)?;
+    let target = resolve(&state, path)?;
+    let verb = match (&parts.method, target.name.is_some()) {
+        (&Method::GET, true) => Verb::Get,
+        (&Method::GET, false) if query.flag("watch") => Verb::Watch,
+        (&Method::GET, false) => Verb::List,
+        (&Method::POST, false) => Verb::Create,
+        (&Method::PUT, true) => Verb::Update,
+        (&Method::PATCH, true) => Verb::Patch,
+        (&Method::DELETE, true) => Verb::Delete,
+        (&Method::DELETE, false) => Verb::DeleteCollection,
+        _ => return Err(ApiError::method_not_allowed()),
+    };
+    let allowed = match target.subresource {
+        Subresource::Main => target.rt.verbs.iter().any(|v| v == verb.name()),
+        Subresource::Status => matches!(verb, Verb::Get | Verb::Update | Verb::Patch),
+    };
+    if !allowed {
+        return Err(ApiError::method_not_allowed());
+    }
+    let headers = parts.headers;
+    match verb {
+        Verb::Get => get(&state, &target, &headers),
+        Verb::List => list(&state, &target, &query, &headers),
+        Verb::Watch => watch::serve(state.clone(), target.rt, target.namespace, &query, &headers),
+        Verb::Create => create(&state, &target, &query, &headers, body).await,
+        Verb::Update => update(&state, &target, &query, &headers, body).await,
+        Verb::Patch => patch(&state, &target, &query, &headers, body).await,
+        Verb::Delete => delete(&state, &target, &query, &headers, body).await,
+        Verb::DeleteCollection => delete_collection(&state, &target, &query, &headers, body).await,
+    }
+}
+
+fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
+    let rt = {
+        let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        resources::find(&types, &path.group, &path.version, &path.plural).cloned()
+    }
+    .ok_or_else(ApiError::no_such_resource)?;
+    // A namespaced path for a cluster-scoped type (or an object path without a namespace for a
+    // namespaced type) names nothing.
+    if path.namespace.is_some() && !rt.namespaced()
+        || path.name.is_some() && path.namespace.is_none() && rt.namespaced()
+    {
+        return Err(ApiError::no_such_resource());
+    }
+    let subresource = match path.subresource.as_deref() {
+        None => Subresource::Main,
+        Some("status") if rt.subresources.iter().any(|s| s == "status") => Subresource::Status,
+        Some(_) => return Err(ApiError::no_such_resource()),
+    };
+    Ok(Target { rt, namespace: path.namespace, name: path.name, subresource })
+}
+
+fn json_response(code: StatusCode, body: String) -> Response {
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn object_response(
+    state: &AppState,
+    rt: &ResourceType,
+    headers: &HeaderMap,
+    code: StatusCode,
+    object: &Value,
+) -> Response {
+    if request::wants_table(headers) {
+        let rv = object["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string();
+        let table = table::render(rt, std::slice::from_ref(object), &rv, state.clock.now());
+        return json_response(code, table.to_string());
+    }
+    json_response(code, object.to_string())
+}
+
+fn get(state: &AppState, target: &Target, headers: &HeaderMap) -> Result<Response> {
+    let object = state.store.get_value(&target.rt, target.namespace(), target.name())?;
+    Ok(object_response(state, &target.rt, headers, StatusCode::OK, &object))
+}
+
+/// The selectors of a list, watch or deletecollection request, as one predicate.
+pub struct Selection {
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+impl Selection {
+    /// From the request's `labelSelector` and `fieldSelector` (400 when malformed or on a
+    /// field the type cannot be selected on).
+    pub fn from_query(query: &Query, rt: &ResourceType) -> Result<Selection> {
+        Ok(Selection { labels: query.label_selector()?, fields: query.field_selector(&rt.group_resource())? })
+    }
+
+    /// True when `stored` matches both selectors.
+    pub fn matches(&self, stored: &Stored) -> bool {
+        self.labels.matches(&stored.labels) && self.fields.matches(&stored.fields)
+    }
+
+    fn is_everything(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+}
+
+/// Upstream's continue token: base64url of `{"v":"meta.k8s.io/v1","rv":N,"start":"key\0"}`.
+fn encode_continue(revision: u64, after: &(String, String)) -> String {
+    let token =
+        json!({"v": "meta.k8s.io/v1", "rv": revision, "start": format!("{}/{}\u{0}", after.0, after.1)});
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(String, String)> {
+    let invalid = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token.trim_end_matches('='))
+        .map_err(|_| invalid())?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    let start = value["start"].as_str().ok_or_else(invalid)?.trim_end_matches('\u{0}');
+    let (namespace, name) = start.split_once('/').ok_or_else(invalid)?;
+    Ok((namespace.to_string(), name.to_string()))
+}
+
+fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -> Result<Response> {
+    let selection = Selection::from_query(query, &target.rt)?;
+    let after = query.get("continue").filter(|c| !c.is_empty()).map(decode_continue).transpose()?;
+    let limit = query.integer("limit")?.filter(|limit| *limit > 0).map(|limit| limit as usize);
+    let page = state.store.list(
+        &target.rt.group_resource(),
+        target.namespace.as_deref(),
+        &|stored| selection.matches(stored),
+        after.as_ref(),
+        limit,
+    );
+    let mut metadata = json!({"resourceVersion": page.revision.to_string()});
+    if let Some(after) = &page.continue_after {
+        metadata["continue"] = json!(encode_continue(page.revision, after));
+        // Upstream counts the rest only when nothing is filtered out.
+        if selection.is_everything() {
+            metadata["remainingItemCount"] = json!(page.remaining);
+        }
+    }
+    if request::wants_table(headers) {
+        let objects = page.items.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
+        let mut table = table::render(&target.rt, &objects, &page.revision.to_string(), state.clock.now());
+        if let Some(continue_token) = metadata.get("continue") {
+            table["metadata"]["continue"] = continue_token.clone();
+        }
+        return Ok(json_response(StatusCode::OK, table.to_string()));
+    }
+    Ok(json_response(StatusCode::OK, list_json(&target.rt, &metadata, &page.items)))
+}
+
+/// A `<Kind>List` built from the stored JSON texts without reparsing them.
+fn list_json(rt: &ResourceType, metadata: &Value, items: &[Arc<Stored>]) -> String {
+    let size: usize = items.iter().map(|stored| stored.json.len() + 1).sum();
+    let mut body = String::with_capacity(size + 128);
+    body.push_str(&format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{metadata},\"items\":[",
+        json!(rt.list_kind()),
+        json!(rt.api_version())
+    ));
+    for (i, stored) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(&stored.json);
+    }
+    body.push_str("]}");
+    body
+}
+
+/// The body as an object of the target's type, with the URL's namespace.
+async fn object_body(target: &Target, headers: &HeaderMap, body: Body) -> Result<Value> {
+    let bytes = request::read_body(headers, body).await?;
+    let mut object = request::decode_object(headers, &bytes, &target.rt.kind)?;
+    request::check_type(&object, &target.rt.api_version(), &target.rt.kind)?;
+    if !object["metadata"].is_object() {
+        object["metadata"] = json!({});
+    }
+    if let Some(namespace) = &target.namespace {
+        match object["metadata"]["namespace"].as_str() {
+            Some(given) if !given.is_empty() && given != namespace => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => object["metadata"]["namespace"] = json!(namespace),
+        }
+    }
+    Ok(object)
+}
+
+async fn create(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response> {
+    let dry_run = query.dry_run()?;
+    let object = object_body(target, headers, body).await?;
+    let created = state.store.create_with(&target.rt, object, dry_run)?;
+    Ok(object_response(state, &target.rt, headers, StatusCode::CREATED, &created))
+}
+
+async fn update(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response> {
+    let dry_run = query.dry_run()?;
+    let mut object = object_body(target, headers, body).await?;
+    match object["metadata"]["name"].as_str() {
+        Some(name) if !name.is_empty() && name != target.name() => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({name}) does not match the name on the URL ({})",
+                target.name()
+            )));
+        }
+        _ => object["metadata"]["name"] = json!(target.name()),
+    }
+    let updated = state.store.update(&target.rt, object, target.subresource, dry_run)?;
+    Ok(object_response(state, &target.rt, headers, StatusCode::OK, &updated))
+}
+
+async fn patch(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response> {
+    let dry_run = query.dry_run()?;
+    let kind = PatchKind::from_content_type(&request::content_type(headers))?;
+    let bytes = request::read_body(headers, body).await?;
+    let rt = &target.rt;
+    let (object, outcome) = if kind == PatchKind::Apply {
+        let field_manager = query.get("fieldManager").unwrap_or_default().to_string();
+        if field_manager.is_empty() {
+            return Err(ApiError::invalid(
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [{"reason": "FieldValueRequired",
+                    "message": "Required value: is required for apply patch", "field": "fieldManager"}]}),
+            ));
+        }
+        let mut applied: Value = serde_saphyr::from_slice(&bytes)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        if !applied.is_object() {
+            return Err(ApiError::bad_request("error decoding YAML: the apply patch is not an object"));
+        }
+        request::check_type(&applied, &rt.api_version(), &rt.kind)?;
+        if let Some(namespace) = &target.namespace {
+            applied["metadata"]["namespace"] = json!(namespace);
+        }
+        applied["metadata"]["name"] = json!(target.name());
+        let options = ApplyOptions { field_manager, force: query.flag("force") };
+        state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
+            let mut next =
+                patch::server_side_apply(rt, current.as_ref(), &applied, &options).map_err(ApiError::from)?;
+            if current.is_none() {
+                next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
+            }
+            Ok::<_, ApiError>(next)
+        })?
+    } else {
+        state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
+            let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
+            Ok::<_, ApiError>(patch::apply_patch(rt, kind, &current, &bytes)?)
+        })?
+    };
+    let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
+    Ok(object_response(state, rt, headers, code, &object))
+}
+
+async fn delete(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response> {
+    let bytes = request::read_body(headers, body).await?;
+    let options = request::delete_options(query, headers, &bytes)?;
+    let deletion = state.store.delete(&target.rt, target.namespace(), target.name(), &options)?;
+    Ok(object_response(state, &target.rt, headers, StatusCode::OK, deletion.object()))
+}
+
+async fn delete_collection(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response> {
+    let selection = Selection::from_query(query, &target.rt)?;
+    let bytes = request::read_body(headers, body).await?;
+    let options = request::delete_options(query, headers, &bytes)?;
+    let done = state.store.delete_collection(
+        &target.rt,
+        target.namespace.as_deref(),
+        &|stored| selection.matches(stored),
+        &options,
+    )?;
+    let items: Vec<&Value> = done.iter().map(Deletion::object).collect();
+    let list = json!({"kind": target.rt.list_kind(), "apiVersion": target.rt.api_version(),
+                      "metadata": {"resourceVersion": state.store.revision().to_string()}, "items": items});
+    Ok(json_response(StatusCode::OK, list.to_string()))
+}

@@ -1,0 +1,671 @@
+//! The simulator's API in-process: CRUD, selectors, watch semantics, concurrency, deletion,
+//! error statuses, and the store's durability across `kill -9`.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use axum::body::Body;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::{
+    apps::v1::DaemonSet,
+    core::v1::{ConfigMap, Namespace, Node, Pod},
+};
+use kube::{
+    Api,
+    api::{DeleteParams, ListParams, PostParams},
+    runtime::{reflector, watcher},
+};
+use lab_runner::sim::{
+    clock::Clock,
+    harness::Harness,
+    server::SimState,
+    store::{Store, WatchFrom},
+};
+use serde_json::{Value, json};
+
+fn config_map(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>()},
+        "data": {"k": "v"},
+    }))
+    .unwrap()
+}
+
+fn pod(name: &str, node: Option<&str>, phase_labels: &[(&str, &str)]) -> Pod {
+    let mut pod = json!({
+        "metadata": {"name": name, "labels": phase_labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>()},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]},
+    });
+    if let Some(node) = node {
+        pod["spec"]["nodeName"] = json!(node);
+    }
+    serde_json::from_value(pod).unwrap()
+}
+
+/// One raw request; returns the status code and the JSON body.
+async fn call(
+    sim: &Harness,
+    method: &str,
+    uri: &str,
+    content_type: Option<&str>,
+    body: impl Into<Body>,
+) -> (u16, Value) {
+    let mut request = axum::http::Request::builder().method(method).uri(uri);
+    if let Some(content_type) = content_type {
+        request = request.header("content-type", content_type);
+    }
+    let response = sim.request(request.body(body.into()).unwrap()).await;
+    let code = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    (code, serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes))))
+}
+
+/// Opens a watch and returns its events as they arrive, one parsed line each.
+async fn watch_lines(sim: &Harness, uri: &str) -> impl futures::Stream<Item = Value> + Unpin {
+    let request = axum::http::Request::builder().uri(uri).body(Body::empty()).unwrap();
+    let response = sim.request(request).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let chunks = response.into_body().into_data_stream();
+    // Every event arrives as its own chunk ending in a newline (flushed per event).
+    Box::pin(chunks.map(|chunk| {
+        let chunk = chunk.unwrap();
+        assert!(chunk.ends_with(b"\n"), "one event per chunk");
+        serde_json::from_slice::<Value>(&chunk).unwrap()
+    }))
+}
+
+async fn next(events: &mut (impl futures::Stream<Item = Value> + Unpin)) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("an event arrives")
+        .expect("stream open")
+}
+
+fn summary(event: &Value) -> String {
+    format!(
+        "{} {}",
+        event["type"].as_str().unwrap(),
+        event["object"]["metadata"]["name"].as_str().unwrap_or("-")
+    )
+}
+
+#[tokio::test]
+async fn crud_for_namespaced_cluster_scoped_and_group_types() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    let created =
+        cms.create(&PostParams::default(), &config_map("settings", &[("app", "web")])).await.unwrap();
+    assert_eq!(created.metadata.namespace.as_deref(), Some("default"));
+    assert!(created.metadata.uid.is_some() && created.metadata.creation_timestamp.is_some());
+    let mut fetched = cms.get("settings").await.unwrap();
+    fetched.data.as_mut().unwrap().insert("k".into(), "changed".into());
+    let replaced = cms.replace("settings", &PostParams::default(), &fetched).await.unwrap();
+    assert_eq!(replaced.data.unwrap()["k"], "changed");
+    assert_ne!(replaced.metadata.resource_version, created.metadata.resource_version);
+
+    let nodes: Api<Node> = Api::all(sim.client.clone());
+    let node: Node = serde_json::from_value(json!({"metadata": {"name": "node-a"},
+        "status": {"capacity": {"cpu": 8, "nvidia.com/gpu": 4}}}))
+    .unwrap();
+    let node = nodes.create(&PostParams::default(), &node).await.unwrap();
+    assert_eq!(node.metadata.namespace, None);
+    let capacity = node.status.unwrap().capacity.unwrap();
+    assert_eq!(capacity["nvidia.com/gpu"].0, "4", "numbers in quantity fields are stored as strings");
+    assert_eq!(nodes.list(&ListParams::default()).await.unwrap().items.len(), 1);
+
+    let dss: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "kube-system");
+    let ds: DaemonSet = serde_json::from_value(json!({"metadata": {"name": "agent"}, "spec": {
+        "selector": {"matchLabels": {"app": "agent"}},
+        "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "x:1"}]}}}}))
+    .unwrap();
+    let ds = dss.create(&PostParams::default(), &ds).await.unwrap();
+    assert_eq!(ds.metadata.generation, Some(1));
+    let all_ds: Api<DaemonSet> = Api::all(sim.client.clone());
+    assert_eq!(all_ds.list(&ListParams::default()).await.unwrap().items.len(), 1);
+
+    cms.delete("settings", &DeleteParams::default()).await.unwrap();
+    let error = cms.get("settings").await.unwrap_err();
+    assert!(matches!(error, kube::Error::Api(ref status) if status.code == 404), "{error:?}");
+}
+
+#[tokio::test]
+async fn label_and_field_selectors_filter_lists() {
+    let sim = Harness::start();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
+    pods.create(&PostParams::default(), &pod("a", Some("node-a"), &[("app", "web"), ("tier", "front")]))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("b", Some("node-b"), &[("app", "web")])).await.unwrap();
+    pods.create(&PostParams::default(), &pod("c", None, &[("app", "db")])).await.unwrap();
+    let names = |list: kube::core::ObjectList<Pod>| -> Vec<String> {
+        list.items.into_iter().map(|p| p.metadata.name.unwrap()).collect()
+    };
+    let cases = [
+        (ListParams::default().labels("app=web"), vec!["a", "b"]),
+        (ListParams::default().labels("app!=web"), vec!["c"]),
+        (ListParams::default().labels("app in (db,cache)"), vec!["c"]),
+        (ListParams::default().labels("app notin (db)"), vec!["a", "b"]),
+        (ListParams::default().labels("tier"), vec!["a"]),
+        (ListParams::default().labels("!tier"), vec!["b", "c"]),
+        (ListParams::default().fields("spec.nodeName=node-b"), vec!["b"]),
+        (ListParams::default().fields("spec.nodeName="), vec!["c"]),
+        (ListParams::default().fields("metadata.name!=a,status.phase=Pending"), vec!["b", "c"]),
+        (ListParams::default().labels("app=web").fields("spec.nodeName=node-a"), vec!["a"]),
+    ];
+    for (params, expected) in cases {
+        assert_eq!(names(pods.list(&params).await.unwrap()), expected, "{params:?}");
+    }
+    // Pages of one, following `continue`; every page carries a resourceVersion.
+    let first = pods.list(&ListParams::default().limit(1)).await.unwrap();
+    assert_eq!(names(first.clone()), vec!["a"]);
+    assert_eq!(first.metadata.remaining_item_count, Some(2));
+    let token = first.metadata.continue_.clone().unwrap();
+    let second = pods.list(&ListParams::default().limit(1).continue_token(&token)).await.unwrap();
+    assert_eq!(names(second.clone()), vec!["b"]);
+    assert!(second.metadata.resource_version.is_some());
+}
+
+#[tokio::test]
+async fn events_select_on_involved_object() {
+    let sim = Harness::start();
+    let event = json!({"metadata": {"name": "e1"}, "involvedObject": {"kind": "Node", "name": "node-a", "uid": "node-a"},
+                       "reason": "Starting", "type": "Normal", "source": {"component": "kubelet"}});
+    let (code, _) =
+        call(&sim, "POST", "/api/v1/namespaces/default/events", Some("application/json"), event.to_string())
+            .await;
+    assert_eq!(code, 201);
+    let uri = "/api/v1/events?fieldSelector=involvedObject.name%3Dnode-a%2CinvolvedObject.namespace%3D%2CinvolvedObject.kind%3DNode%2Csource%3Dkubelet";
+    let (code, list) = call(&sim, "GET", uri, None, Body::empty()).await;
+    assert_eq!((code, list["items"].as_array().unwrap().len()), (200, 1));
+    let (_, none) =
+        call(&sim, "GET", "/api/v1/events?fieldSelector=reason%3DKilling", None, Body::empty()).await;
+    assert_eq!(none["items"], json!([]));
+}
+
+#[tokio::test]
+async fn table_output_for_lists_and_single_objects() {
+    let sim = Harness::start();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
+    pods.create(&PostParams::default(), &pod("web-0", None, &[("app", "web")])).await.unwrap();
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    for uri in ["/api/v1/pods?limit=500", "/api/v1/namespaces/default/pods/web-0"] {
+        let request =
+            axum::http::Request::builder().uri(uri).header("accept", accept).body(Body::empty()).unwrap();
+        let response = sim.request(request).await;
+        assert_eq!(response.status(), 200);
+        let table: Value =
+            serde_json::from_slice(&axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap())
+                .unwrap();
+        assert_eq!(table["kind"], "Table", "{uri}");
+        assert_eq!(table["rows"].as_array().unwrap().len(), 1);
+        assert_eq!(table["rows"][0]["object"]["metadata"]["namespace"], "default");
+        assert!(table["metadata"]["resourceVersion"].as_str().is_some());
+    }
+}
+
+#[tokio::test]
+async fn watch_replays_from_a_resource_version_and_filters_by_selector() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    let start = sim.state.store.revision();
+    cms.create(&PostParams::default(), &config_map("a", &[("app", "web")])).await.unwrap();
+    cms.create(&PostParams::default(), &config_map("b", &[("app", "db")])).await.unwrap();
+    let uri = format!(
+        "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={start}&labelSelector=app%3Dweb"
+    );
+    let mut events = watch_lines(&sim, &uri).await;
+    assert_eq!(summary(&next(&mut events).await), "ADDED a", "replayed; b is filtered out");
+    // a stops matching: the selector watch sees it DELETED; b starts matching: ADDED.
+    let mut a = cms.get("a").await.unwrap();
+    a.metadata.labels = Some(BTreeMap::from([("app".to_string(), "other".to_string())]));
+    cms.replace("a", &PostParams::default(), &a).await.unwrap();
+    let mut b = cms.get("b").await.unwrap();
+    b.metadata.labels = Some(BTreeMap::from([("app".to_string(), "web".to_string())]));
+    cms.replace("b", &PostParams::default(), &b).await.unwrap();
+    cms.delete("b", &DeleteParams::default()).await.unwrap();
+    let seen = vec![
+        summary(&next(&mut events).await),
+        summary(&next(&mut events).await),
+        summary(&next(&mut events).await),
+    ];
+    assert_eq!(seen, vec!["DELETED a", "ADDED b", "DELETED b"]);
+}
+
+#[tokio::test]
+async fn watch_too_old_resource_version_gets_410_expired() {
+    let store = Store::in_memory().unwrap().with_history_window(2);
+    let sim = Harness::with_store(store);
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    for name in ["a", "b", "c", "d"] {
+        cms.create(&PostParams::default(), &config_map(name, &[])).await.unwrap();
+    }
+    let mut events =
+        watch_lines(&sim, "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1").await;
+    let error = next(&mut events).await;
+    assert_eq!(error["type"], "ERROR");
+    insta::assert_json_snapshot!("watch_expired", error);
+    assert!(events.next().await.is_none(), "the stream ends after the error");
+    assert!(sim.state.store.watch("configmaps", WatchFrom::Revision(sim.state.store.revision() - 1)).is_ok());
+}
+
+#[tokio::test]
+async fn watch_list_sends_initial_events_then_the_end_bookmark_then_live_events() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    cms.create(&PostParams::default(), &config_map("x", &[])).await.unwrap();
+    cms.create(&PostParams::default(), &config_map("y", &[])).await.unwrap();
+    let uri = "/api/v1/namespaces/default/configmaps?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dx&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=591&watch=true";
+    let mut events = watch_lines(&sim, uri).await;
+    assert_eq!(summary(&next(&mut events).await), "ADDED x");
+    let bookmark = next(&mut events).await;
+    assert_eq!(bookmark["type"], "BOOKMARK");
+    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
+    assert_eq!(bookmark["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+    assert_eq!(bookmark["object"]["metadata"]["resourceVersion"], sim.state.store.revision().to_string());
+    cms.delete("y", &DeleteParams::default()).await.unwrap();
+    cms.delete("x", &DeleteParams::default()).await.unwrap();
+    assert_eq!(summary(&next(&mut events).await), "DELETED x");
+    // Without allowWatchBookmarks the request is rejected, never silently half-served.
+    let (code, _) = call(
+        &sim,
+        "GET",
+        "/api/v1/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        None,
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(code, 400);
+}
+
+#[tokio::test]
+async fn watch_sends_periodic_bookmarks_and_ends_at_timeout() {
+    let mut state = SimState::new(Store::in_memory().unwrap(), Clock::real());
+    state.bookmark_interval = Duration::from_millis(20);
+    let sim = Harness::with_state(state);
+    let revision = sim.state.store.revision();
+    let uri = format!(
+        "/api/v1/nodes?watch=true&allowWatchBookmarks=true&resourceVersion={revision}&timeoutSeconds=1"
+    );
+    let events: Vec<Value> = watch_lines(&sim, &uri).await.collect().await;
+    assert!(!events.is_empty(), "at least one bookmark before the timeout");
+    for event in &events {
+        assert_eq!(event["type"], "BOOKMARK");
+        assert_eq!(event["object"]["metadata"]["resourceVersion"], revision.to_string());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watcher_and_reflector_miss_no_event_while_writes_race() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    let (reader, writer) = reflector::store();
+    let reflected = reflector(writer, watcher(cms.clone(), watcher::Config::default()));
+    let reflector_task = tokio::spawn(reflected.try_for_each(|_| async { Ok(()) }));
+    let writes = tokio::spawn({
+        let cms = cms.clone();
+        async move {
+            for i in 0..1000u32 {
+                let name = format!("cm-{}", i % 120);
+                match i % 5 {
+                    0 | 1 => {
+                        let _ =
+                            cms.create(&PostParams::default(), &config_map(&name, &[("round", "1")])).await;
+                    }
+                    2 | 3 => {
+                        if let Ok(mut cm) = cms.get(&name).await {
+                            cm.data = Some(BTreeMap::from([("i".to_string(), i.to_string())]));
+                            let _ = cms.replace(&name, &PostParams::default(), &cm).await;
+                        }
+                    }
+                    _ => {
+                        let _ = cms.delete(&name, &DeleteParams::default()).await;
+                    }
+                }
+            }
+        }
+    });
+    writes.await.unwrap();
+    let expected: BTreeMap<String, String> = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|cm| (cm.metadata.name.unwrap(), cm.metadata.resource_version.unwrap()))
+        .collect();
+    let mut cached = BTreeMap::new();
+    for _ in 0..200 {
+        cached = reader
+            .state()
+            .iter()
+            .map(|cm| (cm.metadata.name.clone().unwrap(), cm.metadata.resource_version.clone().unwrap()))
+            .collect();
+        if cached == expected {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    reflector_task.abort();
+    assert!(!expected.is_empty());
+    assert_eq!(cached, expected, "the reflector's cache equals the store");
+}
+
+#[tokio::test]
+async fn stale_update_is_a_409_conflict() {
+    let sim = Harness::start();
+    let dss: Api<DaemonSet> = Api::default_namespaced(sim.client.clone());
+    let ds: DaemonSet = serde_json::from_value(json!({"metadata": {"name": "x"}, "spec": {
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "a", "image": "x:1"}]}}}}))
+    .unwrap();
+    let created = dss.create(&PostParams::default(), &ds).await.unwrap();
+    let mut newer = created.clone();
+    newer.spec.as_mut().unwrap().min_ready_seconds = Some(5);
+    let newer = dss.replace("x", &PostParams::default(), &newer).await.unwrap();
+    assert_eq!(newer.metadata.generation, Some(2));
+    let mut stale = created.clone();
+    stale.spec.as_mut().unwrap().min_ready_seconds = Some(9);
+    let kube::Error::Api(status) = dss.replace("x", &PostParams::default(), &stale).await.unwrap_err() else {
+        panic!("expected an API error")
+    };
+    assert_eq!(status.code, 409);
+    assert_eq!(
+        status.message,
+        "Operation cannot be fulfilled on daemonsets.apps \"x\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+}
+
+#[tokio::test]
+async fn status_subresource_writes_only_status() {
+    let sim = Harness::start();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
+    pods.create(&PostParams::default(), &pod("p", Some("node-a"), &[])).await.unwrap();
+    let body = json!({"metadata": {"name": "p", "namespace": "default", "labels": {"sneaky": "yes"}},
+                      "spec": {"nodeName": "elsewhere", "containers": [{"name": "c", "image": "other"}]},
+                      "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
+    let (code, written) = call(
+        &sim,
+        "PUT",
+        "/api/v1/namespaces/default/pods/p/status",
+        Some("application/json"),
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(code, 200, "{written}");
+    assert_eq!(written["status"]["phase"], "Running");
+    assert_eq!(written["spec"]["nodeName"], "node-a");
+    assert!(written["metadata"]["labels"].get("sneaky").is_none());
+    let (code, listed) =
+        call(&sim, "GET", "/api/v1/pods?fieldSelector=status.phase%3DRunning", None, Body::empty()).await;
+    assert_eq!((code, listed["items"].as_array().unwrap().len()), (200, 1));
+}
+
+#[tokio::test]
+async fn graceful_deletion_keeps_bound_pods_until_finished() {
+    let sim = Harness::start();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
+    pods.create(&PostParams::default(), &pod("bound", Some("node-a"), &[])).await.unwrap();
+    pods.create(&PostParams::default(), &pod("unbound", None, &[])).await.unwrap();
+    pods.delete("unbound", &DeleteParams::background()).await.unwrap();
+    assert!(pods.get_opt("unbound").await.unwrap().is_none());
+    pods.delete("bound", &DeleteParams::background()).await.unwrap();
+    let terminating = pods.get("bound").await.unwrap();
+    assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
+    assert_eq!(terminating.metadata.deletion_timestamp.unwrap().0.to_string(), "2026-01-01T00:00:30Z");
+    pods.delete("bound", &DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::default() })
+        .await
+        .unwrap();
+    assert!(pods.get_opt("bound").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn namespace_deletion_cascades_and_deletecollection_honours_selectors() {
+    let sim = Harness::start();
+    let namespaces: Api<Namespace> = Api::all(sim.client.clone());
+    let team: Namespace = serde_json::from_value(json!({"metadata": {"name": "team-a"}})).unwrap();
+    let team = namespaces.create(&PostParams::default(), &team).await.unwrap();
+    assert_eq!(team.status.unwrap().phase.as_deref(), Some("Active"));
+    let cms: Api<ConfigMap> = Api::namespaced(sim.client.clone(), "team-a");
+    for name in ["a", "b", "c"] {
+        let labels: &[(&str, &str)] = if name == "c" { &[("keep", "yes")] } else { &[] };
+        cms.create(&PostParams::default(), &config_map(name, labels)).await.unwrap();
+    }
+    cms.delete_collection(&DeleteParams::default(), &ListParams::default().labels("!keep")).await.unwrap();
+    let left: Vec<String> = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.metadata.name.unwrap())
+        .collect();
+    assert_eq!(left, vec!["c"]);
+    namespaces.delete("team-a", &DeleteParams::default()).await.unwrap();
+    assert!(namespaces.get_opt("team-a").await.unwrap().is_none());
+    assert!(cms.list(&ListParams::default()).await.unwrap().items.is_empty());
+    let kube::Error::Api(status) =
+        cms.create(&PostParams::default(), &config_map("late", &[])).await.unwrap_err()
+    else {
+        panic!("expected an API error")
+    };
+    assert_eq!((status.code, status.message.as_str()), (404, "namespaces \"team-a\" not found"));
+}
+
+#[tokio::test]
+async fn dry_run_runs_the_write_and_stores_nothing() {
+    let sim = Harness::start();
+    let revision = sim.state.store.revision();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    let would = cms
+        .create(&PostParams { dry_run: true, ..PostParams::default() }, &config_map("d", &[]))
+        .await
+        .unwrap();
+    assert_eq!(would.metadata.name.as_deref(), Some("d"));
+    assert!(would.metadata.uid.is_some());
+    cms.create(&PostParams::default(), &config_map("real", &[])).await.unwrap();
+    let revision_after_real = sim.state.store.revision();
+    assert_eq!(revision_after_real, revision + 1, "only the real create wrote");
+    cms.delete("real", &DeleteParams { dry_run: true, ..DeleteParams::default() }).await.unwrap();
+    let (code, _) = call(
+        &sim,
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/real?dryRun=All",
+        Some("application/merge-patch+json"),
+        r#"{"data":{"k":"dry"}}"#,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(cms.get("real").await.unwrap().data.unwrap()["k"], "v");
+    assert_eq!(sim.state.store.revision(), revision_after_real);
+}
+
+#[tokio::test]
+async fn merge_patch_and_generate_name() {
+    let sim = Harness::start();
+    let (code, created) = call(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        Some("application/yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: web-\ndata:\n  a: \"1\"\n",
+    )
+    .await;
+    assert_eq!(code, 201);
+    let name = created["metadata"]["name"].as_str().unwrap().to_string();
+    assert!(name.starts_with("web-") && name.len() == 9, "{name}");
+    let uri = format!("/api/v1/namespaces/default/configmaps/{name}");
+    let (code, patched) = call(
+        &sim,
+        "PATCH",
+        &uri,
+        Some("application/merge-patch+json"),
+        r#"{"metadata":{"labels":{"gpu":"true"}}}"#,
+    )
+    .await;
+    assert_eq!((code, &patched["metadata"]["labels"]["gpu"]), (200, &json!("true")));
+    let (code, missing) = call(
+        &sim,
+        "PATCH",
+        "/api/v1/namespaces/default/configmaps/nope",
+        Some("application/merge-patch+json"),
+        "{}",
+    )
+    .await;
+    assert_eq!((code, &missing["reason"]), (404, &json!("NotFound")));
+}
+
+/// Every client mistake answers a `Status` with the upstream code, reason and text.
+#[tokio::test]
+async fn bad_input_gets_upstream_statuses() {
+    let sim = Harness::start();
+    let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"taken"}}"#;
+    call(&sim, "POST", "/api/v1/namespaces/default/configmaps", Some("application/json"), cm).await;
+    let big = format!(r#"{{"metadata":{{"name":"big"}},"data":{{"a":"{}"}}}}"#, "x".repeat(3 * 1024 * 1024));
+    let cases: Vec<(&str, &str, &str, Option<&str>, String)> = vec![
+        (
+            "malformed JSON",
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some("application/json"),
+            "{not json".into(),
+        ),
+        (
+            "wrong content type",
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some("text/plain"),
+            cm.into(),
+        ),
+        ("body over 3 MiB", "POST", "/api/v1/namespaces/default/configmaps", Some("application/json"), big),
+        ("kind mismatch", "POST", "/api/v1/namespaces/default/pods", Some("application/json"), cm.into()),
+        (
+            "apiVersion mismatch",
+            "POST",
+            "/apis/apps/v1/namespaces/default/daemonsets",
+            Some("application/json"),
+            r#"{"apiVersion":"apps/v2","kind":"DaemonSet","metadata":{"name":"x"}}"#.into(),
+        ),
+        (
+            "already exists",
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some("application/json"),
+            cm.into(),
+        ),
+        (
+            "missing namespace",
+            "POST",
+            "/api/v1/namespaces/nope/configmaps",
+            Some("application/json"),
+            cm.into(),
+        ),
+        (
+            "no name",
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some("application/json"),
+            r#"{"metadata":{}}"#.into(),
+        ),
+        (
+            "namespace mismatch",
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some("application/json"),
+            r#"{"metadata":{"name":"x","namespace":"other"}}"#.into(),
+        ),
+        ("not found", "GET", "/api/v1/namespaces/default/pods/nope", None, String::new()),
+        ("unknown resource", "GET", "/api/v1/foos", None, String::new()),
+        ("verb the type lacks", "DELETE", "/api/v1/namespaces", None, String::new()),
+        (
+            "unsupported field selector",
+            "GET",
+            "/api/v1/configmaps?fieldSelector=spec.nodeName%3Dx",
+            None,
+            String::new(),
+        ),
+        ("bad label selector", "GET", "/api/v1/pods?labelSelector=app%20not%20in%20(x)", None, String::new()),
+        (
+            "unknown patch type",
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/taken",
+            Some("application/json"),
+            "{}".into(),
+        ),
+        (
+            "bad dryRun",
+            "POST",
+            "/api/v1/namespaces/default/configmaps?dryRun=Some",
+            Some("application/json"),
+            cm.into(),
+        ),
+    ];
+    let mut answers = Vec::new();
+    for (case, method, uri, content_type, body) in cases {
+        let (code, status) = call(&sim, method, uri, content_type, body).await;
+        assert_eq!(status["kind"], "Status", "{case}: {status}");
+        assert_eq!(status["code"], code, "{case}");
+        assert!(code < 500, "{case}: a client mistake is never a 5xx");
+        answers.push(json!({"case": case, "request": format!("{method} {uri}"), "status": status}));
+    }
+    insta::assert_yaml_snapshot!("bad_input_statuses", answers);
+}
+
+const CHILD_ENV: &str = "LAB_RUNNER_TEST_STORE_CHILD";
+
+/// Writes configmaps to the store at `$LAB_RUNNER_TEST_STORE_CHILD`, printing `acked N` after
+/// each acknowledged write, until killed.
+fn child_writer(path: &str) -> ! {
+    use std::io::Write;
+    let store = Store::open(std::path::Path::new(path)).unwrap();
+    let types = lab_runner::sim::resources::built_in();
+    let namespaces = lab_runner::sim::resources::find(&types, "", "v1", "namespaces").unwrap();
+    let cms = lab_runner::sim::resources::find(&types, "", "v1", "configmaps").unwrap();
+    store.create(namespaces, json!({"metadata": {"name": "default"}})).unwrap();
+    let mut stdout = std::io::stdout();
+    for i in 0.. {
+        store.create(cms, json!({"metadata": {"name": format!("cm-{i}"), "namespace": "default"}})).unwrap();
+        writeln!(stdout, "acked {i}").unwrap();
+        stdout.flush().unwrap();
+    }
+    unreachable!("the parent kills this process")
+}
+
+/// A write acknowledged before `kill -9` is there after reopening. The test binary runs itself
+/// as the writer child (same test, selected by an environment variable).
+#[test]
+fn acknowledged_writes_survive_kill_9() {
+    use std::io::BufRead;
+    if let Ok(path) = std::env::var(CHILD_ENV) {
+        child_writer(&path);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "sim_api::acknowledged_writes_survive_kill_9", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut acked = None;
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        if let Some(n) = line.strip_prefix("acked ") {
+            acked = Some(n.parse::<u64>().unwrap());
+            if acked >= Some(300) {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let acked = acked.expect("the child acknowledged writes");
+    let store = Store::open(&path).unwrap();
+    for i in 0..=acked {
+        assert!(
+            store.get("configmaps", "default", &format!("cm-{i}")).is_some(),
+            "acknowledged cm-{i} survived"
+        );
+    }
+}
