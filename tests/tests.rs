@@ -3,4 +3,5 @@
 
 mod cli;
 mod sim_api;
+mod sim_controllers;
 mod util;
