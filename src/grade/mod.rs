@@ -1,1 +1,307 @@
 //! Matchers that compare observed cluster objects with a lab's expectations.
+//!
+//! Pure functions over an [`Observed`] object set: partial-object match, absence, counts and
+//! quantity comparisons. Each returns an [`Outcome`] — PASS, FAIL or ERROR — with evidence a
+//! learner can read. A kind that was not observed makes an expectation ERROR, never PASS or FAIL
+//! (DESIGN §2.3). The named built-in checks (`rollout`, `devicePluginConfig`, …) need the engine;
+//! here they are ERROR.
+
+pub mod observed;
+pub mod partial;
+pub mod path;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+pub use self::observed::{KindKey, Observed};
+use self::{
+    observed::{describe, describe_target},
+    partial::{Rules, show},
+    path::FieldPath,
+};
+use crate::{
+    k8s::quantity::Quantity,
+    lab::model::{
+        AbsentExpectation, CountExpectation, Expectation, MatchExpectation, Quantifier, QuantityExpectation,
+        Target, Task,
+    },
+};
+
+/// Errors from preparing a matcher (the expectation itself is unusable).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// `expectedFile` names a file the bundle did not load.
+    #[error("expected file {0} is not part of the bundle")]
+    MissingExpectedFile(String),
+    /// Neither or both of `expected` and `expectedFile` are given.
+    #[error("give exactly one of `expected` and `expectedFile`")]
+    ExpectedSource,
+    /// A list in the expected object has no declared semantics.
+    #[error("list at {0} has no declared semantics: add it under `lists` as contains, exactly, each or none")]
+    UndeclaredList(String),
+    /// A list declared `each` does not hold exactly one expected element.
+    #[error(
+        "list at {0} is declared `each`: give exactly one expected element, which every observed element must match"
+    )]
+    EachNeedsOneElement(String),
+    /// A path or list declaration is invalid.
+    #[error(transparent)]
+    Rules(#[from] partial::Error),
+    /// A path is invalid.
+    #[error(transparent)]
+    Path(#[from] path::Error),
+    /// The value compared with is not a quantity.
+    #[error("value {0} is not a Kubernetes quantity")]
+    NotAQuantity(String),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Expected partial objects loaded from a bundle's files, by path relative to the bundle.
+pub type ExpectedFiles = BTreeMap<String, Value>;
+
+/// The result of evaluating one expectation (or one task).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// It holds; the evidence says what was seen.
+    Pass(Vec<String>),
+    /// It does not hold; the evidence says what was observed where, against what was expected.
+    Fail(Vec<String>),
+    /// It could not be judged (not observed, or needs the engine); never a pass or a fail.
+    Error(Vec<String>),
+}
+
+/// The verdict of an [`Outcome`] without its evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Holds.
+    Pass,
+    /// Does not hold.
+    Fail,
+    /// Could not be judged.
+    Error,
+}
+
+impl Outcome {
+    /// The verdict.
+    pub fn status(&self) -> Status {
+        match self {
+            Outcome::Pass(_) => Status::Pass,
+            Outcome::Fail(_) => Status::Fail,
+            Outcome::Error(_) => Status::Error,
+        }
+    }
+
+    /// The evidence lines.
+    pub fn evidence(&self) -> &[String] {
+        match self {
+            Outcome::Pass(lines) | Outcome::Fail(lines) | Outcome::Error(lines) => lines,
+        }
+    }
+
+    fn error(line: impl Into<String>) -> Outcome {
+        Outcome::Error(vec![line.into()])
+    }
+}
+
+/// A task's outcome: the combined verdict and each expectation's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskOutcome {
+    /// FAIL if any expectation fails; else ERROR if any could not be judged; else PASS. A task
+    /// with no expectations passes — lint rejects such a task as vacuous.
+    pub outcome: Outcome,
+    /// One outcome per expectation, in order.
+    pub expectations: Vec<Outcome>,
+}
+
+/// The target of a matcher expectation; `None` for built-in checks.
+pub fn target_of(expectation: &Expectation) -> Option<&Target> {
+    match expectation {
+        Expectation::Match(m) => Some(&m.target),
+        Expectation::Absent(a) => Some(&a.target),
+        Expectation::Count(c) => Some(&c.target),
+        Expectation::Quantity(q) => Some(&q.target),
+        _ => None,
+    }
+}
+
+/// The kinds the matcher expectations of `tasks` look at: what the engine lists (once each) before
+/// evaluating them. Built-in checks name their own kinds in the engine.
+pub fn kinds_needed<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> std::collections::BTreeSet<KindKey> {
+    tasks
+        .into_iter()
+        .flat_map(|t| &t.expect)
+        .filter_map(target_of)
+        .map(|target| KindKey::new(&target.api_version, &target.kind))
+        .collect()
+}
+
+/// Evaluates every expectation of `task` against `observed`.
+pub fn evaluate_task(task: &Task, files: &ExpectedFiles, observed: &Observed) -> TaskOutcome {
+    let expectations: Vec<Outcome> = task.expect.iter().map(|e| evaluate(e, files, observed)).collect();
+    let worst = expectations.iter().map(Outcome::status).max_by_key(|s| match s {
+        Status::Pass => 0,
+        Status::Error => 1,
+        Status::Fail => 2,
+    });
+    let lines = |wanted: Status| -> Vec<String> {
+        expectations
+            .iter()
+            .filter(|o| o.status() == wanted)
+            .flat_map(|o| o.evidence().iter().cloned())
+            .collect()
+    };
+    let outcome = match worst {
+        None => Outcome::Pass(vec!["the task has no expectations".to_string()]),
+        Some(Status::Pass) => Outcome::Pass(lines(Status::Pass)),
+        Some(Status::Error) => Outcome::Error(lines(Status::Error)),
+        Some(Status::Fail) => Outcome::Fail(lines(Status::Fail)),
+    };
+    TaskOutcome { outcome, expectations }
+}
+
+/// Evaluates one expectation against `observed`. Built-in checks are ERROR here: the engine
+/// evaluates them.
+pub fn evaluate(expectation: &Expectation, files: &ExpectedFiles, observed: &Observed) -> Outcome {
+    match expectation {
+        Expectation::Match(m) => evaluate_match(m, files, observed),
+        Expectation::Absent(a) => evaluate_absent(a, observed),
+        Expectation::Count(c) => evaluate_count(c, observed),
+        Expectation::Quantity(q) => evaluate_quantity(q, observed),
+        builtin => Outcome::error(format!(
+            "`{}` is a built-in check evaluated by the engine, not by the pure matchers",
+            builtin.name()
+        )),
+    }
+}
+
+/// The expected object and rules of a `match`, validated: the source exists, every list has a
+/// declared semantics, every path parses.
+pub fn prepare_match<'a>(m: &'a MatchExpectation, files: &'a ExpectedFiles) -> Result<(&'a Value, Rules)> {
+    let expected = match (&m.expected, &m.expected_file) {
+        (Some(inline), None) => inline,
+        (None, Some(file)) => {
+            files.get(&file.value).ok_or_else(|| Error::MissingExpectedFile(file.value.clone()))?
+        }
+        _ => return Err(Error::ExpectedSource),
+    };
+    let rules = Rules::new(&m.lists, &m.quantities)?;
+    if let Some(undeclared) = partial::undeclared_lists(expected, &rules).first() {
+        return Err(Error::UndeclaredList(undeclared.to_string()));
+    }
+    if let Some(each) = partial::each_lists_without_one_element(expected, &rules).first() {
+        return Err(Error::EachNeedsOneElement(each.to_string()));
+    }
+    Ok((expected, rules))
+}
+
+fn select<'a>(target: &Target, observed: &'a Observed) -> std::result::Result<Vec<&'a Value>, Outcome> {
+    observed
+        .select(target)
+        .map_err(|e| Outcome::error(format!("{e}: cannot judge {}", describe_target(target))))
+}
+
+fn none_found(target: &Target) -> Outcome {
+    Outcome::Fail(vec![format!("no {} exists", describe_target(target))])
+}
+
+fn evaluate_match(m: &MatchExpectation, files: &ExpectedFiles, observed: &Observed) -> Outcome {
+    let (expected, rules) = match prepare_match(m, files) {
+        Ok(prepared) => prepared,
+        Err(e) => return Outcome::error(e.to_string()),
+    };
+    let objects = match select(&m.target, observed) {
+        Ok(objects) => objects,
+        Err(outcome) => return outcome,
+    };
+    if objects.is_empty() {
+        return none_found(&m.target);
+    }
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    for object in objects {
+        let mismatches = partial::matches(expected, object, &rules);
+        if mismatches.is_empty() {
+            passed.push(format!("{}: matches", describe(object)));
+        } else {
+            failed.extend(mismatches.iter().map(|m| format!("{}: {m}", describe(object))));
+        }
+    }
+    decide(m.objects, passed, failed)
+}
+
+fn decide(quantifier: Quantifier, passed: Vec<String>, failed: Vec<String>) -> Outcome {
+    match quantifier {
+        Quantifier::All if failed.is_empty() => Outcome::Pass(passed),
+        Quantifier::Any if !passed.is_empty() => Outcome::Pass(passed),
+        _ => Outcome::Fail(failed),
+    }
+}
+
+fn evaluate_absent(a: &AbsentExpectation, observed: &Observed) -> Outcome {
+    match select(&a.target, observed) {
+        Err(outcome) => outcome,
+        Ok(objects) if objects.is_empty() => {
+            Outcome::Pass(vec![format!("no {} exists", describe_target(&a.target))])
+        }
+        Ok(objects) => {
+            Outcome::Fail(objects.iter().map(|o| format!("{} exists, expected none", describe(o))).collect())
+        }
+    }
+}
+
+fn evaluate_count(c: &CountExpectation, observed: &Observed) -> Outcome {
+    let objects = match select(&c.target, observed) {
+        Ok(objects) => objects,
+        Err(outcome) => return outcome,
+    };
+    let count = objects.len() as u64;
+    let line =
+        format!("{count} × {} observed, expected {} {}", describe_target(&c.target), c.op.symbol(), c.value);
+    if c.op.holds(count.cmp(&c.value)) { Outcome::Pass(vec![line]) } else { Outcome::Fail(vec![line]) }
+}
+
+/// Parses a quantity expectation's path and value.
+pub fn prepare_quantity(q: &QuantityExpectation) -> Result<(FieldPath, Quantity)> {
+    let path: FieldPath = q.path.parse()?;
+    let value = Quantity::from_json(&q.value).map_err(|_| Error::NotAQuantity(show(&q.value)))?;
+    Ok((path, value))
+}
+
+fn evaluate_quantity(q: &QuantityExpectation, observed: &Observed) -> Outcome {
+    let (path, wanted) = match prepare_quantity(q) {
+        Ok(prepared) => prepared,
+        Err(e) => return Outcome::error(e.to_string()),
+    };
+    let objects = match select(&q.target, observed) {
+        Ok(objects) => objects,
+        Err(outcome) => return outcome,
+    };
+    if objects.is_empty() {
+        return none_found(&q.target);
+    }
+    let expected = format!("expected {} {}", q.op.symbol(), show(&q.value));
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    for object in objects {
+        let who = describe(object);
+        match path.get(object) {
+            None | Some(Value::Null) => failed.push(format!("{who}: {path} is absent, {expected}")),
+            Some(found) => match Quantity::from_json(found) {
+                Err(_) => {
+                    failed.push(format!("{who}: {path} is {}, not a quantity; {expected}", show(found)))
+                }
+                Ok(have) if q.op.holds(have.cmp(&wanted)) => {
+                    passed.push(format!("{who}: {path} is {}, {expected}", show(found)))
+                }
+                Ok(_) => failed.push(format!("{who}: {path} is {}, {expected}", show(found))),
+            },
+        }
+    }
+    decide(q.objects, passed, failed)
+}
+
+#[cfg(test)]
+mod tests;

@@ -45,6 +45,10 @@ pub enum Error {
     /// The template could not be serialized for hashing.
     #[error("cannot serialize the pod template: {0}")]
     Serialize(String),
+    /// A surge update needs a node that is not in the node list (`update.go`: upstream fails
+    /// the sync the same way and retries).
+    #[error("couldn't get node for nodeName {0:?}")]
+    NodeNotFound(String),
 }
 
 /// `Result` with this module's [`Error`].
@@ -625,6 +629,513 @@ pub fn daemonset_status(
     }
     counters.number_unavailable = counters.desired_number_scheduled - counters.number_available;
     counters
+}
+
+/// What one `rollingUpdate` pass decides (`update.go` `rollingUpdate`): old pods to delete and
+/// nodes to create a new pod on (creations happen only with `maxSurge > 0`; without surge the
+/// replacement is created by a later `manage` pass once the old pod object is gone).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RollingUpdatePlan {
+    /// Names of the pods to delete, replacements first.
+    pub delete_pods: Vec<String>,
+    /// Nodes that get a new pod now.
+    pub create_on_nodes: Vec<String>,
+}
+
+/// `findUpdatedPodsOnNode`: the new and the old pod among a node's non-terminating pods, or
+/// `None` when there is more than one of either (the manage loop prunes those first).
+fn updated_pods_on_node<'a>(
+    pods: &[&'a Pod],
+    hash: &str,
+    generation: Option<i64>,
+) -> Option<(Option<&'a Pod>, Option<&'a Pod>)> {
+    let (mut new, mut old) = (None, None);
+    for pod in pods.iter().copied().filter(|pod| pod.metadata.deletion_timestamp.is_none()) {
+        let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
+        if slot.replace(pod).is_some() {
+            return None;
+        }
+    }
+    Some((new, old))
+}
+
+fn pod_name(pod: &Pod) -> String {
+    pod.metadata.name.clone().unwrap_or_default()
+}
+
+/// One pass of the RollingUpdate strategy (k8s-fidelity.md §1.7, `update.go` `rollingUpdate`
+/// in v1.33). Nodes are visited in name order (upstream iterates a Go map: the order, and so
+/// which node is updated first, is unspecified there).
+///
+/// Without surge: a node with excess pods, no pod, or both an old and a new pod counts as
+/// unavailable, as does an unavailable new pod; an unavailable old pod is replaced at once (and,
+/// since v1.31 — PR #123233, after the notes' v1.28 reading — also counts as unavailable); an
+/// available old pod is a candidate while fewer than `maxUnavailable` are unavailable; the
+/// candidates are cut to the remaining budget. Misscheduled nodes (pods but `shouldRun` false)
+/// take part like any other.
+///
+/// With surge: an old pod without a new one gets a new pod at once when unavailable (or is
+/// deleted if the node should no longer run one), else becomes a surge candidate within
+/// `maxSurge`; old pods on nodes that should no longer run one are deleted only while more pods
+/// are available than desired; once a new pod is available its old pod is deleted.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use k8s_openapi::jiff::Timestamp;
+/// use lab_runner::k8s::daemon::rolling_update_plan;
+/// let plan = rolling_update_plan(&DaemonSet::default(), &[], &[], "h", Timestamp::UNIX_EPOCH).unwrap();
+/// assert!(plan.delete_pods.is_empty() && plan.create_on_nodes.is_empty());
+/// ```
+pub fn rolling_update_plan(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &[Pod],
+    hash: &str,
+    now: Timestamp,
+) -> Result<RollingUpdatePlan> {
+    let mut by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let mut desired = 0;
+    for node in nodes {
+        if node_should_run_daemon_pod(ds, node).should_run() {
+            desired += 1;
+            by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
+        }
+    }
+    let budget = update_budget(ds, desired)?;
+    let generation = template_generation(ds).ok().flatten();
+    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let available = |pod: &Pod| is_pod_available(pod, min_ready_seconds, now);
+    let mut plan = RollingUpdatePlan::default();
+
+    if budget.max_surge == 0 {
+        let mut unavailable = 0;
+        let mut candidates = Vec::new();
+        for group in by_node.values() {
+            match updated_pods_on_node(group, hash, generation) {
+                None | Some((None, None)) | Some((Some(_), Some(_))) => unavailable += 1,
+                Some((Some(new), None)) => {
+                    if !available(new) {
+                        unavailable += 1;
+                    }
+                }
+                Some((None, Some(old))) => {
+                    if !available(old) {
+                        plan.delete_pods.push(pod_name(old));
+                        unavailable += 1;
+                    } else if unavailable < budget.max_unavailable {
+                        candidates.push(pod_name(old));
+                    }
+                }
+            }
+        }
+        let room = (budget.max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
+        plan.delete_pods.extend(candidates.into_iter().take(room));
+        return Ok(plan);
+    }
+
+    let node_by_name: BTreeMap<&str, &Node> =
+        nodes.iter().map(|node| (node.metadata.name.as_deref().unwrap_or(""), node)).collect();
+    let should_run_on = |name: &str| -> Result<bool> {
+        let node = node_by_name.get(name).ok_or_else(|| Error::NodeNotFound(name.to_string()))?;
+        Ok(node_should_run_daemon_pod(ds, node).should_run())
+    };
+    let (mut surge, mut available_count) = (0i64, 0i64);
+    let (mut allowed_new, mut candidates, mut sunset) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, group) in &by_node {
+        let Some((new, old)) = updated_pods_on_node(group, hash, generation) else {
+            surge += 1;
+            continue;
+        };
+        if let Some(counted) = old.or(new)
+            && available(counted)
+        {
+            available_count += 1;
+        }
+        match (new, old) {
+            (_, None) => {}
+            (None, Some(old)) if !available(old) => {
+                if should_run_on(name)? {
+                    allowed_new.push(name.clone());
+                } else {
+                    plan.delete_pods.push(pod_name(old));
+                }
+            }
+            (None, Some(old)) => {
+                if !should_run_on(name)? {
+                    sunset.push(pod_name(old));
+                } else if surge < budget.max_surge {
+                    candidates.push(name.clone());
+                }
+            }
+            (Some(new), Some(old)) => {
+                if available(new) {
+                    plan.delete_pods.push(pod_name(old));
+                } else {
+                    surge += 1;
+                }
+            }
+        }
+    }
+    // Keep 100% availability when the scheduling constraints move: pods on nodes that should no
+    // longer run one go only while more pods are available than desired.
+    let deletable = (available_count - desired).clamp(0, sunset.len() as i64) as usize;
+    plan.delete_pods.extend(sunset.into_iter().take(deletable));
+    let room = (budget.max_surge - surge).clamp(0, candidates.len() as i64) as usize;
+    plan.create_on_nodes = allowed_new;
+    plan.create_on_nodes.extend(candidates.into_iter().take(room));
+    Ok(plan)
+}
+
+/// Event reason for a failed daemon pod the controller deletes (`FailedDaemonPodReason`).
+pub const FAILED_DAEMON_POD_REASON: &str = "FailedDaemonPod";
+/// Event reason for a succeeded daemon pod the controller deletes (`SucceededDaemonPodReason`).
+pub const SUCCEEDED_DAEMON_POD_REASON: &str = "SucceededDaemonPod";
+
+/// An event the controller records on the DaemonSet while managing its pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaemonSetEvent {
+    /// `Normal` or `Warning`.
+    pub type_: &'static str,
+    /// The reason.
+    pub reason: &'static str,
+    /// The message.
+    pub message: String,
+}
+
+/// A failed daemon pod: upstream deletes it, with a Warning `FailedDaemonPod` event, unless the
+/// per-(DaemonSet, node) back-off (1 s doubling to 15 min) is running — that state belongs to the
+/// controller, so the plan only names the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDaemonPod {
+    /// The node (the back-off key is DaemonSet + observed generation + node).
+    pub node: String,
+    /// The pod name.
+    pub pod: String,
+    /// The Warning event to record when it is deleted.
+    pub event: DaemonSetEvent,
+}
+
+/// What one `manage` pass decides (`daemon_controller.go` `manage` and `podsShouldBeOnNode`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ManagePlan {
+    /// Nodes that get a new daemon pod.
+    pub create_on_nodes: Vec<String>,
+    /// Pods to delete now.
+    pub delete_pods: Vec<String>,
+    /// Failed pods to delete unless their back-off is running.
+    pub failed_pods: Vec<FailedDaemonPod>,
+    /// Events to record (`SucceededDaemonPod`).
+    pub events: Vec<DaemonSetEvent>,
+}
+
+/// `util.AllowsSurge`: `maxSurge` scaled over one node is positive.
+fn allows_surge(ds: &DaemonSet) -> bool {
+    let rolling =
+        ds.spec.as_ref().and_then(|s| s.update_strategy.as_ref()).and_then(|u| u.rolling_update.as_ref());
+    update_strategy(ds) == UpdateStrategy::RollingUpdate
+        && rolling
+            .and_then(|r| r.max_surge.as_ref())
+            .is_some_and(|surge| scaled_value(surge, 1, Rounding::Up, "MaxSurge").is_ok_and(|v| v > 0))
+}
+
+/// One `manage` pass over every node (k8s-fidelity.md §1.6), in node order:
+/// - should run and has no pod → create one;
+/// - should continue running → terminating pods are left alone (so a node whose only pod is
+///   terminating gets no new pod until that object is gone); `Failed` pods are reported in
+///   [`ManagePlan::failed_pods`]; `Succeeded` pods are deleted with a `SucceededDaemonPod` event;
+///   without surge, all running pods but the oldest are deleted; with surge, a node left with no
+///   running pod that should run one gets a new pod, and of several pods the oldest current-hash
+///   pod and the oldest other pod are kept — the old one is deleted when it is not ready or when
+///   the new one is available;
+/// - should not continue running → every non-terminating pod is deleted;
+///
+/// then unscheduled pods whose target node no longer exists are deleted.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use k8s_openapi::api::core::v1::Node;
+/// use k8s_openapi::jiff::Timestamp;
+/// use lab_runner::k8s::daemon::manage_plan;
+/// let mut node = Node::default();
+/// node.metadata.name = Some("gpu-1".into());
+/// let plan = manage_plan(&DaemonSet::default(), &[node], &[], "h", Timestamp::UNIX_EPOCH);
+/// assert_eq!(plan.create_on_nodes, vec!["gpu-1".to_string()]);
+/// ```
+pub fn manage_plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str, now: Timestamp) -> ManagePlan {
+    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let surge = allows_surge(ds);
+    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
+    let mut plan = ManagePlan::default();
+    for node in nodes {
+        let node_name = node.metadata.name.clone().unwrap_or_default();
+        let placement = node_should_run_daemon_pod(ds, node);
+        let daemon_pods = by_node.get(&node_name).map(Vec::as_slice).unwrap_or_default();
+        let exists = !daemon_pods.is_empty();
+        if placement.should_run() && !exists {
+            plan.create_on_nodes.push(node_name);
+        } else if placement.should_continue_running() {
+            let mut running: Vec<&Pod> = Vec::new();
+            for pod in daemon_pods.iter().copied().filter(|pod| pod.metadata.deletion_timestamp.is_none()) {
+                let name = pod_name(pod);
+                match super::resources::pod_phase_class(pod) {
+                    super::resources::PodPhaseClass::Terminal
+                        if pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed") =>
+                    {
+                        plan.failed_pods.push(FailedDaemonPod {
+                            node: node_name.clone(),
+                            pod: name.clone(),
+                            event: DaemonSetEvent {
+                                type_: "Warning",
+                                reason: FAILED_DAEMON_POD_REASON,
+                                message: format!(
+                                    "Found failed daemon pod {namespace}/{name} on node {node_name}, will try to kill it"
+                                ),
+                            },
+                        });
+                    }
+                    super::resources::PodPhaseClass::Terminal => {
+                        plan.events.push(DaemonSetEvent {
+                            type_: "Normal",
+                            reason: SUCCEEDED_DAEMON_POD_REASON,
+                            message: format!(
+                                "Found succeeded daemon pod {namespace}/{name} on node {node_name}, will try to delete it"
+                            ),
+                        });
+                        plan.delete_pods.push(name);
+                    }
+                    super::resources::PodPhaseClass::Active => running.push(pod),
+                }
+            }
+            running.sort_by(|a, b| compare_daemon_pods(a, b));
+            if !surge {
+                plan.delete_pods.extend(running.iter().skip(1).map(|pod| pod_name(pod)));
+                continue;
+            }
+            if running.len() <= 1 {
+                if running.is_empty() && placement.should_run() {
+                    plan.create_on_nodes.push(node_name);
+                }
+                continue;
+            }
+            // Surge: keep the oldest pod of the current hash and the oldest other one.
+            let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
+            for pod in running {
+                let slot = if pod_label(pod, CONTROLLER_REVISION_HASH_LABEL) == Some(hash) {
+                    &mut oldest_new
+                } else {
+                    &mut oldest_old
+                };
+                if slot.is_none() {
+                    *slot = Some(pod);
+                } else {
+                    plan.delete_pods.push(pod_name(pod));
+                }
+            }
+            if let (Some(new), Some(old)) = (oldest_new, oldest_old)
+                && (!is_pod_ready(old) || is_pod_available(new, min_ready_seconds, now))
+            {
+                plan.delete_pods.push(pod_name(old));
+            }
+        } else if exists {
+            plan.delete_pods.extend(
+                daemon_pods
+                    .iter()
+                    .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+                    .map(|pod| pod_name(pod)),
+            );
+        }
+    }
+    // `getUnscheduledPodsWithoutNode`.
+    let known: std::collections::BTreeSet<&str> =
+        nodes.iter().map(|node| node.metadata.name.as_deref().unwrap_or("")).collect();
+    for (node_name, group) in &by_node {
+        if known.contains(node_name.as_str()) {
+            continue;
+        }
+        for pod in group {
+            if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty) {
+                plan.delete_pods.push(pod_name(pod));
+            }
+        }
+    }
+    plan
+}
+
+/// Which template generation a daemon pod runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodRevision {
+    /// [`is_pod_updated`] with the current hash.
+    Current,
+    /// Any older template.
+    Old,
+}
+
+/// A daemon pod's readiness as the controller counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodReadiness {
+    /// Ready for at least `minReadySeconds`.
+    Available,
+    /// Ready, but not yet for `minReadySeconds`.
+    Ready,
+    /// Not ready (Pending, ImagePullBackOff, CrashLoop, failing probes…).
+    NotReady,
+}
+
+/// One daemon pod in the per-node rollout view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutPod {
+    /// `metadata.name`.
+    pub name: String,
+    /// Current or old template.
+    pub revision: PodRevision,
+    /// Ready / available.
+    pub readiness: PodReadiness,
+    /// `deletionTimestamp` is set.
+    pub terminating: bool,
+}
+
+/// One node in the per-node rollout view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolloutNode {
+    /// Node name.
+    pub node: String,
+    /// Whether the DaemonSet wants a pod there.
+    pub placement: NodePlacement,
+    /// Its daemon pods, oldest first (the first one is what the status counters look at).
+    pub pods: Vec<RolloutPod>,
+}
+
+impl RolloutNode {
+    /// Whether the node is where the DaemonSet wants it to be: a pod that should run has one
+    /// current, available, non-terminating pod and nothing else; a node that should not run one
+    /// has no pod.
+    pub fn is_settled(&self) -> bool {
+        if self.placement.should_run() {
+            matches!(
+                self.pods.as_slice(),
+                [RolloutPod {
+                    revision: PodRevision::Current,
+                    readiness: PodReadiness::Available,
+                    terminating: false,
+                    ..
+                }]
+            )
+        } else {
+            self.pods.is_empty()
+        }
+    }
+}
+
+/// The per-node view behind the engine's rollout analysis and `status` (node × pod × revision ×
+/// readiness), for every node in `nodes` plus nodes that only appear as a pod's target (a
+/// deleted node), in node-name order.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use k8s_openapi::api::core::v1::Node;
+/// use k8s_openapi::jiff::Timestamp;
+/// use lab_runner::k8s::daemon::rollout_view;
+/// let view = rollout_view(&DaemonSet::default(), &[Node::default()], &[], "h", Timestamp::UNIX_EPOCH);
+/// assert!(!view[0].is_settled());
+/// ```
+pub fn rollout_view(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &[Pod],
+    hash: &str,
+    now: Timestamp,
+) -> Vec<RolloutNode> {
+    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let generation = template_generation(ds).ok().flatten();
+    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let describe = |pod: &Pod| RolloutPod {
+        name: pod_name(pod),
+        revision: if is_pod_updated(pod, hash, generation) { PodRevision::Current } else { PodRevision::Old },
+        readiness: if is_pod_available(pod, min_ready_seconds, now) {
+            PodReadiness::Available
+        } else if is_pod_ready(pod) {
+            PodReadiness::Ready
+        } else {
+            PodReadiness::NotReady
+        },
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+    };
+    let mut view: BTreeMap<String, RolloutNode> = BTreeMap::new();
+    for node in nodes {
+        let name = node.metadata.name.clone().unwrap_or_default();
+        let pods = by_node
+            .get(&name)
+            .map(|group| group.iter().map(|pod| describe(pod)).collect())
+            .unwrap_or_default();
+        view.insert(
+            name.clone(),
+            RolloutNode { node: name, placement: node_should_run_daemon_pod(ds, node), pods },
+        );
+    }
+    for (name, group) in &by_node {
+        view.entry(name.clone()).or_insert_with(|| RolloutNode {
+            node: name.clone(),
+            // The node is gone: nothing should run there (upstream deletes such pods).
+            placement: NodePlacement::DoNotRun(NotRunReason::NodeName),
+            pods: group.iter().map(|pod| describe(pod)).collect(),
+        });
+    }
+    view.into_values().collect()
+}
+
+/// What `kubectl rollout status daemonset/<name>` prints for a DaemonSet, and whether it is done
+/// (`kubectl:pkg/polymorphichelpers/rollout_status.go` `DaemonSetStatusViewer`, k8s-fidelity.md
+/// §2). Each message ends with a newline, as kubectl writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RolloutStatus {
+    /// Still rolling: print the message and keep watching.
+    Waiting(String),
+    /// `daemon set "<name>" successfully rolled out`.
+    Done(String),
+    /// Not a RollingUpdate DaemonSet: kubectl fails with this error.
+    NotRollingUpdate,
+}
+
+impl RolloutStatus {
+    /// The error text of [`RolloutStatus::NotRollingUpdate`].
+    pub const NOT_ROLLING_UPDATE: &'static str =
+        "rollout status is only available for RollingUpdate strategy type";
+}
+
+/// Computes [`RolloutStatus`] from the DaemonSet object as kubectl sees it.
+///
+/// ```
+/// use k8s_openapi::api::apps::v1::DaemonSet;
+/// use lab_runner::k8s::daemon::{rollout_status, RolloutStatus};
+/// let mut ds = DaemonSet::default();
+/// ds.metadata.name = Some("gpu-ds".into());
+/// assert_eq!(rollout_status(&ds), RolloutStatus::Done("daemon set \"gpu-ds\" successfully rolled out\n".into()));
+/// ```
+pub fn rollout_status(ds: &DaemonSet) -> RolloutStatus {
+    if update_strategy(ds) != UpdateStrategy::RollingUpdate {
+        return RolloutStatus::NotRollingUpdate;
+    }
+    let name = ds.metadata.name.as_deref().unwrap_or("");
+    let status = ds.status.clone().unwrap_or_default();
+    let generation = ds.metadata.generation.unwrap_or(0);
+    if generation > status.observed_generation.unwrap_or(0) {
+        return RolloutStatus::Waiting("Waiting for daemon set spec update to be observed...\n".to_string());
+    }
+    let desired = status.desired_number_scheduled;
+    let updated = status.updated_number_scheduled.unwrap_or(0);
+    let available = status.number_available.unwrap_or(0);
+    if updated < desired {
+        RolloutStatus::Waiting(format!(
+            "Waiting for daemon set {name:?} rollout to finish: {updated} out of {desired} new pods have been updated...\n"
+        ))
+    } else if available < desired {
+        RolloutStatus::Waiting(format!(
+            "Waiting for daemon set {name:?} rollout to finish: {available} of {desired} updated pods are available...\n"
+        ))
+    } else {
+        RolloutStatus::Done(format!("daemon set {name:?} successfully rolled out\n"))
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 pub mod affinity;
 pub mod daemon;
+pub mod normalize;
 pub mod quantity;
 pub mod resources;
 pub mod schedule;

@@ -5,6 +5,7 @@ pub mod clock;
 pub mod controllers;
 pub mod harness;
 pub mod kubeconfig;
+pub mod lifecycle;
 pub mod resources;
 pub mod server;
 pub mod store;

@@ -620,3 +620,370 @@ fn hash_is_deterministic_and_tracks_the_template() {
     assert_ne!(compute_hash(&template, Some(1)).unwrap(), first);
     assert_ne!(compute_hash(&template, Some(1)).unwrap(), compute_hash(&template, Some(2)).unwrap());
 }
+
+fn with_budget(unavailable: IntOrString, surge: IntOrString) -> DaemonSet {
+    let mut d = ds();
+    rolling(&mut d, Some(unavailable), Some(surge));
+    d
+}
+
+fn plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str) -> RollingUpdatePlan {
+    rolling_update_plan(ds, nodes, pods, hash, now()).unwrap()
+}
+
+fn three_nodes() -> Vec<Node> {
+    vec![node("gpu-1"), node("gpu-2"), node("gpu-3")]
+}
+
+#[test]
+fn rolling_update_without_surge_deletes_within_max_unavailable() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    let old = |name: &str, node: &str| ready(daemon_pod(name, node, "old"), 0);
+    // Template changed: one old pod goes (node order is by name here).
+    let pods = vec![old("a", "gpu-1"), old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(
+        plan(&ds, &three_nodes(), &pods, "new"),
+        RollingUpdatePlan { delete_pods: vec!["a".into()], create_on_nodes: vec![] }
+    );
+    // The old pod is terminating: its node counts as unavailable, nothing else is deleted.
+    let mut terminating = old("a", "gpu-1");
+    terminating.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    let pods = vec![terminating, old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new"), RollingUpdatePlan::default());
+    // Gone, replacement not yet created: still unavailable.
+    assert_eq!(plan(&ds, &three_nodes(), &pods[1..], "new"), RollingUpdatePlan::default());
+    // The replacement never becomes available (bad image): the rollout stalls forever.
+    let pods = vec![waiting(daemon_pod("n", "gpu-1", "new")), old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new"), RollingUpdatePlan::default());
+    // Once it is available the next node goes.
+    let pods = vec![ready(daemon_pod("n", "gpu-1", "new"), 0), old("b", "gpu-2"), old("c", "gpu-3")];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new").delete_pods, vec!["b".to_string()]);
+}
+
+#[test]
+fn rollback_replaces_the_broken_pods_at_once() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    // After `rollout undo` the current hash is "old" again; the broken new pod is now an old,
+    // unavailable pod: deleted outside the budget, and (v1.31+) counted as unavailable.
+    let pods = vec![
+        waiting(daemon_pod("broken", "gpu-1", "new")),
+        ready(daemon_pod("b", "gpu-2", "old"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    assert_eq!(
+        plan(&ds, &three_nodes(), &pods, "old"),
+        RollingUpdatePlan { delete_pods: vec!["broken".into()], create_on_nodes: vec![] }
+    );
+    // Two unavailable old pods: both go, and no available one joins them.
+    let pods = vec![
+        waiting(daemon_pod("x", "gpu-1", "v2")),
+        waiting(daemon_pod("y", "gpu-2", "v2")),
+        ready(daemon_pod("c", "gpu-3", "v2"), 0),
+    ];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "v3").delete_pods, vec!["x".to_string(), "y".to_string()]);
+}
+
+#[test]
+fn misscheduled_old_pod_is_an_ordinary_candidate() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    let nodes = vec![
+        node("gpu-1"),
+        node("gpu-2"),
+        tainted(node("gpu-3"), "nvidia.com/gpu", Some("present"), "NoSchedule"),
+    ];
+    let pods = vec![
+        ready(daemon_pod("a", "gpu-1", "new"), 0),
+        ready(daemon_pod("b", "gpu-2", "new"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["c".to_string()]);
+    // …and nothing is planned once it is gone (manage does not recreate it: shouldRun is false).
+    assert_eq!(plan(&ds, &nodes, &pods[..2], "new"), RollingUpdatePlan::default());
+}
+
+#[test]
+fn percentage_budget_over_many_nodes() {
+    let ds = with_budget(IntOrString::String("10%".into()), IntOrString::Int(0));
+    let nodes: Vec<Node> = (0..11).map(|i| node(&format!("n{i:02}"))).collect();
+    let pods: Vec<Pod> =
+        (0..11).map(|i| ready(daemon_pod(&format!("p{i:02}"), &format!("n{i:02}"), "old"), 0)).collect();
+    // ceil(10% of 11) = 2.
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["p00".to_string(), "p01".to_string()]);
+}
+
+#[test]
+fn excess_pods_on_a_node_count_as_unavailable() {
+    let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
+    let pods = vec![
+        ready(daemon_pod("a1", "gpu-1", "old"), 0),
+        ready(daemon_pod("a2", "gpu-1", "old"), 0),
+        ready(daemon_pod("b", "gpu-2", "old"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+    ];
+    assert_eq!(plan(&ds, &three_nodes(), &pods, "new"), RollingUpdatePlan::default());
+}
+
+#[test]
+fn rolling_update_with_surge_creates_first() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let nodes = vec![node("a"), node("b")];
+    let old = |name: &str, node: &str| ready(daemon_pod(name, node, "old"), 0);
+    assert_eq!(
+        plan(&ds, &nodes, &[old("pa", "a"), old("pb", "b")], "new"),
+        RollingUpdatePlan { delete_pods: vec![], create_on_nodes: vec!["a".into()] }
+    );
+    // The surge pod is not yet available: it uses the budget.
+    let pods = vec![old("pa", "a"), waiting(daemon_pod("na", "a", "new")), old("pb", "b")];
+    assert_eq!(plan(&ds, &nodes, &pods, "new"), RollingUpdatePlan::default());
+    // Available: the old pod on a goes and b gets its surge pod.
+    let pods = vec![old("pa", "a"), ready(daemon_pod("na", "a", "new"), 0), old("pb", "b")];
+    assert_eq!(
+        plan(&ds, &nodes, &pods, "new"),
+        RollingUpdatePlan { delete_pods: vec!["pa".into()], create_on_nodes: vec!["b".into()] }
+    );
+    // An unavailable old pod gets its new pod at once, outside the budget.
+    let pods = vec![waiting(daemon_pod("pa", "a", "old")), old("pb", "b")];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").create_on_nodes, vec!["a".to_string(), "b".to_string()]);
+}
+
+#[test]
+fn surge_keeps_availability_when_a_node_leaves_the_selection() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let nodes = vec![node("a"), tainted(node("gone"), "x", None, "NoSchedule")];
+    // desired 1; pods available: old on "gone" + new on "a" = 2 > 1, so the sunset pod goes.
+    let pods = vec![ready(daemon_pod("na", "a", "new"), 0), ready(daemon_pod("old", "gone", "old"), 0)];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["old".to_string()]);
+    // While the new pod is not available, the sunset pod stays.
+    let pods = vec![waiting(daemon_pod("na", "a", "new")), ready(daemon_pod("old", "gone", "old"), 0)];
+    assert_eq!(plan(&ds, &nodes, &pods, "new"), RollingUpdatePlan::default());
+    // An unavailable old pod on such a node is deleted at once.
+    let pods = vec![waiting(daemon_pod("old", "gone", "old"))];
+    assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["old".to_string()]);
+}
+
+#[test]
+fn surge_needs_the_nodes_of_old_pods() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let pods = vec![ready(daemon_pod("p", "missing", "old"), 0)];
+    assert_eq!(
+        rolling_update_plan(&ds, &[node("a")], &pods, "new", now()).unwrap_err(),
+        Error::NodeNotFound("missing".into())
+    );
+}
+
+fn with_status(generation: i64, observed: i64, updated: i32, desired: i32, available: i32) -> DaemonSet {
+    let mut d = ds();
+    d.metadata.name = Some("foo".into());
+    d.metadata.generation = Some(generation);
+    d.status = Some(k8s_openapi::api::apps::v1::DaemonSetStatus {
+        observed_generation: Some(observed),
+        updated_number_scheduled: Some(updated),
+        desired_number_scheduled: desired,
+        number_available: Some(available),
+        ..Default::default()
+    });
+    d
+}
+
+#[test]
+fn rollout_status_truth_table_from_kubectl() {
+    // k8s-fidelity.md §2, rollout_status_test.go table, messages copied as literals.
+    let waiting = |text: &str| RolloutStatus::Waiting(format!("{text}\n"));
+    assert_eq!(
+        rollout_status(&with_status(0, 1, 0, 1, 0)),
+        waiting("Waiting for daemon set \"foo\" rollout to finish: 0 out of 1 new pods have been updated...")
+    );
+    assert_eq!(
+        rollout_status(&with_status(1, 1, 2, 2, 1)),
+        waiting("Waiting for daemon set \"foo\" rollout to finish: 1 of 2 updated pods are available...")
+    );
+    assert_eq!(
+        rollout_status(&with_status(1, 1, 2, 2, 2)),
+        RolloutStatus::Done("daemon set \"foo\" successfully rolled out\n".into())
+    );
+    assert_eq!(
+        rollout_status(&with_status(2, 1, 2, 2, 2)),
+        waiting("Waiting for daemon set spec update to be observed...")
+    );
+    // The stuck rollout stops at this line (k8s-fidelity.md §2, with the notes' DS name).
+    let mut stuck = with_status(2, 2, 1, 3, 2);
+    stuck.metadata.name = Some("gpu-ds".into());
+    assert_eq!(
+        rollout_status(&stuck),
+        waiting(
+            "Waiting for daemon set \"gpu-ds\" rollout to finish: 1 out of 3 new pods have been updated..."
+        )
+    );
+    // desired 0 once observed: done.
+    assert!(matches!(rollout_status(&with_status(1, 1, 0, 0, 0)), RolloutStatus::Done(_)));
+    let mut on_delete = with_status(1, 1, 0, 1, 0);
+    on_delete.spec.as_mut().unwrap().update_strategy =
+        Some(DaemonSetUpdateStrategy { type_: Some("OnDelete".into()), rolling_update: None });
+    assert_eq!(rollout_status(&on_delete), RolloutStatus::NotRollingUpdate);
+    assert_eq!(
+        RolloutStatus::NOT_ROLLING_UPDATE,
+        "rollout status is only available for RollingUpdate strategy type"
+    );
+}
+
+#[test]
+fn rollout_view_of_the_stuck_rollout() {
+    let nodes = vec![node("gpu-1"), node("gpu-2"), tainted(node("gpu-3"), "x", None, "NoSchedule")];
+    let pods = vec![
+        waiting(daemon_pod("new", "gpu-1", "new")),
+        ready(daemon_pod("b", "gpu-2", "old"), 0),
+        ready(daemon_pod("c", "gpu-3", "old"), 0),
+        ready(daemon_pod("ghost", "deleted-node", "new"), 0),
+    ];
+    let view = rollout_view(&ds(), &nodes, &pods, "new", now());
+    let names: Vec<_> = view.iter().map(|n| n.node.as_str()).collect();
+    assert_eq!(names, ["deleted-node", "gpu-1", "gpu-2", "gpu-3"]);
+    assert_eq!(
+        view[1].pods,
+        vec![RolloutPod {
+            name: "new".into(),
+            revision: PodRevision::Current,
+            readiness: PodReadiness::NotReady,
+            terminating: false
+        }]
+    );
+    assert_eq!(view[2].pods[0].revision, PodRevision::Old);
+    assert_eq!(view[2].pods[0].readiness, PodReadiness::Available);
+    assert!(matches!(view[3].placement, NodePlacement::KeepExisting { .. }));
+    assert!(view.iter().all(|n| !n.is_settled()));
+    // Settled: one current available pod where wanted, nothing elsewhere.
+    let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 0), ready(daemon_pod("b", "gpu-2", "new"), 0)];
+    let view = rollout_view(&ds(), &nodes, &pods, "new", now());
+    assert!(view.iter().all(RolloutNode::is_settled));
+    // Ready but inside minReadySeconds is not settled.
+    let mut slow = ds();
+    slow.spec.as_mut().unwrap().min_ready_seconds = Some(60);
+    let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 9_990)];
+    let view = rollout_view(&slow, &nodes[..1], &pods, "new", now());
+    assert_eq!(view[0].pods[0].readiness, PodReadiness::Ready);
+    assert!(!view[0].is_settled());
+}
+
+fn manage(ds: &DaemonSet, nodes: &[Node], pods: &[Pod]) -> ManagePlan {
+    manage_plan(ds, nodes, pods, "new", now())
+}
+
+fn phase(mut pod: Pod, phase: &str) -> Pod {
+    pod.status.as_mut().unwrap().phase = Some(phase.into());
+    pod
+}
+
+fn deleting(mut pod: Pod) -> Pod {
+    pod.metadata.deletion_timestamp = Some(Time(Timestamp::UNIX_EPOCH));
+    pod
+}
+
+#[test]
+fn manage_creates_where_missing_and_respects_termination() {
+    let nodes = vec![node("gpu-1"), node("gpu-2")];
+    let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 0)];
+    assert_eq!(
+        manage(&ds(), &nodes, &pods),
+        ManagePlan { create_on_nodes: vec!["gpu-2".into()], ..Default::default() }
+    );
+    // TestDaemonSetRespectsTermination: the only pod is terminating → 0 creates, 0 deletes.
+    let pods =
+        vec![deleting(ready(daemon_pod("a", "gpu-1", "old"), 0)), ready(daemon_pod("b", "gpu-2", "new"), 0)];
+    assert_eq!(manage(&ds(), &nodes, &pods), ManagePlan::default());
+}
+
+#[test]
+fn manage_reports_failed_and_deletes_succeeded_pods() {
+    let nodes = vec![node("gpu-1"), node("gpu-2")];
+    let pods = vec![
+        phase(daemon_pod("x", "gpu-1", "new"), "Failed"),
+        phase(daemon_pod("y", "gpu-2", "new"), "Succeeded"),
+    ];
+    let plan = manage(&ds(), &nodes, &pods);
+    // The replacement comes in a later pass, once the pod object is gone.
+    assert!(plan.create_on_nodes.is_empty());
+    assert_eq!(plan.delete_pods, vec!["y".to_string()]);
+    assert_eq!(plan.failed_pods.len(), 1);
+    assert_eq!(plan.failed_pods[0].pod, "x");
+    // k8s-fidelity.md §1.6, copied as literals.
+    assert_eq!(plan.failed_pods[0].event.reason, "FailedDaemonPod");
+    assert_eq!(plan.failed_pods[0].event.type_, "Warning");
+    assert_eq!(
+        plan.failed_pods[0].event.message,
+        "Found failed daemon pod kube-system/x on node gpu-1, will try to kill it"
+    );
+    assert_eq!(
+        plan.events,
+        vec![DaemonSetEvent {
+            type_: "Normal",
+            reason: "SucceededDaemonPod",
+            message: "Found succeeded daemon pod kube-system/y on node gpu-2, will try to delete it".into(),
+        }]
+    );
+}
+
+#[test]
+fn manage_prunes_extra_pods_keeping_the_oldest() {
+    let pods = vec![
+        created(ready(daemon_pod("young", "gpu-1", "new"), 0), 50),
+        created(ready(daemon_pod("elder", "gpu-1", "old"), 0), 10),
+        created(ready(daemon_pod("middle", "gpu-1", "new"), 0), 30),
+    ];
+    let plan = manage(&ds(), &[node("gpu-1")], &pods);
+    assert_eq!(plan.delete_pods, vec!["middle".to_string(), "young".to_string()]);
+}
+
+#[test]
+fn manage_follows_placement() {
+    // NoSchedule drift: the existing pod stays, nothing is created on an empty such node.
+    let cp = tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule");
+    let pods = vec![ready(daemon_pod("a", "cp", "old"), 0)];
+    assert_eq!(manage(&ds(), std::slice::from_ref(&cp), &pods), ManagePlan::default());
+    assert_eq!(manage(&ds(), &[cp], &[]), ManagePlan::default());
+    // Selector no longer matches: every non-terminating pod goes.
+    let selective = with_template(ds(), |spec| {
+        spec.node_selector = Some(BTreeMap::from([("gpu".to_string(), "true".to_string())]))
+    });
+    let pods = vec![ready(daemon_pod("a", "n", "old"), 0), deleting(ready(daemon_pod("b", "n", "old"), 0))];
+    assert_eq!(manage(&selective, &[node("n")], &pods).delete_pods, vec!["a".to_string()]);
+    // NoExecute: likewise.
+    let evicting = tainted(node("n"), "maintenance", None, "NoExecute");
+    assert_eq!(manage(&ds(), &[evicting], &pods).delete_pods, vec!["a".to_string()]);
+}
+
+#[test]
+fn manage_with_surge_keeps_one_new_and_one_old() {
+    let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
+    let nodes = [node("n")];
+    let old = created(ready(daemon_pod("old", "n", "old"), 0), 10);
+    // New pod not yet available, old ready: keep both.
+    let new = created(waiting(daemon_pod("new", "n", "new")), 20);
+    assert_eq!(manage(&ds, &nodes, &[old.clone(), new]), ManagePlan::default());
+    // New pod available: the old one goes.
+    let new = created(ready(daemon_pod("new", "n", "new"), 0), 20);
+    assert_eq!(manage(&ds, &nodes, &[old.clone(), new.clone()]).delete_pods, vec!["old".to_string()]);
+    // Old pod not ready: it goes even though the new one is not available.
+    let sick_old = created(waiting(daemon_pod("old", "n", "old")), 10);
+    let slow_new = created(waiting(daemon_pod("new", "n", "new")), 20);
+    assert_eq!(manage(&ds, &nodes, &[sick_old, slow_new]).delete_pods, vec!["old".to_string()]);
+    // A third pod is always pruned.
+    let extra = created(ready(daemon_pod("extra", "n", "old"), 0), 30);
+    assert_eq!(
+        manage(&ds, &nodes, &[old, new, extra]).delete_pods,
+        vec!["extra".to_string(), "old".to_string()]
+    );
+    // Only a failed pod left: surge creates a new one at once.
+    let plan = manage(&ds, &nodes, &[phase(daemon_pod("dead", "n", "old"), "Failed")]);
+    assert_eq!(plan.create_on_nodes, vec!["n".to_string()]);
+    assert_eq!(plan.failed_pods.len(), 1);
+}
+
+#[test]
+fn manage_deletes_unscheduled_pods_of_vanished_nodes() {
+    let mut orphan = waiting(daemon_pod("orphan", "", "new"));
+    orphan.spec = Some(daemon_pod_spec(&ds(), "vanished"));
+    let bound = ready(daemon_pod("bound", "vanished", "new"), 0);
+    let plan = manage(&ds(), &[node("n")], &[orphan, bound, ready(daemon_pod("ok", "n", "new"), 0)]);
+    assert_eq!(plan.delete_pods, vec!["orphan".to_string()]);
+    assert!(plan.create_on_nodes.is_empty());
+}

@@ -4,6 +4,18 @@
 //! reaches [`api::handle`] as the router's fallback. The router does no authentication: the
 //! serving layer wraps it.
 
+pub mod admission;
+pub mod api;
+pub mod discovery;
+pub mod fieldvalidation;
+pub mod managedfields;
+pub mod openapi;
+pub mod patch;
+pub mod request;
+pub mod schema;
+pub mod status;
+pub mod table;
+pub mod watch;
 use std::{
     sync::{Arc, RwLock},
     time::Duration,
@@ -18,15 +30,6 @@ use super::{
     store::{self, Store},
 };
 
-pub mod admission;
-pub mod api;
-pub mod discovery;
-pub mod patch;
-pub mod request;
-pub mod status;
-pub mod table;
-pub mod watch;
-
 /// Everything request handlers share.
 #[derive(Debug)]
 pub struct SimState {
@@ -40,7 +43,6 @@ pub struct SimState {
     /// minute).
     pub bookmark_interval: Duration,
 }
-
 impl SimState {
     /// State serving the built-in types from `store`, stamped by `clock` (the store is given
     /// the same clock).
@@ -53,13 +55,10 @@ impl SimState {
         }
     }
 }
-
 /// Shared handle to the state, as axum hands it to handlers.
 pub type AppState = Arc<SimState>;
-
 /// The namespaces every cluster starts with.
 pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
-
 /// Creates the [`SYSTEM_NAMESPACES`] that do not exist yet (idempotent; call at every start).
 pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
     let namespaces =
@@ -74,8 +73,7 @@ pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
     }
     Ok(())
 }
-
 /// The whole API surface as one router.
 pub fn router(state: AppState) -> Router {
-    Router::new().merge(discovery::routes()).fallback(api::handle).with_state(state)
+    Router::new().merge(discovery::routes()).merge(openapi::routes()).fallback(api::handle).with_state(state)
 }

@@ -56,7 +56,9 @@ fn generation_moves_with_spec_only_and_status_writes_touch_only_status() {
     let store = store();
     let ds_type = rt("daemonsets");
     let ds = json!({"metadata": {"name": "agent", "namespace": "default"},
-                    "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "v1"}]}}},
+                    "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                             "template": {"metadata": {"labels": {"app": "agent"}},
+                                          "spec": {"containers": [{"name": "a", "image": "v1"}]}}},
                     "status": {"numberReady": 9}});
     let created = store.create(&ds_type, ds).unwrap();
     assert_eq!(created["metadata"]["generation"], 1);
@@ -90,7 +92,9 @@ fn stale_resource_version_is_a_conflict_and_no_op_updates_write_nothing() {
     let store = store();
     let ds_type = rt("daemonsets");
     let created = store
-        .create(&ds_type, json!({"metadata": {"name": "x", "namespace": "default"}, "spec": {}}))
+        .create(&ds_type, json!({"metadata": {"name": "x", "namespace": "default"}, "spec": {
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "x", "image": "x:1"}]}}}}))
         .unwrap();
     let mut first = created.clone();
     first["spec"]["minReadySeconds"] = json!(1);

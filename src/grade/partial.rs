@@ -1,0 +1,449 @@
+//! Partial-object matching: maps are subsets, lists follow their declared semantics, scalars are
+//! equal (as quantities where the path holds one).
+
+use std::{
+    cmp::Ordering,
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+};
+
+use serde_json::Value;
+
+use super::path::{self, FieldPath};
+use crate::{k8s::quantity::Quantity, lab::model::ListSemantics};
+
+/// Keys under which Kubernetes keeps quantities: a scalar below one of them compares as a
+/// quantity (`1Gi` equals `1024Mi`).
+pub const QUANTITY_KEYS: [&str; 7] =
+    ["resources", "requests", "limits", "capacity", "allocatable", "hard", "used"];
+
+/// Errors from building match rules.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A declared path is not a valid path.
+    #[error(transparent)]
+    Path(#[from] path::Error),
+    /// A declared list path has an index in it; list semantics apply to every element.
+    #[error("list path {0:?} must not hold an index")]
+    IndexedListPath(String),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Per-path rules of one match: list semantics and extra quantity paths, keyed by paths without
+/// list indices.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    lists: BTreeMap<FieldPath, ListSemantics>,
+    quantities: BTreeSet<FieldPath>,
+}
+
+impl Rules {
+    /// Rules from a `match` expectation's `lists` and `quantities`.
+    pub fn new<'a>(
+        lists: impl IntoIterator<Item = (&'a String, &'a ListSemantics)>,
+        quantities: impl IntoIterator<Item = &'a String>,
+    ) -> Result<Rules> {
+        let mut rules = Rules::default();
+        for (text, semantics) in lists {
+            let path: FieldPath = text.parse()?;
+            if path.without_indices() != path {
+                return Err(Error::IndexedListPath(text.clone()));
+            }
+            rules.lists.insert(path, *semantics);
+        }
+        for text in quantities {
+            rules.quantities.insert(text.parse::<FieldPath>()?.without_indices());
+        }
+        Ok(rules)
+    }
+
+    /// Declares the semantics of the list at `path` (no indices).
+    pub fn with_list(mut self, path: &str, semantics: ListSemantics) -> Result<Rules> {
+        self.lists.insert(path.parse()?, semantics);
+        Ok(self)
+    }
+
+    fn compares_as_quantity(&self, path: &FieldPath) -> bool {
+        path.has_key_in(&QUANTITY_KEYS) || self.quantities.contains(&path.without_indices())
+    }
+}
+
+/// One difference between the expected partial object and what was observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Where (with list indices of the observed object).
+    pub path: FieldPath,
+    /// What: `is 4, expected 8`.
+    pub detail: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.segments().is_empty() {
+            write!(f, "object {}", self.detail)
+        } else {
+            write!(f, "{} {}", self.path, self.detail)
+        }
+    }
+}
+
+/// The paths (without indices) of lists in `expected` that have no declared semantics.
+pub fn undeclared_lists(expected: &Value, rules: &Rules) -> Vec<FieldPath> {
+    let mut found = BTreeSet::new();
+    each_list(expected, &FieldPath::root(), &mut |path, _| {
+        if !rules.lists.contains_key(path) {
+            found.insert(path.clone());
+        }
+    });
+    found.into_iter().collect()
+}
+
+/// The paths of lists declared `each` whose expected list does not hold exactly one element (the
+/// element every observed one must match).
+pub fn each_lists_without_one_element(expected: &Value, rules: &Rules) -> Vec<FieldPath> {
+    let mut found = BTreeSet::new();
+    each_list(expected, &FieldPath::root(), &mut |path, items| {
+        if rules.lists.get(path) == Some(&ListSemantics::Each) && items.len() != 1 {
+            found.insert(path.clone());
+        }
+    });
+    found.into_iter().collect()
+}
+
+/// Calls `visit` with the path (without indices) and elements of every list in `value`.
+fn each_list(value: &Value, path: &FieldPath, visit: &mut impl FnMut(&FieldPath, &[Value])) {
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| each_list(v, &path.key(k), visit)),
+        Value::Array(items) => {
+            visit(&path.without_indices(), items);
+            items.iter().enumerate().for_each(|(i, v)| each_list(v, &path.index(i), visit));
+        }
+        _ => {}
+    }
+}
+
+/// Compares `observed` with the partial object `expected` and returns every mismatch (none: it
+/// matches). A list without declared semantics is compared as `contains`; check
+/// [`undeclared_lists`] first to report it as an authoring error instead.
+///
+/// ```
+/// use lab_runner::grade::partial::{matches, Rules};
+/// let rules = Rules::default();
+/// let node = serde_json::json!({"status": {"allocatable": {"nvidia.com/gpu": "4", "memory": "1Gi"}}});
+/// let expected = serde_json::json!({"status": {"allocatable": {"nvidia.com/gpu": 8, "memory": "1024Mi"}}});
+/// let found = matches(&expected, &node, &rules);
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].to_string(), "status.allocatable.nvidia.com/gpu is 4, expected 8");
+/// ```
+pub fn matches(expected: &Value, observed: &Value, rules: &Rules) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    compare(expected, Some(observed), &FieldPath::root(), rules, &mut out);
+    out
+}
+
+fn compare(
+    expected: &Value,
+    observed: Option<&Value>,
+    path: &FieldPath,
+    rules: &Rules,
+    out: &mut Vec<Mismatch>,
+) {
+    let mut push = |detail: String| out.push(Mismatch { path: path.clone(), detail });
+    match (expected, observed) {
+        (Value::Null, None | Some(Value::Null)) => {}
+        (Value::Null, Some(found)) => push(format!("is {}, expected it absent", show(found))),
+        (Value::Array(items), found) => {
+            let semantics =
+                rules.lists.get(&path.without_indices()).copied().unwrap_or(ListSemantics::Contains);
+            compare_list(items, found, semantics, path, rules, out);
+        }
+        (_, None) => push(format!("is missing, expected {}", show(expected))),
+        (Value::Object(map), Some(Value::Object(found))) => {
+            for (key, value) in map {
+                compare(value, found.get(key), &path.key(key), rules, out);
+            }
+        }
+        (Value::Object(_), Some(found)) => push(format!("is {}, expected a map", show(found))),
+        (scalar, Some(found)) => {
+            if !scalars_equal(scalar, found, rules.compares_as_quantity(path)) {
+                push(format!("is {}, expected {}", show(found), show(scalar)));
+            }
+        }
+    }
+}
+
+fn compare_list(
+    expected: &[Value],
+    observed: Option<&Value>,
+    semantics: ListSemantics,
+    path: &FieldPath,
+    rules: &Rules,
+    out: &mut Vec<Mismatch>,
+) {
+    let empty = Vec::new();
+    let found = match observed {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Array(found)) => found,
+        Some(other) => {
+            out.push(Mismatch { path: path.clone(), detail: format!("is {}, expected a list", show(other)) });
+            return;
+        }
+    };
+    let mut push = |detail: String| out.push(Mismatch { path: path.clone(), detail });
+    match semantics {
+        ListSemantics::Contains => {
+            for item in expected {
+                let candidates: Vec<Vec<Mismatch>> =
+                    found.iter().enumerate().map(|(i, f)| element(item, f, &path.index(i), rules)).collect();
+                if candidates.iter().any(Vec::is_empty) {
+                    continue;
+                }
+                let mut detail = format!("has no element matching {}", show(item));
+                if let Some(closest) = candidates.iter().min_by_key(|c| c.len()) {
+                    let reasons: Vec<String> = closest.iter().map(ToString::to_string).collect();
+                    detail.push_str(&format!(" (closest: {})", reasons.join("; ")));
+                } else {
+                    detail.push_str(" (the list is empty)");
+                }
+                push(detail);
+            }
+        }
+        ListSemantics::Exactly => {
+            if expected.len() != found.len() {
+                push(format!("has {} elements, expected exactly {}", found.len(), expected.len()));
+                return;
+            }
+            for (i, (item, f)) in expected.iter().zip(found).enumerate() {
+                compare(item, Some(f), &path.index(i), rules, out);
+            }
+        }
+        ListSemantics::Each => {
+            if found.is_empty() {
+                push("is empty or missing, expected every element to match".to_string());
+                return;
+            }
+            for (i, f) in found.iter().enumerate() {
+                for item in expected {
+                    compare(item, Some(f), &path.index(i), rules, out);
+                }
+            }
+        }
+        ListSemantics::None => {
+            for (i, f) in found.iter().enumerate() {
+                for item in expected {
+                    if element(item, f, &path.index(i), rules).is_empty() {
+                        out.push(Mismatch {
+                            path: path.index(i),
+                            detail: format!("matches {}, expected no element to", show(item)),
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn element(expected: &Value, observed: &Value, path: &FieldPath, rules: &Rules) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    compare(expected, Some(observed), path, rules, &mut out);
+    out
+}
+
+/// Scalar equality: numbers by value, quantities by exact quantity where the path holds one.
+pub fn scalars_equal(expected: &Value, observed: &Value, as_quantity: bool) -> bool {
+    if expected == observed {
+        return true;
+    }
+    if as_quantity && let (Ok(a), Ok(b)) = (Quantity::from_json(expected), Quantity::from_json(observed)) {
+        return a == b;
+    }
+    match (expected, observed) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64().partial_cmp(&b.as_f64()) == Some(Ordering::Equal),
+        _ => false,
+    }
+}
+
+/// A value as evidence shows it: strings bare, everything else as compact JSON.
+pub fn show(value: &Value) -> String {
+    match value {
+        Value::String(text) if !text.is_empty() && !text.contains(char::is_whitespace) => text.clone(),
+        other => {
+            let text = other.to_string();
+            if text.chars().count() > 120 {
+                format!("{}…", text.chars().take(117).collect::<String>())
+            } else {
+                text
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn rules(lists: &[(&str, ListSemantics)]) -> Rules {
+        lists.iter().fold(Rules::default(), |r, (p, s)| r.with_list(p, *s).unwrap())
+    }
+
+    fn mismatches(expected: Value, observed: Value, rules: &Rules) -> Vec<String> {
+        matches(&expected, &observed, rules).iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn maps_are_subsets_and_scalars_equal() {
+        let observed =
+            json!({"metadata": {"name": "a", "labels": {"x": "1", "y": "2"}}, "spec": {"replicas": 3}});
+        assert!(
+            mismatches(json!({"metadata": {"labels": {"x": "1"}}}), observed.clone(), &Rules::default())
+                .is_empty()
+        );
+        assert!(
+            mismatches(json!({"spec": {"replicas": 3.0}}), observed.clone(), &Rules::default()).is_empty()
+        );
+        assert_eq!(
+            mismatches(
+                json!({"metadata": {"labels": {"x": "2", "z": "3"}}, "spec": {"paused": true}}),
+                observed.clone(),
+                &Rules::default()
+            ),
+            [
+                "metadata.labels.x is 1, expected 2",
+                "metadata.labels.z is missing, expected 3",
+                "spec.paused is missing, expected true"
+            ]
+        );
+        assert_eq!(
+            mismatches(json!({"spec": {"replicas": {"a": 1}}}), observed, &Rules::default()),
+            ["spec.replicas is 3, expected a map"]
+        );
+    }
+
+    #[test]
+    fn null_means_absent() {
+        let observed = json!({"status": {"numberReady": 3}});
+        assert!(
+            mismatches(json!({"status": {"numberUnavailable": null}}), observed.clone(), &Rules::default())
+                .is_empty()
+        );
+        assert_eq!(
+            mismatches(json!({"status": {"numberReady": null}}), observed, &Rules::default()),
+            ["status.numberReady is 3, expected it absent"]
+        );
+    }
+
+    #[test]
+    fn quantities_compare_exactly_under_resource_keys() {
+        let observed = json!({"spec": {"containers": [{"resources": {"limits": {"memory": "1Gi", "nvidia.com/gpu": "2"}}}]},
+                              "status": {"capacity": {"cpu": "500m"}}, "data": {"size": "1Gi"}});
+        let r = rules(&[("spec.containers", ListSemantics::Contains)]);
+        let expected = json!({"spec": {"containers": [{"resources": {"limits": {"memory": "1024Mi", "nvidia.com/gpu": 2}}}]},
+                              "status": {"capacity": {"cpu": 0.5}}});
+        assert!(mismatches(expected, observed.clone(), &r).is_empty());
+        // Outside the quantity keys, strings are just strings ...
+        assert_eq!(
+            mismatches(json!({"data": {"size": "1024Mi"}}), observed.clone(), &r),
+            ["data.size is 1Gi, expected 1024Mi"]
+        );
+        // ... unless declared.
+        let declared = Rules::new([], [&"data.size".to_string()]).unwrap();
+        assert!(mismatches(json!({"data": {"size": "1024Mi"}}), observed, &declared).is_empty());
+    }
+
+    #[test]
+    fn list_contains_any_order_with_the_closest_element_as_evidence() {
+        let observed = json!({"c": [{"name": "a", "image": "x:1"}, {"name": "b", "image": "y:1"}]});
+        let r = rules(&[("c", ListSemantics::Contains)]);
+        assert!(
+            mismatches(json!({"c": [{"name": "b"}, {"name": "a", "image": "x:1"}]}), observed.clone(), &r)
+                .is_empty()
+        );
+        assert_eq!(
+            mismatches(json!({"c": [{"name": "b", "image": "y:2"}]}), observed, &r),
+            [
+                r#"c has no element matching {"name":"b","image":"y:2"} (closest: c[1].image is y:1, expected y:2)"#
+            ]
+        );
+        assert_eq!(
+            mismatches(json!({"c": [{"name": "b"}]}), json!({}), &r),
+            [r#"c has no element matching {"name":"b"} (the list is empty)"#]
+        );
+    }
+
+    #[test]
+    fn list_exactly_is_length_and_order() {
+        let observed = json!({"args": ["--a", "--b"]});
+        let r = rules(&[("args", ListSemantics::Exactly)]);
+        assert!(mismatches(json!({"args": ["--a", "--b"]}), observed.clone(), &r).is_empty());
+        assert_eq!(
+            mismatches(json!({"args": ["--b", "--a"]}), observed.clone(), &r),
+            ["args[0] is --a, expected --b", "args[1] is --b, expected --a"]
+        );
+        assert_eq!(
+            mismatches(json!({"args": ["--a"]}), observed, &r),
+            ["args has 2 elements, expected exactly 1"]
+        );
+        assert!(
+            mismatches(json!({"args": []}), json!({}), &r).is_empty(),
+            "an omitted list is an empty list"
+        );
+    }
+
+    #[test]
+    fn list_each_requires_every_element_and_at_least_one() {
+        let observed =
+            json!({"t": [{"effect": "NoSchedule", "key": "a"}, {"effect": "NoExecute", "key": "b"}]});
+        let r = rules(&[("t", ListSemantics::Each)]);
+        assert!(mismatches(json!({"t": [{"key": "a"}]}), json!({"t": [{"key": "a"}]}), &r).is_empty());
+        assert_eq!(
+            mismatches(json!({"t": [{"effect": "NoSchedule"}]}), observed, &r),
+            ["t[1].effect is NoExecute, expected NoSchedule"]
+        );
+        assert_eq!(
+            mismatches(json!({"t": [{"key": "a"}]}), json!({"t": []}), &r),
+            ["t is empty or missing, expected every element to match"]
+        );
+    }
+
+    #[test]
+    fn list_none_forbids_matching_elements() {
+        let observed = json!({"c": [{"image": "good:1"}, {"image": "bad:0"}]});
+        let r = rules(&[("c", ListSemantics::None)]);
+        assert!(mismatches(json!({"c": [{"image": "other"}]}), observed.clone(), &r).is_empty());
+        assert!(mismatches(json!({"c": [{"image": "bad:0"}]}), json!({}), &r).is_empty());
+        assert_eq!(
+            mismatches(json!({"c": [{"image": "bad:0"}]}), observed, &r),
+            [r#"c[1] matches {"image":"bad:0"}, expected no element to"#]
+        );
+    }
+
+    #[test]
+    fn nested_lists_use_paths_without_indices() {
+        let observed = json!({"c": [{"name": "a", "env": [{"name": "X", "value": "1"}]}]});
+        let expected = json!({"c": [{"name": "a", "env": [{"name": "X", "value": "2"}]}]});
+        let r = rules(&[("c", ListSemantics::Exactly), ("c.env", ListSemantics::Contains)]);
+        assert_eq!(
+            mismatches(expected.clone(), observed, &r),
+            [
+                r#"c[0].env has no element matching {"name":"X","value":"2"} (closest: c[0].env[0].value is 1, expected 2)"#
+            ]
+        );
+        assert_eq!(
+            undeclared_lists(&expected, &rules(&[("c", ListSemantics::Exactly)])),
+            ["c.env".parse::<FieldPath>().unwrap()]
+        );
+        assert!(undeclared_lists(&expected, &r).is_empty());
+        let each = rules(&[("c", ListSemantics::Each), ("c.env", ListSemantics::Each)]);
+        assert!(each_lists_without_one_element(&expected, &each).is_empty());
+        let two = json!({"c": [{"name": "a"}, {"name": "b"}]});
+        assert_eq!(each_lists_without_one_element(&two, &each), ["c".parse::<FieldPath>().unwrap()]);
+        assert!(matches!(
+            Rules::new([(&"c[0]".to_string(), &ListSemantics::Each)], []),
+            Err(Error::IndexedListPath(_))
+        ));
+    }
+}

@@ -1,0 +1,256 @@
+//! Matcher tests: every expectation kind, every outcome, quantities, unobserved kinds.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn expectation(yaml: &str) -> Expectation {
+    serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn node(name: &str, gpus: Value, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+           "status": {"allocatable": {"nvidia.com/gpu": gpus, "memory": "64Gi"}}})
+}
+
+fn cluster() -> Observed {
+    let mut observed = Observed::new();
+    observed.insert(
+        "v1",
+        "Node",
+        vec![
+            node("gpu-1", json!("8"), json!({"gpu": "true"})),
+            node("gpu-2", json!("4"), json!({"gpu": "true"})),
+            node("cpu-1", json!("0"), json!({})),
+        ],
+    );
+    observed.insert(
+        "apps/v1",
+        "DaemonSet",
+        vec![json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"namespace": "lab", "name": "toolkit"},
+                    "spec": {"template": {"spec": {"containers": [{"name": "toolkit", "image": "toolkit:bad"}]}}},
+                    "status": {"desiredNumberScheduled": 3, "numberReady": 2}})],
+    );
+    observed
+}
+
+fn run(yaml: &str) -> Outcome {
+    evaluate(&expectation(yaml), &ExpectedFiles::new(), &cluster())
+}
+
+#[test]
+fn match_reports_the_path_observed_and_expected_value() {
+    let outcome = run(r#"
+match:
+  target: {apiVersion: v1, kind: Node, labelSelector: {matchLabels: {gpu: "true"}}}
+  expected: {status: {allocatable: {nvidia.com/gpu: 8, memory: 65536Mi}}}
+"#);
+    assert_eq!(
+        outcome,
+        Outcome::Fail(vec!["node gpu-2: status.allocatable.nvidia.com/gpu is 4, expected 8".into()])
+    );
+    let any = run(r#"
+match:
+  target: {apiVersion: v1, kind: Node, labelSelector: {matchLabels: {gpu: "true"}}}
+  expected: {status: {allocatable: {nvidia.com/gpu: 8}}}
+  objects: any
+"#);
+    assert_eq!(any, Outcome::Pass(vec!["node gpu-1: matches".into()]));
+}
+
+#[test]
+fn match_with_declared_list_semantics() {
+    let contains = r#"
+match:
+  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}
+  expected: {spec: {template: {spec: {containers: [{name: toolkit, image: "toolkit:1.0"}]}}}}
+  lists: {spec.template.spec.containers: contains}
+"#;
+    assert_eq!(
+        run(contains).evidence(),
+        [
+            r#"daemonset lab/toolkit: spec.template.spec.containers has no element matching {"name":"toolkit","image":"toolkit:1.0"} (closest: spec.template.spec.containers[0].image is toolkit:bad, expected toolkit:1.0)"#
+        ]
+    );
+    let none = r#"
+match:
+  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}
+  expected: {spec: {template: {spec: {containers: [{image: "toolkit:bad"}]}}}}
+  lists: {spec.template.spec.containers: none}
+"#;
+    assert_eq!(run(none).status(), Status::Fail);
+    let undeclared = r#"
+match:
+  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}
+  expected: {spec: {template: {spec: {containers: [{image: "toolkit:bad"}]}}}}
+"#;
+    assert_eq!(
+        run(undeclared),
+        Outcome::Error(vec![
+            "list at spec.template.spec.containers has no declared semantics: add it under `lists` as contains, exactly, each or none".into()
+        ])
+    );
+}
+
+#[test]
+fn match_from_an_expected_file() {
+    let files: ExpectedFiles =
+        [("expected/ds.yaml".to_string(), json!({"status": {"numberReady": 3}}))].into();
+    let m = expectation(
+        "match:\n  target: {apiVersion: apps/v1, kind: DaemonSet, name: toolkit}\n  expectedFile: expected/ds.yaml\n",
+    );
+    assert_eq!(
+        evaluate(&m, &files, &cluster()),
+        Outcome::Fail(vec!["daemonset lab/toolkit: status.numberReady is 2, expected 3".into()])
+    );
+    assert_eq!(evaluate(&m, &ExpectedFiles::new(), &cluster()).status(), Status::Error);
+}
+
+#[test]
+fn match_on_nothing_selected_fails() {
+    let outcome =
+        run("match:\n  target: {apiVersion: apps/v1, kind: DaemonSet, name: other}\n  expected: {}\n");
+    assert_eq!(outcome, Outcome::Fail(vec!["no DaemonSet other exists".into()]));
+}
+
+#[test]
+fn absence() {
+    assert_eq!(
+        run("absent:\n  target: {apiVersion: v1, kind: Node, name: gpu-9}\n"),
+        Outcome::Pass(vec!["no Node gpu-9 exists".into()])
+    );
+    assert_eq!(
+        run("absent:\n  target: {apiVersion: v1, kind: Node, name: gpu-2}\n"),
+        Outcome::Fail(vec!["node gpu-2 exists, expected none".into()])
+    );
+}
+
+#[test]
+fn counts() {
+    let count = |op: &str, value: u64| {
+        run(&format!(
+            "count:\n  target: {{apiVersion: v1, kind: Node, labelSelector: {{matchLabels: {{gpu: \"true\"}}}}}}\n  op: \"{op}\"\n  value: {value}\n"
+        ))
+    };
+    assert_eq!(
+        count(">=", 2),
+        Outcome::Pass(vec!["2 × Node with labels gpu=true observed, expected >= 2".into()])
+    );
+    assert_eq!(count("==", 3).status(), Status::Fail);
+    assert_eq!(count("<", 3).status(), Status::Pass);
+    assert_eq!(count("!=", 2).status(), Status::Fail);
+    assert_eq!(count(">", 2).status(), Status::Fail);
+    assert_eq!(count("<=", 1).status(), Status::Fail);
+}
+
+#[test]
+fn quantities_compare_exactly() {
+    let gpus = |op: &str, value: &str| {
+        run(&format!(
+            "quantity:\n  target: {{apiVersion: v1, kind: Node, name: gpu-2}}\n  path: 'status.allocatable[\"nvidia.com/gpu\"]'\n  op: \"{op}\"\n  value: {value}\n"
+        ))
+    };
+    assert_eq!(
+        gpus(">=", "8"),
+        Outcome::Fail(vec!["node gpu-2: status.allocatable.nvidia.com/gpu is 4, expected >= 8".into()])
+    );
+    assert_eq!(gpus("==", "4").status(), Status::Pass);
+    assert_eq!(gpus("==", "\"4\"").status(), Status::Pass);
+    assert_eq!(gpus("<", "4500m").status(), Status::Pass);
+    let memory = |value: &str| {
+        run(&format!(
+            "quantity:\n  target: {{apiVersion: v1, kind: Node, name: gpu-1}}\n  path: status.allocatable.memory\n  op: \"==\"\n  value: {value}\n"
+        ))
+    };
+    assert_eq!(memory("65536Mi").status(), Status::Pass);
+    assert_eq!(memory("64G").status(), Status::Fail, "64G is not 64Gi");
+    let absent = run(
+        "quantity:\n  target: {apiVersion: v1, kind: Node, name: gpu-1}\n  path: status.capacity.cpu\n  op: \">=\"\n  value: 1\n",
+    );
+    assert_eq!(
+        absent,
+        Outcome::Fail(vec!["node gpu-1: status.capacity.cpu is absent, expected >= 1".into()])
+    );
+    let bad = run(
+        "quantity:\n  target: {apiVersion: v1, kind: Node}\n  path: status.allocatable.memory\n  op: \"==\"\n  value: lots\n",
+    );
+    assert_eq!(bad, Outcome::Error(vec!["value lots is not a Kubernetes quantity".into()]));
+}
+
+#[test]
+fn an_unobserved_kind_is_an_error_for_every_matcher() {
+    for yaml in [
+        "match:\n  target: {apiVersion: v1, kind: Pod}\n  expected: {}\n",
+        "absent:\n  target: {apiVersion: v1, kind: Pod}\n",
+        "count:\n  target: {apiVersion: v1, kind: Pod}\n  op: \"==\"\n  value: 0\n",
+        "quantity:\n  target: {apiVersion: v1, kind: Pod}\n  path: a\n  op: \"==\"\n  value: 0\n",
+    ] {
+        assert_eq!(
+            run(yaml),
+            Outcome::Error(vec!["v1 Pod was not observed: cannot judge Pod".into()]),
+            "{yaml}"
+        );
+    }
+}
+
+#[test]
+fn builtins_are_errors_in_the_pure_layer() {
+    let outcome = run(
+        "rollout:\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}\n  state: converged\n",
+    );
+    assert_eq!(
+        outcome,
+        Outcome::Error(vec![
+            "`rollout` is a built-in check evaluated by the engine, not by the pure matchers".into()
+        ])
+    );
+    assert_eq!(run("quiz:\n  fact: affectedNode\n").status(), Status::Error);
+}
+
+#[test]
+fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
+    let task = |expect: &str| -> Task {
+        serde_saphyr::from_str(&format!(
+            "id: t\ntitle: {{en: T, ja: T}}\ndescription: {{en: D, ja: D}}\npoints: 1\nexpect:\n{expect}"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let pass = "  - absent: {target: {apiVersion: v1, kind: Node, name: x}}\n";
+    let fail = "  - absent: {target: {apiVersion: v1, kind: Node, name: gpu-1}}\n";
+    let error = "  - absent: {target: {apiVersion: v1, kind: Pod, name: x}}\n";
+    let grade = |expect: String| evaluate_task(&task(&expect), &ExpectedFiles::new(), &cluster());
+    assert_eq!(grade(format!("{pass}{pass}")).outcome.status(), Status::Pass);
+    assert_eq!(grade(format!("{pass}{error}")).outcome.status(), Status::Error);
+    let mixed = grade(format!("{error}{fail}{pass}"));
+    assert_eq!(mixed.outcome, Outcome::Fail(vec!["node gpu-1 exists, expected none".into()]));
+    assert_eq!(mixed.expectations.len(), 3);
+    assert_eq!(grade("  []\n".into()).outcome.status(), Status::Pass, "vacuous: lint's job to reject");
+}
+
+#[test]
+fn an_each_list_needs_one_expected_element() {
+    let outcome = run(r#"
+match:
+  target: {apiVersion: apps/v1, kind: DaemonSet, name: toolkit}
+  expected: {spec: {template: {spec: {containers: [{name: a}, {name: b}]}}}}
+  lists: {spec.template.spec.containers: each}
+"#);
+    assert_eq!(
+        outcome,
+        Outcome::Error(vec![
+            "list at spec.template.spec.containers is declared `each`: give exactly one expected element, which every observed element must match".into()
+        ])
+    );
+}
+
+#[test]
+fn kinds_needed_are_the_matcher_targets() {
+    let task: Task = serde_saphyr::from_str(
+        "id: t\ntitle: {en: T}\ndescription: {en: D}\npoints: 1\nexpect:\n\
+         - absent: {target: {apiVersion: v1, kind: Pod}}\n\
+         - count: {target: {apiVersion: v1, kind: Pod, namespace: x}, op: \">=\", value: 1}\n\
+         - rollout: {target: {apiVersion: apps/v1, kind: DaemonSet, name: d}, state: converged}\n",
+    )
+    .unwrap();
+    assert_eq!(kinds_needed([&task]).into_iter().collect::<Vec<_>>(), [KindKey::new("v1", "Pod")]);
+}

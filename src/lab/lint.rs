@@ -1,0 +1,140 @@
+//! `lab-runner lint`: everything the loader checks, plus authoring rules — no vacuous task, hints
+//! on every task, every text in `en` and `ja`, points above zero, a reference solution.
+//!
+//! Vacuity is judged with the real matchers of [`crate::grade`]: every task is evaluated against
+//! an empty cluster (each kind the task looks at observed, with no objects). A task that passes
+//! there would pass before the learner did anything (anchors.md §C1, NVIDIA aicr#1075).
+
+use std::path::Path;
+
+use super::{
+    loader::{self, Bundle, BundleRoot, Problem, problem_at},
+    model::{Lab, Spanned, Text},
+};
+use crate::{
+    cli::LabSource,
+    grade::{self, Observed, Status},
+};
+
+/// Errors that stop lint before it can look at a bundle.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A path or the lab source could not be read as bundles.
+    #[error(transparent)]
+    Loader(#[from] loader::Error),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Lint's findings for one bundle.
+#[derive(Debug)]
+pub struct BundleReport {
+    /// The bundle as shown to the user.
+    pub bundle: String,
+    /// The lab id, when `lab.yaml` could be read.
+    pub lab: Option<String>,
+    /// Every problem, in file and line order.
+    pub problems: Vec<Problem>,
+}
+
+/// Lints the bundles at `paths` (bundle directories or `lab.yaml` files), or, with no paths,
+/// every bundle of `source`.
+pub fn lint(paths: &[impl AsRef<Path>], source: &LabSource) -> Result<Vec<BundleReport>> {
+    let roots = if paths.is_empty() {
+        loader::roots(source)?
+    } else {
+        paths.iter().map(|p| loader::root_of_path(p.as_ref())).collect::<Result<_, _>>()?
+    };
+    roots.into_iter().map(lint_root).collect()
+}
+
+/// Lints one bundle.
+pub fn lint_root(root: BundleRoot) -> Result<BundleReport> {
+    let bundle_name = root.display();
+    let loaded = loader::read(root)?;
+    let mut problems = loaded.problems;
+    let lab = loaded.bundle.as_ref().map(|b| b.lab.id.value.clone());
+    if let Some(bundle) = &loaded.bundle {
+        problems.extend(authoring_problems(bundle));
+    }
+    loader::sort_problems(&mut problems);
+    Ok(BundleReport { bundle: bundle_name, lab, problems })
+}
+
+/// The authoring rules beyond what the loader checks.
+pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
+    let lab = &bundle.lab;
+    let mut problems = Vec::new();
+    let text = |problems: &mut Vec<Problem>, anchor: &Spanned<String>, what: String, text: &Text| {
+        for lang in text.missing() {
+            problems.push(problem_at(bundle, anchor, "here", format!("{what} has no `{lang}` text"), None));
+        }
+    };
+    text(&mut problems, &lab.id, "the lab title".into(), &lab.title);
+    text(&mut problems, &lab.id, "the lab briefing".into(), &lab.briefing);
+    for (n, requirement) in lab.requires.nodes.iter().enumerate() {
+        text(&mut problems, &lab.id, format!("requires.nodes[{n}].description"), &requirement.description);
+    }
+    for variant in &lab.variants {
+        text(
+            &mut problems,
+            &variant.id,
+            format!("variant {:?}'s description", variant.id.value),
+            &variant.description,
+        );
+    }
+    let observed = empty_cluster(lab);
+    for task in &lab.tasks {
+        let id = &task.id;
+        text(&mut problems, id, format!("task {:?}'s title", id.value), &task.title);
+        text(&mut problems, id, format!("task {:?}'s description", id.value), &task.description);
+        for (tier, hint) in task.hints.iter().enumerate() {
+            text(&mut problems, id, format!("task {:?}'s hint {}", id.value, tier + 1), hint);
+        }
+        if task.points.value <= 0 {
+            problems.push(problem_at(
+                bundle,
+                &task.points,
+                "here",
+                format!("task {:?} has {} points; points must be above zero", id.value, task.points.value),
+                None,
+            ));
+        }
+        if task.hints.is_empty() {
+            problems.push(problem_at(
+                bundle,
+                id,
+                "this task",
+                format!("task {:?} has no hints", id.value),
+                Some("give hints in tiers: a nudge, a pointer, then the command".into()),
+            ));
+        }
+        if task.solution.is_empty() {
+            problems.push(problem_at(
+                bundle,
+                id,
+                "this task",
+                format!("task {:?} has no reference solution", id.value),
+                Some("`selftest` runs each task's `solution` commands to prove the task can pass".into()),
+            ));
+        }
+        let graded = grade::evaluate_task(task, &bundle.expected, &observed);
+        if graded.outcome.status() == Status::Pass {
+            let evidence = graded.outcome.evidence().join("; ");
+            problems.push(problem_at(
+                bundle,
+                id,
+                "passes on an empty cluster",
+                format!("task {:?} is vacuous: it passes on an empty cluster ({evidence})", id.value),
+                Some("add an expectation that needs the learner's work to exist, e.g. a `match` or `count >= 1`".into()),
+            ));
+        }
+    }
+    problems
+}
+
+/// Every kind the lab's expectations look at, observed with no objects.
+fn empty_cluster(lab: &Lab) -> Observed {
+    Observed::empty_of(grade::kinds_needed(&lab.tasks))
+}

@@ -1,0 +1,356 @@
+//! `fieldValidation=Strict|Warn|Ignore`: unknown and duplicate fields checked against the schema.
+//!
+//! Upstream decodes with `sigs.k8s.io/json` strict mode (apimachinery
+//! `pkg/runtime/serializer/json/json.go`) and reports `strict decoding error: unknown field "…",
+//! duplicate field "…"` (apimachinery `pkg/runtime/error.go` `NewStrictDecodingError`); under
+//! `Warn` each problem becomes a `Warning: 299 - "unknown field \"…\""` header. Unknown fields are
+//! always dropped from the stored object, as decoding into the typed struct drops them.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::schema::{ListType, Node, Shape, catalog};
+use crate::sim::resources::ResourceType;
+
+/// Errors of field validation.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Strict mode found unknown or duplicate fields (400 BadRequest).
+    #[error("strict decoding error: {}", .0.join(", "))]
+    Strict(Vec<String>),
+    /// The body is not valid JSON (400 BadRequest).
+    #[error("{0}")]
+    Malformed(String),
+    /// Strict mode found undeclared fields in a server-side apply configuration (400 BadRequest).
+    #[error("{0}")]
+    TypedPatch(String),
+    /// The `fieldValidation` query parameter has an unknown value (400 BadRequest).
+    #[error("fieldValidation parameter unsupported: {0}")]
+    UnknownDirective(String),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The `fieldValidation` directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Reject unknown and duplicate fields with 400.
+    Strict,
+    /// Accept, with one warning per problem (the server default).
+    Warn,
+    /// Accept silently.
+    Ignore,
+}
+
+impl Mode {
+    /// Parses the query parameter; absent or empty means `Warn`, as on a 1.33 server.
+    pub fn from_query(value: Option<&str>) -> Result<Mode> {
+        match value.unwrap_or_default() {
+            "Strict" => Ok(Mode::Strict),
+            "" | "Warn" => Ok(Mode::Warn),
+            "Ignore" => Ok(Mode::Ignore),
+            other => Err(Error::UnknownDirective(other.to_string())),
+        }
+    }
+}
+
+/// The unknown-field problems of `object` as upstream words them (`unknown field "a.b[0].c"`),
+/// in document order. Objects of kinds without a built-in schema (custom resources) report none.
+pub fn unknown_fields(rt: &ResourceType, object: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(node) = catalog().for_type(rt) {
+        walk(object, node, "", &mut problems);
+    }
+    problems
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+fn walk(value: &Value, node: Node<'_>, path: &str, problems: &mut Vec<String>) {
+    match (node.shape(), value) {
+        (Shape::Struct, Value::Object(map)) => {
+            for (key, child) in map {
+                match node.field(key) {
+                    Some(field) => walk(child, field.node, &join(path, key), problems),
+                    None => problems.push(format!("unknown field \"{}\"", join(path, key))),
+                }
+            }
+        }
+        (Shape::Map(elem), Value::Object(map)) => {
+            for (key, child) in map {
+                walk(child, elem, &join(path, key), problems);
+            }
+        }
+        (Shape::List(elem), Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, elem, &format!("{path}[{i}]"), problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies `mode` to a server-side apply configuration, naming fields as structured-merge-diff
+/// does (`.spec.containers[name="a"].imagePullPolicyy: field not declared in schema`), inside
+/// upstream's `failed to create typed patch object (<ns>/<name>; <apiVersion>, Kind=<kind>): …`.
+pub fn check_apply(rt: &ResourceType, config: &Value, mode: Mode) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    if let Some(node) = catalog().for_type(rt) {
+        walk_apply(config, node, None, "", &mut problems);
+    }
+    if problems.is_empty() {
+        return Ok(Vec::new());
+    }
+    match mode {
+        Mode::Ignore => Ok(Vec::new()),
+        Mode::Warn => Ok(problems),
+        Mode::Strict => {
+            let namespace = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+            let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let gvk = format!("{}, Kind={}", rt.api_version(), rt.kind);
+            let errors = if let [only] = problems.as_slice() {
+                only.clone()
+            } else {
+                format!("[{}]", problems.join(", "))
+            };
+            Err(Error::TypedPatch(format!(
+                "failed to create typed patch object ({namespace}/{name}; {gvk}): {errors}"
+            )))
+        }
+    }
+}
+
+fn walk_apply(value: &Value, node: Node<'_>, list: Option<ListType>, path: &str, problems: &mut Vec<String>) {
+    match (node.shape(), value) {
+        (Shape::Struct, Value::Object(map)) => {
+            for (key, child) in map {
+                let child_path = format!("{path}.{key}");
+                match node.field(key) {
+                    Some(field) => walk_apply(child, field.node, Some(field.list), &child_path, problems),
+                    None => problems.push(format!("{child_path}: field not declared in schema")),
+                }
+            }
+        }
+        (Shape::Map(elem), Value::Object(map)) => {
+            for (key, child) in map {
+                walk_apply(child, elem, None, &format!("{path}.{key}"), problems);
+            }
+        }
+        (Shape::List(elem), Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let element = match list {
+                    Some(ListType::Map(keys)) => {
+                        let parts: Vec<String> =
+                            keys.iter().filter_map(|k| item.get(*k).map(|v| format!("{k}={v}"))).collect();
+                        format!("[{}]", parts.join(","))
+                    }
+                    Some(ListType::Set) => format!("[={item}]"),
+                    _ => format!("[{i}]"),
+                };
+                walk_apply(item, elem, None, &format!("{path}{element}"), problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes fields the schema does not declare (what the typed decode does in every mode).
+pub fn strip_unknown(rt: &ResourceType, object: &mut Value) {
+    if let Some(node) = catalog().for_type(rt) {
+        strip(object, node);
+    }
+}
+
+fn strip(value: &mut Value, node: Node<'_>) {
+    match (node.shape(), value) {
+        (Shape::Struct, Value::Object(map)) => {
+            map.retain(|key, _| node.field(key).is_some());
+            for (key, child) in map.iter_mut() {
+                if let Some(field) = node.field(key) {
+                    strip(child, field.node);
+                }
+            }
+        }
+        (Shape::Map(elem), Value::Object(map)) => map.values_mut().for_each(|v| strip(v, elem)),
+        (Shape::List(elem), Value::Array(items)) => items.iter_mut().for_each(|v| strip(v, elem)),
+        _ => {}
+    }
+}
+
+/// Applies `mode` to an already decoded object: `Err` under Strict when there are unknown
+/// fields, the warnings under Warn, nothing under Ignore. The object is not changed; call
+/// [`strip_unknown`] before storing it.
+pub fn check(rt: &ResourceType, object: &Value, mode: Mode) -> Result<Vec<String>> {
+    finish(unknown_fields(rt, object), mode)
+}
+
+fn finish(problems: Vec<String>, mode: Mode) -> Result<Vec<String>> {
+    match mode {
+        Mode::Strict if !problems.is_empty() => Err(Error::Strict(problems)),
+        Mode::Strict | Mode::Ignore => Ok(Vec::new()),
+        Mode::Warn => Ok(problems),
+    }
+}
+
+/// Decodes a JSON request body (POST/PUT), finds duplicate and unknown fields, applies `mode`,
+/// and returns the object with unknown fields removed plus the warnings to send.
+pub fn decode_body(rt: &ResourceType, body: &[u8], mode: Mode) -> Result<(Value, Vec<String>)> {
+    let (mut object, mut problems) = decode_tracking_duplicates(body)?;
+    problems.extend(unknown_fields(rt, &object));
+    let warnings = finish(problems, mode)?;
+    strip_unknown(rt, &mut object);
+    Ok((object, warnings))
+}
+
+/// The value of a `Warning` response header for one warning text (RFC 7234 code 299).
+pub fn warning_header(text: &str) -> String {
+    format!("299 - {}", serde_json::to_string(text).unwrap_or_default())
+}
+
+/// Parses JSON, reporting keys that occur twice in one object as `duplicate field "path"`
+/// (the last value wins, as in Go's decoder).
+pub fn decode_tracking_duplicates(body: &[u8]) -> Result<(Value, Vec<String>)> {
+    let duplicates = RefCell::new(Vec::new());
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let value = Tracking { path: String::new(), duplicates: &duplicates, depth: 0 }
+        .deserialize(&mut deserializer)
+        .map_err(|e| Error::Malformed(e.to_string()))?;
+    deserializer.end().map_err(|e| Error::Malformed(e.to_string()))?;
+    Ok((value, duplicates.into_inner()))
+}
+
+const MAX_DEPTH: usize = 256;
+
+struct Tracking<'a> {
+    path: String,
+    duplicates: &'a RefCell<Vec<String>>,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Tracking<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Tracking<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map(Value::Number).unwrap_or(Value::Null))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        if self.depth > MAX_DEPTH {
+            return Err(de::Error::custom("the document nests too deeply"));
+        }
+        let mut items = Vec::new();
+        loop {
+            let seed = Tracking {
+                path: format!("{}[{}]", self.path, items.len()),
+                duplicates: self.duplicates,
+                depth: self.depth + 1,
+            };
+            match seq.next_element_seed(seed)? {
+                Some(item) => items.push(item),
+                None => break,
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        if self.depth > MAX_DEPTH {
+            return Err(de::Error::custom("the document nests too deeply"));
+        }
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            let path = join(&self.path, &key);
+            let seed = Tracking { path: path.clone(), duplicates: self.duplicates, depth: self.depth + 1 };
+            let value = access.next_value_seed(seed)?;
+            if map.insert(key, value).is_some() {
+                self.duplicates.borrow_mut().push(format!("duplicate field \"{path}\""));
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::resources::{built_in, find};
+
+    #[test]
+    fn duplicates_are_reported_with_their_path() {
+        let (value, duplicates) =
+            decode_tracking_duplicates(br#"{"spec":{"replicas":1,"replicas":2},"a":[{"b":1,"b":2}]}"#)
+                .unwrap();
+        assert_eq!(value["spec"]["replicas"], 2);
+        assert_eq!(duplicates, vec![r#"duplicate field "spec.replicas""#, r#"duplicate field "a[0].b""#]);
+    }
+
+    #[test]
+    fn unknown_container_field_is_named_by_path() {
+        let types = built_in();
+        let rt = find(&types, "apps", "v1", "deployments").unwrap();
+        let body = br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x","labels":{"any":"ok"}},
+            "spec":{"template":{"spec":{"containers":[{"name":"a","image":"i","imagePullPolicyy":"Always"}]}}}}"#;
+        let error = decode_body(rt, body, Mode::Strict).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            r#"strict decoding error: unknown field "spec.template.spec.containers[0].imagePullPolicyy""#
+        );
+        let (object, warnings) = decode_body(rt, body, Mode::Warn).unwrap();
+        assert_eq!(warnings, vec![r#"unknown field "spec.template.spec.containers[0].imagePullPolicyy""#]);
+        assert!(object["spec"]["template"]["spec"]["containers"][0].get("imagePullPolicyy").is_none());
+        assert_eq!(object["metadata"]["labels"]["any"], "ok");
+        let (_, warnings) = decode_body(rt, body, Mode::Ignore).unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(warning_header(&error_text()), r#"299 - "unknown field \"spec.x\"""#);
+    }
+
+    fn error_text() -> String {
+        r#"unknown field "spec.x""#.to_string()
+    }
+}

@@ -1,0 +1,201 @@
+//! `lab-runner sim up|status|down` through the built binary: the lifecycle, TLS with the
+//! kubeconfig's CA, the bearer tokens, and the one-line errors with their exit codes.
+
+use std::{net::TcpListener, path::Path};
+
+use crate::util::{lab_runner, stderr, stdout};
+
+/// Hides what changes from run to run: the temp dir, ports, pids and uptimes.
+fn redacted(text: &str, dir: &Path) -> String {
+    let mut out = text.replace(&dir.display().to_string(), "[DIR]");
+    for (pattern, replacement) in [
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
+        (r"pid \d+", "pid [PID]"),
+        (r"(?m)^(  pid\s+)\d+$", "${1}[PID]"),
+        (r"(?m)^(  uptime\s+)\S+$", "${1}[UPTIME]"),
+        (r"(?m)^(  revision\s+)\d+$", "${1}[REV]"),
+        (r"process \d+", "process [PID]"),
+        (r"port \d+", "port [PORT]"),
+    ] {
+        out = replace_all(&out, pattern, replacement);
+    }
+    out
+}
+
+fn replace_all(text: &str, pattern: &str, replacement: &str) -> String {
+    regex::Regex::new(pattern).unwrap().replace_all(text, replacement).into_owned()
+}
+
+fn sim(args: &[&str], dir: &Path) -> std::process::Output {
+    lab_runner().arg("sim").args(args).arg("--state-dir").arg(dir).output().unwrap()
+}
+
+/// Stops the simulator of a test even when the test fails half-way.
+struct Stop<'a>(&'a Path);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        let _ = sim(&["down"], self.0);
+    }
+}
+
+#[test]
+fn up_status_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("sim");
+    let up = sim(&["up"], &state);
+    let _stop = Stop(&state);
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    insta::assert_snapshot!("up", redacted(&stdout(&up), &state));
+
+    let kubeconfig = state.join("kubeconfig");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&kubeconfig).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let again = sim(&["up"], &state);
+    assert_eq!(again.status.code(), Some(2));
+    insta::assert_snapshot!("up_twice", redacted(&stderr(&again), &state));
+
+    let status = sim(&["status"], &state);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    insta::assert_snapshot!("status", redacted(&stdout(&status), &state));
+
+    let down = sim(&["down"], &state);
+    assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
+    assert!(stdout(&down).starts_with("simulator stopped (pid "), "{}", stdout(&down));
+    assert!(!state.join("sim.pid").exists());
+
+    let status = sim(&["status"], &state);
+    assert_eq!(status.status.code(), Some(3));
+    insta::assert_snapshot!("status_when_down", redacted(&stderr(&status), &state));
+}
+
+#[test]
+fn a_restart_keeps_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let counts = |dir: &Path| {
+        let status = stdout(&sim(&["status"], dir));
+        status.split_once("objects\n").map(|(_, counts)| counts.to_string()).unwrap_or(status)
+    };
+    assert!(sim(&["up", "--nodes", "2"], dir.path()).status.success());
+    let _stop = Stop(dir.path());
+    let first = counts(dir.path());
+    assert!(first.contains("nodes                       3"), "{first}");
+    assert!(std::fs::read_to_string(dir.path().join("serve.log")).unwrap().contains("seeded 14 objects"));
+    assert!(sim(&["down"], dir.path()).status.success());
+
+    // A different topology on restart does not re-seed over the stored cluster.
+    assert!(sim(&["up", "--nodes", "5"], dir.path()).status.success());
+    assert_eq!(counts(dir.path()), first);
+    assert!(
+        std::fs::read_to_string(dir.path().join("serve.log")).unwrap().contains("kept the existing store")
+    );
+}
+
+#[test]
+fn a_port_in_use_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let up =
+        lab_runner().args(["sim", "up", "--port", &port, "--state-dir"]).arg(dir.path()).output().unwrap();
+    assert_eq!(up.status.code(), Some(2));
+    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: port [PORT] on 127.0.0.1 is already in use: choose another with --port, or omit --port for a free one");
+    assert!(!dir.path().join("sim.pid").exists());
+}
+
+#[test]
+fn a_stale_pid_file_is_reported_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    // Above any pid_max Linux allows (2^22), so no process can have it.
+    std::fs::write(dir.path().join("sim.pid"), "99999999\n").unwrap();
+    let status = sim(&["status"], dir.path());
+    assert_eq!(status.status.code(), Some(3));
+    insta::assert_snapshot!(redacted(&stderr(&status), dir.path()), @"error: no simulator is running from [DIR]: process [PID] in its pid file is gone (stale pid file removed)");
+    assert!(!dir.path().join("sim.pid").exists());
+
+    std::fs::write(dir.path().join("sim.pid"), "99999999\n").unwrap();
+    let down = sim(&["down"], dir.path());
+    assert_eq!(down.status.code(), Some(3));
+    assert!(!dir.path().join("sim.pid").exists());
+}
+
+#[test]
+fn an_unwritable_state_dir_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let up = sim(&["up"], &file.join("sim"));
+    assert_eq!(up.status.code(), Some(2));
+    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: state directory [DIR]/a-file/sim is not writable: Not a directory (os error 20)");
+}
+
+#[test]
+fn a_bad_topology_points_at_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let topology = dir.path().join("topology.yaml");
+    std::fs::write(&topology, "nodes:\n  - name: a\n    capacity: {cpu: 1, memory: 1Gi}\n    gpus: 2\n")
+        .unwrap();
+    let up = lab_runner()
+        .args(["sim", "up", "--topology"])
+        .arg(&topology)
+        .arg("--state-dir")
+        .arg(dir.path().join("sim"))
+        .output()
+        .unwrap();
+    assert_eq!(up.status.code(), Some(2));
+    let line = redacted(&stderr(&up), dir.path());
+    assert!(line.starts_with("error: [DIR]/topology.yaml:4:5: unknown field `gpus`"), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_token_and_viewer_through_kube() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = sim(&["up", "--nodes", "1"], dir.path());
+    let _stop = Stop(dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::read_from(dir.path().join("kubeconfig")).unwrap();
+
+    let client = |context: &str| {
+        let kubeconfig = kubeconfig.clone();
+        let options =
+            kube::config::KubeConfigOptions { context: Some(context.to_string()), ..Default::default() };
+        async move {
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.unwrap();
+            kube::Client::try_from(config).unwrap()
+        }
+    };
+    let admin = client("lab-runner-sim").await;
+    assert_eq!(admin.apiserver_version().await.unwrap().git_version, "v1.33.4");
+
+    let viewer = client("lab-runner-sim-viewer").await;
+    assert_eq!(viewer.apiserver_version().await.unwrap().git_version, "v1.33.4");
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(viewer);
+    let namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": "team-a"}})).unwrap();
+    match namespaces.create(&Default::default(), &namespace).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 403);
+            assert_eq!(
+                status.message,
+                "namespaces is forbidden: User \"lab-runner-viewer\" cannot create resource \"namespaces\" in API group \"\" at the cluster scope"
+            );
+        }
+        other => panic!("the viewer created a namespace: {other:?}"),
+    }
+
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig.clone(), &Default::default()).await.unwrap();
+    config.auth_info.token = Some("not-the-token".to_string().into());
+    let stranger = kube::Client::try_from(config).unwrap();
+    match stranger.apiserver_version().await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (401, "Unauthorized"))
+        }
+        other => panic!("an unknown token was accepted: {other:?}"),
+    }
+}
