@@ -568,22 +568,6 @@ async fn revision_history_is_trimmed_to_the_limit() {
 }
 
 #[tokio::test]
-async fn an_empty_selector_is_refused_with_the_selecting_all_event() {
-    let mut cluster = Cluster::three_workers();
-    let mut ds = daemonset("greedy", "busybox:1.36", rolling(json!(1), json!(0)));
-    ds["spec"]["selector"] = json!({});
-    cluster.create("daemonsets", ds);
-    cluster.run_for(10);
-    assert!(cluster.pods().is_empty());
-    let events = cluster.events_for("greedy");
-    assert_eq!(events[0]["reason"], json!("SelectingAll"));
-    assert_eq!(
-        events[0]["message"],
-        json!("This daemon set is selecting all pods. A non-empty selector is required.")
-    );
-}
-
-#[tokio::test]
 async fn a_no_execute_taint_removes_the_daemon_pod_and_no_schedule_keeps_it() {
     let mut cluster = Cluster::three_workers();
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));

@@ -5,7 +5,7 @@
 //! one scheduled wake-up to the next, so tests assert orderings and end states, never wall time.
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
     time::{Duration, Instant},
 };
 
@@ -27,10 +27,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Clock {
     /// Wall-clock time; `speed` > 1 makes simulated time (and so every delay) pass faster.
     Real {
-        /// Multiplier applied to elapsed wall time.
+        /// Multiplier applied to wall time elapsed since the process first read a real clock.
         speed: f64,
-        /// The wall instant and simulated time the clock started at.
-        origin: (Instant, Timestamp),
     },
     /// Time moves only when a test advances it, so tests assert orderings, never wall time.
     Manual(Arc<Mutex<Timestamp>>),
@@ -45,7 +43,8 @@ impl Clock {
     /// A real clock whose simulated time runs `speed` times faster than the wall (at least
     /// 0.01); it starts at the current wall time.
     pub fn real_with_speed(speed: f64) -> Self {
-        Clock::Real { speed: speed.max(0.01), origin: (Instant::now(), Timestamp::now()) }
+        origin();
+        Clock::Real { speed: speed.max(0.01) }
     }
 
     /// A manual clock starting at `start`.
@@ -56,9 +55,10 @@ impl Clock {
     /// The current simulated time.
     pub fn now(&self) -> Timestamp {
         match self {
-            Clock::Real { speed, .. } if *speed == 1.0 => Timestamp::now(),
-            Clock::Real { speed, origin: (wall, start) } => {
-                let elapsed = wall.elapsed().mul_f64(*speed);
+            Clock::Real { speed } if *speed == 1.0 => Timestamp::now(),
+            Clock::Real { speed } => {
+                let (wall, start) = origin();
+                let elapsed = wall.elapsed().mul_f64(speed.max(0.01));
                 SignedDuration::try_from(elapsed)
                     .ok()
                     .and_then(|elapsed| start.checked_add(elapsed).ok())
@@ -96,16 +96,23 @@ impl Clock {
     pub fn wall_time_until(&self, at: Timestamp) -> Option<Duration> {
         match self {
             Clock::Manual(_) => None,
-            Clock::Real { speed, .. } => {
+            Clock::Real { speed } => {
                 let ahead = at.duration_since(self.now());
                 let ahead = Duration::try_from(ahead).unwrap_or(Duration::ZERO);
-                Some(ahead.div_f64(*speed))
+                Some(ahead.div_f64(speed.max(0.01)))
             }
         }
     }
 }
 
-/// `at + seconds`, saturating at the representable range.
+/// The wall instant and time a sped-up real clock counts from: the first read in this process
+/// (a restarted simulator starts again from the wall time).
+fn origin() -> (Instant, Timestamp) {
+    static ORIGIN: OnceLock<(Instant, Timestamp)> = OnceLock::new();
+    *ORIGIN.get_or_init(|| (Instant::now(), Timestamp::now()))
+}
+
+/// `at + by`, or [`Error::Overflow`].
 pub fn after(at: Timestamp, by: SignedDuration) -> Result<Timestamp> {
     at.checked_add(by).map_err(|_| Error::Overflow)
 }
