@@ -15,7 +15,11 @@ use serde_json::{Value, json};
 
 fn rt(plural: &str) -> ResourceType {
     let types = resources::built_in();
-    let group = if matches!(plural, "daemonsets" | "controllerrevisions") { "apps" } else { "" };
+    let group = if matches!(plural, "daemonsets" | "controllerrevisions" | "deployments" | "replicasets") {
+        "apps"
+    } else {
+        ""
+    };
     resources::find(&types, group, "v1", plural).unwrap().clone()
 }
 
@@ -582,4 +586,149 @@ async fn a_no_execute_taint_removes_the_daemon_pod_and_no_schedule_keeps_it() {
     cluster.run_for(30);
     assert!(!cluster.pods_by_node().contains_key("node-b"));
     assert_eq!(cluster.ds_columns("agent"), [1, 1, 1, 1, 1]);
+}
+
+fn deployment(name: &str, image: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+        },
+    })
+}
+
+/// What `kubectl rollout status deployment/<name>` prints for the current status
+/// (kubectl `pkg/polymorphichelpers/rollout_status.go`, DeploymentStatusViewer).
+fn deployment_rollout_line(d: &Value) -> String {
+    let name = d["metadata"]["name"].as_str().unwrap();
+    let status = &d["status"];
+    let n = |field: &str| status[field].as_i64().unwrap_or(0);
+    let replicas = d["spec"]["replicas"].as_i64().unwrap();
+    let condition = status["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Progressing"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if condition["reason"] == "ProgressDeadlineExceeded" {
+        return format!("error: deployment {name:?} exceeded its progress deadline");
+    }
+    if n("updatedReplicas") < replicas {
+        return format!(
+            "Waiting for deployment {name:?} rollout to finish: {} out of {replicas} new replicas have been updated...",
+            n("updatedReplicas")
+        );
+    }
+    if n("replicas") > n("updatedReplicas") {
+        return format!(
+            "Waiting for deployment {name:?} rollout to finish: {} old replicas are pending termination...",
+            n("replicas") - n("updatedReplicas")
+        );
+    }
+    if n("availableReplicas") < n("updatedReplicas") {
+        return format!(
+            "Waiting for deployment {name:?} rollout to finish: {} of {} updated replicas are available...",
+            n("availableReplicas"),
+            n("updatedReplicas")
+        );
+    }
+    format!("deployment {name:?} successfully rolled out")
+}
+
+#[tokio::test]
+async fn a_deployment_rolls_out_through_replica_sets_and_a_bad_image_hits_the_progress_deadline() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("deployments", deployment("web", "nginx:1.27", 4));
+    cluster.run_for(60);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment_rollout_line(&d), "deployment \"web\" successfully rolled out");
+    let status = &d["status"];
+    assert_eq!(
+        [
+            &status["replicas"],
+            &status["updatedReplicas"],
+            &status["readyReplicas"],
+            &status["availableReplicas"]
+        ],
+        [&json!(4), &json!(4), &json!(4), &json!(4)]
+    );
+    let conditions: Vec<(String, String)> = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].as_str().unwrap().to_string(), c["reason"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        conditions,
+        [
+            ("Available".to_string(), "MinimumReplicasAvailable".to_string()),
+            ("Progressing".to_string(), "NewReplicaSetAvailable".to_string())
+        ]
+    );
+    let replica_sets = cluster.list("replicasets.apps");
+    assert_eq!(replica_sets.len(), 1);
+    let first = replica_sets[0]["metadata"]["name"].as_str().unwrap().to_string();
+    let hash = replica_sets[0]["metadata"]["labels"]["pod-template-hash"].as_str().unwrap();
+    assert_eq!(first, format!("web-{hash}"));
+    assert_eq!(cluster.pods().len(), 4);
+    let scaled: Vec<String> = cluster
+        .events_for("web")
+        .iter()
+        .filter(|e| e["reason"] == "ScalingReplicaSet")
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(scaled, [format!("Scaled up replica set {first} from 0 to 4")]);
+
+    // A bad image: maxSurge 25% (1) and maxUnavailable 25% (1) let one old pod go and two new
+    // ones start; they never become available and the rollout stops there.
+    cluster.change("deployments", "web", |d| set_image(d, "nginx:0.0-missing"));
+    cluster.run_for(300);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(
+        deployment_rollout_line(&d),
+        "Waiting for deployment \"web\" rollout to finish: 2 out of 4 new replicas have been updated..."
+    );
+    assert_eq!(d["status"]["availableReplicas"], json!(3));
+    assert_eq!(cluster.pods().iter().filter(|p| p["metadata"]["deletionTimestamp"].is_null()).count(), 5);
+    cluster.run_for(600);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment_rollout_line(&d), "error: deployment \"web\" exceeded its progress deadline");
+    let progressing = d["status"]["conditions"][1].clone();
+    assert_eq!(progressing["status"], json!("False"));
+    assert!(progressing["message"].as_str().unwrap().ends_with("has timed out progressing."));
+
+    // Undo: the first ReplicaSet is the new one again, renumbered to revision 3.
+    cluster.change("deployments", "web", |d| set_image(d, "nginx:1.27"));
+    cluster.run_for(120);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment_rollout_line(&d), "deployment \"web\" successfully rolled out");
+    let first_rs = cluster.get("replicasets", &first).unwrap();
+    assert_eq!(first_rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"], json!("3"));
+    assert_eq!(first_rs["spec"]["replicas"], json!(4));
+    assert_eq!(cluster.pods().len(), 4);
+}
+
+#[tokio::test]
+async fn a_replica_set_replaces_a_deleted_pod_and_scales_down_newest_first() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("deployments", deployment("web", "nginx:1.27", 3));
+    cluster.run_for(30);
+    let victim = cluster.pods()[0]["metadata"]["name"].as_str().unwrap().to_string();
+    cluster.delete("pods", &victim, None);
+    cluster.run_for(30);
+    let names: Vec<String> =
+        cluster.pods().iter().map(|p| p["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names.len(), 3);
+    assert!(!names.contains(&victim));
+    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(1));
+    cluster.run_for(30);
+    assert_eq!(cluster.pods().len(), 1);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(d["status"]["replicas"], json!(1));
+    assert_eq!(d["status"]["availableReplicas"], json!(1));
 }

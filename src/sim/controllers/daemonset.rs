@@ -12,7 +12,7 @@
 //! the same rule is kept by running `rollingUpdate` only when `manage` changed nothing; the
 //! store change events of `manage` wake the next sync.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k8s_openapi::{
     api::{apps::v1::DaemonSet, core::v1::Pod},
@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use super::{
     Env, Error, Key, Result, Wake, controller_of, decode,
     events::{EventType, Involved, Source},
+    owners::{self, Owner, selector_is_empty},
 };
 use crate::{
     k8s::daemon::{
@@ -42,28 +43,6 @@ const COMPONENT: &str = "daemonset-controller";
 /// The DaemonSet controller (stateless between syncs: everything is read from the store).
 #[derive(Debug, Default)]
 pub(crate) struct DaemonSets;
-
-/// `metav1.LabelSelectorAsSelector(...).Matches(labels)`.
-pub(crate) fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let by_labels = selector.match_labels.iter().flatten().all(|(k, v)| labels.get(k) == Some(v));
-    let by_expressions = selector.match_expressions.iter().flatten().all(|requirement| {
-        let values = requirement.values.clone().unwrap_or_default();
-        let value = labels.get(&requirement.key);
-        match requirement.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
-    });
-    by_labels && by_expressions
-}
-
-fn selector_is_empty(selector: &LabelSelector) -> bool {
-    selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
-        && selector.match_expressions.as_ref().is_none_or(|e| e.is_empty())
-}
 
 fn pod_name(pod: &Pod) -> String {
     pod.metadata.name.clone().unwrap_or_default()
@@ -128,42 +107,20 @@ impl DaemonSets {
         self.update_status(env, &sync, &pods, &history.hash)
     }
 
-    /// Pods the DS controls and still selects, adopting matching orphans and releasing
-    /// controlled pods that no longer match (`ControllerRefManager.ClaimPods`).
+    /// Pods the DS controls and still selects (`ControllerRefManager.ClaimPods`).
     fn claim_pods(&self, env: &mut Env<'_>, sync: &Sync<'_>, selector: &LabelSelector) -> Result<Vec<Pod>> {
-        let (store, types) = (env.ctx.store, env.ctx.types);
-        let relevant =
-            |stored: &Stored| stored.json.contains(&sync.uid) || selector_matches(selector, &stored.labels);
-        let mut claimed = Vec::new();
-        for stored in store.list("pods", Some(&sync.key.0), &relevant, None, None).items {
-            let mut value: Value = stored.value().map_err(Error::Store)?;
-            let matches = selector_matches(selector, &stored.labels);
-            match controller_of(&value) {
-                Some(owner) if owner.uid == sync.uid => {
-                    if matches {
-                        claimed.push(decode(&stored)?);
-                    } else if let Some(refs) = value["metadata"]["ownerReferences"].as_array_mut() {
-                        refs.retain(|r| r["uid"] != json!(sync.uid));
-                        store
-                            .update(&types.pods, value, Subresource::Main, DryRun::Off)
-                            .map_err(Error::Store)?;
-                    }
-                }
-                None if matches && value["metadata"]["deletionTimestamp"].is_null() => {
-                    let reference = controller_ref(sync);
-                    match value["metadata"]["ownerReferences"].as_array_mut() {
-                        Some(refs) => refs.push(reference),
-                        None => value["metadata"]["ownerReferences"] = json!([reference]),
-                    }
-                    let adopted = store
-                        .update(&types.pods, value, Subresource::Main, DryRun::Off)
-                        .map_err(Error::Store)?;
-                    claimed.push(serde_json::from_value(adopted).map_err(Error::Encode)?);
-                }
-                _ => {}
-            }
-        }
-        Ok(claimed)
+        let owner = Owner {
+            api_version: "apps/v1",
+            kind: "DaemonSet",
+            namespace: &sync.key.0,
+            name: &sync.key.1,
+            uid: &sync.uid,
+        };
+        let pods = env.ctx.types.pods.clone();
+        owners::claim(env, &pods, &owner, selector)?
+            .into_iter()
+            .map(|value| serde_json::from_value(value).map_err(Error::Encode))
+            .collect()
     }
 
     /// `constructHistory` (update.go): find or create the revision matching the template; a
@@ -644,24 +601,6 @@ fn template_patch(ds: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
-
-    #[test]
-    fn selectors_match_labels_and_expressions() {
-        let labels: BTreeMap<String, String> = [("app".to_string(), "gpu".to_string())].into();
-        let selector = LabelSelector {
-            match_labels: Some([("app".to_string(), "gpu".to_string())].into()),
-            match_expressions: Some(vec![LabelSelectorRequirement {
-                key: "tier".into(),
-                operator: "DoesNotExist".into(),
-                values: None,
-            }]),
-        };
-        assert!(selector_matches(&selector, &labels));
-        let other: BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
-        assert!(!selector_matches(&selector, &other));
-        assert!(selector_is_empty(&LabelSelector::default()));
-    }
 
     #[test]
     fn the_revision_data_replaces_the_template() {

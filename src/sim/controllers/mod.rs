@@ -38,9 +38,12 @@ use super::{
 
 pub mod config;
 mod daemonset;
+mod deployment;
 pub mod events;
 mod gc;
 mod kubelet;
+mod owners;
+mod replicaset;
 mod scheduler;
 
 pub use config::Config;
@@ -98,6 +101,10 @@ pub struct Types {
     pub daemonsets: ResourceType,
     /// apps/v1 controllerrevisions.
     pub controllerrevisions: ResourceType,
+    /// apps/v1 replicasets.
+    pub replicasets: ResourceType,
+    /// apps/v1 deployments.
+    pub deployments: ResourceType,
 }
 
 impl Types {
@@ -111,6 +118,8 @@ impl Types {
             events: find("", "events")?,
             daemonsets: find("apps", "daemonsets")?,
             controllerrevisions: find("apps", "controllerrevisions")?,
+            replicasets: find("apps", "replicasets")?,
+            deployments: find("apps", "deployments")?,
         })
     }
 }
@@ -155,6 +164,10 @@ pub(crate) enum Wake {
     Pod(Key),
     /// A DaemonSet is synced again (minReadySeconds).
     DaemonSet(Key),
+    /// A ReplicaSet is synced again (minReadySeconds).
+    ReplicaSet(Key),
+    /// A Deployment is synced again (progress deadline).
+    Deployment(Key),
 }
 
 /// The timer queue.
@@ -184,6 +197,8 @@ struct Dirty {
     pods: BTreeSet<Key>,
     daemonsets: BTreeSet<Key>,
     all_daemonsets: bool,
+    replicasets: BTreeSet<Key>,
+    deployments: BTreeSet<Key>,
     retry_unschedulable: bool,
     deleted_owners: BTreeSet<String>,
     finalizing: BTreeSet<(String, Key)>,
@@ -195,6 +210,8 @@ impl Dirty {
         self.pods.is_empty()
             && self.daemonsets.is_empty()
             && !self.all_daemonsets
+            && self.replicasets.is_empty()
+            && self.deployments.is_empty()
             && !self.retry_unschedulable
             && self.deleted_owners.is_empty()
             && self.finalizing.is_empty()
@@ -234,6 +251,8 @@ pub struct Controllers {
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
     daemonsets: daemonset::DaemonSets,
+    replicasets: replicaset::ReplicaSets,
+    deployments: deployment::Deployments,
     gc: gc::Collector,
     nodes: Option<Arc<Vec<Node>>>,
     stats: Stats,
@@ -263,6 +282,8 @@ impl Controllers {
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
             daemonsets: daemonset::DaemonSets,
+            replicasets: replicaset::ReplicaSets,
+            deployments: deployment::Deployments,
             gc: gc::Collector::default(),
             nodes: None,
             stats: Stats::default(),
@@ -329,6 +350,14 @@ impl Controllers {
         self.dirty.all_daemonsets = true;
         self.dirty.retry_unschedulable = true;
         self.dirty.dependents_changed = true;
+        for (group_resource, into) in [
+            ("replicasets.apps", &mut self.dirty.replicasets),
+            ("deployments.apps", &mut self.dirty.deployments),
+        ] {
+            for stored in store.list(group_resource, None, &all, None, None).items {
+                into.insert((stored.namespace.clone(), stored.name.clone()));
+            }
+        }
         if let Ok(counts) = store.count_by_type() {
             for (group_resource, _) in counts {
                 let deleting = |stored: &Stored| stored.json.contains("\"deletionTimestamp\"");
@@ -370,17 +399,14 @@ impl Controllers {
                     self.dirty.retry_unschedulable = true;
                 }
                 match controller_of(&value) {
-                    Some(owner) if owner.kind == "DaemonSet" => {
-                        self.dirty.daemonsets.insert((key.0.clone(), owner.name));
-                    }
-                    Some(_) => {}
-                    None => self.dirty.all_daemonsets = true,
+                    Some(owner) => self.owner_changed(&key.0, owner),
+                    None => self.orphan_changed(&key.0),
                 }
                 if let Some(previous) = &event.previous
                     && let Ok(previous) = serde_json::from_str::<Value>(&previous.json)
-                    && let Some(owner) = controller_of(&previous).filter(|o| o.kind == "DaemonSet")
+                    && let Some(owner) = controller_of(&previous)
                 {
-                    self.dirty.daemonsets.insert((key.0.clone(), owner.name));
+                    self.owner_changed(&key.0, owner);
                 }
                 if deleted || value["metadata"]["ownerReferences"] != Value::Null {
                     self.dirty.dependents_changed = true;
@@ -394,6 +420,17 @@ impl Controllers {
             }
             "daemonsets.apps" => {
                 self.dirty.daemonsets.insert(key.clone());
+            }
+            "deployments.apps" => {
+                self.dirty.deployments.insert(key.clone());
+            }
+            "replicasets.apps" => {
+                self.dirty.replicasets.insert(key.clone());
+                match serde_json::from_str::<Value>(&object.json).ok().as_ref().and_then(controller_of) {
+                    Some(owner) => self.owner_changed(&key.0, owner),
+                    None => self.orphan_changed(&key.0),
+                }
+                self.dirty.dependents_changed = true;
             }
             "controllerrevisions.apps" => {
                 if let Ok(value) = serde_json::from_str::<Value>(&object.json)
@@ -413,6 +450,33 @@ impl Controllers {
             }
         } else if object.json.contains("\"deletionTimestamp\"") {
             self.dirty.finalizing.insert((object.group_resource.clone(), key));
+        }
+    }
+
+    /// A dependent changed: its controller syncs.
+    fn owner_changed(&mut self, namespace: &str, owner: OwnerRef) {
+        let key = (namespace.to_string(), owner.name);
+        match owner.kind.as_str() {
+            "DaemonSet" => self.dirty.daemonsets.insert(key),
+            "ReplicaSet" => self.dirty.replicasets.insert(key),
+            "Deployment" => self.dirty.deployments.insert(key),
+            _ => false,
+        };
+    }
+
+    /// An object without controller changed: any controller in its namespace may adopt it.
+    fn orphan_changed(&mut self, namespace: &str) {
+        self.dirty.all_daemonsets = true;
+        let all = |_: &Stored| true;
+        for group_resource in ["replicasets.apps", "deployments.apps"] {
+            for stored in self.state.store.list(group_resource, Some(namespace), &all, None, None).items {
+                let key = (stored.namespace.clone(), stored.name.clone());
+                if group_resource == "replicasets.apps" {
+                    self.dirty.replicasets.insert(key);
+                } else {
+                    self.dirty.deployments.insert(key);
+                }
+            }
         }
     }
 
@@ -438,6 +502,8 @@ impl Controllers {
             match wake {
                 Wake::Pod(key) => self.dirty.pods.insert(key),
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
+                Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
+                Wake::Deployment(key) => self.dirty.deployments.insert(key),
             };
         }
         if self.dirty.is_empty() {
@@ -479,6 +545,12 @@ impl Controllers {
         };
         for key in &daemonsets {
             report(self.daemonsets.sync(&mut env, key));
+        }
+        for key in &dirty.deployments {
+            report(self.deployments.sync(&mut env, key));
+        }
+        for key in &dirty.replicasets {
+            report(self.replicasets.sync(&mut env, key));
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.kubelet.run(&mut env, &dirty.pods));
