@@ -14,7 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::{
-    AppState,
+    AppState, authz,
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
@@ -106,6 +106,10 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         return Err(ApiError::method_not_allowed());
     }
     let headers = parts.headers;
+    if let (Verb::Create, Some(review)) = (verb, authz::Review::of(&target.rt)) {
+        let identity = parts.extensions.get::<crate::sim::auth::Identity>();
+        return authz::create(review, &target.rt, identity, &headers, body).await;
+    }
     match verb {
         Verb::Get => get(&state, &target, &headers),
         Verb::List => list(&state, &target, &query, &headers),
