@@ -44,8 +44,9 @@ pub const LOG_FILE: &str = "serve.log";
 /// The SQLite store.
 pub const STORE_FILE: &str = "store.db";
 
-/// How long `up` waits for the server to answer, and `down` for it to exit.
-const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long `up` waits for the server to answer (seeding a 1,000-node topology on a slow disk
+/// takes seconds: every seeded object is a durable write), and `down` for it to exit.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
