@@ -153,7 +153,10 @@ fn gpu_daemonset_without_selector_leaves_a_pending_pod_on_non_gpu_nodes() {
     );
     // The same pod pinned to a GPU worker binds there.
     let pod = daemon_pod_for(&ds, "gpu-2");
-    assert_eq!(schedule::schedule_pod(&pod, &nodes, &[]).unwrap(), Ok("gpu-2".to_string()));
+    assert_eq!(
+        schedule::schedule_pod(&pod, &nodes, &[]).unwrap(),
+        schedule::ScheduleDecision::Bind { node: "gpu-2".into() }
+    );
 }
 
 #[test]
@@ -222,8 +225,8 @@ fn plain_gpu_pod_table() {
     ];
     for (name, pod, expected) in cases {
         let got = match schedule::schedule_pod(&pod, &nodes, &[]).unwrap() {
-            Ok(node) => node,
-            Err(failure) => failure.to_string(),
+            schedule::ScheduleDecision::Bind { node } => node,
+            schedule::ScheduleDecision::Unschedulable(failure) => failure.to_string(),
         };
         assert_eq!(got, expected, "{name}");
     }

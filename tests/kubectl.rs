@@ -142,3 +142,254 @@ fn credentials_are_required_and_the_viewer_only_reads() {
         );
     }
 }
+
+/// Makes a transcript independent of timing and identity: ages (`5s`, `3m2s`) become `<age>`,
+/// uids, resourceVersions and timestamps are hidden, and column padding is collapsed to three
+/// spaces (it depends on the width of the hidden values).
+pub fn redacted(text: &str) -> String {
+    let mut out = text.to_string();
+    for (pattern, replacement) in [
+        (
+            r"(?m)^(\s*-?\s*(creationTimestamp|resourceVersion|uid|lastHeartbeatTime|lastTransitionTime|renewTime)):.*$",
+            "$1: [REDACTED]",
+        ),
+        (r"\b\d+[smhd](\d+[smhd])?\b", "<age>"),
+        (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[UID]"),
+        (r"(\S)  +", "$1   "),
+    ] {
+        out = regex::Regex::new(pattern).unwrap().replace_all(&out, replacement).into_owned();
+    }
+    out
+}
+
+/// A transcript of commands and what they printed.
+struct Transcript(String);
+
+impl Transcript {
+    fn record(&mut self, command: &str, output: &Output) {
+        self.0.push_str(&format!("$ kubectl {command}\n{}{}", stdout(output), stderr(output)));
+        if !output.status.success() {
+            self.0.push_str(&format!("[exit {}]\n", output.status.code().unwrap_or(-1)));
+        }
+        self.0.push('\n');
+    }
+}
+
+impl Sim {
+    /// Runs kubectl with `args` split on spaces, records it, and returns the output.
+    fn run(&self, client: &Kubectl, transcript: &mut Transcript, command: &str) -> Output {
+        let args: Vec<&str> = command.split(' ').collect();
+        let output = self.kubectl(client, &args);
+        transcript.record(command, &output);
+        output
+    }
+
+    /// Writes `yaml` to a file in the state dir and creates it with `kubectl create -f` (default
+    /// validation: kubectl reads the simulator's /openapi/v3 and sends fieldValidation=Strict).
+    fn create(&self, client: &Kubectl, transcript: &mut Transcript, file: &str, yaml: &str) -> Output {
+        let path = self.dir.path().join(file);
+        std::fs::write(&path, yaml).unwrap();
+        let output = self.kubectl(client, &["create", "-f", path.to_str().unwrap()]);
+        transcript.record(&format!("create -f {file}"), &output);
+        output
+    }
+}
+
+#[test]
+fn reads_of_the_seeded_cluster() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&[]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut t = Transcript(String::new());
+        for command in [
+            "get nodes",
+            "get nodes --show-labels",
+            "get nodes -o wide",
+            "get namespaces",
+            "get serviceaccounts -A",
+            "get leases -n kube-node-lease",
+            "get node gpu-3 -o jsonpath={.status.nodeInfo.kubeletVersion}/{.status.allocatable.cpu}/{.spec.taints}",
+            "get node control-plane -o jsonpath={.spec.taints}",
+            "get namespace kube-system -o yaml",
+        ] {
+            let output = sim.run(client, &mut t, command);
+            assert!(output.status.success(), "kubectl {} {command}: {}", client.version, stderr(&output));
+        }
+        transcripts.push((client.version, redacted(&t.0)));
+    }
+    assert_same_for_every_client(&transcripts, "reads_of_the_seeded_cluster");
+}
+
+const NAMESPACE: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: NS
+";
+
+const POD: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: NS
+  labels: {app: web}
+spec:
+  nodeName: gpu-1
+  containers:
+  - name: web
+    image: nginx:1.27
+    resources:
+      requests: {nvidia.com/gpu: 1}
+      limits: {nvidia.com/gpu: 1}
+";
+
+const UNBOUND_POD: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: job-1
+  namespace: NS
+spec:
+  containers:
+  - name: main
+    image: busybox:1.37
+";
+
+const EVENT: &str = "apiVersion: v1
+kind: Event
+metadata:
+  name: web.1
+  namespace: NS
+involvedObject: {apiVersion: v1, kind: Pod, name: web, namespace: NS, uid: UID}
+reason: Scheduled
+message: Successfully assigned NS/web to gpu-1
+type: Normal
+source: {component: default-scheduler}
+firstTimestamp: \"2026-01-01T00:00:00Z\"
+lastTimestamp: \"2026-01-01T00:00:00Z\"
+count: 1
+";
+
+/// Reads `child`'s stdout on a thread, line by line, into a channel.
+fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a line containing `text` (the bound is generous; it only stops a broken test).
+fn expect_line(rx: &std::sync::mpsc::Receiver<String>, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return line,
+            Ok(_) => continue,
+            Err(e) => panic!("no line with {text:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn writes_waits_and_watches() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&[]);
+    for client in &clients {
+        let ns = format!("v{}", client.version.replace('.', ""));
+        let fill = |text: &str| text.replace("NS", &ns);
+        let mut t = Transcript(String::new());
+        assert!(sim.create(client, &mut t, "namespace.yaml", &fill(NAMESPACE)).status.success());
+        assert!(sim.create(client, &mut t, "pod.yaml", &fill(POD)).status.success());
+        sim.run(client, &mut t, &format!("get pods -n {ns} -o wide"));
+        sim.run(client, &mut t, &format!("get pods -A -o wide --field-selector metadata.namespace={ns}"));
+        sim.run(
+            client,
+            &mut t,
+            &format!(
+                "get pods -n {ns} -o custom-columns=NODE:.spec.nodeName,IMAGE:.spec.containers[0].image"
+            ),
+        );
+        sim.run(client, &mut t, &format!("get pod web -n {ns} -o yaml"));
+        let json = sim.kubectl(client, &["get", "pod", "web", "-n", &ns, "-o", "json"]);
+        let pod: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        assert_eq!(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1");
+        let uid = pod["metadata"]["uid"].as_str().unwrap().to_string();
+
+        sim.run(client, &mut t, &format!("label pod web -n {ns} app=api"));
+        sim.run(client, &mut t, &format!("label pod web -n {ns} app=api --overwrite"));
+        assert!(sim.create(client, &mut t, "event.yaml", &fill(EVENT).replace("UID", &uid)).status.success());
+        sim.run(client, &mut t, &format!("describe pod web -n {ns}"));
+
+        // `wait` sees a condition set through the API (status subresource).
+        let wait = std::process::Command::new(&client.path)
+            .args(["--kubeconfig", sim.kubeconfig.to_str().unwrap(), "wait", "--for=condition=Ready"])
+            .args(["pod/web", "-n", &ns, "--timeout=60s"])
+            .env("KUBECACHEDIR", sim.dir.path().join(format!("home-{}/cache", client.version)))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let ready = r#"{"status":{"conditions":[{"type":"Ready","status":"True"}]}}"#;
+        let patch = sim.kubectl(
+            client,
+            &["patch", "pod", "web", "-n", &ns, "--subresource=status", "--type=merge", "-p", ready],
+        );
+        assert!(patch.status.success(), "{}", stderr(&patch));
+        let waited = wait.wait_with_output().unwrap();
+        transcript_line(&mut t, "wait --for=condition=Ready pod/web (after the status patch)", &waited);
+        assert!(waited.status.success());
+
+        // `get -w` sees a later change.
+        let mut watch = std::process::Command::new(&client.path)
+            .args(["--kubeconfig", sim.kubeconfig.to_str().unwrap(), "get", "pod", "web", "-n", &ns])
+            .args(["-w", "--output-watch-events"])
+            .env("KUBECACHEDIR", sim.dir.path().join(format!("home-{}/cache", client.version)))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = lines_of(&mut watch);
+        let added = expect_line(&lines, "ADDED");
+        let relabel = sim.kubectl(client, &["label", "pod", "web", "-n", &ns, "stage=2"]);
+        assert!(relabel.status.success());
+        let modified = expect_line(&lines, "MODIFIED");
+        let _ = watch.kill();
+        let _ = watch.wait();
+        t.0.push_str(&format!(
+            "$ kubectl get pod web -w --output-watch-events (then a label change)\n{added}\n{modified}\n\n"
+        ));
+
+        assert!(sim.create(client, &mut t, "unbound.yaml", &fill(UNBOUND_POD)).status.success());
+        sim.run(client, &mut t, &format!("delete pod job-1 -n {ns} --wait"));
+        sim.run(client, &mut t, &format!("get pods -n {ns}"));
+        sim.run(client, &mut t, &format!("get events -n {ns}"));
+
+        let node = sim.kubectl(client, &["describe", "node", "gpu-1"]);
+        let node = stdout(&node);
+        for expected in
+            ["Name:               gpu-1", "Kubelet Version:            v1.33.4", &format!("{ns}  ")]
+        {
+            assert!(
+                node.contains(expected),
+                "kubectl {}: describe node lacks {expected:?}:\n{node}",
+                client.version
+            );
+        }
+        insta::assert_snapshot!(format!("writes_waits_and_watches_{}", client.version), redacted(&t.0));
+    }
+}
+
+fn transcript_line(t: &mut Transcript, command: &str, output: &Output) {
+    t.record(command, output);
+}

@@ -232,7 +232,7 @@ fn strategic_merge_is_refused_for_custom_resources() {
     crd.group = "monitoring.coreos.com".into();
     crd.kind = "PrometheusRule".into();
     let error = patch::apply_patch(&crd, PatchKind::StrategicMerge, &json!({}), b"{}").unwrap_err();
-    assert!(matches!(error, Error::StrategicMergeUnsupported));
+    assert!(matches!(error, Error::UnsupportedMediaType));
     let merged = patch::apply_patch(&crd, PatchKind::Merge, &json!({"a": 1}), br#"{"b":2}"#).unwrap();
     assert_eq!(merged, json!({"a": 1, "b": 2}));
 }
@@ -313,6 +313,8 @@ fn ssa_removes_a_field_the_manager_stopped_applying_but_keeps_shared_ones() {
         apply(&cm, Some(&v1), &config_map(json!({"b": "2"})), "two", false, "2026-01-01T00:00:01Z").unwrap();
     let v3 = apply(&cm, Some(&v2), &config_map(json!({})), "one", false, "2026-01-01T00:00:02Z").unwrap();
     assert_eq!(v3["data"], json!({"b": "2"}), "a was only one's; b is still two's");
+    let v4 = apply(&cm, Some(&v3), &config_map(json!({})), "two", false, "2026-01-01T00:00:03Z").unwrap();
+    assert!(v4.get("data").is_none(), "an emptied map is dropped, as Go's omitempty does: {v4}");
 }
 
 #[test]
@@ -829,4 +831,47 @@ fn apply_configurations_name_undeclared_fields_like_structured_merge_diff() {
         r#"failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.template.spec.containers[name="web"].imagePullPolicyy: field not declared in schema"#
     );
     assert_eq!(fieldvalidation::check_apply(&deploy, &config, Mode::Warn).unwrap().len(), 1);
+}
+
+#[test]
+fn ssa_tracks_set_items_and_status_writes_separately() {
+    let pod = rt("", "pods");
+    let config = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "finalizers": ["example.com/a"]},
+        "spec": {"containers": [{"name": "a", "image": "a:1"}]}});
+    let mut created = apply(&pod, None, &config, "one", false, "2026-01-01T00:00:00Z").unwrap();
+    admission::apply_defaults(&pod, &mut created);
+    let fields = &created["metadata"]["managedFields"][0]["fieldsV1"];
+    assert!(fields.pointer("/f:metadata/f:finalizers/v:\"example.com~1a\"").is_some(), "{fields}");
+    // A kubelet-style status write is recorded against the status subresource only.
+    let mut running = created.clone();
+    running["status"] = json!({"phase": "Running"});
+    running["spec"]["nodeName"] = json!("ignored-by-status-tracking");
+    patch::record_update(
+        &pod,
+        "kubelet",
+        Some("status"),
+        Some(&created),
+        &mut running,
+        at("2026-01-01T00:00:05Z"),
+    )
+    .unwrap();
+    let kubelet = running["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "kubelet")
+        .unwrap();
+    assert_eq!(kubelet["subresource"], "status");
+    assert_eq!(kubelet["fieldsV1"], json!({"f:status": {"f:phase": {}}}));
+}
+
+#[test]
+fn smp_set_element_order_must_agree_with_the_patch_list() {
+    let rt = rt("", "pods");
+    let current = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+    let body = json!({"spec": {"$setElementOrder/containers": [{"name": "a"}], "containers": [{"name": "b", "image": "x"}]}});
+    let error = patch::apply_patch(&rt, PatchKind::StrategicMerge, &current, body.to_string().as_bytes())
+        .unwrap_err();
+    assert!(error.to_string().starts_with("The order in patch list:"), "{error}");
 }

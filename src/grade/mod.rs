@@ -45,6 +45,9 @@ pub enum Error {
         "list at {0} is declared `each`: give exactly one expected element, which every observed element must match"
     )]
     EachNeedsOneElement(String),
+    /// A label, annotation or node-selector value in the expected object is not a string.
+    #[error("{0} is not a string: label, annotation and node-selector values are strings (quote it)")]
+    NonStringLabel(String),
     /// A path or list declaration is invalid.
     #[error(transparent)]
     Rules(#[from] partial::Error),
@@ -193,6 +196,9 @@ pub fn prepare_match<'a>(m: &'a MatchExpectation, files: &'a ExpectedFiles) -> R
     }
     if let Some(each) = partial::each_lists_without_one_element(expected, &rules).first() {
         return Err(Error::EachNeedsOneElement(each.to_string()));
+    }
+    if let Some(label) = partial::non_string_label_values(expected).first() {
+        return Err(Error::NonStringLabel(label.to_string()));
     }
     Ok((expected, rules))
 }

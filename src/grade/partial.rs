@@ -112,6 +112,37 @@ pub fn each_lists_without_one_element(expected: &Value, rules: &Rules) -> Vec<Fi
     found.into_iter().collect()
 }
 
+/// Maps whose values Kubernetes keeps as strings only.
+const STRING_MAPS: [&str; 4] = ["labels", "annotations", "nodeSelector", "matchLabels"];
+
+/// Paths in `expected` where a label, annotation or node-selector value is not a string (nor
+/// `null`): `gpu.replicas: 4` can never equal the observed `"4"`.
+pub fn non_string_label_values(expected: &Value) -> Vec<FieldPath> {
+    fn walk(value: &Value, path: &FieldPath, in_string_map: bool, found: &mut Vec<FieldPath>) {
+        match value {
+            Value::Object(map) if !in_string_map => {
+                for (key, v) in map {
+                    walk(v, &path.key(key), STRING_MAPS.contains(&key.as_str()), found);
+                }
+            }
+            Value::Object(map) => {
+                for (key, v) in map {
+                    if !(v.is_string() || v.is_null()) {
+                        found.push(path.key(key));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                items.iter().enumerate().for_each(|(i, v)| walk(v, &path.index(i), false, found))
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    walk(expected, &FieldPath::root(), false, &mut found);
+    found
+}
+
 /// Calls `visit` with the path (without indices) and elements of every list in `value`.
 fn each_list(value: &Value, path: &FieldPath, visit: &mut impl FnMut(&FieldPath, &[Value])) {
     match value {
@@ -168,7 +199,12 @@ fn compare(
         (Value::Object(_), Some(found)) => push(format!("is {}, expected a map", show(found))),
         (scalar, Some(found)) => {
             if !scalars_equal(scalar, found, rules.compares_as_quantity(path)) {
-                push(format!("is {}, expected {}", show(found), show(scalar)));
+                let (found_text, expected_text) = match (show(found), show(scalar)) {
+                    // `"4"` against `4`: show the JSON forms so the difference is visible.
+                    (a, b) if a == b => (found.to_string(), scalar.to_string()),
+                    pair => pair,
+                };
+                push(format!("is {found_text}, expected {expected_text}"));
             }
         }
     }
@@ -321,6 +357,27 @@ mod tests {
             mismatches(json!({"spec": {"replicas": {"a": 1}}}), observed, &Rules::default()),
             ["spec.replicas is 3, expected a map"]
         );
+    }
+
+    #[test]
+    fn a_string_is_not_a_number_and_the_evidence_shows_it() {
+        let observed = json!({"metadata": {"labels": {"nvidia.com/gpu.replicas": "4"}}});
+        assert_eq!(
+            mismatches(
+                json!({"metadata": {"labels": {"nvidia.com/gpu.replicas": 4}}}),
+                observed,
+                &Rules::default()
+            ),
+            [r#"metadata.labels.nvidia.com/gpu.replicas is "4", expected 4"#]
+        );
+    }
+
+    #[test]
+    fn label_values_must_be_strings() {
+        let expected = json!({"metadata": {"labels": {"a": "1", "b": 2, "c": null}},
+                              "spec": {"template": {"spec": {"nodeSelector": {"gpu": true}}}}});
+        let found: Vec<String> = non_string_label_values(&expected).iter().map(ToString::to_string).collect();
+        assert_eq!(found, ["metadata.labels.b", "spec.template.spec.nodeSelector.gpu"]);
     }
 
     #[test]

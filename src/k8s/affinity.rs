@@ -122,6 +122,12 @@ fn is_dns1123_label_like(part: &str) -> bool {
 
 /// `validation.IsQualifiedName`: `[prefix/]name`, name ≤ 63 chars of `[A-Za-z0-9_.-]` starting
 /// and ending alphanumeric, prefix a DNS-1123 subdomain ≤ 253 chars.
+///
+/// ```
+/// use lab_runner::k8s::affinity::is_qualified_name;
+/// assert!(is_qualified_name("nvidia.com/device-plugin.config"));
+/// assert!(!is_qualified_name("bad key"));
+/// ```
 pub fn is_qualified_name(key: &str) -> bool {
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
@@ -148,6 +154,11 @@ pub fn is_qualified_name(key: &str) -> bool {
 
 /// `validation.IsValidLabelValue`: empty, or ≤ 63 chars of `[A-Za-z0-9_.-]` starting and ending
 /// alphanumeric.
+///
+/// ```
+/// use lab_runner::k8s::affinity::is_valid_label_value;
+/// assert!(is_valid_label_value("ts-4") && !is_valid_label_value("ts 4"));
+/// ```
 pub fn is_valid_label_value(value: &str) -> bool {
     value.is_empty() || (value.len() <= 63 && is_dns1123_label_like(value))
 }

@@ -70,6 +70,8 @@ pub enum NotRunReason {
     NodeAffinity,
     /// An untolerated `NoExecute` taint: existing pods must go too.
     NoExecuteTaint(Taint),
+    /// The node no longer exists (only in [`rollout_view`], for pods still targeting it).
+    NodeNotFound,
 }
 
 /// `NodeShouldRunDaemonPod` as an explicit state (k8s-fidelity.md §1.2).
@@ -137,26 +139,58 @@ fn template_spec(ds: &DaemonSet) -> PodSpec {
 /// assert!(!placement.should_run() && placement.should_continue_running());
 /// ```
 pub fn node_should_run_daemon_pod(ds: &DaemonSet, node: &Node) -> NodePlacement {
-    let node_name = node.metadata.name.as_deref().unwrap_or("");
-    let spec = simulated_pod_spec(ds, node_name);
-    if let Some(wanted) = template_spec(ds).node_name.filter(|wanted| !wanted.is_empty())
-        && wanted != node_name
-    {
-        return NodePlacement::DoNotRun(NotRunReason::NodeName);
+    DaemonPlacement::new(ds).check(node)
+}
+
+/// [`node_should_run_daemon_pod`] with the DaemonSet side prepared once (the template's
+/// nodeName, its parsed required affinity and its tolerations plus the defaults), for checking
+/// many nodes: the per-node work is then label, name and taint comparisons only.
+#[derive(Debug, Clone)]
+pub struct DaemonPlacement {
+    template_node_name: Option<String>,
+    affinity: RequiredNodeAffinity,
+    tolerations: Vec<k8s_openapi::api::core::v1::Toleration>,
+}
+
+impl DaemonPlacement {
+    /// Prepares the checks of a DaemonSet (`NewPod` without the node name, which none of the
+    /// predicates below depends on).
+    ///
+    /// ```
+    /// use k8s_openapi::api::apps::v1::DaemonSet;
+    /// use k8s_openapi::api::core::v1::Node;
+    /// use lab_runner::k8s::daemon::{DaemonPlacement, NodePlacement};
+    /// let placement = DaemonPlacement::new(&DaemonSet::default());
+    /// assert_eq!(placement.check(&Node::default()), NodePlacement::Run);
+    /// ```
+    pub fn new(ds: &DaemonSet) -> Self {
+        let spec = simulated_pod_spec(ds, "");
+        DaemonPlacement {
+            template_node_name: template_spec(ds).node_name.filter(|wanted| !wanted.is_empty()),
+            affinity: RequiredNodeAffinity::of_pod_spec(&spec),
+            tolerations: spec.tolerations.unwrap_or_default(),
+        }
     }
-    if !RequiredNodeAffinity::of_pod_spec(&spec).matches(node) {
-        return NodePlacement::DoNotRun(NotRunReason::NodeAffinity);
-    }
-    let node_taints = node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default();
-    let tolerations = spec.tolerations.as_deref().unwrap_or_default();
-    let Some(blocking) =
-        taints::find_untolerated_taint(node_taints, tolerations, TaintEffect::DO_NOT_SCHEDULE)
-    else {
-        return NodePlacement::Run;
-    };
-    match taints::find_untolerated_taint(node_taints, tolerations, &[TaintEffect::NoExecute]) {
-        Some(no_execute) => NodePlacement::DoNotRun(NotRunReason::NoExecuteTaint(no_execute.clone())),
-        None => NodePlacement::KeepExisting { taint: blocking.clone() },
+
+    /// The placement on one node.
+    pub fn check(&self, node: &Node) -> NodePlacement {
+        let node_name = node.metadata.name.as_deref().unwrap_or("");
+        if self.template_node_name.as_deref().is_some_and(|wanted| wanted != node_name) {
+            return NodePlacement::DoNotRun(NotRunReason::NodeName);
+        }
+        if !self.affinity.matches(node) {
+            return NodePlacement::DoNotRun(NotRunReason::NodeAffinity);
+        }
+        let node_taints = node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default();
+        let Some(blocking) =
+            taints::find_untolerated_taint(node_taints, &self.tolerations, TaintEffect::DO_NOT_SCHEDULE)
+        else {
+            return NodePlacement::Run;
+        };
+        match taints::find_untolerated_taint(node_taints, &self.tolerations, &[TaintEffect::NoExecute]) {
+            Some(no_execute) => NodePlacement::DoNotRun(NotRunReason::NoExecuteTaint(no_execute.clone())),
+            None => NodePlacement::KeepExisting { taint: blocking.clone() },
+        }
     }
 }
 
@@ -256,8 +290,9 @@ pub fn daemon_pod_spec(ds: &DaemonSet, node_name: &str) -> PodSpec {
     spec
 }
 
-/// The labels of a new daemon pod: the template's labels plus `controller-revision-hash` and
-/// (when the DS has one) `pod-template-generation`.
+/// The labels of a new daemon pod (`util.CreatePodTemplate`): the template's labels plus
+/// `pod-template-generation` (when the DS has one) and `controller-revision-hash` (when the hash
+/// is not empty).
 ///
 /// ```
 /// use k8s_openapi::api::apps::v1::DaemonSet;
@@ -275,7 +310,9 @@ pub fn daemon_pod_labels(ds: &DaemonSet, hash: &str) -> Result<BTreeMap<String, 
     if let Some(generation) = template_generation(ds)? {
         labels.insert(POD_TEMPLATE_GENERATION_LABEL.to_string(), generation.to_string());
     }
-    labels.insert(CONTROLLER_REVISION_HASH_LABEL.to_string(), hash.to_string());
+    if !hash.is_empty() {
+        labels.insert(CONTROLLER_REVISION_HASH_LABEL.to_string(), hash.to_string());
+    }
     Ok(labels)
 }
 
@@ -516,6 +553,15 @@ pub enum DeletedTerminalPods {
 }
 
 /// `podByCreationTimestampAndPhase`: bound pods first, then older `creationTimestamp`, then name.
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use k8s_openapi::api::core::v1::{Pod, PodSpec};
+/// use lab_runner::k8s::daemon::compare_daemon_pods;
+/// let bound = Pod { spec: Some(PodSpec { node_name: Some("n".into()), ..Default::default() }),
+///                   ..Default::default() };
+/// assert_eq!(compare_daemon_pods(&bound, &Pod::default()), Ordering::Less);
+/// ```
 pub fn compare_daemon_pods(a: &Pod, b: &Pod) -> Ordering {
     let bound =
         |pod: &Pod| pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_some_and(|n| !n.is_empty());
@@ -606,11 +652,12 @@ pub fn daemonset_status(
     // A template generation that does not parse is treated as absent, as upstream does here.
     let generation = template_generation(ds).ok().flatten();
     let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+    let placement = DaemonPlacement::new(ds);
     let mut counters = DaemonSetCounters::default();
     for node in nodes {
         let name = node.metadata.name.as_deref().unwrap_or("");
         let oldest = by_node.get(name).and_then(|group| group.first().copied());
-        if node_should_run_daemon_pod(ds, node).should_run() {
+        if placement.check(node).should_run() {
             counters.desired_number_scheduled += 1;
             let Some(pod) = oldest else { continue };
             counters.current_number_scheduled += 1;
@@ -694,9 +741,10 @@ pub fn rolling_update_plan(
     now: Timestamp,
 ) -> Result<RollingUpdatePlan> {
     let mut by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let placement = DaemonPlacement::new(ds);
     let mut desired = 0;
     for node in nodes {
-        if node_should_run_daemon_pod(ds, node).should_run() {
+        if placement.check(node).should_run() {
             desired += 1;
             by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
         }
@@ -737,7 +785,7 @@ pub fn rolling_update_plan(
         nodes.iter().map(|node| (node.metadata.name.as_deref().unwrap_or(""), node)).collect();
     let should_run_on = |name: &str| -> Result<bool> {
         let node = node_by_name.get(name).ok_or_else(|| Error::NodeNotFound(name.to_string()))?;
-        Ok(node_should_run_daemon_pod(ds, node).should_run())
+        Ok(placement.check(node).should_run())
     };
     let (mut surge, mut available_count) = (0i64, 0i64);
     let (mut allowed_new, mut candidates, mut sunset) = (Vec::new(), Vec::new(), Vec::new());
@@ -866,10 +914,11 @@ pub fn manage_plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str, now
     let surge = allows_surge(ds);
     let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
     let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
+    let daemon_placement = DaemonPlacement::new(ds);
     let mut plan = ManagePlan::default();
     for node in nodes {
         let node_name = node.metadata.name.clone().unwrap_or_default();
-        let placement = node_should_run_daemon_pod(ds, node);
+        let placement = daemon_placement.check(node);
         let daemon_pods = by_node.get(&node_name).map(Vec::as_slice).unwrap_or_default();
         let exists = !daemon_pods.is_empty();
         if placement.should_run() && !exists {
@@ -1061,6 +1110,7 @@ pub fn rollout_view(
         },
         terminating: pod.metadata.deletion_timestamp.is_some(),
     };
+    let placement = DaemonPlacement::new(ds);
     let mut view: BTreeMap<String, RolloutNode> = BTreeMap::new();
     for node in nodes {
         let name = node.metadata.name.clone().unwrap_or_default();
@@ -1068,16 +1118,13 @@ pub fn rollout_view(
             .get(&name)
             .map(|group| group.iter().map(|pod| describe(pod)).collect())
             .unwrap_or_default();
-        view.insert(
-            name.clone(),
-            RolloutNode { node: name, placement: node_should_run_daemon_pod(ds, node), pods },
-        );
+        view.insert(name.clone(), RolloutNode { node: name, placement: placement.check(node), pods });
     }
     for (name, group) in &by_node {
         view.entry(name.clone()).or_insert_with(|| RolloutNode {
             node: name.clone(),
             // The node is gone: nothing should run there (upstream deletes such pods).
-            placement: NodePlacement::DoNotRun(NotRunReason::NodeName),
+            placement: NodePlacement::DoNotRun(NotRunReason::NodeNotFound),
             pods: group.iter().map(|pod| describe(pod)).collect(),
         });
     }

@@ -198,6 +198,11 @@ pub fn is_extended_resource_name(name: &str) -> bool {
 /// `schedutil.IsScalarResourceName`: extended resources, `hugepages-*`, other
 /// `kubernetes.io/`-prefixed resources and `attachable-volumes-*`. Only these, besides cpu,
 /// memory, ephemeral-storage and pods, take part in the fit check.
+///
+/// ```
+/// use lab_runner::k8s::resources::is_scalar_resource_name;
+/// assert!(is_scalar_resource_name("nvidia.com/gpu.shared") && is_scalar_resource_name("hugepages-2Mi"));
+/// ```
 pub fn is_scalar_resource_name(name: &str) -> bool {
     is_extended_resource_name(name)
         || name.starts_with("hugepages-")

@@ -90,6 +90,11 @@ pub enum Plugin {
 
 impl Plugin {
     /// The upstream plugin name.
+    ///
+    /// ```
+    /// use lab_runner::k8s::schedule::Plugin;
+    /// assert_eq!(Plugin::NodeResourcesFit.name(), "NodeResourcesFit");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Plugin::NodeUnschedulable => "NodeUnschedulable",
@@ -112,7 +117,7 @@ pub enum StatusCode {
 
 /// Why one node was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeStatus {
+pub struct FilterStatus {
     /// The status code.
     pub code: StatusCode,
     /// The plugin that rejected the node (`None` for a PreFilter-wide rejection).
@@ -121,9 +126,9 @@ pub struct NodeStatus {
     pub reasons: Vec<String>,
 }
 
-impl NodeStatus {
+impl FilterStatus {
     fn unresolvable(plugin: Option<Plugin>, reason: impl Into<String>) -> Self {
-        NodeStatus { code: StatusCode::UnschedulableAndUnresolvable, plugin, reasons: vec![reason.into()] }
+        FilterStatus { code: StatusCode::UnschedulableAndUnresolvable, plugin, reasons: vec![reason.into()] }
     }
 }
 
@@ -156,35 +161,40 @@ impl<'a> NodeSnapshot<'a> {
         pods: &'a [Pod],
         incoming: Option<&Pod>,
     ) -> Result<Vec<NodeSnapshot<'a>>> {
-        let key = |pod: &Pod| (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let incoming_key = incoming.map(key);
-        let mut by_node: BTreeMap<&str, Vec<&'a Pod>> = BTreeMap::new();
-        for pod in pods {
-            let Some(node_name) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()) else {
-                continue;
-            };
-            if node_name.is_empty()
-                || resources::pod_phase_class(pod) == resources::PodPhaseClass::Terminal
-                || incoming_key.as_ref() == Some(&key(pod))
-            {
-                continue;
-            }
-            by_node.entry(node_name).or_default().push(pod);
-        }
-        nodes
-            .iter()
-            .map(|node| {
-                let name = node.metadata.name.as_deref().unwrap_or("");
-                let pods = by_node.get(name).cloned().unwrap_or_default();
-                let usage = resources::node_usage(pods.iter().copied())?;
-                Ok(NodeSnapshot { node, allocatable: resources::node_allocatable(node)?, pods, usage })
-            })
-            .collect()
+        let by_node = pods_by_node(pods, incoming);
+        nodes.iter().map(|node| NodeSnapshot::build(node, &by_node)).collect()
+    }
+
+    fn build(node: &'a Node, by_node: &BTreeMap<&str, Vec<&'a Pod>>) -> Result<NodeSnapshot<'a>> {
+        let name = node.metadata.name.as_deref().unwrap_or("");
+        let pods = by_node.get(name).cloned().unwrap_or_default();
+        let usage = resources::node_usage(pods.iter().copied())?;
+        Ok(NodeSnapshot { node, allocatable: resources::node_allocatable(node)?, pods, usage })
     }
 
     fn name(&self) -> &str {
         self.node.metadata.name.as_deref().unwrap_or("")
     }
+}
+
+/// The non-terminal pods bound to each node, `incoming` (matched by namespace/name) excluded.
+fn pods_by_node<'a>(pods: &'a [Pod], incoming: Option<&Pod>) -> BTreeMap<&'a str, Vec<&'a Pod>> {
+    fn key(pod: &Pod) -> (Option<&str>, Option<&str>) {
+        (pod.metadata.namespace.as_deref(), pod.metadata.name.as_deref())
+    }
+    let incoming_key = incoming.map(key);
+    let mut by_node: BTreeMap<&str, Vec<&'a Pod>> = BTreeMap::new();
+    for pod in pods {
+        let Some(node_name) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()) else { continue };
+        if node_name.is_empty()
+            || resources::pod_phase_class(pod) == resources::PodPhaseClass::Terminal
+            || incoming_key.as_ref() == Some(&key(pod))
+        {
+            continue;
+        }
+        by_node.entry(node_name).or_default().push(pod);
+    }
+    by_node
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -196,6 +206,12 @@ fn pod_key(pod: &Pod) -> String {
 }
 
 /// `corev1helpers.PodPriority`: `spec.priority`, 0 when unset.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use lab_runner::k8s::schedule::pod_priority;
+/// assert_eq!(pod_priority(&Pod::default()), 0);
+/// ```
 pub fn pod_priority(pod: &Pod) -> i32 {
     pod.spec.as_ref().and_then(|spec| spec.priority).unwrap_or(0)
 }
@@ -218,7 +234,19 @@ pub fn filter_node(
     node: &Node,
     allocatable: &SchedulerResources,
     usage: &NodeUsage,
-) -> Option<NodeStatus> {
+) -> Option<FilterStatus> {
+    filter_prepared(spec, &RequiredNodeAffinity::of_pod_spec(spec), request, node, allocatable, usage)
+}
+
+/// [`filter_node`] with the pod's required affinity parsed once for all nodes.
+fn filter_prepared(
+    spec: &PodSpec,
+    required: &RequiredNodeAffinity,
+    request: &SchedulerResources,
+    node: &Node,
+    allocatable: &SchedulerResources,
+    usage: &NodeUsage,
+) -> Option<FilterStatus> {
     let tolerations = spec.tolerations.as_deref().unwrap_or_default();
     let node_spec = node.spec.as_ref();
     // NodeUnschedulable: a cordoned node admits pods tolerating the unschedulable taint.
@@ -229,7 +257,7 @@ pub fn filter_node(
             ..Default::default()
         };
         if !taints::tolerations_tolerate_taint(tolerations, &cordon) {
-            return Some(NodeStatus::unresolvable(Some(Plugin::NodeUnschedulable), REASON_UNSCHEDULABLE));
+            return Some(FilterStatus::unresolvable(Some(Plugin::NodeUnschedulable), REASON_UNSCHEDULABLE));
         }
     }
     // NodeName.
@@ -237,7 +265,7 @@ pub fn filter_node(
     if let Some(wanted) = spec.node_name.as_deref().filter(|wanted| !wanted.is_empty())
         && wanted != node_name
     {
-        return Some(NodeStatus::unresolvable(Some(Plugin::NodeName), REASON_NODE_NAME));
+        return Some(FilterStatus::unresolvable(Some(Plugin::NodeName), REASON_NODE_NAME));
     }
     // TaintToleration: the first untolerated NoSchedule/NoExecute taint, value printed as is.
     let node_taints = node_spec.and_then(|s| s.taints.as_deref()).unwrap_or_default();
@@ -249,16 +277,16 @@ pub fn filter_node(
             taint.key,
             taint.value.as_deref().unwrap_or("")
         );
-        return Some(NodeStatus::unresolvable(Some(Plugin::TaintToleration), reason));
+        return Some(FilterStatus::unresolvable(Some(Plugin::TaintToleration), reason));
     }
     // NodeAffinity.
-    if !RequiredNodeAffinity::of_pod_spec(spec).matches(node) {
-        return Some(NodeStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_NODE_AFFINITY));
+    if !required.matches(node) {
+        return Some(FilterStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_NODE_AFFINITY));
     }
     // NodeResourcesFit: every insufficiency is a reason, code Unschedulable.
     let insufficient = resources::fits_request(request, allocatable, usage);
     if !insufficient.is_empty() {
-        return Some(NodeStatus {
+        return Some(FilterStatus {
             code: StatusCode::Unschedulable,
             plugin: Some(Plugin::NodeResourcesFit),
             reasons: insufficient.iter().map(ToString::to_string).collect(),
@@ -281,6 +309,11 @@ pub enum Preemption {
 
 impl Preemption {
     /// The PostFilter message appended to the FitError (empty for candidates).
+    ///
+    /// ```
+    /// use lab_runner::k8s::schedule::Preemption;
+    /// assert_eq!(Preemption::NotEligible.message(), "preemption: not eligible due to preemptionPolicy=Never.");
+    /// ```
     pub fn message(&self) -> String {
         match self {
             Preemption::NotEligible => format!("preemption: {PREEMPTION_NEVER}"),
@@ -309,13 +342,23 @@ pub struct Diagnosis {
     /// A PreFilter rejection message, which replaces the per-node histogram.
     pub pre_filter_msg: Option<String>,
     /// Nodes that were evaluated and rejected, by name.
-    pub node_statuses: BTreeMap<String, NodeStatus>,
+    pub node_statuses: BTreeMap<String, FilterStatus>,
     /// The status of every node not in `node_statuses`.
-    pub absent: Option<NodeStatus>,
+    pub absent: Option<FilterStatus>,
 }
 
 impl Diagnosis {
     /// The histogram entries `"<count> <reason>"`, sorted as Go's `sort.Strings` (bytewise).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use lab_runner::k8s::schedule::{Diagnosis, FilterStatus, StatusCode};
+    /// let absent = FilterStatus { code: StatusCode::UnschedulableAndUnresolvable, plugin: None,
+    ///                             reasons: vec!["Preemption is not helpful for scheduling".into()] };
+    /// let d = Diagnosis { num_all_nodes: 3, pre_filter_msg: None, node_statuses: BTreeMap::new(),
+    ///                     absent: Some(absent) };
+    /// assert_eq!(d.to_string(), "0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
+    /// ```
     pub fn histogram(&self) -> Vec<String> {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for status in self.node_statuses.values() {
@@ -488,8 +531,9 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
     if nodes.is_empty() {
         return Ok(FilterOutcome::Unschedulable(ScheduleFailure::NoNodesAvailable));
     }
-    let snapshots = NodeSnapshot::build_all(nodes, pods, Some(pod))?;
+    let by_node = pods_by_node(pods, Some(pod));
     let request = resources::pod_scheduler_requests(spec)?;
+    let required = RequiredNodeAffinity::of_pod_spec(spec);
     let mut diagnosis = Diagnosis {
         num_all_nodes: nodes.len(),
         pre_filter_msg: None,
@@ -497,30 +541,39 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
         absent: None,
     };
 
-    // NodeAffinity PreFilter.
-    let evaluated: Vec<&NodeSnapshot> = match affinity::node_name_restriction(spec) {
-        NodeNameRestriction::AllNodes => snapshots.iter().collect(),
+    // NodeAffinity PreFilter: only the nodes it lets through are snapshotted and filtered.
+    let evaluated: Vec<&Node> = match affinity::node_name_restriction(spec) {
+        NodeNameRestriction::AllNodes => nodes.iter().collect(),
         NodeNameRestriction::Conflict => {
-            let status = NodeStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_AFFINITY_CONFLICT);
+            let status = FilterStatus::unresolvable(Some(Plugin::NodeAffinity), REASON_AFFINITY_CONFLICT);
             diagnosis.pre_filter_msg = Some(REASON_AFFINITY_CONFLICT.to_string());
             diagnosis.absent = Some(status);
             return Ok(FilterOutcome::Unschedulable(ScheduleFailure::Unfit(FitError {
-                preemption: preempt(pod, &request, &snapshots, &diagnosis),
+                preemption: preempt(pod, &request, &[], &diagnosis),
                 diagnosis,
             })));
         }
         NodeNameRestriction::Only(names) => {
-            diagnosis.absent = Some(NodeStatus::unresolvable(
+            diagnosis.absent = Some(FilterStatus::unresolvable(
                 Some(Plugin::NodeAffinity),
                 format!("node(s) didn't satisfy plugin(s) [{}]", Plugin::NodeAffinity.name()),
             ));
-            snapshots.iter().filter(|snapshot| names.contains(snapshot.name())).collect()
+            nodes.iter().filter(|node| names.contains(node.metadata.name.as_deref().unwrap_or(""))).collect()
         }
     };
+    let snapshots =
+        evaluated.into_iter().map(|node| NodeSnapshot::build(node, &by_node)).collect::<Result<Vec<_>>>()?;
 
     let mut feasible = Vec::new();
-    for snapshot in evaluated {
-        match filter_node(spec, &request, snapshot.node, &snapshot.allocatable, &snapshot.usage) {
+    for snapshot in &snapshots {
+        match filter_prepared(
+            spec,
+            &required,
+            &request,
+            snapshot.node,
+            &snapshot.allocatable,
+            &snapshot.usage,
+        ) {
             None => feasible.push(FeasibleNode {
                 name: snapshot.name().to_string(),
                 score: least_allocated_score(&request, &snapshot.allocatable, &snapshot.usage),
@@ -565,6 +618,8 @@ fn preempt(
         return Preemption::NotEligible;
     }
     let priority = pod_priority(pod);
+    let default_spec = PodSpec::default();
+    let required = RequiredNodeAffinity::of_pod_spec(spec.unwrap_or(&default_spec));
     let potential: BTreeSet<&str> = filtered
         .node_statuses
         .iter()
@@ -579,14 +634,14 @@ fn preempt(
         if victims.is_empty() {
             statuses.insert(
                 snapshot.name().to_string(),
-                NodeStatus::unresolvable(Some(Plugin::NodeResourcesFit), REASON_NO_VICTIMS),
+                FilterStatus::unresolvable(Some(Plugin::NodeResourcesFit), REASON_NO_VICTIMS),
             );
             continue;
         }
         let usage = resources::node_usage(survivors.iter().copied()).unwrap_or_default();
-        let default_spec = PodSpec::default();
-        match filter_node(
+        match filter_prepared(
             spec.unwrap_or(&default_spec),
+            &required,
             request,
             snapshot.node,
             &snapshot.allocatable,
@@ -608,7 +663,7 @@ fn preempt(
         num_all_nodes: filtered.num_all_nodes,
         pre_filter_msg: None,
         node_statuses: statuses,
-        absent: Some(NodeStatus::unresolvable(None, REASON_PREEMPTION_NOT_HELPFUL)),
+        absent: Some(FilterStatus::unresolvable(None, REASON_PREEMPTION_NOT_HELPFUL)),
     })
 }
 
@@ -640,18 +695,31 @@ pub fn least_allocated_score(
     ((one(resources::CPU) + one(resources::MEMORY)) / 2) as i64
 }
 
-/// The node the scheduler binds the pod to (the best [`FeasibleNode`]), or why it cannot.
+/// What the scheduler does with one pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScheduleDecision {
+    /// Bind it to this node (the best [`FeasibleNode`]).
+    Bind {
+        /// The node name.
+        node: String,
+    },
+    /// Leave it Pending: write PodScheduled=False and a FailedScheduling event.
+    Unschedulable(ScheduleFailure),
+}
+
+/// The scheduler's decision for one pod: [`find_feasible_nodes`], then the best node.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::{Pod, PodSpec};
-/// use lab_runner::k8s::schedule::{schedule_pod, ScheduleFailure};
+/// use lab_runner::k8s::schedule::{schedule_pod, ScheduleDecision, ScheduleFailure};
 /// let pod = Pod { spec: Some(PodSpec::default()), ..Default::default() };
-/// assert_eq!(schedule_pod(&pod, &[], &[]).unwrap(), Err(ScheduleFailure::NoNodesAvailable));
+/// assert_eq!(schedule_pod(&pod, &[], &[]).unwrap(),
+///            ScheduleDecision::Unschedulable(ScheduleFailure::NoNodesAvailable));
 /// ```
-pub fn schedule_pod(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Result<String, ScheduleFailure>> {
+pub fn schedule_pod(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<ScheduleDecision> {
     Ok(match find_feasible_nodes(pod, nodes, pods)? {
-        FilterOutcome::Feasible(feasible) => Ok(feasible[0].name.clone()),
-        FilterOutcome::Unschedulable(failure) => Err(failure),
+        FilterOutcome::Feasible(feasible) => ScheduleDecision::Bind { node: feasible[0].name.clone() },
+        FilterOutcome::Unschedulable(failure) => ScheduleDecision::Unschedulable(failure),
     })
 }
 

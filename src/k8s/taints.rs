@@ -84,7 +84,9 @@ impl FromStr for TaintEffect {
 /// (`k8s.io/api/core/v1/toleration.go`):
 /// an empty effect matches every effect; an empty key matches every key; operator `Exists`
 /// matches any value; operator `Equal` or empty compares the values (an absent value is `""`);
-/// any other operator tolerates nothing. `tolerationSeconds` plays no part in matching.
+/// any other operator tolerates nothing — the numeric `Lt`/`Gt` toleration operators arrived
+/// behind a feature gate after 1.33 and are not part of v1.33's `ToleratesTaint`.
+/// `tolerationSeconds` plays no part in matching.
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::{Taint, Toleration};

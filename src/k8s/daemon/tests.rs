@@ -987,3 +987,13 @@ fn manage_deletes_unscheduled_pods_of_vanished_nodes() {
     assert_eq!(plan.delete_pods, vec!["orphan".to_string()]);
     assert!(plan.create_on_nodes.is_empty());
 }
+
+#[test]
+fn labels_without_hash_or_generation() {
+    let mut bare = ds();
+    bare.metadata.annotations = None;
+    let labels = daemon_pod_labels(&bare, "").unwrap();
+    assert_eq!(labels, BTreeMap::from([("app".to_string(), "gpu-ds".to_string())]));
+    let view = rollout_view(&ds(), &[], &[ready(daemon_pod("ghost", "gone", "new"), 0)], "new", now());
+    assert_eq!(view[0].placement, NodePlacement::DoNotRun(NotRunReason::NodeNotFound));
+}

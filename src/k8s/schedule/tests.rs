@@ -470,11 +470,17 @@ fn terminal_pods_and_the_pod_itself_do_not_use_resources() {
         pod("x").gpus("1").on("gpu-1").build(),
     ];
     let incoming = pod("x").gpus("1").build();
-    assert_eq!(schedule_pod(&incoming, &nodes, &pods).unwrap(), Ok("gpu-1".to_string()));
+    assert_eq!(
+        schedule_pod(&incoming, &nodes, &pods).unwrap(),
+        ScheduleDecision::Bind { node: "gpu-1".into() }
+    );
     // A terminating (deletionTimestamp) but non-terminal pod still holds its GPU.
     let mut terminating = pod("old").gpus("1").on("gpu-1").build();
     terminating.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
-    assert!(schedule_pod(&incoming, &nodes, &[terminating]).unwrap().is_err());
+    assert!(matches!(
+        schedule_pod(&incoming, &nodes, &[terminating]).unwrap(),
+        ScheduleDecision::Unschedulable(_)
+    ));
 }
 
 #[test]
@@ -486,7 +492,7 @@ fn mig_node_without_plain_gpus_rejects_a_gpu_pod() {
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     );
     let mig_pod = pod("fixed").limit("nvidia.com/mig-1g.10gb", "1").build();
-    assert_eq!(schedule_pod(&mig_pod, &nodes, &[]).unwrap(), Ok("mig-1".to_string()));
+    assert_eq!(schedule_pod(&mig_pod, &nodes, &[]).unwrap(), ScheduleDecision::Bind { node: "mig-1".into() });
 }
 
 #[test]
@@ -525,7 +531,7 @@ fn least_allocated_then_name_chooses_the_node() {
     };
     let names: Vec<_> = feasible.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "busy"]);
-    assert_eq!(schedule_pod(&incoming, &nodes, &pods).unwrap(), Ok("a".to_string()));
+    assert_eq!(schedule_pod(&incoming, &nodes, &pods).unwrap(), ScheduleDecision::Bind { node: "a".into() });
 }
 
 #[test]

@@ -676,11 +676,11 @@ pub fn quantity_millis(text: &str) -> Option<i128> {
         fraction_milli += i128::from(digit.to_digit(10)?) * 10_i128.pow(2 - i as u32);
     }
     let rounds_up = fraction.chars().skip(3).any(|c| c != '0');
-    let base = whole * 1000 + fraction_milli + i128::from(rounds_up);
+    let base = whole.checked_mul(1000)?.checked_add(fraction_milli + i128::from(rounds_up))?;
     let factor: i128 = match suffix {
         "" => 1,
         "m" => {
-            let milli = whole + i128::from(fraction.chars().any(|c| c != '0'));
+            let milli = whole.checked_add(i128::from(fraction.chars().any(|c| c != '0')))?;
             return Some(if negative { -milli } else { milli });
         }
         "k" => 1_000,
@@ -877,6 +877,8 @@ mod tests {
         assert_eq!(quantity_millis("0.5"), Some(500));
         assert_eq!(quantity_millis("1Gi"), Some(1000 * (1 << 30)));
         assert_eq!(quantity_millis("bogus"), None);
+        assert_eq!(quantity_millis("999999999999999999999999999999999999999"), None);
+        assert_eq!(quantity_millis(""), None);
         assert_eq!(quantity_string(&serde_json::Number::from_f64(0.5).unwrap()), "500m");
         assert_eq!(quantity_string(&serde_json::Number::from(2)), "2");
     }

@@ -667,6 +667,15 @@ fn remove_items(value: &mut Value, set: &Set, protected: Option<&Set>, kind: Kin
                 if let (Some(child_set), Some(child)) = (set.children.get(&pe), map.get_mut(&key)) {
                     let child_kind = child_of(kind, &key, Some(child));
                     remove_items(child, child_set, guard, child_kind);
+                    // Go drops maps and lists left empty (`omitempty`), e.g. `labels: {}`.
+                    let emptied = match (child_kind, &*child) {
+                        (Kind::Map(_), Value::Object(m)) => m.is_empty(),
+                        (Kind::List(..), Value::Array(items)) => items.is_empty(),
+                        _ => false,
+                    };
+                    if emptied {
+                        map.remove(&key);
+                    }
                 }
             }
         }

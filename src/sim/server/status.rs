@@ -173,9 +173,7 @@ impl From<patch::Error> for ApiError {
         let message = error.to_string();
         match error {
             patch::Error::BadRequest(_) => ApiError::bad_request(message),
-            patch::Error::UnsupportedMediaType | patch::Error::StrategicMergeUnsupported => {
-                ApiError::unsupported_media_type(message)
-            }
+            patch::Error::UnsupportedMediaType => ApiError::unsupported_media_type(message),
             patch::Error::Invalid(_) => ApiError::new(422, "Invalid", message),
             patch::Error::Conflict { .. } => ApiError::new(409, "Conflict", message),
         }
