@@ -7,5 +7,6 @@ mod kubectl;
 mod lab;
 mod sim_api;
 mod sim_patch;
+mod sim_proto;
 mod sim_serve;
 mod util;

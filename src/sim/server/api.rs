@@ -17,11 +17,12 @@ use super::{
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
-    table, watch,
+    watch,
 };
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
     sim::{
+        crd,
         resources::{self, ResourceType},
         store::{Deletion, Outcome, Stored, Subresource},
     },
@@ -109,7 +110,9 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
         return authz::create(review, &target.rt, identity, &headers, body).await;
     }
-    match verb {
+    let defines_types =
+        crd::defines_types(&target.rt) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    let response = match verb {
         Verb::Get => get(&state, &target, &headers),
         Verb::List => list(&state, &target, &query, &headers),
         Verb::Watch => watch::serve(state.clone(), target.rt, target.namespace, &query, &headers),
@@ -118,7 +121,11 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         Verb::Patch => patch(&state, &target, &query, &headers, body).await,
         Verb::Delete => delete(&state, &target, &query, &headers, body).await,
         Verb::DeleteCollection => delete_collection(&state, &target, &query, &headers, body).await,
+    }?;
+    if defines_types {
+        crd::reconcile(&state)?;
     }
+    Ok(response)
 }
 
 fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
@@ -155,7 +162,7 @@ fn object_response(
 ) -> Response {
     if request::wants_table(headers) {
         let rv = object["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string();
-        let table = table::render(rt, std::slice::from_ref(object), &rv, state.clock.now());
+        let table = crd::render_table(state, rt, std::slice::from_ref(object), &rv, state.clock.now());
         return json_response(code, table.to_string());
     }
     json_response(code, object.to_string())
@@ -232,7 +239,8 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
     }
     if request::wants_table(headers) {
         let objects = page.items.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
-        let mut table = table::render(&target.rt, &objects, &page.revision.to_string(), state.clock.now());
+        let mut table =
+            crd::render_table(state, &target.rt, &objects, &page.revision.to_string(), state.clock.now());
         if let Some(continue_token) = metadata.get("continue") {
             table["metadata"]["continue"] = continue_token.clone();
         }
@@ -289,7 +297,8 @@ async fn create(
     body: Body,
 ) -> Result<Response> {
     let dry_run = query.dry_run()?;
-    let object = object_body(target, headers, body).await?;
+    let mut object = object_body(target, headers, body).await?;
+    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     let created = state.store.create_with(&target.rt, object, dry_run)?;
     Ok(object_response(state, &target.rt, headers, StatusCode::CREATED, &created))
 }
@@ -312,6 +321,7 @@ async fn update(
         }
         _ => object["metadata"]["name"] = json!(target.name()),
     }
+    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     let updated = state.store.update(&target.rt, object, target.subresource, dry_run)?;
     Ok(object_response(state, &target.rt, headers, StatusCode::OK, &updated))
 }
@@ -356,9 +366,14 @@ async fn patch(
             Ok::<_, ApiError>(next)
         })?
     } else {
+        let admission = crd::admission(state, rt);
         state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
             let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
-            Ok::<_, ApiError>(patch::apply_patch(rt, kind, &current, &bytes)?)
+            let mut next = patch::apply_patch(rt, kind, &current, &bytes)?;
+            if let Some(admission) = &admission {
+                admission.admit(&mut next, query.get("fieldValidation"))?;
+            }
+            Ok::<_, ApiError>(next)
         })?
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
