@@ -9,5 +9,6 @@ mod lab;
 mod sim_api;
 mod sim_controllers;
 mod sim_patch;
+mod sim_proto;
 mod sim_serve;
 mod util;

@@ -433,6 +433,9 @@ pub async fn serve(
     let types = resources::built_in();
     let seeded = seed(&store, &types, &topology, clock.now())?;
     let state = Arc::new(SimState::new(store, clock));
+    // Custom types are served again after a restart (their CRDs are in the store).
+    super::crd::reconcile(&state)
+        .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
     let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
 
     let endpoint = format!("https://127.0.0.1:{bound}");
