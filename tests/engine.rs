@@ -451,3 +451,54 @@ fn check_modes_not_built_yet_say_so_with_exit_2() {
         stderr(&output)
     );
 }
+
+#[tokio::test]
+async fn schedulability_and_quota_are_judged_from_the_listed_objects() {
+    let (sim, cluster) = seeded();
+    let mut lab = bundle();
+    lab.expected.insert(
+        "expected/huge-pod.yaml".into(),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "huge", "namespace": "team-a"},
+               "spec": {"containers": [{"name": "c", "image": "busybox",
+                        "resources": {"requests": {"memory": "512Gi"}}}]}}),
+    );
+    let yaml = "- schedulable:\n    podFile: expected/huge-pod.yaml\n    want: unschedulable\n    reasonContains: Insufficient memory\n\
+                - quotaInForce:\n    namespace: team-a\n    resource: requests.nvidia.com/gpu\n    hard: 2\n";
+    lab.lab.tasks[2].expect = serde_saphyr::from_str(yaml).unwrap();
+    lab.lab.tasks[2].needs.clear();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(sim.client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "team-a"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> =
+        Api::namespaced(sim.client.clone(), "team-a");
+    let quota = |hard: Value| {
+        serde_json::from_value(
+            json!({"metadata": {"name": "gpus", "namespace": "team-a"}, "spec": {"hard": hard}}),
+        )
+        .unwrap()
+    };
+    quotas.create(&PostParams::default(), &quota(json!({"limits.nvidia.com/gpu": "2"}))).await.unwrap();
+    let report = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    let task = &report.tasks[2];
+    assert_eq!(task.status.as_str(), "FAIL");
+    assert_eq!(
+        task.evidence,
+        ["resourcequota team-a/gpus sets no hard requests.nvidia.com/gpu (keys: limits.nvidia.com/gpu)"]
+    );
+    quotas.delete("gpus", &DeleteParams::default()).await.unwrap();
+    quotas.create(&PostParams::default(), &quota(json!({"requests.nvidia.com/gpu": "2"}))).await.unwrap();
+    let report = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    let task = &report.tasks[2];
+    assert_eq!(task.status.as_str(), "PASS", "{:?}", task.evidence);
+    assert!(
+        task.evidence[0].starts_with("expected/huge-pod.yaml: 0/5 nodes are available: "),
+        "{:?}",
+        task.evidence
+    );
+    assert!(task.evidence[0].contains("Insufficient memory"), "{:?}", task.evidence);
+}
