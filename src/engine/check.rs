@@ -170,10 +170,7 @@ fn evaluate(
         }
         Expectation::Schedulable(check) => builtin::schedulable(check, &bundle.expected, observed),
         Expectation::DevicePluginConfig(check) => builtin::device_plugin_config(check, observed),
-        Expectation::AlertRule(_) => Outcome::Error(vec![format!(
-            "the built-in check `{}` is not implemented by this build of the engine yet",
-            expectation.name()
-        )]),
+        Expectation::AlertRule(check) => super::alert::alert_rule(check, observed),
         matcher => grade::evaluate(matcher, &bundle.expected, observed),
     };
     // A kind that could not be listed says why, instead of only "not observed".
