@@ -6,6 +6,7 @@ mod k8s_predicates;
 mod kubectl;
 mod lab;
 mod sim_api;
+mod sim_gpu;
 mod sim_patch;
 mod sim_serve;
 mod util;
