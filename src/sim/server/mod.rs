@@ -6,11 +6,13 @@
 
 pub mod admission;
 pub mod api;
+pub mod authz;
 pub mod discovery;
 pub mod fieldvalidation;
 pub mod managedfields;
 pub mod openapi;
 pub mod patch;
+pub mod protobuf;
 pub mod request;
 pub mod schema;
 pub mod status;

@@ -181,6 +181,7 @@ pub fn decode_object(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Val
             .map_err(|e| unrecognized(format!("couldn't get version/kind; json parse error: {e}")))?,
         "application/yaml" | "application/x-yaml" | "text/yaml" => serde_saphyr::from_slice(body)
             .map_err(|e| unrecognized(format!("error converting YAML to JSON: {e}")))?,
+        super::protobuf::MEDIA_TYPE => super::protobuf::decode(body).map_err(ApiError::from)?,
         _ => return Err(ApiError::unsupported_media_type(OBJECT_MEDIA_TYPES)),
     };
     if !value.is_object() {
