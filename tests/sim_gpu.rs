@@ -507,3 +507,412 @@ fn the_plugin_logs_its_config() {
     let pod = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts-4", &configmap());
     insta::assert_snapshot!(pod.logs["plugin"].join("\n"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Through the store and the controllers: the kubelet runs the NVIDIA pods and they publish.
+
+mod cluster {
+    use k8s_openapi::jiff::SignedDuration;
+    use lab_runner::sim::{
+        controllers::{Config, Controllers},
+        harness::Harness,
+        resources::{self, ResourceType},
+        store::{DeleteOptions, DryRun, Subresource},
+        topology::{Topology, seed_objects},
+    };
+    use serde_json::{Value, json};
+
+    fn rt(plural: &str) -> ResourceType {
+        let types = resources::built_in();
+        let group = if matches!(plural, "daemonsets") { "apps" } else { "" };
+        resources::find(&types, group, "v1", plural).unwrap().clone()
+    }
+
+    pub struct Gpu {
+        sim: Harness,
+        pub control: Controllers,
+    }
+
+    pub const NS: &str = "kube-system";
+    pub const CONFIGMAP: &str = "nvdp-nvidia-device-plugin-configs";
+
+    impl Gpu {
+        /// The default lab topology, seeded, with its controllers and the plugin ConfigMap.
+        pub fn new() -> Gpu {
+            let sim = Harness::start();
+            let topology = Topology::default_lab();
+            let types = resources::built_in();
+            for seed in seed_objects(&topology, sim.state.clock.now()) {
+                let rt = resources::find(&types, seed.group, "v1", seed.plural).unwrap();
+                let (ns, name) = (
+                    seed.object["metadata"]["namespace"].as_str().unwrap_or(""),
+                    seed.object["metadata"]["name"].as_str().unwrap_or(""),
+                );
+                if sim.state.store.get(&rt.group_resource(), ns, name).is_none() {
+                    sim.state.store.create(rt, seed.object).unwrap();
+                }
+            }
+            let control =
+                Controllers::new(sim.state.clone(), Config::from_topology(&topology).unwrap()).unwrap();
+            let gpu = Gpu { sim, control };
+            gpu.create(
+                "configmaps",
+                json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": CONFIGMAP, "namespace": NS},
+                    "data": super::lab_configs(),
+                }),
+            );
+            gpu
+        }
+
+        pub fn run_for(&mut self, seconds: i64) {
+            self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
+        }
+
+        pub fn create(&self, plural: &str, object: Value) -> Value {
+            self.sim.state.store.create(&rt(plural), object).unwrap()
+        }
+
+        pub fn get(&self, plural: &str, ns: &str, name: &str) -> Value {
+            self.sim.state.store.get_value(&rt(plural), ns, name).unwrap()
+        }
+
+        pub fn change(&self, plural: &str, ns: &str, name: &str, edit: impl FnOnce(&mut Value)) {
+            let mut value = self.get(plural, ns, name);
+            edit(&mut value);
+            self.sim.state.store.update(&rt(plural), value, Subresource::Main, DryRun::Off).unwrap();
+        }
+
+        pub fn delete(&self, plural: &str, ns: &str, name: &str) {
+            self.sim.state.store.delete(&rt(plural), ns, name, &DeleteOptions::default()).unwrap();
+        }
+
+        pub fn label(&mut self, node: &str, key: &str, value: &str) {
+            self.change("nodes", "", node, |n| n["metadata"]["labels"][key] = json!(value));
+            self.run_for(5);
+        }
+
+        /// `kubectl get node -o jsonpath={.status.allocatable}` restricted to nvidia.com/*.
+        pub fn gpus(&self, node: &str) -> Vec<(String, String)> {
+            let node = self.get("nodes", "", node);
+            let allocatable = node["status"]["allocatable"].as_object().unwrap().clone();
+            assert_eq!(
+                node["status"]["capacity"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("nvidia.com/"))
+                    .count(),
+                allocatable.iter().filter(|(k, _)| k.starts_with("nvidia.com/")).count()
+            );
+            allocatable
+                .into_iter()
+                .filter(|(k, _)| k.starts_with("nvidia.com/"))
+                .map(|(k, v)| (k, v.as_str().unwrap().to_string()))
+                .collect()
+        }
+
+        pub fn node_label(&self, node: &str, key: &str) -> Option<String> {
+            self.get("nodes", "", node)["metadata"]["labels"][key].as_str().map(str::to_string)
+        }
+
+        /// The device plugin as the Helm chart renders it (config-manager init + sidecar).
+        pub fn install_plugin(&mut self) {
+            self.create("daemonsets", super::helm_device_plugin());
+            self.run_for(30);
+        }
+    }
+
+    pub fn text_pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+}
+
+use cluster::{CONFIGMAP, Gpu, NS, text_pairs};
+use serde_json::{Value, json};
+
+/// The lab's named configs (gpu-domain.md §1.2).
+fn lab_configs() -> Value {
+    json!({
+        "default": "version: v1\nflags:\n  migStrategy: none\n",
+        "ts-4": TIME_SLICING_4,
+        "ts-4-rename": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n",
+        "mps-2": "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n",
+        "mig-single": "version: v1\nflags:\n  migStrategy: single\n",
+        "mig-mixed": "version: v1\nflags:\n  migStrategy: mixed\n",
+        "mig-mixed-ts": "version: v1\nflags:\n  migStrategy: mixed\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/mig-1g.10gb\n      replicas: 2\n",
+    })
+}
+
+fn config_manager(name: &str, oneshot: &str) -> Value {
+    json!({
+        "name": name,
+        "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4",
+        "command": ["config-manager"],
+        "env": [
+            {"name": "ONESHOT", "value": oneshot},
+            {"name": "NODE_LABEL", "value": "nvidia.com/device-plugin.config"},
+            {"name": "CONFIG_FILE_SRCDIR", "value": "/available-configs"},
+            {"name": "CONFIG_FILE_DST", "value": "/config/config.yaml"},
+            {"name": "DEFAULT_CONFIG", "value": ""},
+            {"name": "FALLBACK_STRATEGIES", "value": "named,single"},
+        ],
+        "volumeMounts": [
+            {"name": "available-configs", "mountPath": "/available-configs"},
+            {"name": "config", "mountPath": "/config"},
+        ],
+    })
+}
+
+/// templates/daemonset-device-plugin.yml (v0.17.4) as rendered with `config.name` (§2.1, §7.2).
+fn helm_device_plugin() -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "nvdp-nvidia-device-plugin", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": "nvidia-device-plugin"}},
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": "nvidia-device-plugin"}},
+                "spec": {
+                    "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "shareProcessNamespace": true,
+                    "initContainers": [config_manager("nvidia-device-plugin-init", "true")],
+                    "containers": [
+                        config_manager("nvidia-device-plugin-sidecar", "false"),
+                        {
+                            "name": "nvidia-device-plugin-ctr",
+                            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4",
+                            "command": ["nvidia-device-plugin"],
+                            "env": [
+                                {"name": "MPS_ROOT", "value": "/run/nvidia/mps"},
+                                {"name": "CONFIG_FILE", "value": "/config/config.yaml"},
+                                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                            ],
+                            "volumeMounts": [{"name": "config", "mountPath": "/config"}],
+                        },
+                    ],
+                    "volumes": [
+                        {"name": "available-configs", "configMap": {"name": CONFIGMAP}},
+                        {"name": "config", "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    })
+}
+
+/// The GFD DaemonSet of the same chart (`gpu-feature-discovery-*` containers).
+fn helm_gfd() -> Value {
+    let mut ds = helm_device_plugin();
+    ds["metadata"]["name"] = json!("nvdp-nvidia-device-plugin-gpu-feature-discovery");
+    let labels = json!({"app.kubernetes.io/name": "gpu-feature-discovery"});
+    ds["spec"]["selector"]["matchLabels"] = labels.clone();
+    let spec = &mut ds["spec"]["template"];
+    spec["metadata"]["labels"] = labels;
+    spec["spec"]["initContainers"] = json!([config_manager("gpu-feature-discovery-init", "true")]);
+    spec["spec"]["containers"][0] = config_manager("gpu-feature-discovery-sidecar", "false");
+    spec["spec"]["containers"][1]["name"] = json!("gpu-feature-discovery-ctr");
+    spec["spec"]["containers"][1]["command"] = json!(["gpu-feature-discovery"]);
+    ds
+}
+
+/// The GPU Operator's MIG manager DaemonSet (image per operator v25.3.4).
+fn mig_manager() -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-mig-manager", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app": "nvidia-mig-manager"}},
+            "template": {
+                "metadata": {"labels": {"app": "nvidia-mig-manager"}},
+                "spec": {
+                    "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                    "containers": [{
+                        "name": "nvidia-mig-manager",
+                        "image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.3-ubuntu20.04",
+                        "env": [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}],
+                    }],
+                },
+            },
+        },
+    })
+}
+
+#[tokio::test]
+async fn no_plugin_pod_no_gpus_and_the_plugin_advertises_physical_gpus() {
+    let mut gpu = Gpu::new();
+    gpu.run_for(10);
+    assert!(gpu.gpus("gpu-1").is_empty());
+    gpu.install_plugin();
+    for node in ["gpu-1", "gpu-2", "gpu-3"] {
+        assert_eq!(gpu.gpus(node), text_pairs(&[("nvidia.com/gpu", "1")]), "{node}");
+    }
+    assert!(gpu.gpus("cpu-1").is_empty());
+}
+
+#[tokio::test]
+async fn api_row_time_slicing() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "1")]));
+}
+
+#[tokio::test]
+async fn api_row_time_slicing_renamed() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4-rename");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/gpu.shared", "4")]));
+}
+
+#[tokio::test]
+async fn api_row_mps() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-1", "nvidia.com/device-plugin.config", "mps-2");
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "2")]));
+}
+
+/// A MIG node: the MIG manager applies `mig` on gpu-3 (A100-40GB), the plugin serves `config`.
+fn mig_node(mig: &str, config: &str) -> Gpu {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", mig_manager());
+    gpu.install_plugin();
+    gpu.label("gpu-3", "nvidia.com/device-plugin.config", config);
+    gpu.change("nodes", "", "gpu-3", |n| n["metadata"]["labels"]["nvidia.com/mig.config"] = json!(mig));
+    gpu.control.settle().unwrap();
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig.config.state").as_deref(), Some("pending"));
+    gpu.run_for(30);
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig.config.state").as_deref(), Some("success"));
+    gpu
+}
+
+#[tokio::test]
+async fn api_row_mig_single() {
+    let gpu = mig_node("all-1g.5gb", "mig-single");
+    assert_eq!(gpu.gpus("gpu-3"), text_pairs(&[("nvidia.com/gpu", "7")]));
+}
+
+#[tokio::test]
+async fn api_row_mig_mixed() {
+    let gpu = mig_node("all-balanced", "mig-mixed");
+    assert_eq!(
+        gpu.gpus("gpu-3"),
+        text_pairs(&[
+            ("nvidia.com/gpu", "0"),
+            ("nvidia.com/mig-1g.5gb", "2"),
+            ("nvidia.com/mig-2g.10gb", "1"),
+            ("nvidia.com/mig-3g.20gb", "1"),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn api_row_mig_mixed_time_sliced() {
+    let gpu = mig_node("all-1g.10gb", "mig-mixed-ts");
+    assert_eq!(gpu.gpus("gpu-3"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/mig-1g.10gb", "8")]));
+}
+
+#[tokio::test]
+async fn an_unknown_mig_config_fails() {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", mig_manager());
+    gpu.install_plugin();
+    gpu.label("gpu-3", "nvidia.com/mig.config", "all-9g.99gb");
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig.config.state").as_deref(), Some("failed"));
+    assert_eq!(gpu.gpus("gpu-3"), text_pairs(&[("nvidia.com/gpu", "1")]));
+}
+
+#[tokio::test]
+async fn an_unknown_label_keeps_the_previous_capacity() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+}
+
+#[tokio::test]
+async fn a_plugin_started_while_the_label_is_bad_advertises_nothing() {
+    let mut gpu = Gpu::new();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts4");
+    gpu.install_plugin();
+    assert!(gpu.gpus("gpu-2").is_empty());
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "1")]));
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+}
+
+#[tokio::test]
+async fn editing_the_configmap_needs_a_label_change_or_a_restart() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    gpu.change("configmaps", NS, CONFIGMAP, |cm| {
+        cm["data"]["ts-4"] = json!(TIME_SLICING_4.replace("replicas: 4", "replicas: 8"));
+    });
+    gpu.run_for(60);
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "default");
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "8")]));
+}
+
+#[tokio::test]
+async fn deleting_the_plugin_drops_its_resources_to_zero() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4-rename");
+    gpu.delete("daemonsets", NS, "nvdp-nvidia-device-plugin");
+    gpu.run_for(60);
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/gpu.shared", "0")]));
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "0")]));
+}
+
+#[tokio::test]
+async fn gfd_labels_follow_the_config() {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", helm_gfd());
+    gpu.install_plugin();
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.product").as_deref(), Some("NVIDIA-H100-80GB-HBM3"));
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.memory").as_deref(), Some("81559"));
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(
+        gpu.node_label("gpu-2", "nvidia.com/gpu.product").as_deref(),
+        Some("NVIDIA-H100-80GB-HBM3-SHARED")
+    );
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.replicas").as_deref(), Some("4"));
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.count").as_deref(), Some("1"));
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.sharing-strategy").as_deref(), Some("time-slicing"));
+}
+
+fn cuda_pod(name: &str, resource: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": "gpu-3"},
+            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
+                "resources": {"limits": {resource: "1"}}}],
+        },
+    })
+}
+
+#[tokio::test]
+async fn a_gpu_pod_stays_pending_on_a_mig_mixed_node_and_the_mig_pod_runs() {
+    let mut gpu = mig_node("all-1g.10gb", "mig-mixed");
+    gpu.create("pods", cuda_pod("old", "nvidia.com/gpu"));
+    gpu.create("pods", cuda_pod("fixed", "nvidia.com/mig-1g.10gb"));
+    gpu.run_for(30);
+    let old = gpu.get("pods", "default", "old");
+    assert_eq!(old["status"]["phase"], json!("Pending"));
+    let condition = &old["status"]["conditions"][0];
+    assert_eq!(condition["reason"], json!("Unschedulable"));
+    insta::assert_snapshot!(condition["message"].as_str().unwrap());
+    let fixed = gpu.get("pods", "default", "fixed");
+    assert_eq!((&fixed["spec"]["nodeName"], &fixed["status"]["phase"]), (&json!("gpu-3"), &json!("Running")));
+}

@@ -168,6 +168,8 @@ pub(crate) enum Wake {
     ReplicaSet(Key),
     /// A Deployment is synced again (progress deadline).
     Deployment(Key),
+    /// The NVIDIA components run again (a MIG reconfiguration finishes).
+    Gpu,
 }
 
 /// The timer queue.
@@ -203,6 +205,7 @@ struct Dirty {
     deleted_owners: BTreeSet<String>,
     finalizing: BTreeSet<(String, Key)>,
     dependents_changed: bool,
+    gpu: bool,
 }
 
 impl Dirty {
@@ -216,6 +219,7 @@ impl Dirty {
             && self.deleted_owners.is_empty()
             && self.finalizing.is_empty()
             && !self.dependents_changed
+            && !self.gpu
     }
 }
 
@@ -250,6 +254,7 @@ pub struct Controllers {
     recorder: events::Recorder,
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
+    gpu: crate::sim::gpu::agent::GpuAgents,
     daemonsets: daemonset::DaemonSets,
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
@@ -281,6 +286,7 @@ impl Controllers {
             recorder: events::Recorder::default(),
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
+            gpu: Default::default(),
             daemonsets: daemonset::DaemonSets,
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
@@ -350,6 +356,7 @@ impl Controllers {
         self.dirty.all_daemonsets = true;
         self.dirty.retry_unschedulable = true;
         self.dirty.dependents_changed = true;
+        self.dirty.gpu = true;
         for (group_resource, into) in [
             ("replicasets.apps", &mut self.dirty.replicasets),
             ("deployments.apps", &mut self.dirty.deployments),
@@ -392,6 +399,7 @@ impl Controllers {
             "events" | "leases.coordination.k8s.io" => return,
             "pods" => {
                 self.dirty.pods.insert(key.clone());
+                self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
                 let value: Value = serde_json::from_str(&object.json).unwrap_or(Value::Null);
                 let terminal = matches!(value["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
                 if deleted || terminal {
@@ -413,8 +421,10 @@ impl Controllers {
                 }
                 return;
             }
+            "configmaps" => self.dirty.gpu = true,
             "nodes" => {
                 self.nodes = None;
+                self.dirty.gpu = true;
                 self.dirty.all_daemonsets = true;
                 self.dirty.retry_unschedulable = true;
             }
@@ -504,6 +514,10 @@ impl Controllers {
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
                 Wake::Deployment(key) => self.dirty.deployments.insert(key),
+                Wake::Gpu => {
+                    self.dirty.gpu = true;
+                    true
+                }
             };
         }
         if self.dirty.is_empty() {
@@ -554,6 +568,14 @@ impl Controllers {
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.kubelet.run(&mut env, &dirty.pods));
+        // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
+        if dirty.gpu {
+            match self.gpu.sync(&state.store, &self.types.nodes, &config.gpus, now) {
+                Ok(Some(at)) => self.timers.at(at, Wake::Gpu),
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error, "gpu components"),
+            }
+        }
         Ok(true)
     }
 

@@ -106,7 +106,7 @@ impl Scheduler {
         };
         let source = Source::component(DEFAULT_SCHEDULER);
         match schedule::schedule_pod(&pod, env.nodes, assigned)? {
-            Ok(node) => {
+            schedule::ScheduleDecision::Bind { node } => {
                 self.unschedulable.remove(&uid);
                 // The binding (`pods/binding`): nodeName, then PodScheduled=True.
                 let mut value = store.get_value(&types.pods, &namespace, &name).map_err(Error::Store)?;
@@ -135,7 +135,7 @@ impl Scheduler {
                 );
                 assigned.push(serde_json::from_value(written).map_err(Error::Encode)?);
             }
-            Err(failure) => {
+            schedule::ScheduleDecision::Unschedulable(failure) => {
                 self.unschedulable.insert(uid);
                 let condition: PodCondition = failure.pod_scheduled_condition(Time(now));
                 let mut condition = serde_json::to_value(condition).map_err(Error::Encode)?;

@@ -3,6 +3,7 @@
 //! (DESIGN §4 "GPU emulation"; facts in docs/reference/gpu-domain.md).
 
 pub mod advertise;
+pub mod agent;
 pub mod config;
 pub mod gfd;
 pub mod hardware;
