@@ -777,3 +777,37 @@ async fn the_served_simulator_keeps_acknowledged_writes_across_kill_9() {
         assert!(names.contains(&format!("acked-{i}")), "acked-{i} survived kill -9: {names:?}");
     }
 }
+
+#[tokio::test]
+async fn field_validation_and_managed_fields_on_writes() {
+    let sim = Harness::start();
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typo"},"data":{"a":"1"},"dataa":{"a":"1"}}"#;
+    let (code, status) = call(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
+        Some("application/json"),
+        body,
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        status["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"dataa\""
+    );
+    // The default (Warn) stores the object without the unknown field and says so in a header.
+    let request =
+        axum::http::Request::post("/api/v1/namespaces/default/configmaps?fieldManager=kubectl-create")
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+    let response = sim.request(request).await;
+    assert_eq!(response.status(), 201);
+    assert_eq!(response.headers()["warning"], "299 - \"unknown field \\\"dataa\\\"\"");
+    let stored: Value =
+        serde_json::from_slice(&axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap())
+            .unwrap();
+    assert!(stored.get("dataa").is_none());
+    assert_eq!(stored["metadata"]["managedFields"][0]["manager"], "kubectl-create");
+    assert_eq!(stored["metadata"]["managedFields"][0]["operation"], "Update");
+}
