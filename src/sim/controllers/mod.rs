@@ -425,6 +425,14 @@ impl Controllers {
             "nodes" => {
                 self.nodes = None;
                 self.dirty.gpu = true;
+                // The NVIDIA config-manager containers on the node read its labels (sim::gpu).
+                let on_node = format!("\"nodeName\":\"{}\"", key.1);
+                let nvidia = |stored: &Stored| {
+                    stored.json.contains("nvcr.io/nvidia/") && stored.json.contains(&on_node)
+                };
+                for stored in self.state.store.list("pods", None, &nvidia, None, None).items {
+                    self.dirty.pods.insert((stored.namespace.clone(), stored.name.clone()));
+                }
                 self.dirty.all_daemonsets = true;
                 self.dirty.retry_unschedulable = true;
             }
