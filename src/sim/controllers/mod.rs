@@ -45,6 +45,7 @@ mod kubelet;
 mod owners;
 mod replicaset;
 mod scheduler;
+mod taint_eviction;
 
 pub use config::Config;
 
@@ -202,6 +203,7 @@ struct Dirty {
     replicasets: BTreeSet<Key>,
     deployments: BTreeSet<Key>,
     retry_unschedulable: bool,
+    nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
     finalizing: BTreeSet<(String, Key)>,
     dependents_changed: bool,
@@ -216,6 +218,7 @@ impl Dirty {
             && self.replicasets.is_empty()
             && self.deployments.is_empty()
             && !self.retry_unschedulable
+            && !self.nodes_changed
             && self.deleted_owners.is_empty()
             && self.finalizing.is_empty()
             && !self.dependents_changed
@@ -255,6 +258,7 @@ pub struct Controllers {
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
     gpu: crate::sim::gpu::agent::GpuAgents,
+    taint_eviction: taint_eviction::TaintEviction,
     daemonsets: daemonset::DaemonSets,
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
@@ -287,6 +291,7 @@ impl Controllers {
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
             gpu: Default::default(),
+            taint_eviction: taint_eviction::TaintEviction::default(),
             daemonsets: daemonset::DaemonSets,
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
@@ -355,6 +360,7 @@ impl Controllers {
         }
         self.dirty.all_daemonsets = true;
         self.dirty.retry_unschedulable = true;
+        self.dirty.nodes_changed = true;
         self.dirty.dependents_changed = true;
         self.dirty.gpu = true;
         for (group_resource, into) in [
@@ -433,6 +439,7 @@ impl Controllers {
                 for stored in self.state.store.list("pods", None, &nvidia, None, None).items {
                     self.dirty.pods.insert((stored.namespace.clone(), stored.name.clone()));
                 }
+                self.dirty.nodes_changed = true;
                 self.dirty.all_daemonsets = true;
                 self.dirty.retry_unschedulable = true;
             }
@@ -575,6 +582,7 @@ impl Controllers {
             report(self.replicasets.sync(&mut env, key));
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
+        report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
         report(self.kubelet.run(&mut env, &dirty.pods));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
