@@ -617,6 +617,20 @@ mod cluster {
             self.get("nodes", "", node)["metadata"]["labels"][key].as_str().map(str::to_string)
         }
 
+        /// The device-plugin pod bound to `node`.
+        pub fn plugin_pod(&self, node: &str) -> Value {
+            let all = |_: &lab_runner::sim::store::Stored| true;
+            let page = self.sim.state.store.list("pods", Some(NS), &all, None, None);
+            page.items
+                .iter()
+                .map(|s| s.value().unwrap())
+                .find(|p| {
+                    p["spec"]["nodeName"] == json!(node)
+                        && p["metadata"]["name"].as_str().unwrap().starts_with("nvdp-nvidia-device-plugin-")
+                })
+                .unwrap()
+        }
+
         /// The device plugin as the Helm chart renders it (config-manager init + sidecar).
         pub fn install_plugin(&mut self) {
             self.create("daemonsets", super::helm_device_plugin());
@@ -834,6 +848,16 @@ async fn an_unknown_label_keeps_the_previous_capacity() {
     gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
     gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts4");
     assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+    // The sidecar crash-loops; the pod stays Running and unready.
+    gpu.run_for(60);
+    let pod = gpu.plugin_pod("gpu-2");
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    let sidecar = &pod["status"]["containerStatuses"][0];
+    assert_eq!(sidecar["name"], json!("nvidia-device-plugin-sidecar"));
+    assert_eq!(sidecar["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
+    assert_eq!(sidecar["lastState"]["terminated"]["message"], json!("specified config ts4 does not exist"));
+    assert!(sidecar["restartCount"].as_u64().unwrap() >= 1);
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
 }
 
 #[tokio::test]
@@ -843,8 +867,20 @@ async fn a_plugin_started_while_the_label_is_bad_advertises_nothing() {
     gpu.install_plugin();
     assert!(gpu.gpus("gpu-2").is_empty());
     assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "1")]));
+    let pod = gpu.plugin_pod("gpu-2");
+    assert_eq!(pod["status"]["phase"], json!("Pending"));
+    let init = &pod["status"]["initContainerStatuses"][0];
+    assert_eq!(init["name"], json!("nvidia-device-plugin-init"));
+    assert_eq!(init["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
+    assert_eq!(pod["status"]["containerStatuses"][1]["state"]["waiting"]["reason"], json!("PodInitializing"));
     gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
     assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+    let pod = gpu.plugin_pod("gpu-2");
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    assert_eq!(
+        pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["reason"],
+        json!("Completed")
+    );
 }
 
 #[tokio::test]

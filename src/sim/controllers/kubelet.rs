@@ -600,11 +600,12 @@ impl Kubelet {
         status["podIPs"] = json!([{"ip": run.pod_ip}]);
         status["startTime"] = json!(started);
         status["containerStatuses"] = json!(statuses);
+        // The NVIDIA config-manager containers' outcome (sim::gpu, issue #6).
+        crate::sim::gpu::agent::overlay_pod_status(store, pod, &before, &mut status, now);
         if status == before {
             return Ok(());
         }
         value["status"] = status;
-        let _ = pod;
         match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),

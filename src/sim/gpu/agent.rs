@@ -354,3 +354,174 @@ impl GpuAgents {
         self.agents.get(pod_uid).map(|agent| &agent.pod.logs)
     }
 }
+
+/// The config-manager's outcome for a pod's init or sidecar container, from the store: the node's
+/// label and the mounted ConfigMap's keys (the same `select_config` the agents run).
+fn config_manager_error(store: &Store, pod: &Pod) -> Option<Option<String>> {
+    let (env, configmap) = config_manager(pod)?;
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let node = pod.spec.as_ref()?.node_name.clone()?;
+    let label = store
+        .get("nodes", "", &node)
+        .and_then(|stored| serde_json::from_str::<Value>(&stored.json).ok())
+        .and_then(|node| node["metadata"]["labels"][CONFIG_LABEL].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let keys: Vec<String> = match configmap {
+        Some(name) => configmap_data(store, &namespace, &name).into_keys().collect(),
+        None => Vec::new(),
+    };
+    Some(super::plugin::select_config(&label, &keys, &env, &mut Vec::new()).err().map(|e| e.to_string()))
+}
+
+/// Restarts after `elapsed` seconds of crash-looping with the kubelet's back-off (10s doubling
+/// to 300s, pkg/kubelet/kubelet.go) and the current back-off delay.
+fn crash_loop(elapsed: i64) -> (u32, i64) {
+    let (mut restarts, mut at, mut delay) = (0u32, 0i64, 10i64);
+    while at + delay <= elapsed {
+        at += delay;
+        restarts += 1;
+        delay = (delay * 2).min(300);
+    }
+    (restarts, delay)
+}
+
+/// The kubelet's hook for NVIDIA pods with config-manager containers: an init container that
+/// cannot select a config fails (`Init:CrashLoopBackOff`, the pod stays Pending), a sidecar that
+/// cannot crash-loops while the pod keeps running (gpu-domain.md §2.3). `status` is the status
+/// the kubelet is about to write, `before` the stored one.
+pub fn overlay_pod_status(store: &Store, pod: &Pod, before: &Value, status: &mut Value, now: Timestamp) {
+    let Some(outcome) = config_manager_error(store, pod) else { return };
+    let Some(spec) = pod.spec.as_ref() else { return };
+    let init = spec.init_containers.iter().flatten().find(|c| is_config_manager(c));
+    let sidecar = spec.containers.iter().find(|c| is_config_manager(c)).map(|c| c.name.clone());
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let uid = pod.metadata.uid.clone().unwrap_or_default();
+    let started = status["startTime"].as_str().and_then(|t| t.parse::<Timestamp>().ok()).unwrap_or(now);
+    let (restarts, delay) = crash_loop(now.as_second() - started.as_second());
+    let crashing = |container: &str, error: &str| {
+        json!({
+            "waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": format!("back-off {delay}s restarting failed container={container} pod={name}_{namespace}({uid})"),
+            },
+            "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": error}},
+        })
+    };
+    let init_done = before["initContainerStatuses"]
+        .as_array()
+        .is_some_and(|s| s.iter().any(|c| c["state"]["terminated"]["reason"] == "Completed"));
+    if let Some(init) = init {
+        let image = init.image.clone().unwrap_or_default();
+        match (&outcome, init_done) {
+            (Some(error), false) => {
+                let crash = crashing(&init.name, error);
+                status["initContainerStatuses"] = json!([{
+                    "name": init.name, "image": image, "imageID": "", "ready": false,
+                    "restartCount": restarts, "started": false,
+                    "state": {"waiting": crash["waiting"]}, "lastState": crash["lastState"],
+                }]);
+                let mut unready = Vec::new();
+                for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
+                    unready.push(container["name"].as_str().unwrap_or_default().to_string());
+                    container["state"] = json!({"waiting": {"reason": "PodInitializing"}});
+                    container["ready"] = json!(false);
+                    container["started"] = json!(false);
+                    container["imageID"] = json!("");
+                    if let Some(map) = container.as_object_mut() {
+                        map.remove("containerID");
+                    }
+                }
+                status["phase"] = json!("Pending");
+                set_condition(
+                    status,
+                    "Initialized",
+                    "ContainersNotInitialized",
+                    &format!("containers with incomplete status: [{}]", init.name),
+                );
+                let message = format!("containers with unready status: [{}]", unready.join(" "));
+                set_condition(status, "Ready", "ContainersNotReady", &message);
+                set_condition(status, "ContainersReady", "ContainersNotReady", &message);
+                return;
+            }
+            _ => {
+                status["initContainerStatuses"] = json!([{
+                    "name": init.name, "image": image, "imageID": "", "ready": true,
+                    "restartCount": 0, "started": false,
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+                }]);
+            }
+        }
+    }
+    if let (Some(error), Some(sidecar)) = (&outcome, sidecar) {
+        let crash = crashing(&sidecar, error);
+        for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
+            if container["name"] == sidecar.as_str() {
+                container["state"] = json!({"waiting": crash["waiting"]});
+                container["lastState"] = crash["lastState"].clone();
+                container["restartCount"] = json!(restarts);
+                container["ready"] = json!(false);
+                container["started"] = json!(false);
+            }
+        }
+        let message = format!("containers with unready status: [{sidecar}]");
+        set_condition(status, "Ready", "ContainersNotReady", &message);
+        set_condition(status, "ContainersReady", "ContainersNotReady", &message);
+    }
+}
+
+fn set_condition(status: &mut Value, kind: &str, reason: &str, message: &str) {
+    for condition in status["conditions"].as_array_mut().into_iter().flatten() {
+        if condition["type"] == kind {
+            condition["status"] = json!("False");
+            condition["reason"] = json!(reason);
+            condition["message"] = json!(message);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crash_loop_back_off_doubles_to_five_minutes() {
+        assert_eq!(crash_loop(0), (0, 10));
+        assert_eq!(crash_loop(10), (1, 20));
+        assert_eq!(crash_loop(30), (2, 40));
+        assert_eq!(crash_loop(10 + 20 + 40 + 80 + 160 + 300), (6, 300));
+    }
+
+    #[test]
+    fn operator_and_chart_layouts_are_recognised() {
+        let pod = |containers: Value, init: Value| -> Pod {
+            serde_json::from_value(json!({"spec": {"containers": containers, "initContainers": init}}))
+                .unwrap()
+        };
+        let image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.4";
+        // GPU Operator v25.3.4 (assets/state-device-plugin/0500_daemonset.yaml).
+        let operator = pod(
+            json!([{"name": "nvidia-device-plugin", "image": image, "command": ["/bin/sh", "-c", "/bin/entrypoint.sh"]},
+                   {"name": "config-manager", "image": image}]),
+            json!([{"name": "toolkit-validation", "image": "nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.4"},
+                   {"name": "config-manager-init", "image": image,
+                    "env": [{"name": "DEFAULT_CONFIG", "value": "any"}, {"name": "FALLBACK_STRATEGIES", "value": "empty"}]}]),
+        );
+        let (component, container) = classify(&operator).unwrap();
+        assert_eq!((component, container.name.as_str()), (Component::DevicePlugin, "nvidia-device-plugin"));
+        let (env, _) = config_manager(&operator).unwrap();
+        assert_eq!(env, ConfigManagerEnv::from_env(Some("any"), Some("empty")));
+        let gfd = pod(json!([{"name": "gpu-feature-discovery", "image": image}]), json!([]));
+        assert_eq!(classify(&gfd).unwrap().0, Component::FeatureDiscovery);
+        let mig = pod(
+            json!([{"name": "nvidia-mig-manager", "image": format!("{MIG_MANAGER_IMAGE}:v0.12.3-ubuntu20.04")}]),
+            json!([]),
+        );
+        assert_eq!(classify(&mig).unwrap().0, Component::MigManager);
+        let toolkit = pod(
+            json!([{"name": "nvidia-container-toolkit-ctr", "image": format!("{TOOLKIT_IMAGE}:v1.17.8-ubuntu20.04")}]),
+            json!([]),
+        );
+        assert!(classify(&toolkit).is_none());
+    }
+}
