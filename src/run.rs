@@ -6,7 +6,8 @@ use clap::CommandFactory;
 
 use crate::{
     cli::{self, Cli, Command, Session},
-    exit, lab,
+    engine::{self, check::Help, cluster::Cluster},
+    exit, lab, report,
 };
 
 /// Everything a command can fail with, as the binary reports it.
@@ -32,6 +33,12 @@ pub enum Error {
     /// Lint could not read the bundles it was given.
     #[error(transparent)]
     Lint(#[from] lab::lint::Error),
+    /// An engine command failed (cluster, API, wait, preflight).
+    #[error(transparent)]
+    Engine(#[from] engine::Error),
+    /// A report could not be rendered.
+    #[error(transparent)]
+    Report(#[from] report::Error),
     /// Writing to stdout failed.
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -45,6 +52,8 @@ impl Error {
             Error::Lab(_) | Error::Lint(_) => exit::BAD_INPUT,
             Error::Output(_) => exit::BAD_INPUT,
             Error::Sim(error) => error.exit_code(),
+            Error::Engine(error) => error.exit_code(),
+            Error::Report(_) => exit::BAD_INPUT,
         }
     }
 
@@ -87,11 +96,31 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             out.flush()?;
             Ok(exit::OK)
         }
-        Command::Start(_) => not_yet("start", "the lab engine (issue #7)"),
-        Command::Check(_) => not_yet("check", "the lab engine (issue #7)"),
-        Command::Answer(_) => not_yet("answer", "the lab engine (issue #7)"),
-        Command::Reset(_) => not_yet("reset", "the lab engine (issue #7)"),
-        Command::Status(_) => not_yet("status", "the lab engine (issue #7)"),
+        Command::Start(args) => {
+            engine_command(&session.cluster, |cluster| start(cluster, &session.labs, session.lang, &args))
+        }
+        Command::Check(args) if args.confirm.is_some() => {
+            not_yet("check --confirm", "the lab engine (issue #7)")
+        }
+        Command::Check(args) if args.watch => not_yet("check --watch", "the lab engine (issue #7)"),
+        Command::Check(args) if !args.contexts.is_empty() => {
+            not_yet("check --contexts", "class grading in the lab engine (issue #7)")
+        }
+        Command::Check(args) => {
+            engine_command(&session.cluster, |cluster| check(cluster, &session.labs, session.lang, &args))
+        }
+        Command::Answer(args) => {
+            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, &args))
+        }
+        Command::Reset(args) if args.to_stage.is_some() => {
+            not_yet("reset --to-stage", "the lab engine (issue #7)")
+        }
+        Command::Reset(args) => {
+            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
+        }
+        Command::Status(args) => {
+            engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
+        }
         Command::Selftest(_) => not_yet("selftest", "the lab engine (issue #7)"),
         Command::Demo(_) => not_yet("demo", "the lab engine (issue #7) and the course labs (issue #8)"),
         Command::Lint(args) => lint(&args.paths, &session.labs),
@@ -139,4 +168,146 @@ fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Err
     let failing = reports.iter().filter(|r| !r.problems.is_empty()).count();
     writeln!(err, "lint: {} in {} of {}", plural(problems, "problem"), plural(failing, "lab"), labs)?;
     Ok(exit::BAD_INPUT)
+}
+
+/// Runs an engine command on a fresh tokio runtime against the session's cluster.
+fn engine_command<'a, F, Fut>(target: &'a cli::ClusterTarget, command: F) -> Result<u8, Error>
+where
+    F: FnOnce(Cluster) -> Fut,
+    Fut: std::future::Future<Output = Result<u8, Error>> + 'a,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async {
+        let cluster = engine::cluster::connect(target).await.map_err(engine::Error::from)?;
+        command(cluster).await
+    })
+}
+
+/// `start`: apply the lab and print its briefing.
+pub async fn start(
+    cluster: Cluster,
+    labs: &cli::LabSource,
+    lang: cli::Lang,
+    args: &cli::StartArgs,
+) -> Result<u8, Error> {
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let options = engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed };
+    let started = engine::start::start(&cluster, &bundle, lang, &options).await?;
+    let variant = started.variant.map(|v| format!(" (variant {v})")).unwrap_or_default();
+    print(&format!(
+        "started {}{variant}: {} objects applied\n\n{}\n",
+        bundle.lab.id.value, started.applied, started.briefing
+    ))
+}
+
+/// `check`: grade the lab and print the report; exit 1 unless every task passed.
+pub async fn check(
+    cluster: Cluster,
+    labs: &cli::LabSource,
+    lang: cli::Lang,
+    args: &cli::CheckArgs,
+) -> Result<u8, Error> {
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let help = Help { hint: args.hint, reveal: args.reveal };
+    let report = engine::check::check(&cluster, &bundle, lang, help).await?;
+    match args.format {
+        cli::Format::Human => {
+            let mut out = anstream::stdout();
+            out.write_all(report::human(&report, true).as_bytes())?;
+            out.flush()?;
+        }
+        cli::Format::Json => {
+            print(&report::json(&report)?)?;
+        }
+        cli::Format::Junit => {
+            print(&report::junit(&report)?)?;
+        }
+    }
+    Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
+}
+
+/// `answer`: store a quiz answer in the lab's inventory.
+pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerArgs) -> Result<u8, Error> {
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let bad = |text: String| Error::Engine(engine::Error::BadInput(text));
+    let task = bundle
+        .lab
+        .task(&args.task)
+        .ok_or_else(|| bad(format!("lab {} has no task {:?}", args.lab, args.task)))?;
+    if task.kind != lab::model::TaskKind::Quiz {
+        return Err(bad(format!(
+            "task {} is not a quiz: it is graded from the cluster by `check`",
+            args.task
+        )));
+    }
+    let mut inventory = engine::inventory::load(&cluster.client, &args.lab).await?.ok_or_else(|| {
+        bad(format!(
+            "lab {} is not started on this cluster: run `lab-runner start {}` first",
+            args.lab, args.lab
+        ))
+    })?;
+    inventory.answers.insert(args.task.clone(), args.value.trim().to_string());
+    engine::inventory::save(&cluster.client, &inventory).await?;
+    print(&format!("answer for {} recorded; `lab-runner check {}` grades it\n", args.task, args.lab))
+}
+
+/// `reset`: print the plan, ask (unless `--yes`), and carry it out.
+pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
+    use std::io::IsTerminal;
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle).await?;
+    let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
+    if args.dry_run {
+        return print(&format!("reset {} would:\n{plan}", args.lab));
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(Error::Engine(engine::Error::BadInput(format!(
+                "reset {} deletes objects; stdin is not a terminal, so pass --yes to confirm (or --dry-run to see the plan)",
+                args.lab
+            ))));
+        }
+        let mut err = std::io::stderr().lock();
+        write!(err, "reset {} will:\n{plan}proceed? [y/N] ", args.lab)?;
+        err.flush()?;
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        if !matches!(line.trim(), "y" | "Y" | "yes") {
+            return Err(Error::Engine(engine::Error::BadInput("reset cancelled".into())));
+        }
+    }
+    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps).await?;
+    let lines: String = done.iter().map(|s| format!("  {s}\n")).collect();
+    print(&format!("reset {}:\n{lines}", args.lab))
+}
+
+/// `status`: the split-generation view of the lab's DaemonSets (or one named).
+pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusArgs) -> Result<u8, Error> {
+    let mut header = String::new();
+    let targets = match (&args.daemonset, &args.lab) {
+        (Some(text), _) => vec![engine::status::parse_daemonset(text)?],
+        (None, Some(id)) => {
+            let bundle = lab::loader::find(labs, id)?;
+            if args.instructor {
+                let inventory = engine::inventory::load(&cluster.client, id).await?;
+                header = match inventory {
+                    None => format!("lab {id}: not started on this cluster\n"),
+                    Some(inventory) => format!(
+                        "lab {id}: variant {}, stages done [{}], facts captured [{}] (stored hashed)\n",
+                        inventory.variant.as_deref().unwrap_or("-"),
+                        inventory.stages.join(", "),
+                        inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                };
+            }
+            engine::status::daemon_sets_of(&bundle.lab)
+        }
+        (None, None) => {
+            return Err(Error::Engine(engine::Error::BadInput(
+                "status needs a lab or --daemonset NAMESPACE/NAME".into(),
+            )));
+        }
+    };
+    let text = engine::status::status(&cluster, &targets).await?;
+    print(&format!("{header}{text}"))
 }

@@ -669,3 +669,56 @@ fn acknowledged_writes_survive_kill_9() {
         );
     }
 }
+
+#[tokio::test]
+async fn table_watch_sends_column_definitions_once() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    let revision = sim.state.store.revision();
+    cms.create(&PostParams::default(), &config_map("a", &[])).await.unwrap();
+    cms.create(&PostParams::default(), &config_map("b", &[])).await.unwrap();
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+    let uri = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}");
+    let request =
+        axum::http::Request::builder().uri(uri).header("accept", accept).body(Body::empty()).unwrap();
+    let response = sim.request(request).await;
+    let mut events = Box::pin(
+        response
+            .into_body()
+            .into_data_stream()
+            .map(|c| serde_json::from_slice::<Value>(&c.unwrap()).unwrap()),
+    );
+    let first = next(&mut events).await;
+    let second = next(&mut events).await;
+    assert_eq!((first["type"].as_str(), first["object"]["kind"].as_str()), (Some("ADDED"), Some("Table")));
+    assert!(!first["object"]["columnDefinitions"].as_array().unwrap().is_empty());
+    assert_eq!(second["object"]["columnDefinitions"], json!([]));
+    assert_eq!(second["object"]["rows"][0]["object"]["metadata"]["name"], "b");
+}
+
+#[tokio::test]
+async fn long_table_lists_keep_every_row_in_order() {
+    let sim = Harness::start();
+    let types = lab_runner::sim::resources::built_in();
+    let cms = lab_runner::sim::resources::find(&types, "", "v1", "configmaps").unwrap();
+    for i in 0..2_500 {
+        sim.state
+            .store
+            .create(cms, json!({"metadata": {"name": format!("cm-{i:04}"), "namespace": "default"}}))
+            .unwrap();
+    }
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let request = axum::http::Request::builder()
+        .uri("/api/v1/configmaps")
+        .header("accept", accept)
+        .body(Body::empty())
+        .unwrap();
+    let response = sim.request(request).await;
+    let table: Value =
+        serde_json::from_slice(&axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap())
+            .unwrap();
+    let names: Vec<&str> =
+        table["rows"].as_array().unwrap().iter().map(|row| row["cells"][0].as_str().unwrap()).collect();
+    let expected: Vec<String> = (0..2_500).map(|i| format!("cm-{i:04}")).collect();
+    assert_eq!(names, expected);
+}

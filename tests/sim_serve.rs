@@ -199,3 +199,75 @@ async fn tls_token_and_viewer_through_kube() {
         other => panic!("an unknown token was accepted: {other:?}"),
     }
 }
+
+fn signal(pid: u32, signal: rustix::process::Signal) {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    rustix::process::kill_process(pid, signal).unwrap();
+}
+
+/// A child process killed when the test ends, whatever happened.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_stops_cleanly_on_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("lab-runner");
+    let serve = std::process::Command::new(binary)
+        .args(["sim", "serve", "--nodes", "1", "--state-dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut serve = KillOnDrop(serve);
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(serve.0.stdout.take().unwrap()));
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with("simulator serving https://127.0.0.1:"), "{first}");
+    // Two nodes (control-plane and worker-1), their leases, four namespaces, four accounts.
+    assert!(first.ends_with("; seeded 12 objects)"), "{first}");
+    assert!(dir.path().join("sim.pid").exists());
+    signal(serve.0.id(), rustix::process::Signal::INT);
+    let status = serve.0.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert_eq!(rest.last().map(String::as_str), Some("simulator stopped"));
+    assert!(!dir.path().join("sim.pid").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_keeps_acknowledged_writes_and_leaves_a_stale_pid_file() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(sim(&["up", "--nodes", "1"], dir.path()).status.success());
+    let _stop = Stop(dir.path());
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = || async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(dir.path().join("kubeconfig")).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+        kube::Client::try_from(config).unwrap()
+    };
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client().await);
+    let team = serde_json::from_value(serde_json::json!({"metadata": {"name": "team-a"}})).unwrap();
+    namespaces.create(&Default::default(), &team).await.unwrap();
+
+    let pid: u32 = std::fs::read_to_string(dir.path().join("sim.pid")).unwrap().trim().parse().unwrap();
+    signal(pid, rustix::process::Signal::KILL);
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z")) {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    let up = sim(&["up"], dir.path());
+    assert!(up.status.success(), "{}", stderr(&up));
+    assert_eq!(
+        redacted(&stderr(&up), dir.path()),
+        "note: removed the stale pid file in [DIR] (process [PID] is gone)\n"
+    );
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client().await);
+    assert!(namespaces.get_opt("team-a").await.unwrap().is_some());
+}

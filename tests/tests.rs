@@ -2,10 +2,12 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod engine;
 mod k8s_predicates;
 mod kubectl;
 mod lab;
 mod sim_api;
+mod sim_controllers;
 mod sim_patch;
 mod sim_proto;
 mod sim_serve;

@@ -1,1 +1,204 @@
-//! Renders results for humans (colour, progress), as versioned JSON and as JUnit XML.
+//! Check reports: the model, and renderers for humans (colour), versioned JSON and JUnit XML.
+//!
+//! The JSON form is documented in `docs/report-format.md`; [`REPORT_VERSION`] changes when a
+//! field changes meaning or disappears.
+
+use std::fmt::Write as _;
+
+use owo_colors::OwoColorize;
+use serde::Serialize;
+
+/// The version of the JSON report format.
+pub const REPORT_VERSION: u32 = 1;
+
+/// Errors from rendering a report.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The JUnit XML could not be written.
+    #[error("cannot render JUnit XML: {0}")]
+    Junit(#[from] quick_junit::SerializeError),
+    /// The JSON could not be written.
+    #[error("cannot render JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A task's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum TaskStatus {
+    /// It holds.
+    Pass,
+    /// It does not hold.
+    Fail,
+    /// A task it needs has not passed; not graded.
+    Blocked,
+    /// It could not be observed or judged; neither pass nor fail.
+    Error,
+}
+
+impl TaskStatus {
+    /// `PASS`, `FAIL`, `BLOCKED`, `ERROR`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pass => "PASS",
+            TaskStatus::Fail => "FAIL",
+            TaskStatus::Blocked => "BLOCKED",
+            TaskStatus::Error => "ERROR",
+        }
+    }
+}
+
+/// One graded task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskResult {
+    /// Task id.
+    pub id: String,
+    /// Title in the session language.
+    pub title: String,
+    /// Verdict.
+    pub status: TaskStatus,
+    /// Points the task is worth.
+    pub points: i64,
+    /// Points awarded (all or nothing).
+    pub awarded: i64,
+    /// What was observed, line by line.
+    pub evidence: Vec<String>,
+    /// Hints asked for with `--hint N` (tiers 1..=N), for tasks that did not pass.
+    pub hints: Vec<String>,
+    /// How many hint tiers the task has.
+    pub hints_available: usize,
+    /// The reference solution, only with `--reveal`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solution: Option<Vec<String>>,
+}
+
+/// A check report for one lab on one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// [`REPORT_VERSION`].
+    pub report_version: u32,
+    /// Lab id.
+    pub lab: String,
+    /// Lab title in the session language.
+    pub title: String,
+    /// The variant started, when known.
+    pub variant: Option<String>,
+    /// Tasks in `needs` order.
+    pub tasks: Vec<TaskResult>,
+    /// Points awarded.
+    pub score: i64,
+    /// Points available.
+    pub total: i64,
+    /// Every task passed.
+    pub passed: bool,
+}
+
+impl Report {
+    /// A report from graded tasks; score, total and `passed` are computed.
+    pub fn new(lab: &str, title: &str, variant: Option<String>, tasks: Vec<TaskResult>) -> Report {
+        Report {
+            report_version: REPORT_VERSION,
+            lab: lab.to_string(),
+            title: title.to_string(),
+            variant,
+            score: tasks.iter().map(|t| t.awarded).sum(),
+            total: tasks.iter().map(|t| t.points).sum(),
+            passed: tasks.iter().all(|t| t.status == TaskStatus::Pass),
+            tasks,
+        }
+    }
+}
+
+/// The report for a terminal. With `styled`, verdicts carry ANSI colours (print it through
+/// `anstream`, which strips them when stdout is not a terminal or `NO_COLOR` is set).
+pub fn human(report: &Report, styled: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} — {}", report.lab, report.title);
+    let width = report.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0);
+    for task in &report.tasks {
+        let verdict = format!("{:<7}", task.status.as_str());
+        let verdict = if styled {
+            match task.status {
+                TaskStatus::Pass => verdict.green().bold().to_string(),
+                TaskStatus::Fail => verdict.red().bold().to_string(),
+                TaskStatus::Blocked => verdict.yellow().to_string(),
+                TaskStatus::Error => verdict.magenta().bold().to_string(),
+            }
+        } else {
+            verdict
+        };
+        let _ = writeln!(
+            out,
+            "  {verdict} {:<width$}  {}/{}  {}",
+            task.id, task.awarded, task.points, task.title
+        );
+        for line in &task.evidence {
+            let _ = writeln!(out, "            · {line}");
+        }
+        for (tier, hint) in task.hints.iter().enumerate() {
+            let _ = writeln!(out, "            hint {}: {}", tier + 1, hint.replace('\n', " "));
+        }
+        if let Some(solution) = &task.solution {
+            for command in solution {
+                let _ = writeln!(out, "            $ {command}");
+            }
+        }
+    }
+    let _ = writeln!(out, "score {}/{}", report.score, report.total);
+    let stuck = report
+        .tasks
+        .iter()
+        .any(|t| t.status != TaskStatus::Pass && t.hints.is_empty() && t.hints_available > 0);
+    if stuck {
+        let _ = writeln!(out, "stuck? lab-runner check {} --hint 1", report.lab);
+    }
+    out
+}
+
+/// The versioned JSON report (docs/report-format.md), pretty-printed with a final newline.
+pub fn json(report: &Report) -> Result<String> {
+    Ok(serde_json::to_string_pretty(report)? + "\n")
+}
+
+/// JUnit XML: one test suite per lab, one test case per task; FAIL is a failure, ERROR an
+/// error, BLOCKED a skipped case.
+pub fn junit(report: &Report) -> Result<String> {
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new(report.lab.clone());
+    for task in &report.tasks {
+        let evidence = task.evidence.join("\n");
+        let status = match task.status {
+            TaskStatus::Pass => TestCaseStatus::success(),
+            TaskStatus::Blocked => {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(evidence.clone());
+                status
+            }
+            TaskStatus::Fail | TaskStatus::Error => {
+                let kind = if task.status == TaskStatus::Fail {
+                    NonSuccessKind::Failure
+                } else {
+                    NonSuccessKind::Error
+                };
+                let mut status = TestCaseStatus::non_success(kind);
+                status.set_message(task.evidence.first().cloned().unwrap_or_default());
+                status.set_description(evidence.clone());
+                status
+            }
+        };
+        let mut case = TestCase::new(task.id.clone(), status);
+        case.set_classname(report.lab.clone());
+        if task.status == TaskStatus::Pass {
+            case.set_system_out(evidence);
+        }
+        suite.add_test_case(case);
+    }
+    let mut junit = quick_junit::Report::new("lab-runner check");
+    junit.add_test_suite(suite);
+    Ok(junit.to_string()?)
+}

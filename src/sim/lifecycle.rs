@@ -449,34 +449,44 @@ pub async fn serve(
         remove_run_files(dir);
         return Err(error);
     }
+    let shutdown = match shutdown {
+        Some(shutdown) => shutdown,
+        None => match termination_signal() {
+            Ok(signals) => signals,
+            Err(error) => {
+                remove_run_files(dir);
+                return Err(Error::Serve(error));
+            }
+        },
+    };
     on_ready(&Prepared { record, seeded, removed_stale_pid });
 
-    let shutdown = shutdown.unwrap_or_else(|| Box::pin(termination_signal()));
     let served = serve_tls(listener, server_config, app, shutdown).await;
     remove_run_files(dir);
     served.map_err(Error::Serve)
 }
 
-/// Resolves on SIGTERM or SIGINT (Ctrl-C).
-async fn termination_signal() {
+/// A future resolving on SIGTERM or SIGINT (Ctrl-C). The handlers are installed by this call,
+/// not when the future is first polled, so a signal sent right after the server says it is
+/// ready is not lost (or fatal).
+fn termination_signal() -> std::io::Result<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+        let mut term = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        Ok(Box::pin(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+        }))
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(Box::pin(async {
+            let _ = tokio::signal::ctrl_c().await;
+        }))
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod clock;
+pub mod controllers;
 pub mod crd;
 pub mod harness;
 pub mod kubeconfig;

@@ -1,9 +1,9 @@
 //! Objects, a monotonic revision (= resourceVersion) and watch history, durable in SQLite.
 //!
 //! The store is **synchronous**: every method takes one mutex, and a write returns only after
-//! its SQLite transaction committed (WAL, `synchronous=FULL`), so an acknowledged write survives
-//! `kill -9`. Async callers call it directly; a write blocks for one commit (well under a
-//! millisecond on a local disk). The current state of every object is also held in memory as
+//! its SQLite transaction committed (WAL, `synchronous=NORMAL`), so an acknowledged write
+//! survives `kill -9` (see [`db`] for what it does not promise). Async callers call it
+//! directly; a write blocks for one commit (tens of microseconds, no fsync). The current state of every object is also held in memory as
 //! its serialized JSON plus the labels and selectable fields selectors need, so lists and watch
 //! fan-out never touch the database; the database is read only at open.
 //!

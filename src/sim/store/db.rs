@@ -1,10 +1,15 @@
 //! The SQLite side of the store: one table of object revisions, the k3s kine model.
 //!
 //! Every write appends rows keyed by a monotonic revision (`rev`, the resourceVersion); the
-//! current state of a key is its newest row unless that row is a deletion tombstone. WAL mode,
-//! and a write returns only after its transaction committed, so an acknowledged write survives
-//! the process being killed. `synchronous=FULL` additionally survives an OS crash or power loss
-//! (the WAL is fsynced at each commit).
+//! current state of a key is its newest row unless that row is a deletion tombstone.
+//!
+//! Durability: WAL mode with `synchronous=NORMAL`, and a write returns only after its
+//! transaction committed, i.e. after the WAL frames were written to the file. That survives the
+//! process being killed (`kill -9`): the data is in the operating system's page cache and
+//! reaches the disk without the process. It does not promise to survive an OS crash or power
+//! loss (that needs `synchronous=FULL`, an fsync per commit: about 180 commits/s on the
+//! development machine's disk, against the 2,000 writes/s the simulator needs). SQLite's WAL
+//! stays consistent either way (<https://www.sqlite.org/pragma.html#pragma_synchronous>).
 
 use std::path::Path;
 
@@ -90,7 +95,7 @@ impl Db {
     pub fn open(path: &Path) -> Result<Db> {
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         Db::init(conn)
     }
 

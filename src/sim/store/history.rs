@@ -17,8 +17,10 @@ use super::Stored;
 /// Events retained for resourceVersion replay by default.
 pub const DEFAULT_WINDOW: usize = 10_000;
 
-/// Live events buffered per subscriber before a slow watcher is cut off with 410.
-const FANOUT_CAPACITY: usize = 65_536;
+/// Live events buffered for the slowest subscriber before it is cut off with an `ERROR` 410
+/// (it relists, as client-go does after any expired watch). The buffer holds the objects of
+/// that many past writes, so it is kept well under the history window.
+const FANOUT_CAPACITY: usize = 4_096;
 
 /// What happened to an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -90,6 +90,7 @@ pub fn reset_status_for_create(group_resource: &str, has_status: bool, object: &
             map.insert("status".into(), serde_json::json!({"phase": "Pending", "qosClass": qos}));
         }
         "namespaces" => {
+            label_namespace_name(map);
             map.insert("status".into(), serde_json::json!({"phase": "Active"}));
             let spec = map.entry("spec").or_insert_with(|| Value::Object(Map::new()));
             if let Some(spec) = spec.as_object_mut() {
@@ -100,6 +101,19 @@ pub fn reset_status_for_create(group_resource: &str, has_status: bool, object: &
             map.remove("status");
         }
         _ => {}
+    }
+}
+
+/// Every namespace carries `kubernetes.io/metadata.name: <name>` (upstream
+/// `SetDefaults_Namespace`, on create and update).
+pub fn label_namespace_name(namespace: &mut Map<String, Value>) {
+    let Some(metadata) = namespace.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    let name = metadata.get("name").cloned().unwrap_or(Value::Null);
+    if !metadata.get("labels").is_some_and(Value::is_object) {
+        metadata.insert("labels".into(), Value::Object(Map::new()));
+    }
+    if let Some(labels) = metadata.get_mut("labels").and_then(Value::as_object_mut) {
+        labels.insert("kubernetes.io/metadata.name".into(), name);
     }
 }
 

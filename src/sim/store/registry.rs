@@ -200,6 +200,11 @@ pub(super) fn update(
     {
         map.remove("status");
     }
+    if group_resource == "namespaces"
+        && let Some(map) = new.as_object_mut()
+    {
+        meta::label_namespace_name(map);
+    }
     meta::normalise_quantities(&group_resource, &mut new);
     admit(rt, &mut new, Some(&old))?;
     if subresource == Subresource::Main

@@ -1,0 +1,190 @@
+//! Connecting to a cluster from a [`ClusterTarget`]: kubeconfig and context, a bounded
+//! reachability probe, and retries with back-off for reads.
+
+use std::{future::Future, time::Duration};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use crate::cli::ClusterTarget;
+
+/// How long connecting and the first request may take before the cluster counts as unreachable.
+pub const REACH_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// Errors from connecting to a cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The kubeconfig could not be read or names no usable context.
+    #[error("cannot use the kubeconfig{}: {reason}", path.as_ref().map(|p| format!(" {p}")).unwrap_or_default())]
+    Kubeconfig {
+        /// The file, when one was given.
+        path: Option<String>,
+        /// Why, on one line.
+        reason: String,
+    },
+    /// The API server did not answer.
+    #[error("cannot reach the cluster at {server} (context {context}): {reason}")]
+    Unreachable {
+        /// The server URL from the kubeconfig.
+        server: String,
+        /// The context used.
+        context: String,
+        /// The innermost cause, on one line.
+        reason: String,
+    },
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A connected cluster: the client and where it points, for messages.
+#[derive(Clone)]
+pub struct Cluster {
+    /// The client every engine request goes through.
+    pub client: kube::Client,
+    /// The server URL.
+    pub server: String,
+    /// The context name.
+    pub context: String,
+}
+
+impl Cluster {
+    /// Wraps an existing client (tests, the in-process simulator) without probing it.
+    pub fn from_client(client: kube::Client, server: &str, context: &str) -> Cluster {
+        Cluster { client, server: server.to_string(), context: context.to_string() }
+    }
+}
+
+/// Builds a client for `target` and proves the server answers (`GET /version`) within
+/// [`REACH_TIMEOUT`]; otherwise one-line [`Error::Unreachable`].
+pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
+    let path = target.kubeconfig.as_ref().map(|p| p.display().to_string());
+    let bad = |reason: String| Error::Kubeconfig { path: path.clone(), reason };
+    let kubeconfig = match &target.kubeconfig {
+        Some(file) => Kubeconfig::read_from(file),
+        None => Kubeconfig::read(),
+    }
+    .map_err(|e| bad(one_line(&e)))?;
+    let context = target
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())
+        .ok_or_else(|| bad("no context given and no current-context set".to_string()))?;
+    let options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| bad(one_line(&e)))?;
+    config.connect_timeout = Some(Duration::from_secs(5));
+    config.read_timeout = Some(Duration::from_secs(30));
+    let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
+    let unreachable =
+        |reason: String| Error::Unreachable { server: server.clone(), context: context.clone(), reason };
+    let client = kube::Client::try_from(config).map_err(|e| unreachable(one_line(&e)))?;
+    match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
+        Err(_) => Err(unreachable(format!("no answer within {}s", REACH_TIMEOUT.as_secs()))),
+        Ok(Err(e)) => Err(unreachable(one_line(&e))),
+        Ok(Ok(_)) => Ok(Cluster { client, server, context }),
+    }
+}
+
+/// The innermost cause of an error chain, lower-cased like Go's net errors
+/// (`connection refused`), without the `(os error N)` suffix.
+pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut innermost: &dyn std::error::Error = error;
+    while let Some(source) = innermost.source() {
+        innermost = source;
+    }
+    let text = innermost.to_string();
+    let text = match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    };
+    let mut chars = text.chars();
+    let text = match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => error.to_string(),
+    };
+    text.replace('\n', " ")
+}
+
+/// Whether a failed read is worth retrying: throttling (429), server errors (5xx) and broken
+/// connections — not 4xx answers, which will not change.
+pub fn is_transient(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code == 429 || status.code >= 500,
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Lists every object of `api` (all namespaces or one, as `api` was built), with retries.
+pub async fn list_all<K>(api: &kube::Api<K>) -> Result<kube::core::ObjectList<K>, kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let params = kube::api::ListParams::default();
+    with_retries(|| api.list(&params)).await
+}
+
+/// Runs a read, retrying transient failures with exponential back-off (200 ms, 400 ms, 800 ms).
+pub async fn with_retries<T, F, Fut>(mut read: F) -> Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    let mut delay = Duration::from_millis(200);
+    let mut attempt = 0;
+    loop {
+        match read().await {
+            Err(e) if attempt < 3 && is_transient(&e) => {
+                attempt += 1;
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_takes_the_innermost_cause() {
+        let io =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
+        assert_eq!(one_line(&io), "connection refused");
+    }
+
+    #[tokio::test]
+    async fn retries_stop_on_a_client_error() {
+        let mut calls = 0;
+        let result: Result<(), kube::Error> = with_retries(|| {
+            calls += 1;
+            let status = kube::core::Status::failure("nope", "NotFound").with_code(404);
+            async move { Err(kube::Error::Api(Box::new(status))) }
+        })
+        .await;
+        assert!(result.is_err());
+        assert_eq!(calls, 1);
+    }
+
+    #[tokio::test]
+    async fn transient_errors_are_retried() {
+        let mut calls = 0;
+        let result: Result<u8, kube::Error> = with_retries(|| {
+            calls += 1;
+            let ok = calls == 3;
+            async move {
+                if ok {
+                    Ok(7)
+                } else {
+                    let status = kube::core::Status::failure("busy", "TooManyRequests").with_code(429);
+                    Err(kube::Error::Api(Box::new(status)))
+                }
+            }
+        })
+        .await;
+        assert_eq!(result.unwrap(), 7);
+        assert_eq!(calls, 3);
+    }
+}

@@ -1,0 +1,455 @@
+//! `start`: preflight, pre-images, stage-by-stage server-side apply, waits (including the
+//! confirmation that the variant's breakage reproduced), the inventory and the briefing.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::{
+    apps::v1::DaemonSet,
+    core::v1::{ConfigMap, Node, Pod},
+};
+use kube::api::Api;
+use serde_json::Value;
+
+use super::{
+    Error, Result, apply,
+    builtin::pod_state,
+    cluster::{Cluster, list_all, with_retries},
+    inventory::{self, ConfigMapPreImage, HashedFact, Inventory},
+};
+use crate::{
+    cli::Lang,
+    k8s::{
+        daemon,
+        quantity::Quantity,
+        selector::{LabelSelector, labels_of},
+    },
+    lab::{
+        loader::Bundle,
+        model::{Lab, ObjectRef, Symptom, Wait, WaitFor},
+    },
+};
+
+/// What `start` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// `--variant`.
+    pub variant: Option<String>,
+    /// `--seed`: picks the variant reproducibly when none is given.
+    pub seed: Option<u64>,
+}
+
+/// What `start` did.
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// The variant started.
+    pub variant: Option<String>,
+    /// Objects applied.
+    pub applied: usize,
+    /// Names of the facts captured.
+    pub facts: Vec<String>,
+    /// The briefing in the session language.
+    pub briefing: String,
+}
+
+/// Picks the variant: `--variant`, else the one a previous start recorded, else from the seed.
+pub fn choose_variant(lab: &Lab, options: &StartOptions, recorded: Option<&str>) -> Result<Option<String>> {
+    if let Some(wanted) = &options.variant {
+        if lab.variant(wanted).is_none() {
+            let known: Vec<&str> = lab.variants.iter().map(|v| v.id.value.as_str()).collect();
+            return Err(Error::BadInput(format!(
+                "lab {} has no variant {wanted:?} (variants: {})",
+                lab.id.value,
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )));
+        }
+        return Ok(Some(wanted.clone()));
+    }
+    if options.seed.is_none()
+        && let Some(recorded) = recorded
+    {
+        return Ok(Some(recorded.to_string()));
+    }
+    let seed = options.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+    });
+    Ok(lab.variant_for_seed(seed).map(|v| v.id.value.clone()))
+}
+
+/// Checks that the cluster has the nodes the lab needs, before anything is changed.
+pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
+    if lab.requires.nodes.is_empty() {
+        return Ok(());
+    }
+    let nodes: Api<Node> = Api::all(cluster.client.clone());
+    let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes for the preflight", &e))?.items;
+    for requirement in &lab.requires.nodes {
+        let selector = requirement.selector.to_k8s();
+        let matching: Vec<&Node> = nodes
+            .iter()
+            .filter(|n| selector.matches(&labels_of(&serde_json::to_value(n).unwrap_or(Value::Null))))
+            .collect();
+        let advertising = matching
+            .iter()
+            .filter(|node| {
+                requirement.advertise.iter().all(|resource| {
+                    node.status
+                        .as_ref()
+                        .and_then(|s| s.allocatable.as_ref())
+                        .and_then(|a| a.get(resource))
+                        .and_then(|q| Quantity::from_json(&Value::String(q.0.clone())).ok())
+                        .is_some_and(|q| q > Quantity::from_json(&Value::from(0)).expect("0 is a quantity"))
+                })
+            })
+            .count();
+        if advertising < requirement.min as usize {
+            let wanted = serde_json::to_string(&requirement.selector).unwrap_or_default();
+            let advertise = if requirement.advertise.is_empty() {
+                String::new()
+            } else {
+                format!(" advertising {}", requirement.advertise.join(", "))
+            };
+            return Err(Error::Preflight {
+                lab: lab.id.value.clone(),
+                reason: format!(
+                    "it needs at least {} nodes matching {wanted}{advertise} ({}), found {advertising} of {} nodes; \
+                     label the nodes or start the embedded simulator with `lab-runner sim up`",
+                    requirement.min,
+                    requirement.description.en.trim(),
+                    nodes.len()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Records the pre-images the lab's reset policy names, unless a previous start already did.
+async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
+    let restore = &lab.reset.restore;
+    if !restore.node_labels.is_empty() && inventory.pre_images.node_labels.is_empty() {
+        let nodes: Api<Node> = Api::all(cluster.client.clone());
+        let list =
+            list_all(&nodes).await.map_err(|e| Error::api("listing nodes to record their labels", &e))?;
+        for node in list.items {
+            let labels = node.metadata.labels.unwrap_or_default();
+            let recorded =
+                restore.node_labels.iter().map(|key| (key.clone(), labels.get(key).cloned())).collect();
+            inventory.pre_images.node_labels.insert(node.metadata.name.unwrap_or_default(), recorded);
+        }
+    }
+    for wanted in &restore.config_maps {
+        let known = inventory
+            .pre_images
+            .config_maps
+            .iter()
+            .any(|c| c.namespace == wanted.namespace && c.name == wanted.name);
+        if known {
+            continue;
+        }
+        let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
+        let found = with_retries(|| api.get_opt(&wanted.name))
+            .await
+            .map_err(|e| Error::api(format!("reading ConfigMap {}/{}", wanted.namespace, wanted.name), &e))?;
+        inventory.pre_images.config_maps.push(ConfigMapPreImage {
+            namespace: wanted.namespace.clone(),
+            name: wanted.name.clone(),
+            data: found.map(|c| c.data.unwrap_or_default()),
+        });
+    }
+    Ok(())
+}
+
+/// Runs `start` for `bundle`: see the module docs. Applying the same lab twice gives the same state.
+pub async fn start(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    lang: Lang,
+    options: &StartOptions,
+) -> Result<Started> {
+    let lab = &bundle.lab;
+    let id = &lab.id.value;
+    preflight(cluster, lab).await?;
+    let previous = inventory::load(&cluster.client, id).await?;
+    let variant = choose_variant(lab, options, previous.as_ref().and_then(|i| i.variant.as_deref()))?;
+    let mut inventory = previous.unwrap_or_else(|| Inventory::new(id));
+    if inventory.variant != variant {
+        // Another variant's facts and answers do not carry over.
+        inventory.facts.clear();
+        inventory.answers.clear();
+    }
+    inventory.variant = variant.clone();
+    inventory.stages.clear();
+    record_pre_images(cluster, lab, &mut inventory).await?;
+    inventory::save(&cluster.client, &inventory).await?;
+    let mut applied = 0;
+    for stage in &lab.stages {
+        apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied).await?;
+    }
+    Ok(Started {
+        variant,
+        applied,
+        facts: inventory.facts.keys().cloned().collect(),
+        briefing: lab.briefing.get(lang).trim_end().to_string(),
+    })
+}
+
+/// Applies one stage (Namespaces and CRDs first) and runs its waits; the inventory is saved
+/// after the objects are applied and again after the waits, so an interrupted start leaves a
+/// record `reset` can clean up from.
+pub async fn apply_stage(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    stage: &crate::lab::model::Stage,
+    variant: Option<&str>,
+    inventory: &mut Inventory,
+    applied: &mut usize,
+) -> Result<()> {
+    let lab = &bundle.lab.id.value;
+    let documents: Vec<&Value> = stage
+        .manifests_for(variant)
+        .into_iter()
+        .filter_map(|file| bundle.manifests.get(file))
+        .flatten()
+        .collect();
+    let ordered = apply::apply_order(&documents);
+    // The nodes the lab targets: a dropped DESIRED only counts on one of these.
+    let targeted: Vec<LabelSelector> =
+        bundle.lab.requires.nodes.iter().map(|n| n.selector.to_k8s()).collect();
+    let mut crds = Vec::new();
+    for document in &ordered {
+        let object = apply::apply(&cluster.client, lab, &stage.id.value, document).await?;
+        if object.kind == "CustomResourceDefinition" {
+            crds.push(object.name.clone());
+        }
+        inventory.record(object);
+        *applied += 1;
+    }
+    inventory::save(&cluster.client, inventory).await?;
+    for crd in crds {
+        let target = ObjectRef {
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            namespace: None,
+            name: crd,
+        };
+        let wait = Wait {
+            condition: WaitFor::Established,
+            target,
+            timeout: crate::lab::model::Timeout(Duration::from_secs(60)),
+            symptom: None,
+        };
+        run_wait(cluster, &wait, &[]).await?;
+    }
+    for wait in stage.waits_for(variant) {
+        if let Some((fact, value)) = run_wait(cluster, wait, &targeted).await? {
+            inventory.facts.insert(fact.to_string(), HashedFact::new(&value));
+        }
+    }
+    inventory.stages.push(stage.id.value.clone());
+    inventory::save(&cluster.client, inventory).await
+}
+
+/// The outcome of polling a wait once.
+enum Poll {
+    /// Done; a fact to capture, if the wait confirms a breakage.
+    Done(Option<(&'static str, String)>),
+    /// Not yet; what was seen.
+    Pending(String),
+}
+
+/// Polls `wait` until it holds or its timeout passes (exit 4), with a spinner on a terminal.
+pub async fn run_wait(
+    cluster: &Cluster,
+    wait: &Wait,
+    targeted: &[LabelSelector],
+) -> Result<Option<(&'static str, String)>> {
+    let what = format!(
+        "{} {} {}",
+        condition_name(wait.condition),
+        wait.target.kind,
+        wait.target
+            .namespace
+            .as_ref()
+            .map(|n| format!("{n}/{}", wait.target.name))
+            .unwrap_or(wait.target.name.clone())
+    );
+    let spinner = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    spinner.set_message(format!("waiting: {what}"));
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let deadline = Instant::now() + wait.timeout.0;
+    let outcome = loop {
+        let last = match poll(cluster, wait, targeted).await? {
+            Poll::Done(fact) => break Ok(fact),
+            Poll::Pending(seen) => seen,
+        };
+        if Instant::now() >= deadline {
+            break Err(Error::TimedOut {
+                what: what.clone(),
+                seconds: wait.timeout.0.as_secs(),
+                last_seen: last,
+            });
+        }
+        spinner.set_message(format!("waiting: {what}: {last}"));
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    spinner.finish_and_clear();
+    outcome
+}
+
+fn condition_name(condition: WaitFor) -> &'static str {
+    match condition {
+        WaitFor::RolledOut => "rolled out",
+        WaitFor::Available => "available",
+        WaitFor::Established => "established",
+        WaitFor::StalledAsIntended => "stalled as intended",
+    }
+}
+
+async fn get(cluster: &Cluster, target: &ObjectRef) -> Result<Option<Value>> {
+    let (api, _) =
+        apply::api_for(&cluster.client, &target.api_version, &target.kind, target.namespace.as_deref())
+            .await?;
+    let found = with_retries(|| api.get_opt(&target.name))
+        .await
+        .map_err(|e| Error::api(format!("reading {} {}", target.kind, target.name), &e))?;
+    Ok(found.map(|o| serde_json::to_value(o).unwrap_or(Value::Null)))
+}
+
+fn condition_true(object: &Value, kind: &str) -> bool {
+    object.pointer("/status/conditions").and_then(Value::as_array).into_iter().flatten().any(|c| {
+        c.get("type").and_then(Value::as_str) == Some(kind)
+            && c.get("status").and_then(Value::as_str) == Some("True")
+    })
+}
+
+async fn poll(cluster: &Cluster, wait: &Wait, targeted: &[LabelSelector]) -> Result<Poll> {
+    let Some(object) = get(cluster, &wait.target).await? else {
+        return Ok(Poll::Pending(format!("{} {} does not exist", wait.target.kind, wait.target.name)));
+    };
+    let number = |pointer: &str| object.pointer(pointer).and_then(Value::as_i64).unwrap_or(0);
+    match wait.condition {
+        WaitFor::Established if condition_true(&object, "Established") => Ok(Poll::Done(None)),
+        WaitFor::Established => Ok(Poll::Pending("not Established yet".into())),
+        WaitFor::Available if condition_true(&object, "Available") || condition_true(&object, "Complete") => {
+            Ok(Poll::Done(None))
+        }
+        WaitFor::Available => Ok(Poll::Pending("not Available yet".into())),
+        WaitFor::RolledOut if wait.target.kind == "DaemonSet" => {
+            let ds: DaemonSet = serde_json::from_value(object.clone()).map_err(|e| {
+                Error::Inventory(format!("DaemonSet {} does not parse: {e}", wait.target.name))
+            })?;
+            match daemon::rollout_status(&ds) {
+                daemon::RolloutStatus::Done(_) if number("/status/desiredNumberScheduled") > 0 => {
+                    Ok(Poll::Done(None))
+                }
+                daemon::RolloutStatus::Done(_) => {
+                    Ok(Poll::Pending("no node wants a pod yet (DESIRED 0)".into()))
+                }
+                daemon::RolloutStatus::Waiting(message) => Ok(Poll::Pending(message.trim().to_string())),
+                daemon::RolloutStatus::NotRollingUpdate => Ok(Poll::Done(None)),
+            }
+        }
+        WaitFor::RolledOut => {
+            let replicas = number("/spec/replicas").max(1);
+            let current = number("/status/observedGeneration") >= number("/metadata/generation");
+            let done = current
+                && number("/status/updatedReplicas") == replicas
+                && number("/status/availableReplicas") == replicas
+                && number("/status/replicas") == replicas;
+            Ok(if done {
+                Poll::Done(None)
+            } else {
+                Poll::Pending(format!(
+                    "{} of {replicas} updated and available",
+                    number("/status/availableReplicas")
+                ))
+            })
+        }
+        WaitFor::StalledAsIntended => stalled(cluster, wait, &object, targeted).await,
+    }
+}
+
+/// Confirms the variant's breakage on a DaemonSet and captures the affected node.
+async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[LabelSelector]) -> Result<Poll> {
+    let ds: DaemonSet = serde_json::from_value(object.clone())
+        .map_err(|e| Error::Inventory(format!("DaemonSet {} does not parse: {e}", wait.target.name)))?;
+    let namespace = wait.target.namespace.clone().unwrap_or_else(|| "default".into());
+    let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), &namespace);
+    let uid = ds.metadata.uid.clone();
+    let pods: Vec<Pod> = list_all(&pods)
+        .await
+        .map_err(|e| Error::api(format!("listing pods in {namespace}"), &e))?
+        .items
+        .into_iter()
+        .filter(|p| p.metadata.owner_references.iter().flatten().any(|o| Some(&o.uid) == uid.as_ref()))
+        .collect();
+    let symptom = wait.symptom.ok_or_else(|| {
+        Error::BadInput(format!("the stalledAsIntended wait on {} names no symptom", wait.target.name))
+    })?;
+    let node_of = |pod: &Pod| {
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .or_else(|| daemon::target_node_name(pod).ok())
+            .unwrap_or_default()
+    };
+    let states: Vec<String> = pods
+        .iter()
+        .map(|p| {
+            format!("{} on {}: {}", p.metadata.name.clone().unwrap_or_default(), node_of(p), pod_state(p))
+        })
+        .collect();
+    let seen = if states.is_empty() { "no pods".to_string() } else { states.join(", ") };
+    match symptom {
+        Symptom::ImagePullBackOff => {
+            let stuck: Vec<&Pod> = pods.iter().filter(|p| pod_state(p) == "ImagePullBackOff").collect();
+            match stuck.as_slice() {
+                [one] => Ok(Poll::Done(Some(("affectedNode", node_of(one))))),
+                [] => Ok(Poll::Pending(seen)),
+                many => Err(Error::NotReproduced(format!(
+                    "{} pods are in ImagePullBackOff, expected the rollout to stop at exactly one: {seen}",
+                    many.len()
+                ))),
+            }
+        }
+        Symptom::Unschedulable => {
+            let stuck: Vec<&Pod> =
+                pods.iter().filter(|p| pod_state(p) == "Pending (Unschedulable)").collect();
+            match stuck.as_slice() {
+                [one] => Ok(Poll::Done(Some(("affectedNode", node_of(one))))),
+                [] => Ok(Poll::Pending(seen)),
+                many => Err(Error::NotReproduced(format!(
+                    "{} pods are unschedulable, expected exactly one: {seen}",
+                    many.len()
+                ))),
+            }
+        }
+        Symptom::DesiredDropped => {
+            let nodes: Api<Node> = Api::all(cluster.client.clone());
+            let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items;
+            // A node the DaemonSet no longer wants that has no daemon pod left; it must be one
+            // of the nodes the lab requires (the GPU nodes), so unrelated nodes do not count.
+            let dropped: Vec<String> = nodes
+                .iter()
+                .filter(|n| {
+                    let labels = labels_of(&serde_json::to_value(n).unwrap_or(Value::Null));
+                    targeted.is_empty() || targeted.iter().any(|s| s.matches(&labels))
+                })
+                .filter(|n| !daemon::node_should_run_daemon_pod(&ds, n).should_run())
+                .filter(|n| !pods.iter().any(|p| node_of(p) == n.metadata.name.clone().unwrap_or_default()))
+                .filter_map(|n| n.metadata.name.clone())
+                .collect();
+            let desired = ds.status.as_ref().map(|s| s.desired_number_scheduled).unwrap_or(0);
+            match dropped.as_slice() {
+                [one] if desired > 0 => Ok(Poll::Done(Some(("affectedNode", one.clone())))),
+                _ => Ok(Poll::Pending(format!(
+                    "DESIRED {desired}; nodes without a wanted pod: {}",
+                    dropped.join(", ")
+                ))),
+            }
+        }
+    }
+}

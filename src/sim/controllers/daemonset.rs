@@ -1,0 +1,613 @@
+//! The DaemonSet controller: pods per node, RollingUpdate/OnDelete, ControllerRevision history
+//! and status, as kube-controller-manager v1.33 does it.
+//!
+//! Upstream: `pkg/controller/daemon/daemon_controller.go` (`syncDaemonSet`, `manage`,
+//! `podsShouldBeOnNode`, `syncNodes`, `updateDaemonSetStatus`, `storeDaemonSetStatus`) and
+//! `pkg/controller/daemon/update.go` (`rollingUpdate`, `constructHistory`, `cleanupHistory`,
+//! `getPatch`). Behaviour spec with line references: k8s-fidelity.md §1. The placement, pod
+//! identity, budgets, hash and counters are the pure functions of `k8s::daemon`.
+//!
+//! Expectations: upstream never creates/deletes in `manage` and deletes in `rollingUpdate` in
+//! one sync (the second waits for the first's expectations). Writes here are synchronous, so
+//! the same rule is kept by running `rollingUpdate` only when `manage` changed nothing; the
+//! store change events of `manage` wake the next sync.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::{
+    api::{apps::v1::DaemonSet, core::v1::Pod},
+    apimachinery::pkg::apis::meta::v1::LabelSelector,
+    jiff::{SignedDuration, Timestamp},
+};
+use serde_json::{Value, json};
+
+use super::{
+    Env, Error, Key, Result, Wake, controller_of, decode,
+    events::{EventType, Involved, Source},
+    owners::{self, Owner, selector_is_empty},
+};
+use crate::{
+    k8s::daemon::{
+        self as logic, CONTROLLER_REVISION_HASH_LABEL, DeletedTerminalPods, UpdateStrategy, is_pod_available,
+        is_pod_ready, is_pod_updated, nodes_to_daemon_pods,
+    },
+    sim::store::{self, DeleteOptions, DryRun, Stored, Subresource},
+};
+
+/// `BurstReplicas` of kube-controller-manager: creates (and deletes) per sync.
+const BURST_REPLICAS: usize = 250;
+
+/// The `source.component` of the controller's events.
+const COMPONENT: &str = "daemonset-controller";
+
+/// The DaemonSet controller (stateless between syncs: everything is read from the store).
+#[derive(Debug, Default)]
+pub(crate) struct DaemonSets;
+
+fn pod_name(pod: &Pod) -> String {
+    pod.metadata.name.clone().unwrap_or_default()
+}
+
+fn pod_hash(pod: &Pod) -> Option<&str> {
+    pod.metadata.labels.as_ref()?.get(CONTROLLER_REVISION_HASH_LABEL).map(String::as_str)
+}
+
+/// One DaemonSet being synced.
+struct Sync<'a> {
+    ds: DaemonSet,
+    value: Value,
+    key: &'a Key,
+    uid: String,
+    involved: Involved,
+}
+
+/// The current revision found or made by `constructHistory`.
+struct History {
+    hash: String,
+    old: Vec<Value>,
+}
+
+impl DaemonSets {
+    /// `syncDaemonSet` for one DaemonSet.
+    pub(crate) fn sync(&mut self, env: &mut Env<'_>, key: &Key) -> Result<()> {
+        let Some(stored) = env.ctx.store.get("daemonsets.apps", &key.0, &key.1) else { return Ok(()) };
+        let value: Value = stored.value().map_err(Error::Store)?;
+        let ds: DaemonSet = decode(&stored)?;
+        if ds.metadata.deletion_timestamp.is_some() {
+            return Ok(());
+        }
+        let sync = Sync {
+            uid: ds.metadata.uid.clone().unwrap_or_default(),
+            involved: Involved::of(&value),
+            ds,
+            value,
+            key,
+        };
+        let selector = sync.ds.spec.as_ref().map(|s| s.selector.clone()).unwrap_or_default();
+        if selector_is_empty(&selector) {
+            env.recorder.record(
+                &env.ctx,
+                &sync.involved,
+                EventType::Warning,
+                "SelectingAll",
+                "This daemon set is selecting all pods. A non-empty selector is required.",
+                &Source::component(COMPONENT),
+            );
+            return Ok(());
+        }
+        let Some(history) = self.construct_history(env, &sync)? else { return Ok(()) };
+        let pods = self.claim_pods(env, &sync, &selector)?;
+        let changed = self.manage(env, &sync, &pods, &history.hash)?;
+        let mut changed_by_update = false;
+        if !changed && logic::update_strategy(&sync.ds) == UpdateStrategy::RollingUpdate {
+            changed_by_update = self.rolling_update(env, &sync, &pods, &history.hash)?;
+        }
+        let pods = if changed || changed_by_update { self.claim_pods(env, &sync, &selector)? } else { pods };
+        self.cleanup_history(env, &sync, &history, &pods)?;
+        self.update_status(env, &sync, &pods, &history.hash)
+    }
+
+    /// Pods the DS controls and still selects (`ControllerRefManager.ClaimPods`).
+    fn claim_pods(&self, env: &mut Env<'_>, sync: &Sync<'_>, selector: &LabelSelector) -> Result<Vec<Pod>> {
+        let owner = Owner {
+            api_version: "apps/v1",
+            kind: "DaemonSet",
+            namespace: &sync.key.0,
+            name: &sync.key.1,
+            uid: &sync.uid,
+        };
+        let pods = env.ctx.types.pods.clone();
+        owners::claim(env, &pods, &owner, selector)?
+            .into_iter()
+            .map(|value| serde_json::from_value(value).map_err(Error::Encode))
+            .collect()
+    }
+
+    /// `constructHistory` (update.go): find or create the revision matching the template; a
+    /// matching older revision is renumbered to the highest number (that is what makes
+    /// `rollout history` renumber after an undo). `None` when a hash collision was recorded
+    /// and the sync must run again.
+    fn construct_history(&self, env: &mut Env<'_>, sync: &Sync<'_>) -> Result<Option<History>> {
+        let (store, types) = (env.ctx.store, env.ctx.types);
+        let owned = |stored: &Stored| stored.json.contains(&sync.uid);
+        let revisions: Vec<Value> = store
+            .list("controllerrevisions.apps", Some(&sync.key.0), &owned, None, None)
+            .items
+            .iter()
+            .map(|stored| stored.value().map_err(Error::Store))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .filter(|value| controller_of(value).is_some_and(|owner| owner.uid == sync.uid))
+            .collect();
+        let patch = template_patch(&sync.value);
+        let (current, old): (Vec<Value>, Vec<Value>) =
+            revisions.into_iter().partition(|rev| rev["data"] == patch);
+        let next_revision = old.iter().filter_map(|rev| rev["revision"].as_i64()).max().unwrap_or(0) + 1;
+        let template = sync.ds.spec.as_ref().map(|s| s.template.clone()).unwrap_or_default();
+        let collision_count = sync.ds.status.as_ref().and_then(|s| s.collision_count);
+        let hash = logic::compute_hash(&template, collision_count)?;
+        let current = current.into_iter().max_by_key(|rev| rev["revision"].as_i64().unwrap_or(0));
+        let hash = match current {
+            Some(mut current) => {
+                if current["revision"].as_i64().unwrap_or(0) < next_revision {
+                    current["revision"] = json!(next_revision);
+                    store
+                        .update(&types.controllerrevisions, current.clone(), Subresource::Main, DryRun::Off)
+                        .map_err(Error::Store)?;
+                }
+                current["metadata"]["labels"][CONTROLLER_REVISION_HASH_LABEL]
+                    .as_str()
+                    .unwrap_or(&hash)
+                    .to_string()
+            }
+            None => {
+                let name = format!("{}-{hash}", sync.key.1);
+                let mut labels = sync.value["spec"]["template"]["metadata"]["labels"].clone();
+                if !labels.is_object() {
+                    labels = json!({});
+                }
+                labels[CONTROLLER_REVISION_HASH_LABEL] = json!(hash);
+                let mut metadata = json!({
+                    "name": name,
+                    "namespace": sync.key.0,
+                    "labels": labels,
+                    "ownerReferences": [controller_ref(sync)],
+                });
+                if let Some(annotations) = sync.value["metadata"].get("annotations") {
+                    metadata["annotations"] = annotations.clone();
+                }
+                let revision = json!({
+                    "apiVersion": "apps/v1",
+                    "kind": "ControllerRevision",
+                    "metadata": metadata,
+                    "data": patch,
+                    "revision": next_revision,
+                });
+                match store.create(&types.controllerrevisions, revision) {
+                    Ok(_) => {}
+                    Err(store::Error::AlreadyExists { .. }) => {
+                        // Same name, different template: bump collisionCount and retry
+                        // (update.go `dedupCurHistories`/`controller.ComputeHash` collision path).
+                        let mut value = sync.value.clone();
+                        let count = value["status"]["collisionCount"].as_i64().unwrap_or(0) + 1;
+                        value["status"]["collisionCount"] = json!(count);
+                        store
+                            .update(&types.daemonsets, value, Subresource::Status, DryRun::Off)
+                            .map_err(Error::Store)?;
+                        return Ok(None);
+                    }
+                    Err(error) => return Err(Error::Store(error)),
+                }
+                hash
+            }
+        };
+        Ok(Some(History { hash, old }))
+    }
+
+    /// `manage` + `podsShouldBeOnNode` + `syncNodes`. Returns whether it created or deleted.
+    fn manage(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Pod], hash: &str) -> Result<bool> {
+        let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+        // `util.AllowsSurge`: SurgeCount over 1 node, an error meaning no surge.
+        let surge = logic::update_budget(&sync.ds, 1).is_ok_and(|budget| budget.max_surge > 0)
+            && logic::update_strategy(&sync.ds) == UpdateStrategy::RollingUpdate;
+        let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+        let now = env.ctx.now;
+        let mut create_on: Vec<String> = Vec::new();
+        let mut delete: Vec<&Pod> = Vec::new();
+        let source = Source::component(COMPONENT);
+        for node in env.nodes {
+            let node_name = node.metadata.name.clone().unwrap_or_default();
+            let placement = logic::node_should_run_daemon_pod(&sync.ds, node);
+            let on_node: &[&Pod] = by_node.get(&node_name).map(Vec::as_slice).unwrap_or(&[]);
+            let exists = !on_node.is_empty();
+            if placement.should_run() && !exists {
+                create_on.push(node_name);
+            } else if placement.should_continue_running() {
+                let mut running: Vec<&Pod> = Vec::new();
+                for pod in on_node.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+                    match pod.status.as_ref().and_then(|s| s.phase.as_deref()) {
+                        Some("Failed") => {
+                            let message = format!(
+                                "Found failed daemon pod {}/{} on node {node_name}, will try to kill it",
+                                sync.key.0,
+                                pod_name(pod)
+                            );
+                            let involved = &sync.involved;
+                            env.recorder.record(
+                                &env.ctx,
+                                involved,
+                                EventType::Warning,
+                                "FailedDaemonPod",
+                                &message,
+                                &source,
+                            );
+                            delete.push(pod);
+                        }
+                        Some("Succeeded") => {
+                            let message = format!(
+                                "Found succeeded daemon pod {}/{} on node {node_name}, will try to delete it",
+                                sync.key.0,
+                                pod_name(pod)
+                            );
+                            let involved = &sync.involved;
+                            env.recorder.record(
+                                &env.ctx,
+                                involved,
+                                EventType::Normal,
+                                "SucceededDaemonPod",
+                                &message,
+                                &source,
+                            );
+                            delete.push(pod);
+                        }
+                        _ => running.push(pod),
+                    }
+                }
+                if !surge {
+                    delete.extend(running.iter().skip(1));
+                    continue;
+                }
+                if running.len() <= 1 {
+                    if running.is_empty() && placement.should_run() {
+                        create_on.push(node_name);
+                    }
+                    continue;
+                }
+                let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
+                for pod in running {
+                    if pod_hash(pod) == Some(hash) {
+                        if oldest_new.is_none() {
+                            oldest_new = Some(pod);
+                            continue;
+                        }
+                    } else if oldest_old.is_none() {
+                        oldest_old = Some(pod);
+                        continue;
+                    }
+                    delete.push(pod);
+                }
+                if let (Some(new), Some(old)) = (oldest_new, oldest_old)
+                    && (!is_pod_ready(old) || is_pod_available(new, min_ready, now))
+                {
+                    delete.push(old);
+                }
+            } else if exists {
+                delete.extend(on_node.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()));
+            }
+        }
+        // Unscheduled pods whose target node is gone (`getUnscheduledPodsWithoutNode`).
+        let known: BTreeSet<&str> = env.nodes.iter().filter_map(|n| n.metadata.name.as_deref()).collect();
+        for (node_name, on_node) in &by_node {
+            if !known.contains(node_name.as_str()) {
+                delete.extend(on_node.iter().copied().filter(|p| {
+                    p.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty)
+                        && p.metadata.deletion_timestamp.is_none()
+                }));
+            }
+        }
+        let names: Vec<String> = delete.iter().map(|p| pod_name(p)).collect();
+        self.sync_nodes(env, sync, &names, &create_on, hash)
+    }
+
+    /// `rollingUpdate` (update.go): deletes old pods within maxUnavailable, or with maxSurge
+    /// creates new pods beside old ones. Returns whether it changed anything.
+    fn rolling_update(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Pod], hash: &str) -> Result<bool> {
+        let now = env.ctx.now;
+        let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+        let generation = logic::template_generation(&sync.ds).ok().flatten();
+        // `updatedDesiredNodeCounts`: claimed pods by node plus every desired node.
+        let mut by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+        let mut desired = 0i64;
+        for node in env.nodes {
+            if logic::node_should_run_daemon_pod(&sync.ds, node).should_run() {
+                desired += 1;
+                by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
+            }
+        }
+        let budget = logic::update_budget(&sync.ds, desired)?;
+        // Upstream iterates a Go map (random order); node-name order here, deterministically.
+        let on_node = |pods: &[&Pod]| -> Option<(Option<Pod>, Option<Pod>)> {
+            let (mut new, mut old) = (None, None);
+            for pod in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+                let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
+                if slot.is_some() {
+                    return None;
+                }
+                *slot = Some((*pod).clone());
+            }
+            Some((new, old))
+        };
+        let available = |pod: &Pod| is_pod_available(pod, min_ready, now);
+        if budget.max_surge == 0 {
+            let mut unavailable = 0i64;
+            let mut replacements: Vec<String> = Vec::new();
+            let mut candidates: Vec<String> = Vec::new();
+            for pods in by_node.values() {
+                match on_node(pods) {
+                    None | Some((None, None)) | Some((Some(_), Some(_))) => unavailable += 1,
+                    Some((Some(new), None)) => {
+                        if !available(&new) {
+                            unavailable += 1;
+                        }
+                    }
+                    Some((None, Some(old))) => {
+                        if !available(&old) {
+                            replacements.push(pod_name(&old));
+                        } else if unavailable < budget.max_unavailable {
+                            candidates.push(pod_name(&old));
+                        }
+                    }
+                }
+            }
+            let remaining = (budget.max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
+            replacements.extend(candidates.into_iter().take(remaining));
+            return self.sync_nodes(env, sync, &replacements, &[], hash);
+        }
+        let mut surge = 0i64;
+        let mut allowed: Vec<String> = Vec::new();
+        let mut candidates: Vec<String> = Vec::new();
+        let mut delete: Vec<String> = Vec::new();
+        for (node_name, pods) in &by_node {
+            match on_node(pods) {
+                None => surge += 1,
+                Some((_, None)) => {}
+                Some((None, Some(old))) => {
+                    if !available(&old) {
+                        allowed.push(node_name.clone());
+                    } else if surge < budget.max_surge {
+                        candidates.push(node_name.clone());
+                    }
+                }
+                Some((Some(new), Some(old))) => {
+                    if available(&new) {
+                        delete.push(pod_name(&old));
+                    } else {
+                        surge += 1;
+                    }
+                }
+            }
+        }
+        let remaining = (budget.max_surge - surge).clamp(0, candidates.len() as i64) as usize;
+        allowed.extend(candidates.into_iter().take(remaining));
+        self.sync_nodes(env, sync, &delete, &allowed, hash)
+    }
+
+    /// `syncNodes`: deletes, then creates (at most [`BURST_REPLICAS`] each), with the
+    /// `SuccessfulDelete`/`SuccessfulCreate` events (`controller_utils.go` RealPodControl).
+    fn sync_nodes(
+        &self,
+        env: &mut Env<'_>,
+        sync: &Sync<'_>,
+        delete: &[String],
+        create_on: &[String],
+        hash: &str,
+    ) -> Result<bool> {
+        let (store, types) = (env.ctx.store, env.ctx.types);
+        let source = Source::component(COMPONENT);
+        let mut changed = false;
+        for name in delete.iter().take(BURST_REPLICAS) {
+            match store.delete(&types.pods, &sync.key.0, name, &DeleteOptions::default()) {
+                Ok(_) => {
+                    changed = true;
+                    let message = format!("Deleted pod: {name}");
+                    env.recorder.record(
+                        &env.ctx,
+                        &sync.involved,
+                        EventType::Normal,
+                        "SuccessfulDelete",
+                        &message,
+                        &source,
+                    );
+                }
+                Err(store::Error::NotFound { .. }) => {}
+                Err(error) => return Err(Error::Store(error)),
+            }
+        }
+        if create_on.is_empty() {
+            return Ok(changed);
+        }
+        let labels = logic::daemon_pod_labels(&sync.ds, hash)?;
+        let template_annotations = sync.value["spec"]["template"]["metadata"]["annotations"].clone();
+        for node in create_on.iter().take(BURST_REPLICAS) {
+            let spec = serde_json::to_value(logic::daemon_pod_spec(&sync.ds, node)).map_err(Error::Encode)?;
+            let mut metadata = json!({
+                "generateName": format!("{}-", sync.key.1),
+                "namespace": sync.key.0,
+                "labels": labels,
+                "ownerReferences": [controller_ref(sync)],
+            });
+            if template_annotations.is_object() {
+                metadata["annotations"] = template_annotations.clone();
+            }
+            let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec});
+            match store.create(&types.pods, pod) {
+                Ok(created) => {
+                    changed = true;
+                    let name = created["metadata"]["name"].as_str().unwrap_or_default();
+                    let message = format!("Created pod: {name}");
+                    env.recorder.record(
+                        &env.ctx,
+                        &sync.involved,
+                        EventType::Normal,
+                        "SuccessfulCreate",
+                        &message,
+                        &source,
+                    );
+                }
+                Err(error) => {
+                    // Upstream stops the slow-start batch and records FailedCreate.
+                    let message = format!("Error creating: {error}");
+                    env.recorder.record(
+                        &env.ctx,
+                        &sync.involved,
+                        EventType::Warning,
+                        "FailedCreate",
+                        &message,
+                        &source,
+                    );
+                    break;
+                }
+            }
+        }
+        Ok(changed)
+    }
+
+    /// `cleanupHistory`: keeps `revisionHistoryLimit` old revisions, oldest removed first,
+    /// never one whose hash a pod still carries.
+    fn cleanup_history(
+        &self,
+        env: &mut Env<'_>,
+        sync: &Sync<'_>,
+        history: &History,
+        pods: &[Pod],
+    ) -> Result<()> {
+        let limit =
+            sync.ds.spec.as_ref().and_then(|s| s.revision_history_limit).unwrap_or(10).max(0) as usize;
+        if history.old.len() <= limit {
+            return Ok(());
+        }
+        let live: BTreeSet<&str> = pods.iter().filter_map(pod_hash).collect();
+        let mut old: Vec<&Value> = history.old.iter().collect();
+        old.sort_by_key(|rev| rev["revision"].as_i64().unwrap_or(0));
+        let mut to_kill = history.old.len() - limit;
+        for rev in old {
+            if to_kill == 0 {
+                break;
+            }
+            let hash = rev["metadata"]["labels"][CONTROLLER_REVISION_HASH_LABEL].as_str().unwrap_or_default();
+            if live.contains(hash) {
+                continue;
+            }
+            let name = rev["metadata"]["name"].as_str().unwrap_or_default();
+            match env.ctx.store.delete(
+                &env.ctx.types.controllerrevisions,
+                &sync.key.0,
+                name,
+                &DeleteOptions::default(),
+            ) {
+                Ok(_) | Err(store::Error::NotFound { .. }) => {}
+                Err(error) => return Err(Error::Store(error)),
+            }
+            to_kill -= 1;
+        }
+        Ok(())
+    }
+
+    /// `updateDaemonSetStatus` + `storeDaemonSetStatus`: written only when a counter changed or
+    /// observedGeneration is behind; with minReadySeconds, a wake-up when the next ready pod
+    /// becomes available.
+    fn update_status(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Pod], hash: &str) -> Result<()> {
+        let now = env.ctx.now;
+        let counters = logic::daemonset_status(&sync.ds, env.nodes, pods, hash, now);
+        let current = sync.value.get("status").cloned().unwrap_or_else(|| json!({}));
+        let mut status = json!({
+            "currentNumberScheduled": counters.current_number_scheduled,
+            "numberMisscheduled": counters.number_misscheduled,
+            "desiredNumberScheduled": counters.desired_number_scheduled,
+            "numberReady": counters.number_ready,
+        });
+        let generation = sync.value["metadata"]["generation"].as_i64().unwrap_or(0);
+        // omitempty fields (apps/v1 DaemonSetStatus).
+        for (field, value) in [
+            ("observedGeneration", generation),
+            ("updatedNumberScheduled", i64::from(counters.updated_number_scheduled)),
+            ("numberAvailable", i64::from(counters.number_available)),
+            ("numberUnavailable", i64::from(counters.number_unavailable)),
+        ] {
+            if value != 0 {
+                status[field] = json!(value);
+            }
+        }
+        for kept in ["collisionCount", "conditions"] {
+            if let Some(value) = current.get(kept) {
+                status[kept] = value.clone();
+            }
+        }
+        if status != current {
+            let mut value = sync.value.clone();
+            value["status"] = status;
+            match env.ctx.store.update(&env.ctx.types.daemonsets, value, Subresource::Status, DryRun::Off) {
+                Ok(_) | Err(store::Error::NotFound { .. }) => {}
+                Err(error) => return Err(Error::Store(error)),
+            }
+        }
+        let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
+        if min_ready > 0
+            && counters.number_ready != counters.number_available
+            && let Some(at) = next_available(pods, min_ready, now)
+        {
+            env.timers.at(at, Wake::DaemonSet(sync.key.clone()));
+        }
+        Ok(())
+    }
+}
+
+/// When the earliest ready-but-not-yet-available pod becomes available (strictly after
+/// `lastTransitionTime + minReadySeconds`).
+fn next_available(pods: &[Pod], min_ready: i32, now: Timestamp) -> Option<Timestamp> {
+    pods.iter()
+        .filter(|pod| is_pod_ready(pod) && !is_pod_available(pod, min_ready, now))
+        .filter_map(|pod| {
+            let conditions = pod.status.as_ref()?.conditions.as_ref()?;
+            let ready = conditions.iter().find(|c| c.type_ == "Ready")?;
+            let since = ready.last_transition_time.as_ref()?.0;
+            since.checked_add(SignedDuration::from_secs(i64::from(min_ready) + 1)).ok()
+        })
+        .filter(|at| *at > now)
+        .min()
+}
+
+fn controller_ref(sync: &Sync<'_>) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": sync.key.1,
+        "uid": sync.uid,
+        "controller": true,
+        "blockOwnerDeletion": true,
+    })
+}
+
+/// `getPatch` (update.go): the revision's `data`, `{"spec":{"template":{"$patch":"replace",…}}}`.
+fn template_patch(ds: &Value) -> Value {
+    let mut template = ds["spec"]["template"].clone();
+    if !template.is_object() {
+        template = json!({});
+    }
+    template["$patch"] = json!("replace");
+    json!({"spec": {"template": template}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_revision_data_replaces_the_template() {
+        let ds = json!({"spec": {"template": {"metadata": {"labels": {"app": "x"}}}}});
+        assert_eq!(
+            template_patch(&ds),
+            json!({"spec": {"template": {"$patch": "replace", "metadata": {"labels": {"app": "x"}}}}})
+        );
+    }
+}

@@ -1,0 +1,655 @@
+//! The kubelets: run bound pods against the image catalog, report container states and pod
+//! conditions, pull back-off, and finish graceful deletion.
+//!
+//! Upstream (v1.33): `pkg/kubelet/images/image_manager.go` (`EnsureImageExists`: events
+//! `Pulling`, `Pulled`, `Failed`, `BackOff`; back-off key `<podUID>_<image>`; the back-off
+//! status message wraps the previous error since PR #127918), `pkg/kubelet/kubelet.go`
+//! (`backOffPeriod` 10s, `MaxContainerBackOff` 300s), `pkg/kubelet/kuberuntime/
+//! kuberuntime_container.go` (`Error: <reason>`, `Created container: <name>`,
+//! `Started container <name>`, `Stopping container <name>`), `pkg/kubelet/status/generate.go`
+//! (conditions, `containers with unready status: [...]`). Behaviour spec: k8s-fidelity.md §6.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use k8s_openapi::{
+    api::core::v1::{Container, Node, Pod},
+    jiff::Timestamp,
+};
+use serde_json::{Value, json};
+
+use super::{
+    Env, Error, Key, Result, Wake,
+    config::normalize_image,
+    decode,
+    events::{EventType, Involved, Source},
+    later,
+    scheduler::set_condition,
+    timestamp,
+};
+use crate::sim::store::{DeleteOptions, DryRun, Subresource};
+
+/// Where one container is.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    /// Pulling; the outcome was decided against the catalog when the pull started.
+    Pulling { started: Timestamp, done_at: Timestamp, outcome: PullOutcome },
+    /// The last pull failed (`ErrImagePull`); the next sync shows the back-off.
+    PullFailed { cri_error: String, back_off_shown_at: Timestamp, retry_at: Timestamp },
+    /// In back-off (`ImagePullBackOff`) until `retry_at`.
+    PullBackOff { message: String, retry_at: Timestamp },
+    /// `imagePullPolicy: Never` and the image is not on the node.
+    NeverPull { message: String },
+    /// Running since `started`; Ready from `ready_at`.
+    Running { started: Timestamp, ready_at: Timestamp, container_id: String, image_id: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PullOutcome {
+    Found { size_bytes: u64 },
+    Missing,
+}
+
+#[derive(Debug, Clone)]
+struct ContainerRun {
+    name: String,
+    image: String,
+    step: Step,
+}
+
+/// Whether a pod is being stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Lifecycle {
+    Active,
+    Stopping { remove_at: Timestamp },
+}
+
+#[derive(Debug, Clone)]
+struct PodRun {
+    uid: String,
+    node: String,
+    host_ip: String,
+    pod_ip: String,
+    started: Timestamp,
+    containers: Vec<ContainerRun>,
+    lifecycle: Lifecycle,
+}
+
+/// The kubelets of every node (their in-memory state: containers, image caches, back-off).
+#[derive(Debug, Default)]
+pub(crate) struct Kubelet {
+    pods: HashMap<Key, PodRun>,
+    images: HashSet<(String, String)>,
+    back_off: HashMap<String, f64>,
+    next_ip: HashMap<String, u32>,
+}
+
+fn pull_policy(container: &Container) -> &str {
+    match container.image_pull_policy.as_deref() {
+        Some(policy) => policy,
+        // `SetDefaults_Container`: Always for `:latest` or no tag, else IfNotPresent.
+        None => {
+            let image = container.image.as_deref().unwrap_or_default();
+            let last = image.rsplit('/').next().unwrap_or_default();
+            if last.contains('@') {
+                "IfNotPresent"
+            } else {
+                match last.split_once(':') {
+                    Some((_, "latest")) | None => "Always",
+                    Some(_) => "IfNotPresent",
+                }
+            }
+        }
+    }
+}
+
+/// Go's `time.Duration.String()` for the Pulled message (`2s`, `1.5s`, `500ms`, `1m30s`).
+fn go_duration(seconds: f64) -> String {
+    let millis = (seconds * 1000.0).round() as u64;
+    if millis == 0 {
+        return "0s".to_string();
+    }
+    if millis < 1000 {
+        return format!("{millis}ms");
+    }
+    let minutes = millis / 60_000;
+    let rest = millis % 60_000;
+    let secs = if rest.is_multiple_of(1000) {
+        format!("{}s", rest / 1000)
+    } else {
+        let text = format!("{:.3}", rest as f64 / 1000.0);
+        format!("{}s", text.trim_end_matches('0'))
+    };
+    if minutes > 0 { format!("{minutes}m{secs}") } else { secs }
+}
+
+/// containerd's error for a reference no registry has (k8s-fidelity.md §6 item 4).
+fn not_found_error(image: &str) -> String {
+    let full = normalize_image(image);
+    format!(
+        "rpc error: code = NotFound desc = failed to pull and unpack image \"{full}\": failed to resolve reference \"{full}\": {full}: not found"
+    )
+}
+
+fn hex_digest(text: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn image_id(image: &str) -> String {
+    let full = normalize_image(image);
+    let repository = match full.rsplit_once('@') {
+        Some((repository, _)) => repository.to_string(),
+        None => {
+            let slash = full.rfind('/').unwrap_or(0);
+            match full[slash..].rfind(':') {
+                Some(colon) => full[..slash + colon].to_string(),
+                None => full.clone(),
+            }
+        }
+    };
+    format!("{repository}@sha256:{}", hex_digest(&full))
+}
+
+impl Kubelet {
+    /// Reconciles the changed pods that are bound to an existing node.
+    pub(crate) fn run(&mut self, env: &mut Env<'_>, changed: &BTreeSet<Key>) -> Result<()> {
+        for key in changed {
+            let Some(stored) = env.ctx.store.get("pods", &key.0, &key.1) else {
+                self.forget(key);
+                continue;
+            };
+            let pod: Pod = decode(&stored)?;
+            let Some(node_name) =
+                pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty())
+            else {
+                continue;
+            };
+            let Some(node) =
+                env.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(node_name.as_str()))
+            else {
+                continue;
+            };
+            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+            if matches!(phase, Some("Succeeded" | "Failed")) {
+                continue;
+            }
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            if self.pods.get(key).is_some_and(|run| run.uid != uid) {
+                self.forget(key);
+            }
+            self.reconcile(env, key, &pod, node)?;
+        }
+        Ok(())
+    }
+
+    fn forget(&mut self, key: &Key) {
+        if let Some(run) = self.pods.remove(key) {
+            self.back_off.retain(|k, _| !k.starts_with(&format!("{}_", run.uid)));
+        }
+    }
+
+    fn start_pod(&mut self, env: &mut Env<'_>, pod: &Pod, node: &Node) -> PodRun {
+        let node_name = node.metadata.name.clone().unwrap_or_default();
+        let host_ip = node
+            .status
+            .as_ref()
+            .and_then(|s| s.addresses.as_ref())
+            .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
+            .map(|a| a.address.clone())
+            .unwrap_or_else(|| "10.0.0.1".to_string());
+        let index = env.nodes.iter().position(|n| n.metadata.name == node.metadata.name).unwrap_or(0);
+        let next = self.next_ip.entry(node_name.clone()).or_insert(1);
+        *next = if *next >= 254 { 2 } else { *next + 1 };
+        let pod_ip = format!("10.244.{}.{}", index % 256, *next);
+        let mut run = PodRun {
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
+            node: node_name,
+            host_ip,
+            pod_ip,
+            started: env.ctx.now,
+            containers: Vec::new(),
+            lifecycle: Lifecycle::Active,
+        };
+        let containers = pod.spec.as_ref().map(|s| s.containers.clone()).unwrap_or_default();
+        for container in &containers {
+            let step = self.begin_pull(env, pod, &run, container);
+            run.containers.push(ContainerRun {
+                name: container.name.clone(),
+                image: container.image.clone().unwrap_or_default(),
+                step,
+            });
+        }
+        run
+    }
+
+    /// `EnsureImageExists` up to the pull itself: present, never-pull, or start pulling.
+    fn begin_pull(&mut self, env: &mut Env<'_>, pod: &Pod, run: &PodRun, container: &Container) -> Step {
+        let now = env.ctx.now;
+        let image = container.image.clone().unwrap_or_default();
+        let involved = Involved::of_pod(pod).container(&container.name);
+        let source = Source::kubelet(&run.node);
+        let present = self.images.contains(&(run.node.clone(), normalize_image(&image)));
+        let policy = pull_policy(container);
+        if present && policy != "Always" {
+            let message = format!("Container image \"{image}\" already present on machine");
+            env.recorder.record(&env.ctx, &involved, EventType::Normal, "Pulled", &message, &source);
+            return self.start_container(env, &involved, &source, &container.name, &image);
+        }
+        if policy == "Never" {
+            let message = format!("Container image \"{image}\" is not present with pull policy of Never");
+            env.recorder.record(
+                &env.ctx,
+                &involved,
+                EventType::Warning,
+                "ErrImageNeverPull",
+                &message,
+                &source,
+            );
+            env.recorder.record(
+                &env.ctx,
+                &involved,
+                EventType::Warning,
+                "Failed",
+                "Error: ErrImageNeverPull",
+                &source,
+            );
+            return Step::NeverPull { message };
+        }
+        env.recorder.record(
+            &env.ctx,
+            &involved,
+            EventType::Normal,
+            "Pulling",
+            &format!("Pulling image \"{image}\""),
+            &source,
+        );
+        let timings = &env.config.timings;
+        let (delay, outcome) = match env.config.catalog.find(&image) {
+            Some(found) => (
+                found.pull_seconds.unwrap_or(timings.pull_seconds),
+                PullOutcome::Found { size_bytes: found.size_bytes },
+            ),
+            None => (timings.pull_fail_seconds, PullOutcome::Missing),
+        };
+        Step::Pulling { started: now, done_at: later(now, delay), outcome }
+    }
+
+    fn start_container(
+        &mut self,
+        env: &mut Env<'_>,
+        involved: &Involved,
+        source: &Source,
+        name: &str,
+        image: &str,
+    ) -> Step {
+        let now = env.ctx.now;
+        env.recorder.record(
+            &env.ctx,
+            involved,
+            EventType::Normal,
+            "Created",
+            &format!("Created container: {name}"),
+            source,
+        );
+        env.recorder.record(
+            &env.ctx,
+            involved,
+            EventType::Normal,
+            "Started",
+            &format!("Started container {name}"),
+            source,
+        );
+        Step::Running {
+            started: now,
+            ready_at: later(now, env.config.timings.readiness_seconds),
+            container_id: format!("containerd://{}", hex_digest(&format!("{}/{name}/{now}", involved.uid))),
+            image_id: image_id(image),
+        }
+    }
+
+    /// Moves one container through every transition due by now.
+    fn advance(&mut self, env: &mut Env<'_>, pod: &Pod, run: &PodRun, index: usize) -> Step {
+        let now = env.ctx.now;
+        let container_spec = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.containers.iter().find(|c| c.name == run.containers[index].name))
+            .cloned();
+        let mut step = run.containers[index].step.clone();
+        let image = run.containers[index].image.clone();
+        let name = run.containers[index].name.clone();
+        let involved = Involved::of_pod(pod).container(&name);
+        let source = Source::kubelet(&run.node);
+        let back_off_key = format!("{}_{image}", run.uid);
+        loop {
+            step = match step {
+                Step::Pulling { started, done_at, outcome } if now >= done_at => match outcome {
+                    PullOutcome::Found { size_bytes } => {
+                        self.images.insert((run.node.clone(), normalize_image(&image)));
+                        self.back_off.remove(&back_off_key);
+                        let took = go_duration(done_at.duration_since(started).as_secs_f64());
+                        let message = format!(
+                            "Successfully pulled image \"{image}\" in {took} ({took} including waiting). Image size: {size_bytes} bytes."
+                        );
+                        env.recorder.record(
+                            &env.ctx,
+                            &involved,
+                            EventType::Normal,
+                            "Pulled",
+                            &message,
+                            &source,
+                        );
+                        self.start_container(env, &involved, &source, &name, &image)
+                    }
+                    PullOutcome::Missing => {
+                        let cri_error = not_found_error(&image);
+                        let message = format!("Failed to pull image \"{image}\": {cri_error}");
+                        env.recorder.record(
+                            &env.ctx,
+                            &involved,
+                            EventType::Warning,
+                            "Failed",
+                            &message,
+                            &source,
+                        );
+                        env.recorder.record(
+                            &env.ctx,
+                            &involved,
+                            EventType::Warning,
+                            "Failed",
+                            "Error: ErrImagePull",
+                            &source,
+                        );
+                        let timings = &env.config.timings;
+                        let delay = match self.back_off.get(&back_off_key) {
+                            Some(previous) => (previous * 2.0).min(timings.back_off_max_seconds),
+                            None => timings.back_off_initial_seconds,
+                        };
+                        self.back_off.insert(back_off_key.clone(), delay);
+                        let back_off_shown_at = later(now, timings.back_off_sync_seconds.min(delay));
+                        Step::PullFailed { cri_error, back_off_shown_at, retry_at: later(now, delay) }
+                    }
+                },
+                Step::PullFailed { cri_error, back_off_shown_at, retry_at } if now >= back_off_shown_at => {
+                    let event = format!("Back-off pulling image \"{image}\"");
+                    env.recorder.record(&env.ctx, &involved, EventType::Normal, "BackOff", &event, &source);
+                    env.recorder.record(
+                        &env.ctx,
+                        &involved,
+                        EventType::Warning,
+                        "Failed",
+                        "Error: ImagePullBackOff",
+                        &source,
+                    );
+                    Step::PullBackOff { message: format!("{event}: ErrImagePull: {cri_error}"), retry_at }
+                }
+                Step::PullBackOff { retry_at, .. } if now >= retry_at => match &container_spec {
+                    Some(container) => self.begin_pull(env, pod, run, container),
+                    None => return Step::PullBackOff { message: String::new(), retry_at },
+                },
+                other => return other,
+            };
+        }
+    }
+
+    fn reconcile(&mut self, env: &mut Env<'_>, key: &Key, pod: &Pod, node: &Node) -> Result<()> {
+        let now = env.ctx.now;
+        let mut run = match self.pods.remove(key) {
+            Some(run) => run,
+            None if pod.metadata.deletion_timestamp.is_some() => {
+                // Never started here: nothing to stop.
+                return self.remove_pod(env, key, pod);
+            }
+            None => self.start_pod(env, pod, node),
+        };
+        if let Some(deletion) = &pod.metadata.deletion_timestamp {
+            if run.lifecycle == Lifecycle::Active {
+                for container in &run.containers {
+                    if matches!(container.step, Step::Running { .. }) {
+                        env.recorder.record(
+                            &env.ctx,
+                            &Involved::of_pod(pod).container(&container.name),
+                            EventType::Normal,
+                            "Killing",
+                            &format!("Stopping container {}", container.name),
+                            &Source::kubelet(&run.node),
+                        );
+                    }
+                }
+                let stopped = later(now, env.config.timings.container_stop_seconds);
+                run.lifecycle = Lifecycle::Stopping { remove_at: stopped.min(deletion.0) };
+            }
+            if let Lifecycle::Stopping { remove_at } = run.lifecycle {
+                if now >= remove_at {
+                    return self.remove_pod(env, key, pod);
+                }
+                env.timers.at(remove_at, Wake::Pod(key.clone()));
+            }
+            self.pods.insert(key.clone(), run);
+            return Ok(());
+        }
+        for index in 0..run.containers.len() {
+            let step = self.advance(env, pod, &run, index);
+            run.containers[index].step = step;
+        }
+        self.write_status(env, key, pod, &run)?;
+        let mut wakes: Vec<Timestamp> = Vec::new();
+        for container in &run.containers {
+            match &container.step {
+                Step::Pulling { done_at, .. } => wakes.push(*done_at),
+                Step::PullFailed { back_off_shown_at, .. } => wakes.push(*back_off_shown_at),
+                Step::PullBackOff { retry_at, .. } => wakes.push(*retry_at),
+                Step::Running { ready_at, .. } if *ready_at > now => wakes.push(*ready_at),
+                Step::Running { .. } | Step::NeverPull { .. } => {}
+            }
+        }
+        if let Some(next) = wakes.into_iter().min() {
+            env.timers.at(next, Wake::Pod(key.clone()));
+        }
+        self.pods.insert(key.clone(), run);
+        Ok(())
+    }
+
+    /// The status manager's final delete (grace 0, uid precondition) once containers stopped.
+    fn remove_pod(&mut self, env: &mut Env<'_>, key: &Key, pod: &Pod) -> Result<()> {
+        self.forget(key);
+        let options = DeleteOptions {
+            grace_period_seconds: Some(0),
+            precondition_uid: pod.metadata.uid.clone(),
+            ..Default::default()
+        };
+        match env.ctx.store.delete(&env.ctx.types.pods, &key.0, &key.1, &options) {
+            Ok(_)
+            | Err(crate::sim::store::Error::NotFound { .. } | crate::sim::store::Error::Conflict { .. }) => {
+                Ok(())
+            }
+            Err(error) => Err(Error::Store(error)),
+        }
+    }
+
+    fn write_status(&self, env: &mut Env<'_>, key: &Key, pod: &Pod, run: &PodRun) -> Result<()> {
+        let now = env.ctx.now;
+        let store = env.ctx.store;
+        let types = env.ctx.types;
+        let Ok(mut value) = store.get_value(&types.pods, &key.0, &key.1) else { return Ok(()) };
+        if value["metadata"]["uid"].as_str() != Some(run.uid.as_str()) {
+            return Ok(());
+        }
+        let before = value["status"].clone();
+        let mut statuses = Vec::new();
+        let mut unready = Vec::new();
+        let mut all_running = true;
+        for container in &run.containers {
+            let (state, ready, started, image, image_id, container_id) = match &container.step {
+                Step::Pulling { .. } => {
+                    (json!({"waiting": {"reason": "ContainerCreating"}}), false, false, None, None, None)
+                }
+                Step::PullFailed { cri_error, .. } => (
+                    json!({"waiting": {"reason": "ErrImagePull", "message": cri_error}}),
+                    false,
+                    false,
+                    None,
+                    None,
+                    None,
+                ),
+                Step::PullBackOff { message, .. } => (
+                    json!({"waiting": {"reason": "ImagePullBackOff", "message": message}}),
+                    false,
+                    false,
+                    None,
+                    None,
+                    None,
+                ),
+                Step::NeverPull { message } => (
+                    json!({"waiting": {"reason": "ErrImageNeverPull", "message": message}}),
+                    false,
+                    false,
+                    None,
+                    None,
+                    None,
+                ),
+                Step::Running { started, ready_at, container_id, image_id } => (
+                    json!({"running": {"startedAt": timestamp(*started)}}),
+                    now >= *ready_at,
+                    true,
+                    Some(normalize_image(&container.image)),
+                    Some(image_id.clone()),
+                    Some(container_id.clone()),
+                ),
+            };
+            if !started {
+                all_running = false;
+            }
+            if !ready {
+                unready.push(container.name.clone());
+            }
+            let mut status = json!({
+                "name": container.name,
+                "image": image.unwrap_or_else(|| container.image.clone()),
+                "imageID": image_id.unwrap_or_default(),
+                "ready": ready,
+                "restartCount": 0,
+                "started": started,
+                "state": state,
+                "lastState": {},
+            });
+            if let Some(id) = container_id {
+                status["containerID"] = json!(id);
+            }
+            statuses.push(status);
+        }
+        let started = timestamp(run.started);
+        let condition = |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| {
+            let mut condition = json!({
+                "type": type_,
+                "status": if ok { "True" } else { "False" },
+                "lastProbeTime": null,
+                "lastTransitionTime": timestamp(now),
+            });
+            if let Some(reason) = reason {
+                condition["reason"] = json!(reason);
+            }
+            if let Some(message) = message {
+                condition["message"] = json!(message);
+            }
+            condition
+        };
+        let ready = unready.is_empty();
+        let (reason, message) = if ready {
+            (None, None)
+        } else {
+            (
+                Some("ContainersNotReady"),
+                Some(format!("containers with unready status: [{}]", unready.join(" "))),
+            )
+        };
+        let mut wanted = [
+            condition("PodReadyToStartContainers", true, None, None),
+            condition("Initialized", true, None, None),
+            condition("Ready", ready, reason, message.clone()),
+            condition("ContainersReady", ready, reason, message),
+        ];
+        // Keep the scheduler's PodScheduled condition, and upstream's condition order.
+        let mut status = value["status"].clone();
+        if !status.is_object() {
+            status = json!({});
+        }
+        let scheduled = status["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == "PodScheduled").cloned())
+            .unwrap_or_else(|| condition("PodScheduled", true, None, None));
+        let mut holder = json!({"status": {"conditions": status["conditions"].clone()}});
+        for wanted in wanted.iter_mut() {
+            set_condition(&mut holder, wanted.clone());
+        }
+        let kept: Vec<Value> = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
+            .iter()
+            .filter_map(|type_| {
+                holder["status"]["conditions"]
+                    .as_array()
+                    .and_then(|c| c.iter().find(|c| c["type"] == *type_).cloned())
+            })
+            .chain(std::iter::once(scheduled))
+            .collect();
+        status["conditions"] = json!(kept);
+        status["phase"] =
+            json!(if all_running && !run.containers.is_empty() { "Running" } else { "Pending" });
+        status["hostIP"] = json!(run.host_ip);
+        status["hostIPs"] = json!([{"ip": run.host_ip}]);
+        status["podIP"] = json!(run.pod_ip);
+        status["podIPs"] = json!([{"ip": run.pod_ip}]);
+        status["startTime"] = json!(started);
+        status["containerStatuses"] = json!(statuses);
+        if status == before {
+            return Ok(());
+        }
+        value["status"] = status;
+        let _ = pod;
+        match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
+            Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
+            Err(error) => Err(Error::Store(error)),
+        }
+    }
+}
+
+impl Involved {
+    /// The involved object of a pod.
+    pub fn of_pod(pod: &Pod) -> Involved {
+        Involved {
+            kind: "Pod".into(),
+            api_version: "v1".into(),
+            namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
+            field_path: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_as_go_does() {
+        assert_eq!(go_duration(2.0), "2s");
+        assert_eq!(go_duration(1.5), "1.5s");
+        assert_eq!(go_duration(0.5), "500ms");
+        assert_eq!(go_duration(90.0), "1m30s");
+    }
+
+    #[test]
+    fn pull_policy_defaults_by_tag() {
+        let container = |image: &str| Container { image: Some(image.into()), ..Default::default() };
+        assert_eq!(pull_policy(&container("busybox")), "Always");
+        assert_eq!(pull_policy(&container("busybox:latest")), "Always");
+        assert_eq!(pull_policy(&container("busybox:1.36")), "IfNotPresent");
+        assert_eq!(pull_policy(&container("localhost:5000/x")), "Always");
+    }
+
+    #[test]
+    fn image_ids_name_the_repository() {
+        assert!(image_id("nginx:1.27").starts_with("docker.io/library/nginx@sha256:"));
+        assert!(image_id("localhost:5000/x:v1").starts_with("localhost:5000/x@sha256:"));
+    }
+}

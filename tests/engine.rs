@@ -1,0 +1,453 @@
+//! The lab engine on the in-process simulator: start, check, answer, reset and status on the
+//! engine's copy of the fixture lab, with the tests playing the DaemonSet controller's part
+//! through the API until the simulator's controllers land; and the built binary against an
+//! unreachable cluster.
+
+use std::path::PathBuf;
+
+use k8s_openapi::api::{
+    apps::v1::DaemonSet,
+    core::v1::{ConfigMap, Node, Pod},
+};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use lab_runner::{
+    cli::{LabSource, Lang},
+    engine::{self, check::Help, cluster::Cluster, inventory, start::StartOptions},
+    lab::loader::{self, Bundle},
+    report,
+    sim::{harness::Harness, lifecycle, topology::Topology},
+};
+use serde_json::{Value, json};
+
+use crate::util::{lab_runner, stderr};
+
+const LAB: &str = "broken-daemonset";
+const GPU_NODES: [&str; 3] = ["gpu-1", "gpu-2", "gpu-3"];
+
+fn bundle() -> Bundle {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine");
+    loader::find(&LabSource::Dir(dir), LAB).expect("the engine fixture lab loads")
+}
+
+/// A simulator seeded with the default lab topology (control plane, cpu-1, gpu-1..3).
+fn seeded() -> (Harness, Cluster) {
+    let sim = Harness::start();
+    let types = sim.state.types.read().expect("types lock").clone();
+    lifecycle::seed(&sim.state.store, &types, &Topology::default_lab(), sim.state.clock.now())
+        .expect("the topology seeds");
+    let cluster = Cluster::from_client(sim.client.clone(), "in-process", "harness");
+    (sim, cluster)
+}
+
+fn image_variant() -> StartOptions {
+    StartOptions { variant: Some("image".into()), seed: None }
+}
+
+/// Plays the DaemonSet controller and kubelet: one pod per GPU node, `revision(node)` says
+/// whether it runs the current template (`true`) or an older one, `state(node)` its container
+/// state; then the DaemonSet's status counters as `updateDaemonSetStatus` would write them.
+async fn play_controller(client: &kube::Client, current: &[bool; 3], pulling: Option<usize>) {
+    let daemon_sets: Api<DaemonSet> = Api::namespaced(client.clone(), "lab-ds");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "lab-ds");
+    let ds = daemon_sets.get("toolkit").await.unwrap();
+    let spec = ds.spec.clone().unwrap();
+    let hash = lab_runner::k8s::daemon::compute_hash(&spec.template, None).unwrap();
+    let image = spec.template.spec.as_ref().unwrap().containers[0].image.clone().unwrap();
+    for (i, node) in GPU_NODES.iter().enumerate() {
+        let name = format!("toolkit-{node}");
+        let _ = pods.delete(&name, &DeleteParams::default().grace_period(0)).await;
+        let (revision, pod_image) = if current[i] {
+            (hash.clone(), image.clone())
+        } else {
+            ("5d8f7c6b9".to_string(), "nvcr.io/nvidia/k8s/container-toolkit:v1.17.8-ubuntu20.04".to_string())
+        };
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {
+                "name": name,
+                "namespace": "lab-ds",
+                "labels": {"app": "toolkit", "controller-revision-hash": revision},
+                "ownerReferences": [{
+                    "apiVersion": "apps/v1", "kind": "DaemonSet", "name": "toolkit",
+                    "uid": ds.metadata.uid.clone().unwrap(), "controller": true
+                }],
+            },
+            "spec": {"nodeName": node, "containers": [{"name": "toolkit", "image": pod_image}]},
+        }))
+        .unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+        let stuck = pulling == Some(i);
+        let status = if stuck {
+            json!({"status": {"phase": "Pending",
+                "conditions": [{"type": "Ready", "status": "False"}],
+                "containerStatuses": [{"name": "toolkit", "image": pod_image, "imageID": "", "ready": false,
+                    "restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff"}}}]}})
+        } else {
+            json!({"status": {"phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+                "containerStatuses": [{"name": "toolkit", "image": pod_image, "imageID": "", "ready": true,
+                    "restartCount": 0, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}})
+        };
+        pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    }
+    let ready = 3 - i32::from(pulling.is_some());
+    let updated = current.iter().filter(|c| **c).count() as i32;
+    let mut status = json!({"status": {
+        "observedGeneration": ds.metadata.generation,
+        "desiredNumberScheduled": 3, "currentNumberScheduled": 3, "numberReady": ready,
+        "updatedNumberScheduled": updated, "numberAvailable": ready, "numberMisscheduled": 0,
+    }});
+    // A merge patch removes the counter with null, as the controller omits a zero.
+    status["status"]["numberUnavailable"] = if ready < 3 { json!(3 - ready) } else { Value::Null };
+    daemon_sets.patch_status("toolkit", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+}
+
+/// The fact a `stalledAsIntended` wait captures, recorded as start would (the fixture has no
+/// waits because nothing reconciles the in-process DaemonSet).
+async fn capture_affected_node(client: &kube::Client, node: &str) {
+    let mut inventory = inventory::load(client, LAB).await.unwrap().unwrap();
+    inventory.facts.insert("affectedNode".into(), inventory::HashedFact::new(node));
+    inventory::save(client, &inventory).await.unwrap();
+}
+
+async fn answer(client: &kube::Client, task: &str, value: &str) {
+    let mut inventory = inventory::load(client, LAB).await.unwrap().unwrap();
+    inventory.answers.insert(task.into(), value.into());
+    inventory::save(client, &inventory).await.unwrap();
+}
+
+async fn grade(cluster: &Cluster, help: Help) -> report::Report {
+    engine::check::check(cluster, &bundle(), Lang::En, help).await.unwrap()
+}
+
+fn statuses(report: &report::Report) -> Vec<(String, &'static str)> {
+    report.tasks.iter().map(|t| (t.id.clone(), t.status.as_str())).collect()
+}
+
+#[tokio::test]
+async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent() {
+    let (sim, cluster) = seeded();
+    let started = engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    assert_eq!(started.variant.as_deref(), Some("image"));
+    assert_eq!(started.applied, 4, "namespace, DaemonSet, debug pod, the variant's DaemonSet");
+    assert!(started.briefing.starts_with("The container-toolkit DaemonSet"), "{}", started.briefing);
+
+    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
+    let toolkit = ds.get("toolkit").await.unwrap();
+    let labels = toolkit.metadata.labels.clone().unwrap();
+    assert_eq!(labels["lab-runner.io/lab"], LAB);
+    assert_eq!(labels["lab-runner.io/stage"], "break", "the last stage that applied it");
+    let image = &toolkit.spec.as_ref().unwrap().template.spec.as_ref().unwrap().containers[0].image;
+    assert_eq!(image.as_deref(), Some("nvcr.io/nvidia/k8s/container-toolkit:v1.17.99-ubuntu20.04"));
+    let managers: Vec<String> =
+        toolkit.metadata.managed_fields.iter().flatten().filter_map(|m| m.manager.clone()).collect();
+    assert_eq!(managers, ["lab-runner"]);
+
+    let recorded = inventory::load(&sim.client, LAB).await.unwrap().expect("an inventory");
+    assert_eq!(recorded.variant.as_deref(), Some("image"));
+    assert_eq!(recorded.stages, ["baseline", "break"]);
+    assert_eq!(recorded.applied.len(), 3, "the DaemonSet is recorded once");
+
+    let generation = toolkit.metadata.generation;
+    let again = engine::start::start(&cluster, &bundle(), Lang::En, &StartOptions::default()).await.unwrap();
+    assert_eq!(again.variant.as_deref(), Some("image"), "a second start keeps the recorded variant");
+    let toolkit = ds.get("toolkit").await.unwrap();
+    assert_eq!(
+        toolkit.spec.unwrap().template.spec.unwrap().containers[0].image.as_deref(),
+        Some("nvcr.io/nvidia/k8s/container-toolkit:v1.17.99-ubuntu20.04")
+    );
+    // Re-applying baseline then break puts the same template back: the same state, though the
+    // generation moves through the baseline template on the way.
+    assert!(toolkit.metadata.generation >= generation);
+    assert_eq!(inventory::load(&sim.client, LAB).await.unwrap().unwrap().applied, recorded.applied);
+}
+
+#[tokio::test]
+async fn an_unknown_variant_is_refused_before_anything_is_applied() {
+    let (sim, cluster) = seeded();
+    let options = StartOptions { variant: Some("toleration".into()), seed: None };
+    let error = engine::start::start(&cluster, &bundle(), Lang::En, &options).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "lab broken-daemonset has no variant \"toleration\" (variants: image, resources)"
+    );
+    assert_eq!(error.exit_code(), lab_runner::exit::BAD_INPUT);
+    assert!(inventory::load(&sim.client, LAB).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn preflight_names_the_missing_nodes() {
+    let sim = Harness::start();
+    let cluster = Cluster::from_client(sim.client.clone(), "in-process", "harness");
+    let error = engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap_err();
+    insta::assert_snapshot!(error.to_string());
+    assert_eq!(error.exit_code(), lab_runner::exit::CLUSTER_ERROR);
+}
+
+#[tokio::test]
+async fn check_grades_in_needs_order_and_is_read_only() {
+    let (sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    play_controller(&sim.client, &[false, false, true], Some(2)).await;
+    capture_affected_node(&sim.client, "gpu-3").await;
+
+    let revision = sim.state.store.revision();
+    let at_start = grade(&cluster, Help { hint: Some(1), reveal: false }).await;
+    assert_eq!(sim.state.store.revision(), revision, "check writes nothing");
+    assert_eq!(
+        statuses(&at_start),
+        [("find-node".into(), "FAIL"), ("restore".into(), "BLOCKED"), ("clean-up".into(), "BLOCKED")]
+    );
+    insta::assert_snapshot!("check_at_start_human", report::human(&at_start, false));
+
+    answer(&sim.client, "find-node", "gpu-2").await;
+    let wrong = grade(&cluster, Help::default()).await;
+    assert_eq!(wrong.tasks[0].evidence, ["answer \"gpu-2\" is not right"]);
+
+    answer(&sim.client, "find-node", " GPU-3 ").await;
+    let stalled = grade(&cluster, Help::default()).await;
+    assert_eq!(statuses(&stalled)[..2], [("find-node".into(), "PASS"), ("restore".into(), "FAIL")]);
+    insta::assert_snapshot!("check_stalled_human", report::human(&stalled, false));
+
+    // The learner rolls back and deletes the debug pod; the controller converges.
+    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
+    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
+    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
+        .await
+        .unwrap();
+    Api::<Pod>::namespaced(sim.client.clone(), "lab-ds")
+        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    play_controller(&sim.client, &[true, true, true], None).await;
+    let solved = grade(&cluster, Help { hint: Some(3), reveal: true }).await;
+    assert!(solved.passed, "{}", report::human(&solved, false));
+    assert_eq!((solved.score, solved.total), (8, 8));
+    insta::assert_snapshot!("check_solved_human", report::human(&solved, false));
+    insta::assert_snapshot!("check_solved_json", report::json(&solved).unwrap());
+}
+
+#[tokio::test]
+async fn a_rollout_still_on_the_broken_template_is_not_converged() {
+    let (sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    // Every node "runs" the broken template and reports Ready: still the breakage.
+    play_controller(&sim.client, &[true, true, true], None).await;
+    capture_affected_node(&sim.client, "gpu-3").await;
+    answer(&sim.client, "find-node", "gpu-3").await;
+    let report = grade(&cluster, Help::default()).await;
+    let restore = &report.tasks[1];
+    assert_eq!(restore.status.as_str(), "FAIL");
+    assert!(
+        restore.evidence.iter().any(|l| l == "not converged: the template is still the broken one"),
+        "{:?}",
+        restore.evidence
+    );
+}
+
+#[tokio::test]
+async fn junit_and_json_reports_parse_back() {
+    let (sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    play_controller(&sim.client, &[false, false, true], Some(2)).await;
+    capture_affected_node(&sim.client, "gpu-3").await;
+    answer(&sim.client, "find-node", "gpu-3").await;
+    let report = grade(&cluster, Help::default()).await;
+
+    let json: Value = serde_json::from_str(&report::json(&report).unwrap()).unwrap();
+    assert_eq!(json["reportVersion"], 1);
+    assert_eq!(json["tasks"][1]["status"], "FAIL");
+
+    let xml = report::junit(&report).unwrap();
+    let mut reader = quick_xml::Reader::from_str(&xml);
+    let mut cases = Vec::new();
+    let mut current = String::new();
+    loop {
+        match reader.read_event().unwrap() {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                let attr = |key: &str| {
+                    e.attributes()
+                        .flatten()
+                        .find(|a| a.key.as_ref() == key.as_bytes())
+                        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+                };
+                match name.as_str() {
+                    "testcase" => {
+                        current = attr("name").unwrap();
+                        cases.push((current.clone(), "pass".to_string()));
+                    }
+                    "failure" | "error" | "skipped" => {
+                        let last = cases.iter_mut().rfind(|(n, _)| *n == current).unwrap();
+                        last.1 = name;
+                    }
+                    _ => {}
+                }
+            }
+            quick_xml::events::Event::Eof => break,
+            _ => {}
+        }
+    }
+    let expected: Vec<(String, String)> =
+        [("find-node", "pass"), ("restore", "failure"), ("clean-up", "skipped")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+    assert_eq!(cases, expected);
+}
+
+#[tokio::test]
+async fn a_kind_that_cannot_be_listed_is_error_not_fail() {
+    let (_sim, cluster) = seeded();
+    let mut lab = bundle();
+    // A task on a kind the server does not serve: it cannot be observed, so it is ERROR.
+    let yaml =
+        "- count:\n    target: {apiVersion: example.com/v1, kind: Widget}\n    op: \"==\"\n    value: 0\n";
+    lab.lab.tasks[2].expect = serde_saphyr::from_str(yaml).unwrap();
+    lab.lab.tasks[2].needs.clear();
+    let report = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    let task = &report.tasks[2];
+    assert_eq!(task.status.as_str(), "ERROR");
+    assert_eq!(task.evidence[0], "example.com/v1 Widget was not observed: cannot judge Widget");
+    assert!(task.evidence[1].starts_with("listing example.com/v1 Widget: "), "{:?}", task.evidence);
+}
+
+#[tokio::test]
+async fn reset_restores_pre_images_and_spares_what_the_lab_does_not_own() {
+    let (sim, cluster) = seeded();
+    let client = &sim.client;
+    let plugin_config = |data: Value| -> ConfigMap {
+        serde_json::from_value(
+            json!({"metadata": {"name": "lab-plugin-config", "namespace": "kube-system"}, "data": data}),
+        )
+        .unwrap()
+    };
+    let kube_system: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
+    kube_system.create(&PostParams::default(), &plugin_config(json!({"default": "v1"}))).await.unwrap();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+
+    // Foreign objects: in kube-system, in another namespace, a label on a node.
+    let foreign = |namespace: &str| -> ConfigMap {
+        serde_json::from_value(
+            json!({"metadata": {"name": "foreign", "namespace": namespace}, "data": {"k": "v"}}),
+        )
+        .unwrap()
+    };
+    kube_system.create(&PostParams::default(), &foreign("kube-system")).await.unwrap();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "other"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), "other")
+        .create(&PostParams::default(), &foreign("other"))
+        .await
+        .unwrap();
+    let nodes: Api<Node> = Api::all(client.clone());
+    let label = |key: &str, value: &str| json!({"metadata": {"labels": {key: value}}});
+    nodes.patch("gpu-2", &PatchParams::default(), &Patch::Merge(&label("team", "foreign"))).await.unwrap();
+    // What the learner did inside the lab: a pod in lab-ds, a config label, an edited ConfigMap.
+    Api::<ConfigMap>::namespaced(client.clone(), "lab-ds")
+        .create(&PostParams::default(), &foreign("lab-ds"))
+        .await
+        .unwrap();
+    nodes
+        .patch(
+            "gpu-1",
+            &PatchParams::default(),
+            &Patch::Merge(&label("nvidia.com/device-plugin.config", "ts-4")),
+        )
+        .await
+        .unwrap();
+    kube_system
+        .patch(
+            "lab-plugin-config",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"data": {"default": "v2", "ts-4": "x"}})),
+        )
+        .await
+        .unwrap();
+
+    let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle()).await.unwrap();
+    let plan: Vec<String> = steps.iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!("reset_plan", plan.join("\n"));
+    engine::reset::execute(&cluster, &bundle(), inventory, &steps).await.unwrap();
+
+    assert!(kube_system.get_opt("foreign").await.unwrap().is_some(), "kube-system/foreign survives");
+    assert!(
+        Api::<ConfigMap>::namespaced(client.clone(), "other").get_opt("foreign").await.unwrap().is_some()
+    );
+    let gpu2 = nodes.get("gpu-2").await.unwrap().metadata.labels.unwrap();
+    assert_eq!(gpu2.get("team").map(String::as_str), Some("foreign"), "a foreign node label survives");
+    let gpu1 = nodes.get("gpu-1").await.unwrap().metadata.labels.unwrap();
+    assert!(
+        !gpu1.contains_key("nvidia.com/device-plugin.config"),
+        "the lab's node label is restored to absent"
+    );
+    let restored = kube_system.get("lab-plugin-config").await.unwrap().data.unwrap();
+    assert_eq!(restored, [("default".to_string(), "v1".to_string())].into());
+    let lab_ds: Api<ConfigMap> = Api::namespaced(client.clone(), "lab-ds");
+    assert!(lab_ds.get_opt("foreign").await.unwrap().is_none(), "learner objects in lab-ds are deleted");
+    assert!(
+        Api::<Pod>::namespaced(client.clone(), "lab-ds").get_opt("toolkit-debug").await.unwrap().is_none()
+    );
+    let toolkit = Api::<DaemonSet>::namespaced(client.clone(), "lab-ds").get("toolkit").await.unwrap();
+    let image = toolkit.spec.unwrap().template.spec.unwrap().containers[0].image.clone();
+    assert_eq!(
+        image.as_deref(),
+        Some("nvcr.io/nvidia/k8s/container-toolkit:v1.17.8-ubuntu20.04"),
+        "the first stage again"
+    );
+    let after = inventory::load(client, LAB).await.unwrap().unwrap();
+    assert_eq!(after.stages, ["baseline"]);
+    assert!(after.answers.is_empty() && after.facts.is_empty());
+}
+
+#[tokio::test]
+async fn status_shows_the_split_generation() {
+    let (sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    play_controller(&sim.client, &[false, false, true], Some(2)).await;
+    let targets = engine::status::daemon_sets_of(&bundle().lab);
+    let text = engine::status::status(&cluster, &targets).await.unwrap();
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn an_unreachable_cluster_fails_with_one_line_and_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: kind-x\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n\
+         contexts:\n- name: kind-x\n  context: {cluster: x, user: u}\nusers:\n- name: u\n  user: {token: t}\n",
+    )
+    .unwrap();
+    let labs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine");
+    let output = lab_runner()
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--labs")
+        .arg(&labs)
+        .args(["check", LAB])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        stderr(&output),
+        "error: cannot reach the cluster at https://127.0.0.1:1 (context kind-x): connection refused\n"
+    );
+}
+
+#[test]
+fn check_modes_not_built_yet_say_so_with_exit_2() {
+    let output = lab_runner().args(["check", LAB, "--watch"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("`lab-runner check --watch` is not available in this build yet"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -1,0 +1,734 @@
+//! The simulated control plane on the manual clock: scheduler, kubelet, DaemonSet controller,
+//! garbage collector and events, one scenario per rule (k8s-fidelity.md §1, §5, §6), and the
+//! course's stuck-rollout case. Literal texts are copied from the reference notes.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::SignedDuration;
+use lab_runner::sim::{
+    controllers::{Config, Controllers, config::CatalogImage},
+    harness::Harness,
+    resources::{self, ResourceType},
+    store::{DeleteOptions, DryRun, Propagation, Subresource},
+};
+use serde_json::{Value, json};
+
+fn rt(plural: &str) -> ResourceType {
+    let types = resources::built_in();
+    let group = if matches!(plural, "daemonsets" | "controllerrevisions" | "deployments" | "replicasets") {
+        "apps"
+    } else {
+        ""
+    };
+    resources::find(&types, group, "v1", plural).unwrap().clone()
+}
+
+struct Cluster {
+    sim: Harness,
+    control: Controllers,
+}
+
+fn node(name: &str, taints: Value, gpus: u32) -> Value {
+    let mut allocatable = json!({"cpu": "8", "memory": "32Gi", "pods": "110"});
+    if gpus > 0 {
+        allocatable["nvidia.com/gpu"] = json!(gpus.to_string());
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
+        "spec": {"taints": taints},
+        "status": {
+            "capacity": allocatable, "allocatable": allocatable,
+            "addresses": [{"type": "InternalIP", "address": format!("10.0.0.{}", name.len())}],
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    })
+}
+
+impl Cluster {
+    fn new(nodes: Vec<Value>) -> Cluster {
+        let sim = Harness::start();
+        for node in nodes {
+            sim.state.store.create(&rt("nodes"), node).unwrap();
+        }
+        let control = Controllers::new(sim.state.clone(), Config::defaults()).unwrap();
+        Cluster { sim, control }
+    }
+
+    fn three_workers() -> Cluster {
+        Cluster::new(["node-a", "node-b", "node-c"].iter().map(|n| node(n, json!([]), 0)).collect())
+    }
+
+    fn run_for(&mut self, seconds: i64) {
+        self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
+    }
+
+    fn create(&self, plural: &str, object: Value) -> Value {
+        self.sim.state.store.create(&rt(plural), object).unwrap()
+    }
+
+    fn get(&self, plural: &str, name: &str) -> Option<Value> {
+        self.sim.state.store.get_value(&rt(plural), "default", name).ok()
+    }
+
+    fn change(&self, plural: &str, name: &str, edit: impl FnOnce(&mut Value)) {
+        let mut value = self.get(plural, name).unwrap();
+        edit(&mut value);
+        self.sim.state.store.update(&rt(plural), value, Subresource::Main, DryRun::Off).unwrap();
+    }
+
+    fn delete(&self, plural: &str, name: &str, propagation: Option<Propagation>) {
+        let options = DeleteOptions { propagation, ..Default::default() };
+        self.sim.state.store.delete(&rt(plural), "default", name, &options).unwrap();
+    }
+
+    fn list(&self, group_resource: &str) -> Vec<Value> {
+        let all = |_: &lab_runner::sim::store::Stored| true;
+        let page = self.sim.state.store.list(group_resource, Some("default"), &all, None, None);
+        page.items.iter().map(|s| s.value().unwrap()).collect()
+    }
+
+    fn pods(&self) -> Vec<Value> {
+        self.list("pods")
+    }
+
+    /// Pods by the node they target (nodeName, else the DS pin), sorted by name.
+    fn pods_by_node(&self) -> BTreeMap<String, Vec<Value>> {
+        let mut map: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+        for pod in self.pods() {
+            let node = pod["spec"]["nodeName"].as_str().map(str::to_string).unwrap_or_else(|| {
+                pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                    ["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_string()
+            });
+            map.entry(node).or_default().push(pod);
+        }
+        map
+    }
+
+    /// DESIRED, CURRENT, READY, UP-TO-DATE, AVAILABLE as `kubectl get ds` shows them.
+    fn ds_columns(&self, name: &str) -> [i64; 5] {
+        let status = &self.get("daemonsets", name).unwrap()["status"];
+        let n = |field: &str| status[field].as_i64().unwrap_or(0);
+        [
+            n("desiredNumberScheduled"),
+            n("currentNumberScheduled"),
+            n("numberReady"),
+            n("updatedNumberScheduled"),
+            n("numberAvailable"),
+        ]
+    }
+
+    fn events_for(&self, name: &str) -> Vec<Value> {
+        let mut events: Vec<Value> =
+            self.list("events").into_iter().filter(|e| e["involvedObject"]["name"] == json!(name)).collect();
+        events.sort_by_key(|e| e["metadata"]["resourceVersion"].as_str().unwrap().parse::<u64>().unwrap());
+        events
+    }
+}
+
+fn daemonset(name: &str, image: &str, strategy: Value) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "updateStrategy": strategy,
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+        },
+    })
+}
+
+fn rolling(max_unavailable: Value, max_surge: Value) -> Value {
+    json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable, "maxSurge": max_surge}})
+}
+
+fn set_image(ds: &mut Value, image: &str) {
+    ds["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image);
+}
+
+fn waiting_reason(pod: &Value) -> Option<&str> {
+    pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"].as_str()
+}
+
+fn is_ready(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+}
+
+fn hash_of(pod: &Value) -> String {
+    pod["metadata"]["labels"]["controller-revision-hash"].as_str().unwrap().to_string()
+}
+
+/// Revision number by ControllerRevision name.
+fn revisions(cluster: &Cluster) -> BTreeMap<String, i64> {
+    cluster
+        .list("controllerrevisions.apps")
+        .iter()
+        .map(|r| (r["metadata"]["name"].as_str().unwrap().to_string(), r["revision"].as_i64().unwrap()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_course_case_a_bad_image_stalls_the_rollout_and_undo_restores_it() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("gpu-ds", "nginx:1.27", rolling(json!(1), json!(0))));
+    cluster.run_for(60);
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 3, 3, 3]);
+    let before = cluster.pods_by_node();
+    let first_hash = hash_of(&before["node-a"][0]);
+    assert_eq!(revisions(&cluster), BTreeMap::from([(format!("gpu-ds-{first_hash}"), 1)]));
+
+    cluster.change("daemonsets", "gpu-ds", |ds| set_image(ds, "nginx:1.27-does-not-exist"));
+    cluster.run_for(3600);
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2], "desired current ready up-to-date available");
+    let status = cluster.get("daemonsets", "gpu-ds").unwrap()["status"].clone();
+    assert_eq!(status["numberUnavailable"], json!(1));
+    assert_eq!(status["observedGeneration"], json!(2));
+    let stuck = cluster.pods_by_node();
+    let replaced: Vec<&String> =
+        stuck.iter().filter(|(_, pods)| hash_of(&pods[0]) != first_hash).map(|(node, _)| node).collect();
+    assert_eq!(replaced.len(), 1, "exactly one node is being replaced");
+    let on_replaced = &stuck[replaced[0]];
+    assert_eq!(on_replaced.len(), 1, "the old pod is gone; only the new one is there");
+    assert!(matches!(waiting_reason(&on_replaced[0]), Some("ImagePullBackOff" | "ErrImagePull")));
+    assert_eq!(on_replaced[0]["status"]["phase"], json!("Pending"));
+
+    // It stays so: no progress deadline, and no status write while nothing changes.
+    let resource_version =
+        cluster.get("daemonsets", "gpu-ds").unwrap()["metadata"]["resourceVersion"].clone();
+    cluster.run_for(6 * 3600);
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2]);
+    let after = cluster.get("daemonsets", "gpu-ds").unwrap();
+    assert_eq!(after["metadata"]["resourceVersion"], resource_version, "status written only when it changes");
+    let bad_revisions = revisions(&cluster);
+    assert_eq!(bad_revisions.len(), 2);
+    assert_eq!(bad_revisions[&format!("gpu-ds-{first_hash}")], 1);
+
+    // Undo: the template goes back; the first revision becomes the newest (renumbered to 3),
+    // the untouched old pods count as updated without a restart, the broken pod is replaced.
+    cluster.change("daemonsets", "gpu-ds", |ds| set_image(ds, "nginx:1.27"));
+    cluster.run_for(120);
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 3, 3, 3]);
+    let restored = cluster.pods_by_node();
+    for (node, pods) in &restored {
+        assert_eq!(pods.len(), 1, "{node}");
+        assert_eq!(hash_of(&pods[0]), first_hash, "{node} runs the restored generation");
+        assert!(is_ready(&pods[0]));
+        if node != replaced[0] {
+            assert_eq!(
+                pods[0]["metadata"]["uid"], before[node][0]["metadata"]["uid"],
+                "{node} not restarted"
+            );
+        }
+    }
+    let renumbered = revisions(&cluster);
+    assert_eq!(renumbered[&format!("gpu-ds-{first_hash}")], 3);
+    assert_eq!(renumbered.values().copied().collect::<std::collections::BTreeSet<_>>(), [2, 3].into());
+}
+
+#[tokio::test]
+async fn dropping_a_toleration_shrinks_desired_and_the_rollout_completes_without_that_node() {
+    let tainted = node("node-c", json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]), 0);
+    let mut cluster = Cluster::new(vec![node("node-a", json!([]), 0), node("node-b", json!([]), 0), tainted]);
+    let mut ds = daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0)));
+    ds["spec"]["template"]["spec"]["tolerations"] = json!([{"key": "dedicated", "operator": "Exists"}]);
+    cluster.create("daemonsets", ds);
+    cluster.run_for(60);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
+
+    cluster.change("daemonsets", "agent", |ds| {
+        ds["spec"]["template"]["spec"].as_object_mut().unwrap().remove("tolerations");
+    });
+    cluster.run_for(600);
+    assert_eq!(cluster.ds_columns("agent"), [2, 2, 2, 2, 2]);
+    let status = cluster.get("daemonsets", "agent").unwrap()["status"].clone();
+    assert_eq!(status["numberMisscheduled"], json!(0));
+    let by_node = cluster.pods_by_node();
+    assert!(!by_node.contains_key("node-c"), "node-c's old pod was deleted and not recreated");
+    assert_eq!(by_node.len(), 2);
+    let deletions = cluster
+        .events_for("agent")
+        .iter()
+        .filter(|e| e["reason"] == "SuccessfulDelete")
+        .map(|e| e["count"].as_i64().unwrap())
+        .sum::<i64>();
+    assert_eq!(deletions, 3, "every old pod, node-c's included, went as an update candidate");
+}
+
+#[tokio::test]
+async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_upstream_text() {
+    let control_plane = node(
+        "control-plane",
+        json!([{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
+        0,
+    );
+    let mut cluster =
+        Cluster::new(vec![control_plane, node("gpu-1", json!([]), 1), node("gpu-2", json!([]), 1)]);
+    cluster.create(
+        "pods",
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "trainer", "namespace": "default"},
+            "spec": {"containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
+                "resources": {"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "2"}}}]},
+        }),
+    );
+    cluster.run_for(600);
+    // k8s-fidelity.md §5, the example (3 nodes, control plane tainted, GPU workers too small),
+    // with one final period instead of the notes' `..`: v1.33's `FitError.Error`
+    // (pkg/scheduler/framework/types.go) appends the PostFilter message with `" %v"`; the
+    // doubled period came from the older `SeparatorFormat = " %v."`. Upstream wins over the notes.
+    let expected = "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.";
+    let pod = cluster.get("pods", "trainer").unwrap();
+    assert_eq!(pod["status"]["phase"], json!("Pending"));
+    assert!(pod["spec"]["nodeName"].is_null());
+    let condition = &pod["status"]["conditions"][0];
+    assert_eq!(
+        (&condition["type"], &condition["status"], &condition["reason"]),
+        (&json!("PodScheduled"), &json!("False"), &json!("Unschedulable"))
+    );
+    assert_eq!(condition["message"], json!(expected));
+    let events = cluster.events_for("trainer");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["type"], json!("Warning"));
+    assert_eq!(events[0]["reason"], json!("FailedScheduling"));
+    assert_eq!(events[0]["source"]["component"], json!("default-scheduler"));
+    assert_eq!(events[0]["message"], json!(expected));
+
+    // A node change retries it; the same failure is aggregated into the same Event.
+    cluster.change("nodes", "gpu-1", |n| n["metadata"]["labels"]["team"] = json!("a"));
+    cluster.run_for(10);
+    let events = cluster.events_for("trainer");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["count"], json!(2));
+    // A different message is a different Event (client-go `EventCorrelator` keys on it).
+    cluster.create("nodes", node("gpu-3", json!([]), 1));
+    cluster.run_for(10);
+    let events = cluster.events_for("trainer");
+    assert_eq!(events.len(), 2);
+    assert!(events[1]["message"].as_str().unwrap().starts_with("0/4 nodes are available"));
+
+    // A node that fits: bound, with the Scheduled event.
+    cluster.create("nodes", node("gpu-big", json!([]), 4));
+    cluster.run_for(10);
+    let pod = cluster.get("pods", "trainer").unwrap();
+    assert_eq!(pod["spec"]["nodeName"], json!("gpu-big"));
+    let scheduled: Vec<Value> =
+        cluster.events_for("trainer").into_iter().filter(|e| e["reason"] == "Scheduled").collect();
+    assert_eq!(scheduled[0]["message"], json!("Successfully assigned default/trainer to gpu-big"));
+}
+
+fn plain_pod(name: &str, image: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "main", "image": image}]},
+    })
+}
+
+#[tokio::test]
+async fn a_known_image_pulls_starts_and_becomes_ready() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.control.settle().unwrap();
+    let pod = cluster.get("pods", "web").unwrap();
+    assert_eq!(waiting_reason(&pod), Some("ContainerCreating"));
+    assert!(pod["status"]["podIP"].is_string());
+    cluster.run_for(5);
+    let pod = cluster.get("pods", "web").unwrap();
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    assert!(is_ready(&pod));
+    let status = &pod["status"]["containerStatuses"][0];
+    assert_eq!(status["image"], json!("docker.io/library/nginx:1.27"));
+    assert!(status["imageID"].as_str().unwrap().starts_with("docker.io/library/nginx@sha256:"));
+    assert_eq!(
+        (&status["ready"], &status["started"], &status["restartCount"]),
+        (&json!(true), &json!(true), &json!(0))
+    );
+    let types: Vec<&str> =
+        pod["status"]["conditions"].as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+    );
+    let reasons: Vec<String> = cluster
+        .events_for("web")
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}: {}",
+                e["type"].as_str().unwrap(),
+                e["reason"].as_str().unwrap(),
+                e["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let node = pod["spec"]["nodeName"].as_str().unwrap();
+    assert_eq!(
+        reasons,
+        [
+            format!("Normal Scheduled: Successfully assigned default/web to {node}"),
+            "Normal Pulling: Pulling image \"nginx:1.27\"".to_string(),
+            "Normal Pulled: Successfully pulled image \"nginx:1.27\" in 2s (2s including waiting). Image size: 72195292 bytes."
+                .to_string(),
+            "Normal Created: Created container: main".to_string(),
+            "Normal Started: Started container main".to_string(),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the_catalog_has_it() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("pods", plain_pod("broken", "busybox:nope"));
+    // Record when the container enters ErrImagePull.
+    let mut failures = Vec::new();
+    let mut last = None;
+    while failures.len() < 9 {
+        let at = cluster.control.advance_to_next_event().unwrap().expect("a wake-up is scheduled");
+        let pod = cluster.get("pods", "broken").unwrap();
+        let reason = waiting_reason(&pod).map(str::to_string);
+        if reason.as_deref() == Some("ErrImagePull") && last.as_deref() != Some("ErrImagePull") {
+            failures.push(at);
+        }
+        last = reason;
+    }
+    let gaps: Vec<i64> = failures.windows(2).map(|w| w[1].duration_since(w[0]).as_secs()).collect();
+    // Back-off 10s, 20s, … capped at 300s, plus the 1s a failing pull takes.
+    assert_eq!(gaps, [11, 21, 41, 81, 161, 301, 301, 301]);
+    let pod = cluster.get("pods", "broken").unwrap();
+    let state = &pod["status"]["containerStatuses"][0]["state"]["waiting"];
+    let cri = "rpc error: code = NotFound desc = failed to pull and unpack image \"docker.io/library/busybox:nope\": failed to resolve reference \"docker.io/library/busybox:nope\": docker.io/library/busybox:nope: not found";
+    assert_eq!(state["message"], json!(cri));
+    cluster.run_for(2);
+    let pod = cluster.get("pods", "broken").unwrap();
+    assert_eq!(waiting_reason(&pod), Some("ImagePullBackOff"));
+    let message =
+        pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"].as_str().unwrap().to_string();
+    assert_eq!(message, format!("Back-off pulling image \"busybox:nope\": ErrImagePull: {cri}"));
+    let ready = pod["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap()
+        .clone();
+    assert_eq!(ready["reason"], json!("ContainersNotReady"));
+    assert_eq!(ready["message"], json!("containers with unready status: [main]"));
+
+    let events: Vec<Value> = cluster
+        .events_for("broken")
+        .iter()
+        .map(|e| json!({"type": e["type"], "reason": e["reason"], "message": e["message"], "count": e["count"]}))
+        .collect();
+    insta::assert_yaml_snapshot!("image_pull_back_off_events", events, {"[0].message" => "[scheduled]"});
+
+    // The image appears in the catalog: the same pod starts at its next attempt.
+    let uid = pod["metadata"]["uid"].clone();
+    cluster
+        .control
+        .config()
+        .write()
+        .unwrap()
+        .catalog
+        .add("busybox:nope", CatalogImage { pull_seconds: None, size_bytes: 1 });
+    cluster.run_for(310);
+    let pod = cluster.get("pods", "broken").unwrap();
+    assert_eq!(pod["metadata"]["uid"], uid);
+    assert!(is_ready(&pod));
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+}
+
+#[tokio::test]
+async fn a_deleted_pod_is_killed_and_removed_after_its_containers_stop() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.run_for(5);
+    cluster.delete("pods", "web", None);
+    let pod = cluster.get("pods", "web").expect("graceful: still there");
+    assert!(pod["metadata"]["deletionTimestamp"].is_string());
+    cluster.control.settle().unwrap();
+    assert!(cluster.get("pods", "web").is_some());
+    let killing: Vec<Value> =
+        cluster.events_for("web").into_iter().filter(|e| e["reason"] == "Killing").collect();
+    assert_eq!(killing[0]["message"], json!("Stopping container main"));
+    cluster.run_for(2);
+    assert!(cluster.get("pods", "web").is_none());
+}
+
+#[tokio::test]
+async fn deleting_a_daemonset_collects_its_pods_and_revisions() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
+    cluster.run_for(30);
+    assert_eq!(cluster.pods().len(), 3);
+    cluster.delete("daemonsets", "agent", Some(Propagation::Background));
+    cluster.control.settle().unwrap();
+    assert!(cluster.pods().iter().all(|p| p["metadata"]["deletionTimestamp"].is_string()));
+    cluster.run_for(30);
+    assert!(cluster.pods().is_empty());
+    assert!(cluster.list("controllerrevisions.apps").is_empty());
+}
+
+#[tokio::test]
+async fn foreground_deletion_keeps_the_owner_until_its_pods_are_gone() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
+    cluster.run_for(30);
+    cluster.delete("daemonsets", "agent", Some(Propagation::Foreground));
+    cluster.control.settle().unwrap();
+    let owner = cluster.get("daemonsets", "agent").expect("waits for its dependents");
+    assert_eq!(owner["metadata"]["finalizers"], json!(["foregroundDeletion"]));
+    cluster.run_for(30);
+    assert!(cluster.pods().is_empty());
+    assert!(cluster.get("daemonsets", "agent").is_none());
+}
+
+#[tokio::test]
+async fn orphan_deletion_leaves_the_pods_without_owner() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
+    cluster.run_for(30);
+    cluster.delete("daemonsets", "agent", Some(Propagation::Orphan));
+    cluster.run_for(30);
+    assert!(cluster.get("daemonsets", "agent").is_none());
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 3);
+    assert!(pods.iter().all(|p| p["metadata"]["ownerReferences"].as_array().is_none_or(|r| r.is_empty())));
+    assert!(pods.iter().all(|p| p["metadata"]["deletionTimestamp"].is_null()));
+}
+
+#[tokio::test]
+async fn on_delete_replaces_a_pod_only_when_the_user_deletes_it() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "busybox:1.36", json!({"type": "OnDelete"})));
+    cluster.run_for(30);
+    cluster.change("daemonsets", "agent", |ds| set_image(ds, "busybox:1.37"));
+    cluster.run_for(600);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 0, 3]);
+    assert_eq!(revisions(&cluster).len(), 2);
+    let victim = cluster.pods_by_node()["node-b"][0]["metadata"]["name"].as_str().unwrap().to_string();
+    cluster.delete("pods", &victim, None);
+    cluster.run_for(60);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 1, 3]);
+    let images: BTreeMap<String, String> = cluster
+        .pods_by_node()
+        .into_iter()
+        .map(|(node, pods)| (node, pods[0]["spec"]["containers"][0]["image"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(images["node-b"], "busybox:1.37");
+    assert_eq!(images["node-a"], "busybox:1.36");
+}
+
+#[tokio::test]
+async fn max_surge_starts_the_new_pod_before_the_old_one_goes() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(0), json!(1))));
+    cluster.run_for(30);
+    cluster.change("daemonsets", "agent", |ds| set_image(ds, "busybox:1.37"));
+    cluster.control.settle().unwrap();
+    let during = cluster.pods_by_node();
+    assert_eq!(during.values().filter(|pods| pods.len() == 2).count(), 1, "one node surged");
+    assert_eq!(cluster.pods().iter().filter(|p| p["metadata"]["deletionTimestamp"].is_string()).count(), 0);
+    cluster.run_for(300);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
+    assert!(cluster.pods_by_node().values().all(|pods| pods.len() == 1));
+}
+
+#[tokio::test]
+async fn min_ready_seconds_delays_availability() {
+    let mut cluster = Cluster::three_workers();
+    let mut ds = daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0)));
+    ds["spec"]["minReadySeconds"] = json!(30);
+    cluster.create("daemonsets", ds);
+    cluster.run_for(5);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 0]);
+    cluster.run_for(40);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
+}
+
+#[tokio::test]
+async fn revision_history_is_trimmed_to_the_limit() {
+    let mut cluster = Cluster::three_workers();
+    let mut ds = daemonset("agent", "busybox:1.36", rolling(json!(3), json!(0)));
+    ds["spec"]["revisionHistoryLimit"] = json!(1);
+    cluster.create("daemonsets", ds);
+    cluster.run_for(30);
+    for image in ["busybox:1.37", "busybox:latest", "busybox:stable"] {
+        cluster.change("daemonsets", "agent", |ds| set_image(ds, image));
+        cluster.run_for(120);
+    }
+    let kept = revisions(&cluster);
+    assert_eq!(kept.values().copied().collect::<Vec<_>>().len(), 2, "{kept:?}");
+    assert_eq!(kept.values().max(), Some(&4));
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
+}
+
+#[tokio::test]
+async fn a_no_execute_taint_removes_the_daemon_pod_and_no_schedule_keeps_it() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
+    cluster.run_for(30);
+    cluster
+        .change("nodes", "node-a", |n| n["spec"]["taints"] = json!([{"key": "x", "effect": "NoSchedule"}]));
+    cluster.run_for(30);
+    assert_eq!(cluster.ds_columns("agent"), [2, 2, 2, 2, 2]);
+    assert_eq!(cluster.get("daemonsets", "agent").unwrap()["status"]["numberMisscheduled"], json!(1));
+    assert!(cluster.pods_by_node().contains_key("node-a"));
+    cluster.change("nodes", "node-b", |n| n["spec"]["taints"] = json!([{"key": "y", "effect": "NoExecute"}]));
+    cluster.run_for(30);
+    assert!(!cluster.pods_by_node().contains_key("node-b"));
+    assert_eq!(cluster.ds_columns("agent"), [1, 1, 1, 1, 1]);
+}
+
+fn deployment(name: &str, image: &str, replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+        },
+    })
+}
+
+/// What `kubectl rollout status deployment/<name>` prints for the current status
+/// (kubectl `pkg/polymorphichelpers/rollout_status.go`, DeploymentStatusViewer).
+fn deployment_rollout_line(d: &Value) -> String {
+    let name = d["metadata"]["name"].as_str().unwrap();
+    let status = &d["status"];
+    let n = |field: &str| status[field].as_i64().unwrap_or(0);
+    let replicas = d["spec"]["replicas"].as_i64().unwrap();
+    let condition = status["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Progressing"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    if condition["reason"] == "ProgressDeadlineExceeded" {
+        return format!("error: deployment {name:?} exceeded its progress deadline");
+    }
+    if n("updatedReplicas") < replicas {
+        return format!(
+            "Waiting for deployment {name:?} rollout to finish: {} out of {replicas} new replicas have been updated...",
+            n("updatedReplicas")
+        );
+    }
+    if n("replicas") > n("updatedReplicas") {
+        return format!(
+            "Waiting for deployment {name:?} rollout to finish: {} old replicas are pending termination...",
+            n("replicas") - n("updatedReplicas")
+        );
+    }
+    if n("availableReplicas") < n("updatedReplicas") {
+        return format!(
+            "Waiting for deployment {name:?} rollout to finish: {} of {} updated replicas are available...",
+            n("availableReplicas"),
+            n("updatedReplicas")
+        );
+    }
+    format!("deployment {name:?} successfully rolled out")
+}
+
+#[tokio::test]
+async fn a_deployment_rolls_out_through_replica_sets_and_a_bad_image_hits_the_progress_deadline() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("deployments", deployment("web", "nginx:1.27", 4));
+    cluster.run_for(60);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment_rollout_line(&d), "deployment \"web\" successfully rolled out");
+    let status = &d["status"];
+    assert_eq!(
+        [
+            &status["replicas"],
+            &status["updatedReplicas"],
+            &status["readyReplicas"],
+            &status["availableReplicas"]
+        ],
+        [&json!(4), &json!(4), &json!(4), &json!(4)]
+    );
+    let conditions: Vec<(String, String)> = status["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["type"].as_str().unwrap().to_string(), c["reason"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        conditions,
+        [
+            ("Available".to_string(), "MinimumReplicasAvailable".to_string()),
+            ("Progressing".to_string(), "NewReplicaSetAvailable".to_string())
+        ]
+    );
+    let replica_sets = cluster.list("replicasets.apps");
+    assert_eq!(replica_sets.len(), 1);
+    let first = replica_sets[0]["metadata"]["name"].as_str().unwrap().to_string();
+    let hash = replica_sets[0]["metadata"]["labels"]["pod-template-hash"].as_str().unwrap();
+    assert_eq!(first, format!("web-{hash}"));
+    assert_eq!(cluster.pods().len(), 4);
+    let scaled: Vec<String> = cluster
+        .events_for("web")
+        .iter()
+        .filter(|e| e["reason"] == "ScalingReplicaSet")
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(scaled, [format!("Scaled up replica set {first} from 0 to 4")]);
+
+    // A bad image: maxSurge 25% (1) and maxUnavailable 25% (1) let one old pod go and two new
+    // ones start; they never become available and the rollout stops there.
+    cluster.change("deployments", "web", |d| set_image(d, "nginx:0.0-missing"));
+    cluster.run_for(300);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(
+        deployment_rollout_line(&d),
+        "Waiting for deployment \"web\" rollout to finish: 2 out of 4 new replicas have been updated..."
+    );
+    assert_eq!(d["status"]["availableReplicas"], json!(3));
+    assert_eq!(cluster.pods().iter().filter(|p| p["metadata"]["deletionTimestamp"].is_null()).count(), 5);
+    cluster.run_for(600);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment_rollout_line(&d), "error: deployment \"web\" exceeded its progress deadline");
+    let progressing = d["status"]["conditions"][1].clone();
+    assert_eq!(progressing["status"], json!("False"));
+    assert!(progressing["message"].as_str().unwrap().ends_with("has timed out progressing."));
+
+    // Undo: the first ReplicaSet is the new one again, renumbered to revision 3.
+    cluster.change("deployments", "web", |d| set_image(d, "nginx:1.27"));
+    cluster.run_for(120);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment_rollout_line(&d), "deployment \"web\" successfully rolled out");
+    let first_rs = cluster.get("replicasets", &first).unwrap();
+    assert_eq!(first_rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"], json!("3"));
+    assert_eq!(first_rs["spec"]["replicas"], json!(4));
+    assert_eq!(cluster.pods().len(), 4);
+}
+
+#[tokio::test]
+async fn a_replica_set_replaces_a_deleted_pod_and_scales_down_newest_first() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("deployments", deployment("web", "nginx:1.27", 3));
+    cluster.run_for(30);
+    let victim = cluster.pods()[0]["metadata"]["name"].as_str().unwrap().to_string();
+    cluster.delete("pods", &victim, None);
+    cluster.run_for(30);
+    let names: Vec<String> =
+        cluster.pods().iter().map(|p| p["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names.len(), 3);
+    assert!(!names.contains(&victim));
+    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(1));
+    cluster.run_for(30);
+    assert_eq!(cluster.pods().len(), 1);
+    let d = cluster.get("deployments", "web").unwrap();
+    assert_eq!(d["status"]["replicas"], json!(1));
+    assert_eq!(d["status"]["availableReplicas"], json!(1));
+}
