@@ -402,11 +402,15 @@ async fn patch(
         }
         applied["metadata"]["name"] = json!(target.name());
         let options = ApplyOptions { field_manager, force: query.flag("force") };
+        let admission = crd::admission(state, rt);
         state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
             let mut next =
                 patch::server_side_apply(rt, current.as_ref(), &applied, &options).map_err(ApiError::from)?;
             if current.is_none() {
                 next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
+            }
+            if let Some(admission) = &admission {
+                admission.admit(&mut next, query.get("fieldValidation"))?;
             }
             Ok::<_, ApiError>(next)
         })?
