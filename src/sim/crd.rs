@@ -190,6 +190,12 @@ pub fn defines_types(rt: &ResourceType) -> bool {
     rt.group_resource() == CRD_GROUP_RESOURCE
 }
 
+/// True when `rt` is served from a CustomResourceDefinition (its Table comes from the CRD's
+/// printer columns).
+pub fn is_custom(state: &SimState, rt: &ResourceType) -> bool {
+    version_of(state, rt).is_some()
+}
+
 /// The CRD version serving `rt`, if `rt` is a custom type.
 fn version_of(state: &SimState, rt: &ResourceType) -> Option<Value> {
     if resources::built_in().iter().any(|t| t.group == rt.group && t.plural == rt.plural) {

@@ -18,7 +18,7 @@ use super::{
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
-    watch,
+    table, watch,
 };
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
@@ -239,8 +239,12 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
         }
     }
     if request::wants_table(headers) {
-        let mut table =
-            render_table(state, &target.rt, &page.items, &page.revision.to_string(), state.clock.now())?;
+        let mut table = if crd::is_custom(state, &target.rt) {
+            let objects = page.items.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
+            crd::render_table(state, &target.rt, &objects, &page.revision.to_string(), state.clock.now())
+        } else {
+            render_table(&target.rt, &page.items, &page.revision.to_string(), state.clock.now())?
+        };
         if let Some(continue_token) = metadata.get("continue") {
             table["metadata"]["continue"] = continue_token.clone();
         }
@@ -257,20 +261,12 @@ const TABLE_CHUNK: usize = 500;
 
 /// A `Table` of `items`, parsed and rendered a chunk at a time; a long list in two halves on two
 /// threads (the machine the simulator targets has two cores), rows joined in order.
-fn render_table(
-    state: &AppState,
-    rt: &ResourceType,
-    items: &[Arc<Stored>],
-    revision: &str,
-    now: Timestamp,
-) -> Result<Value> {
+fn render_table(rt: &ResourceType, items: &[Arc<Stored>], revision: &str, now: Timestamp) -> Result<Value> {
     let rows_of = |half: &[Arc<Stored>]| -> Result<Vec<Value>> {
         let mut rows = Vec::with_capacity(half.len());
         for chunk in half.chunks(TABLE_CHUNK) {
             let objects = chunk.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
-            if let Value::Array(mut more) =
-                crd::render_table(state, rt, &objects, revision, now)["rows"].take()
-            {
+            if let Value::Array(mut more) = table::render(rt, &objects, revision, now)["rows"].take() {
                 rows.append(&mut more);
             }
         }
@@ -289,7 +285,7 @@ fn render_table(
         rows.append(&mut more);
         rows
     };
-    let mut table = crd::render_table(state, rt, &[], revision, now);
+    let mut table = table::render(rt, &[], revision, now);
     table["rows"] = Value::Array(rows);
     Ok(table)
 }
