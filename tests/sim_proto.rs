@@ -175,6 +175,14 @@ fn custom_resources_follow_their_definitions() {
         let changed = s.file("changed.yaml", &PROMETHEUS_RULE.replace("for: 5m", "for: 10m"));
         s.ok(&format!("apply -f {changed}"));
         assert_eq!(s.ok("get promrule gpu-alerts -o jsonpath={.spec.groups[0].rules[0].for}"), "10m");
+        let served = s.file("ssa.yaml", &PROMETHEUS_RULE.replace("gpu-alerts", "ssa"));
+        s.ok(&format!("apply --server-side -f {served}"));
+        let served_typo =
+            s.file("ssa-typo.yaml", &PROMETHEUS_RULE.replace("gpu-alerts", "ssa").replace("for:", "fore:"));
+        assert!(
+            !s.run(&format!("apply --server-side -f {served_typo}")).status.success(),
+            "SSA is validated too"
+        );
 
         let claims = s.file("claims-crd.yaml", GPU_CLAIMS_CRD);
         s.ok(&format!("apply -f {claims}"));

@@ -477,6 +477,7 @@ async fn patch(
         applied["metadata"]["name"] = json!(target.name());
         warnings = fieldvalidation::check_apply(rt, &applied, params.mode)?;
         let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
+        let admission = crd::admission(state, rt);
         state.store.modify(
             rt,
             target.namespace(),
@@ -487,6 +488,9 @@ async fn patch(
                 let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
                 if current.is_none() {
                     next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
+                }
+                if let Some(admission) = &admission {
+                    admission.admit(&mut next, query.get("fieldValidation"))?;
                 }
                 Ok::<_, ApiError>(next)
             },
