@@ -451,3 +451,137 @@ fn check_modes_not_built_yet_say_so_with_exit_2() {
         stderr(&output)
     );
 }
+
+#[tokio::test]
+async fn schedulability_and_quota_are_judged_from_the_listed_objects() {
+    let (sim, cluster) = seeded();
+    let mut lab = bundle();
+    lab.expected.insert(
+        "expected/huge-pod.yaml".into(),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "huge", "namespace": "team-a"},
+               "spec": {"containers": [{"name": "c", "image": "busybox",
+                        "resources": {"requests": {"memory": "512Gi"}}}]}}),
+    );
+    let yaml = "- schedulable:\n    podFile: expected/huge-pod.yaml\n    want: unschedulable\n    reasonContains: Insufficient memory\n\
+                - quotaInForce:\n    namespace: team-a\n    resource: requests.nvidia.com/gpu\n    hard: 2\n";
+    lab.lab.tasks[2].expect = serde_saphyr::from_str(yaml).unwrap();
+    lab.lab.tasks[2].needs.clear();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(sim.client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "team-a"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> =
+        Api::namespaced(sim.client.clone(), "team-a");
+    let quota = |hard: Value| {
+        serde_json::from_value(
+            json!({"metadata": {"name": "gpus", "namespace": "team-a"}, "spec": {"hard": hard}}),
+        )
+        .unwrap()
+    };
+    quotas.create(&PostParams::default(), &quota(json!({"limits.nvidia.com/gpu": "2"}))).await.unwrap();
+    let report = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    let task = &report.tasks[2];
+    assert_eq!(task.status.as_str(), "FAIL");
+    assert_eq!(
+        task.evidence,
+        ["resourcequota team-a/gpus sets no hard requests.nvidia.com/gpu (keys: limits.nvidia.com/gpu)"]
+    );
+    quotas.delete("gpus", &DeleteParams::default()).await.unwrap();
+    quotas.create(&PostParams::default(), &quota(json!({"requests.nvidia.com/gpu": "2"}))).await.unwrap();
+    let report = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    let task = &report.tasks[2];
+    assert_eq!(task.status.as_str(), "PASS", "{:?}", task.evidence);
+    assert!(
+        task.evidence[0].starts_with("expected/huge-pod.yaml: 0/5 nodes are available: "),
+        "{:?}",
+        task.evidence
+    );
+    assert!(task.evidence[0].contains("Insufficient memory"), "{:?}", task.evidence);
+}
+
+/// Runs the simulator's controllers in the background, jumping the manual clock from one
+/// wake-up to the next, so waits that take simulated minutes finish at once.
+fn drive_controllers(sim: &Harness) -> tokio::task::JoinHandle<()> {
+    use lab_runner::sim::controllers::{Controllers, config::Config};
+    let mut control = Controllers::new(sim.state.clone(), Config::defaults()).expect("controllers start");
+    tokio::spawn(async move {
+        loop {
+            control.settle().expect("controllers settle");
+            control.advance_to_next_event().expect("the clock advances");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+}
+
+#[tokio::test]
+async fn start_confirms_the_breakage_and_a_fix_through_the_api_passes() {
+    let (sim, cluster) = seeded();
+    let driver = drive_controllers(&sim);
+    let mut lab = bundle();
+    let waits = |yaml: &str| serde_saphyr::from_str(yaml).expect("waits parse");
+    lab.lab.stages[0].waits = waits(
+        "- for: rolledOut\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\n  timeout: 60s\n",
+    );
+    lab.lab.stages[1].variants.get_mut("image").unwrap().waits = waits(
+        "- for: stalledAsIntended\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\n  \
+         symptom: imagePullBackOff\n  timeout: 60s\n",
+    );
+    let started = engine::start::start(&cluster, &lab, Lang::En, &image_variant()).await.unwrap();
+    assert_eq!(started.facts, ["affectedNode"]);
+
+    // The learner finds the node the way the hints say: the pod that is not Running.
+    let pods: Api<Pod> = Api::namespaced(sim.client.clone(), "lab-ds");
+    let stuck: Vec<String> = pods
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|p| matches!(engine::builtin::pod_state(p).as_str(), "ImagePullBackOff" | "ErrImagePull"))
+        .filter_map(|p| p.spec.as_ref().and_then(|s| s.node_name.clone()))
+        .collect();
+    assert_eq!(stuck.len(), 1, "the rollout stops at exactly one node");
+    answer(&sim.client, "find-node", &stuck[0]).await;
+    let stalled = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    assert_eq!(statuses(&stalled)[..2], [("find-node".into(), "PASS"), ("restore".into(), "FAIL")]);
+
+    // The fix, through the API: the released template back, the debug pod deleted.
+    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
+    let good = lab.manifests["manifests/toolkit.yaml"][0].clone();
+    ds.patch("toolkit", &PatchParams::apply("kubectl").force(), &Patch::Apply(&good)).await.unwrap();
+    pods.delete("toolkit-debug", &DeleteParams::default()).await.unwrap();
+    let rolled_out = lab.lab.stages[0].waits[0].clone();
+    engine::start::run_wait(&cluster, &rolled_out, &[]).await.unwrap();
+    let mut solved = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    for _ in 0..100 {
+        if solved.passed {
+            break;
+        }
+        // The debug pod's graceful deletion finishes on the kubelet's schedule.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        solved = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
+    }
+    assert!(solved.passed, "{}", report::human(&solved, false));
+    driver.abort();
+}
+
+#[tokio::test]
+async fn a_wait_that_never_holds_times_out_with_exit_4() {
+    let (_sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    // Nothing reconciles this DaemonSet (no controllers run here), so it never rolls out.
+    let wait: lab_runner::lab::model::Wait = serde_saphyr::from_str(
+        "for: rolledOut\ntarget: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\ntimeout: 1s\n",
+    )
+    .unwrap();
+    let error = engine::start::run_wait(&cluster, &wait, &[]).await.unwrap_err();
+    assert_eq!(error.exit_code(), lab_runner::exit::TIMED_OUT);
+    assert_eq!(
+        error.to_string(),
+        "timed out after 1s waiting for rolled out DaemonSet lab-ds/toolkit: Waiting for daemon set spec update to be observed..."
+    );
+}

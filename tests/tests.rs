@@ -10,5 +10,6 @@ mod labs_content;
 mod sim_api;
 mod sim_controllers;
 mod sim_patch;
+mod sim_proto;
 mod sim_serve;
 mod util;

@@ -318,8 +318,42 @@ fn quantities(map: Option<&Value>) -> String {
         .unwrap_or_default()
 }
 
-/// Evaluates a `quotaInForce` check's `hard` value over the observed ResourceQuotas.
-pub fn quota_in_force(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed) -> Outcome {
+/// Evaluates a `quotaInForce` check: the `hard` value over the observed ResourceQuotas.
+/// With a probe file, the over-quota `dryRun=All` create must also have been rejected.
+pub fn quota_in_force(
+    check: &crate::lab::model::QuotaInForceCheck,
+    observed: &Observed,
+    probe: Option<Option<&super::observe::Probe>>,
+) -> Outcome {
+    use super::observe::Probe;
+    let probed = match probe {
+        None => None,
+        Some(None) => return Outcome::Error(vec!["the over-quota probe was not sent".into()]),
+        Some(Some(Probe::NotSent(why))) => {
+            return Outcome::Error(vec![format!("the over-quota probe failed: {why}")]);
+        }
+        Some(Some(Probe::Admitted)) => Some(Err("an over-quota pod (dryRun=All) was admitted".to_string())),
+        Some(Some(Probe::Rejected(message))) => {
+            Some(Ok(format!("an over-quota pod (dryRun=All) was rejected: {message}")))
+        }
+    };
+    let outcome = quota_hard(check, observed);
+    match (outcome, probed) {
+        (outcome, None) => outcome,
+        (Outcome::Pass(mut lines), Some(Ok(line))) => {
+            lines.push(line);
+            Outcome::Pass(lines)
+        }
+        (Outcome::Pass(_), Some(Err(line))) => Outcome::Fail(vec![line]),
+        (Outcome::Fail(mut lines), Some(Err(line))) => {
+            lines.push(line);
+            Outcome::Fail(lines)
+        }
+        (other, _) => other,
+    }
+}
+
+fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed) -> Outcome {
     let quotas = match kind(observed, "v1", "ResourceQuota") {
         Ok(quotas) => quotas,
         Err(e) => return Outcome::Error(vec![e.to_string()]),
@@ -417,5 +451,316 @@ pub fn fact_name(fact: Fact) -> &'static str {
     match fact {
         Fact::Variant => "variant",
         Fact::AffectedNode => "affectedNode",
+    }
+}
+
+/// Evaluates a `schedulable` check: a pod file fitted against the observed nodes and pods with
+/// the scheduler predicates of [`crate::k8s::schedule`], or existing pods judged by their
+/// `PodScheduled` condition (a dry-run create does not schedule, so it is not used).
+pub fn schedulable(
+    check: &crate::lab::model::SchedulableCheck,
+    files: &crate::grade::ExpectedFiles,
+    observed: &Observed,
+) -> Outcome {
+    use crate::{k8s::schedule, lab::model::Schedulability};
+    let want = check.want;
+    let reason_ok =
+        |message: &str| check.reason_contains.as_deref().is_none_or(|needle| message.contains(needle));
+    let nodes_all = match kind(observed, "v1", "Node") {
+        Ok(nodes) => nodes,
+        Err(e) => return Outcome::Error(vec![e.to_string()]),
+    };
+    if let Some(target) = &check.pods {
+        let pods = match observed.select(target) {
+            Ok(pods) => pods,
+            Err(e) => return Outcome::Error(vec![e.to_string()]),
+        };
+        if pods.is_empty() {
+            return Outcome::Fail(vec![format!(
+                "no pod matches {}",
+                crate::grade::observed::describe_target(target)
+            )]);
+        }
+        let mut passed = Vec::new();
+        let mut failed = Vec::new();
+        for pod in pods {
+            let who = crate::grade::observed::describe(pod);
+            let scheduled = pod
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("PodScheduled"));
+            let status = scheduled.and_then(|c| c.get("status")).and_then(Value::as_str);
+            let message = scheduled.and_then(|c| c.get("message")).and_then(Value::as_str).unwrap_or("");
+            let node = pod.pointer("/spec/nodeName").and_then(Value::as_str);
+            match (want, status, node) {
+                (Schedulability::Schedulable, Some("True"), Some(node)) => {
+                    passed.push(format!("{who}: scheduled on node {node}"))
+                }
+                (Schedulability::Schedulable, _, _) => failed.push(format!(
+                    "{who}: not scheduled: {}",
+                    if message.is_empty() { "no PodScheduled=True condition" } else { message }
+                )),
+                (Schedulability::Unschedulable, Some("False"), None) if reason_ok(message) => {
+                    passed.push(format!("{who}: unschedulable: {message}"))
+                }
+                (Schedulability::Unschedulable, Some("False"), None) => failed.push(format!(
+                    "{who}: unschedulable, but for another reason than {:?}: {message}",
+                    check.reason_contains.as_deref().unwrap_or("")
+                )),
+                (Schedulability::Unschedulable, _, _) => {
+                    failed.push(format!("{who}: scheduled on node {}", node.unwrap_or("(not yet)")))
+                }
+            }
+        }
+        return if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) };
+    }
+    let Some(file) = &check.pod_file else {
+        return Outcome::Error(vec!["the schedulable check names neither `pods` nor `podFile`".into()]);
+    };
+    let Some(document) = files.get(&file.value) else {
+        return Outcome::Error(vec![format!("pod file {} is not part of the bundle", file.value)]);
+    };
+    let Ok(pod) = serde_json::from_value::<Pod>(document.clone()) else {
+        return Outcome::Error(vec![format!("pod file {} is not a Pod", file.value)]);
+    };
+    let nodes: Vec<Node> = typed(nodes_all)
+        .into_iter()
+        .filter(|n: &Node| {
+            check.nodes.as_ref().is_none_or(|selector| {
+                crate::grade::observed::selector_matches(
+                    selector,
+                    &serde_json::to_value(n).unwrap_or(Value::Null),
+                )
+            })
+        })
+        .collect();
+    let pods: Vec<Pod> = match kind(observed, "v1", "Pod") {
+        Ok(pods) => typed(pods),
+        Err(e) => return Outcome::Error(vec![e.to_string()]),
+    };
+    let outcome = match schedule::find_feasible_nodes(&pod, &nodes, &pods) {
+        Ok(outcome) => outcome,
+        Err(e) => return Outcome::Error(vec![format!("cannot fit {}: {e}", file.value)]),
+    };
+    match (want, &outcome) {
+        (Schedulability::Schedulable, schedule::FilterOutcome::Feasible(fits)) => {
+            let names: Vec<&str> = fits.iter().map(|f| f.name.as_str()).collect();
+            Outcome::Pass(vec![format!("{} fits node(s) {}", file.value, names.join(", "))])
+        }
+        (Schedulability::Unschedulable, schedule::FilterOutcome::Feasible(fits)) => {
+            let names: Vec<&str> = fits.iter().map(|f| f.name.as_str()).collect();
+            Outcome::Fail(vec![format!(
+                "{} fits node(s) {}, expected it to fit none",
+                file.value,
+                names.join(", ")
+            )])
+        }
+        (Schedulability::Schedulable, schedule::FilterOutcome::Unschedulable(failure)) => {
+            Outcome::Fail(vec![format!("{}: {failure}", file.value)])
+        }
+        (Schedulability::Unschedulable, schedule::FilterOutcome::Unschedulable(failure)) => {
+            let message = failure.to_string();
+            if reason_ok(&message) {
+                Outcome::Pass(vec![format!("{}: {message}", file.value)])
+            } else {
+                Outcome::Fail(vec![format!(
+                    "{}: unschedulable, but not because of {:?}: {message}",
+                    file.value,
+                    check.reason_contains.as_deref().unwrap_or("")
+                )])
+            }
+        }
+    }
+}
+
+/// What a device-plugin config (one key of the plugin ConfigMap) shares, per the v0.17 rules
+/// (gpu-domain.md §1: MPS wins over time-slicing when it has a resource with replicas > 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharingPlan {
+    /// `none`, `time-slicing` or `mps`, as GFD labels `nvidia.com/gpu.sharing-strategy`.
+    pub strategy: &'static str,
+    /// Replicas per GPU (1 when not shared).
+    pub replicas: i64,
+    /// The advertised resource (`nvidia.com/gpu`, or `nvidia.com/gpu.shared` when renamed).
+    pub resource: String,
+}
+
+/// Reads the sharing plan from a device-plugin config file's text.
+pub fn sharing_plan(config: &str) -> std::result::Result<SharingPlan, String> {
+    let value: Value = serde_saphyr::from_str(config).map_err(|e| e.to_string())?;
+    let replicated = |strategy: &'static str, section: &str| -> Option<SharingPlan> {
+        let section = value.pointer(&format!("/sharing/{section}"))?;
+        let rename = section.get("renameByDefault").and_then(Value::as_bool).unwrap_or(false);
+        section.get("resources")?.as_array()?.iter().find_map(|r| {
+            let name = r.get("name").and_then(Value::as_str)?;
+            let name = if name.contains('/') { name.to_string() } else { format!("nvidia.com/{name}") };
+            let replicas = r.get("replicas").and_then(Value::as_i64)?;
+            (name == "nvidia.com/gpu" && replicas > 1).then(|| SharingPlan {
+                strategy,
+                replicas,
+                resource: if rename { format!("{name}.shared") } else { name },
+            })
+        })
+    };
+    Ok(replicated("mps", "mps")
+        .or_else(|| replicated("time-slicing", "timeSlicing"))
+        .unwrap_or(SharingPlan { strategy: "none", replicas: 1, resource: "nvidia.com/gpu".into() }))
+}
+
+/// Evaluates a `devicePluginConfig` check: each selected node's config label names a real key of
+/// the plugin ConfigMap (the wanted one, if given), and its GFD labels and allocatable agree
+/// with that config.
+pub fn device_plugin_config(
+    check: &crate::lab::model::DevicePluginConfigCheck,
+    observed: &Observed,
+) -> Outcome {
+    let (config_maps, nodes) = match (kind(observed, "v1", "ConfigMap"), kind(observed, "v1", "Node")) {
+        (Ok(c), Ok(n)) => (c, n),
+        (Err(e), _) | (_, Err(e)) => return Outcome::Error(vec![e.to_string()]),
+    };
+    let map_name =
+        format!("{}/{}", check.config_map.namespace.as_deref().unwrap_or(""), check.config_map.name);
+    let Some(config_map) = find(config_maps, &check.config_map) else {
+        return Outcome::Fail(vec![format!("ConfigMap {map_name} does not exist")]);
+    };
+    let data: std::collections::BTreeMap<String, String> =
+        config_map.get("data").cloned().and_then(|d| serde_json::from_value(d).ok()).unwrap_or_default();
+    let keys: Vec<&str> = data.keys().map(String::as_str).collect();
+    let selected: Vec<&Value> =
+        nodes.iter().filter(|n| crate::grade::observed::selector_matches(&check.nodes, n)).collect();
+    if selected.is_empty() {
+        return Outcome::Fail(vec!["no node matches the check's node selector".into()]);
+    }
+    let mut passed = Vec::new();
+    let mut failed = Vec::new();
+    for node in selected {
+        let name = name_of(node);
+        let labels = crate::k8s::selector::labels_of(node);
+        let Some(chosen) = labels.get(&check.label) else {
+            failed.push(format!("node {name}: no {} label", check.label));
+            continue;
+        };
+        let Some(text) = data.get(chosen) else {
+            failed.push(format!(
+                "node {name}: {}={chosen} is not a key of ConfigMap {} [{}]",
+                check.label,
+                check.config_map.name,
+                keys.join(", ")
+            ));
+            continue;
+        };
+        if let Some(wanted) = &check.config
+            && wanted != chosen
+        {
+            failed.push(format!("node {name}: {}={chosen}, expected {wanted}", check.label));
+            continue;
+        }
+        let plan = match sharing_plan(text) {
+            Ok(plan) => plan,
+            Err(e) => {
+                failed.push(format!("node {name}: config {chosen} does not parse: {e}"));
+                continue;
+            }
+        };
+        let label = |key: &str| labels.get(key).cloned();
+        let count = label("nvidia.com/gpu.count").and_then(|c| c.parse::<i64>().ok());
+        let Some(count) = count else {
+            failed.push(format!(
+                "node {name}: no nvidia.com/gpu.count label yet (GFD has not labelled the node)"
+            ));
+            continue;
+        };
+        let mut problems = Vec::new();
+        let replicas = label("nvidia.com/gpu.replicas");
+        if replicas.as_deref() != Some(plan.replicas.to_string().as_str()) {
+            problems.push(format!(
+                "nvidia.com/gpu.replicas is {}, config {chosen} gives {}",
+                replicas.as_deref().unwrap_or("absent"),
+                plan.replicas
+            ));
+        }
+        let strategy = label("nvidia.com/gpu.sharing-strategy");
+        if strategy.as_deref().is_some_and(|s| s != plan.strategy) {
+            problems.push(format!(
+                "nvidia.com/gpu.sharing-strategy is {}, config {chosen} gives {}",
+                strategy.unwrap_or_default(),
+                plan.strategy
+            ));
+        }
+        let expected = count * plan.replicas;
+        let allocatable = node
+            .pointer("/status/allocatable")
+            .and_then(|a| a.get(&plan.resource))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if allocatable.as_deref() != Some(expected.to_string().as_str()) {
+            problems.push(format!(
+                "allocatable {} is {}, config {chosen} gives {count} GPU(s) × {} = {expected}",
+                plan.resource,
+                allocatable.as_deref().unwrap_or("absent"),
+                plan.replicas
+            ));
+        }
+        if problems.is_empty() {
+            passed.push(format!(
+                "node {name}: config {chosen} in effect ({}, {} {expected})",
+                plan.strategy, plan.resource
+            ));
+        } else {
+            failed.extend(problems.into_iter().map(|p| format!("node {name}: {p}")));
+        }
+    }
+    if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mps_wins_over_time_slicing_and_rename_adds_shared() {
+        let config = "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 4}]\n  \
+                      mps:\n    renameByDefault: true\n    resources: [{name: gpu, replicas: 2}]\n";
+        let plan = sharing_plan(config).unwrap();
+        assert_eq!(
+            plan,
+            SharingPlan { strategy: "mps", replicas: 2, resource: "nvidia.com/gpu.shared".into() }
+        );
+        let plain = sharing_plan("version: v1\n").unwrap();
+        assert_eq!((plain.strategy, plain.replicas), ("none", 1));
+    }
+
+    #[test]
+    fn a_label_naming_no_key_is_reported_with_the_keys() {
+        let mut observed = Observed::new();
+        observed.insert(
+            "v1",
+            "ConfigMap",
+            vec![serde_json::json!({"metadata": {"name": "plugin", "namespace": "nvidia"},
+                "data": {"default": "version: v1\n", "ts-4": "version: v1\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 4}]\n"}})],
+        );
+        observed.insert(
+            "v1",
+            "Node",
+            vec![
+                serde_json::json!({"metadata": {"name": "gpu-1", "labels": {"nvidia.com/device-plugin.config": "ts-4",
+                    "nvidia.com/gpu.count": "1", "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}},
+                    "status": {"allocatable": {"nvidia.com/gpu": "4"}}}),
+                serde_json::json!({"metadata": {"name": "gpu-2", "labels": {"nvidia.com/device-plugin.config": "ts4"}}}),
+            ],
+        );
+        let check: crate::lab::model::DevicePluginConfigCheck = serde_saphyr::from_str(
+            "configMap: {apiVersion: v1, kind: ConfigMap, namespace: nvidia, name: plugin}\n",
+        )
+        .unwrap();
+        let outcome = device_plugin_config(&check, &observed);
+        assert_eq!(
+            outcome,
+            Outcome::Fail(vec![
+                "node gpu-2: nvidia.com/device-plugin.config=ts4 is not a key of ConfigMap plugin [default, ts-4]".into()
+            ])
+        );
     }
 }

@@ -38,8 +38,47 @@ pub fn kinds_for(lab: &Lab) -> BTreeSet<KindKey> {
 pub async fn check(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -> Result<Report> {
     let lab = &bundle.lab;
     let inventory = inventory::load(&cluster.client, &lab.id.value).await?;
-    let observation = observe::observe(&cluster.client, &kinds_for(lab)).await;
+    let mut observation = observe::observe(&cluster.client, &kinds_for(lab)).await;
+    observation.probes = run_probes(cluster, bundle).await;
     Ok(grade_observation(bundle, inventory.as_ref(), &observation, lang, help))
+}
+
+/// Sends each `dryRun=All` create a task declares as a probe (the only writes `check` makes,
+/// and the server persists nothing for them).
+async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<String, observe::Probe> {
+    use kube::api::{Api, DynamicObject, PostParams};
+    let mut probes = BTreeMap::new();
+    for expectation in bundle.lab.tasks.iter().flat_map(|t| &t.expect) {
+        let Expectation::QuotaInForce(check) = expectation else { continue };
+        let Some(file) = &check.probe_file else { continue };
+        let Some(document) = bundle.expected.get(&file.value) else {
+            probes.insert(
+                file.value.clone(),
+                observe::Probe::NotSent(format!("{} is not part of the bundle", file.value)),
+            );
+            continue;
+        };
+        let Ok(object) = serde_json::from_value::<DynamicObject>(document.clone()) else {
+            probes.insert(
+                file.value.clone(),
+                observe::Probe::NotSent(format!("{} is not an object", file.value)),
+            );
+            continue;
+        };
+        let resource = kube::api::ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(cluster.client.clone(), &check.namespace, &resource);
+        let params = PostParams { dry_run: true, ..PostParams::default() };
+        let probe = match api.create(&params, &object).await {
+            Ok(_) => observe::Probe::Admitted,
+            Err(kube::Error::Api(status)) if status.code == 403 || status.code == 422 => {
+                observe::Probe::Rejected(status.message.clone())
+            }
+            Err(e) => observe::Probe::NotSent(super::cluster::one_line(&e)),
+        };
+        probes.insert(file.value.clone(), probe);
+    }
+    probes
 }
 
 /// Grades `bundle`'s tasks against an observation (pure: no requests).
@@ -125,16 +164,13 @@ fn evaluate(
             builtin::rollout(check, observed, broken.as_ref())
         }
         Expectation::Quiz(check) => builtin::quiz(check, task, inventory),
-        Expectation::QuotaInForce(check) if check.probe_file.is_none() => {
-            builtin::quota_in_force(check, observed)
+        Expectation::QuotaInForce(check) => {
+            let probe = check.probe_file.as_ref().map(|f| observation.probes.get(&f.value));
+            builtin::quota_in_force(check, observed, probe)
         }
-        Expectation::QuotaInForce(_)
-        | Expectation::DevicePluginConfig(_)
-        | Expectation::Schedulable(_)
-        | Expectation::AlertRule(_) => Outcome::Error(vec![format!(
-            "the built-in check `{}` is not implemented by this build of the engine yet",
-            expectation.name()
-        )]),
+        Expectation::Schedulable(check) => builtin::schedulable(check, &bundle.expected, observed),
+        Expectation::DevicePluginConfig(check) => builtin::device_plugin_config(check, observed),
+        Expectation::AlertRule(check) => super::alert::alert_rule(check, observed),
         matcher => grade::evaluate(matcher, &bundle.expected, observed),
     };
     // A kind that could not be listed says why, instead of only "not observed".

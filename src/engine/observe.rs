@@ -22,6 +22,19 @@ pub struct Observation {
     pub observed: Observed,
     /// Kinds that could not be listed, with the reason on one line.
     pub failures: BTreeMap<KindKey, String>,
+    /// The `dryRun=All` probes sent, by probe file.
+    pub probes: BTreeMap<String, Probe>,
+}
+
+/// What a `dryRun=All` create probe got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probe {
+    /// Admission accepted it.
+    Admitted,
+    /// Admission rejected it, with the server's message.
+    Rejected(String),
+    /// It could not be sent or judged, with why.
+    NotSent(String),
 }
 
 /// The group-version-kind of a key (`apps/v1` → group `apps`, version `v1`).

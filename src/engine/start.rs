@@ -405,7 +405,12 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
     let seen = if states.is_empty() { "no pods".to_string() } else { states.join(", ") };
     match symptom {
         Symptom::ImagePullBackOff => {
-            let stuck: Vec<&Pod> = pods.iter().filter(|p| pod_state(p) == "ImagePullBackOff").collect();
+            // The kubelet alternates ErrImagePull (a pull attempt failed) and ImagePullBackOff
+            // (waiting for the next attempt): both are the same stuck pull.
+            let stuck: Vec<&Pod> = pods
+                .iter()
+                .filter(|p| matches!(pod_state(p).as_str(), "ImagePullBackOff" | "ErrImagePull"))
+                .collect();
             match stuck.as_slice() {
                 [one] => Ok(Poll::Done(Some(("affectedNode", node_of(one))))),
                 [] => Ok(Poll::Pending(seen)),

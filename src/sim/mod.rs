@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod clock;
 pub mod controllers;
+pub mod crd;
 pub mod harness;
 pub mod kubeconfig;
 pub mod lifecycle;

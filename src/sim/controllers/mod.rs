@@ -45,6 +45,7 @@ mod kubelet;
 mod owners;
 mod replicaset;
 mod scheduler;
+mod taint_eviction;
 
 pub use config::Config;
 
@@ -200,6 +201,7 @@ struct Dirty {
     replicasets: BTreeSet<Key>,
     deployments: BTreeSet<Key>,
     retry_unschedulable: bool,
+    nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
     finalizing: BTreeSet<(String, Key)>,
     dependents_changed: bool,
@@ -213,6 +215,7 @@ impl Dirty {
             && self.replicasets.is_empty()
             && self.deployments.is_empty()
             && !self.retry_unschedulable
+            && !self.nodes_changed
             && self.deleted_owners.is_empty()
             && self.finalizing.is_empty()
             && !self.dependents_changed
@@ -250,6 +253,7 @@ pub struct Controllers {
     recorder: events::Recorder,
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
+    taint_eviction: taint_eviction::TaintEviction,
     daemonsets: daemonset::DaemonSets,
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
@@ -281,6 +285,7 @@ impl Controllers {
             recorder: events::Recorder::default(),
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
+            taint_eviction: taint_eviction::TaintEviction::default(),
             daemonsets: daemonset::DaemonSets,
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
@@ -349,6 +354,7 @@ impl Controllers {
         }
         self.dirty.all_daemonsets = true;
         self.dirty.retry_unschedulable = true;
+        self.dirty.nodes_changed = true;
         self.dirty.dependents_changed = true;
         for (group_resource, into) in [
             ("replicasets.apps", &mut self.dirty.replicasets),
@@ -415,6 +421,7 @@ impl Controllers {
             }
             "nodes" => {
                 self.nodes = None;
+                self.dirty.nodes_changed = true;
                 self.dirty.all_daemonsets = true;
                 self.dirty.retry_unschedulable = true;
             }
@@ -553,6 +560,7 @@ impl Controllers {
             report(self.replicasets.sync(&mut env, key));
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
+        report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
         report(self.kubelet.run(&mut env, &dirty.pods));
         Ok(true)
     }

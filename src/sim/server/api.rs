@@ -23,6 +23,7 @@ use super::{
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
     sim::{
+        crd,
         resources::{self, ResourceType},
         store::{Deletion, Outcome, Stored, Subresource},
     },
@@ -110,7 +111,9 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
         return authz::create(review, &target.rt, identity, &headers, body).await;
     }
-    match verb {
+    let defines_types =
+        crd::defines_types(&target.rt) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    let response = match verb {
         Verb::Get => get(&state, &target, &headers),
         Verb::List => list(&state, &target, &query, &headers),
         Verb::Watch => watch::serve(state.clone(), target.rt, target.namespace, &query, &headers),
@@ -119,7 +122,11 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         Verb::Patch => patch(&state, &target, &query, &headers, body).await,
         Verb::Delete => delete(&state, &target, &query, &headers, body).await,
         Verb::DeleteCollection => delete_collection(&state, &target, &query, &headers, body).await,
+    }?;
+    if defines_types {
+        crd::reconcile(&state)?;
     }
+    Ok(response)
 }
 
 fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
@@ -156,7 +163,7 @@ fn object_response(
 ) -> Response {
     if request::wants_table(headers) {
         let rv = object["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string();
-        let table = table::render(rt, std::slice::from_ref(object), &rv, state.clock.now());
+        let table = crd::render_table(state, rt, std::slice::from_ref(object), &rv, state.clock.now());
         return json_response(code, table.to_string());
     }
     json_response(code, object.to_string())
@@ -232,7 +239,12 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
         }
     }
     if request::wants_table(headers) {
-        let mut table = render_table(&target.rt, &page.items, &page.revision.to_string(), state.clock.now())?;
+        let mut table = if crd::is_custom(state, &target.rt) {
+            let objects = page.items.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
+            crd::render_table(state, &target.rt, &objects, &page.revision.to_string(), state.clock.now())
+        } else {
+            render_table(&target.rt, &page.items, &page.revision.to_string(), state.clock.now())?
+        };
         if let Some(continue_token) = metadata.get("continue") {
             table["metadata"]["continue"] = continue_token.clone();
         }
@@ -326,7 +338,8 @@ async fn create(
     body: Body,
 ) -> Result<Response> {
     let dry_run = query.dry_run()?;
-    let object = object_body(target, headers, body).await?;
+    let mut object = object_body(target, headers, body).await?;
+    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     let created = state.store.create_with(&target.rt, object, dry_run)?;
     Ok(object_response(state, &target.rt, headers, StatusCode::CREATED, &created))
 }
@@ -349,6 +362,7 @@ async fn update(
         }
         _ => object["metadata"]["name"] = json!(target.name()),
     }
+    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     let updated = state.store.update(&target.rt, object, target.subresource, dry_run)?;
     Ok(object_response(state, &target.rt, headers, StatusCode::OK, &updated))
 }
@@ -393,9 +407,14 @@ async fn patch(
             Ok::<_, ApiError>(next)
         })?
     } else {
+        let admission = crd::admission(state, rt);
         state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
             let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
-            Ok::<_, ApiError>(patch::apply_patch(rt, kind, &current, &bytes)?)
+            let mut next = patch::apply_patch(rt, kind, &current, &bytes)?;
+            if let Some(admission) = &admission {
+                admission.admit(&mut next, query.get("fieldValidation"))?;
+            }
+            Ok::<_, ApiError>(next)
         })?
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };

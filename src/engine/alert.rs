@@ -1,0 +1,533 @@
+//! The `alertRule` check: PrometheusRule alert expressions parsed with `promql-parser` and
+//! evaluated at one instant over kube-state-metrics series built from a broken and a restored
+//! DaemonSet state. A rule passes when it yields a sample for the broken state, none for the
+//! restored one, and its `for` is long enough.
+//!
+//! The evaluator covers what such rules use: selectors with label matchers, number literals,
+//! unary minus, arithmetic and comparison operators (with `bool`, `on`/`ignoring`, one-to-one
+//! matching), `and`/`or`/`unless`, and the `sum`/`min`/`max`/`avg`/`count` aggregations with
+//! `by`/`without`. Anything else is reported as not supported, which makes the check ERROR.
+
+use std::collections::BTreeMap;
+
+use promql_parser::{
+    label::Matcher,
+    parser::{self, Expr, LabelModifier},
+};
+use serde_json::Value;
+
+use crate::{
+    grade::{Observed, Outcome},
+    lab::model::{AlertRuleCheck, Timeout},
+};
+
+/// Errors from evaluating an expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The expression does not parse.
+    #[error("does not parse: {0}")]
+    Parse(String),
+    /// The expression uses something the evaluator does not implement.
+    #[error("uses {0}, which the engine's evaluator does not support")]
+    Unsupported(String),
+}
+
+/// `Result` with this module's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A series' labels, `__name__` included.
+pub type Labels = BTreeMap<String, String>;
+
+/// One sample of an instant vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Labels.
+    pub labels: Labels,
+    /// Value.
+    pub value: f64,
+}
+
+/// The value of an expression at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evaluated {
+    /// A scalar.
+    Scalar(f64),
+    /// An instant vector.
+    Vector(Vec<Sample>),
+}
+
+/// The DaemonSet counters a state is made of, as kube-state-metrics exports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DaemonSetState {
+    /// `desiredNumberScheduled`.
+    pub desired: i64,
+    /// `currentNumberScheduled`.
+    pub current: i64,
+    /// `numberReady`.
+    pub ready: i64,
+    /// `numberAvailable`.
+    pub available: i64,
+    /// `numberUnavailable`.
+    pub unavailable: i64,
+    /// `updatedNumberScheduled`.
+    pub updated: i64,
+    /// `numberMisscheduled`.
+    pub misscheduled: i64,
+    /// `metadata.generation`.
+    pub generation: i64,
+    /// `status.observedGeneration`.
+    pub observed_generation: i64,
+}
+
+impl DaemonSetState {
+    /// A rollout stopped at one of `desired` nodes: the new pod there is not available.
+    pub fn stalled(desired: i64) -> DaemonSetState {
+        DaemonSetState {
+            desired,
+            current: desired,
+            ready: desired - 1,
+            available: desired - 1,
+            unavailable: 1,
+            updated: 1,
+            misscheduled: 0,
+            generation: 2,
+            observed_generation: 2,
+        }
+    }
+
+    /// One generation everywhere on `desired` nodes.
+    pub fn restored(desired: i64) -> DaemonSetState {
+        DaemonSetState {
+            desired,
+            current: desired,
+            ready: desired,
+            available: desired,
+            unavailable: 0,
+            updated: desired,
+            misscheduled: 0,
+            generation: 3,
+            observed_generation: 3,
+        }
+    }
+
+    /// The kube-state-metrics series for DaemonSet `namespace/name` in this state
+    /// (`kube-state-metrics/internal/store/daemonset.go` metric names).
+    pub fn series(&self, namespace: &str, name: &str) -> Vec<Sample> {
+        let metrics = [
+            ("kube_daemonset_status_desired_number_scheduled", self.desired),
+            ("kube_daemonset_status_current_number_scheduled", self.current),
+            ("kube_daemonset_status_number_ready", self.ready),
+            ("kube_daemonset_status_number_available", self.available),
+            ("kube_daemonset_status_number_unavailable", self.unavailable),
+            ("kube_daemonset_status_updated_number_scheduled", self.updated),
+            ("kube_daemonset_status_number_misscheduled", self.misscheduled),
+            ("kube_daemonset_metadata_generation", self.generation),
+            ("kube_daemonset_status_observed_generation", self.observed_generation),
+        ];
+        metrics
+            .iter()
+            .map(|(metric, value)| Sample {
+                labels: [
+                    ("__name__", *metric),
+                    ("namespace", namespace),
+                    ("daemonset", name),
+                    ("job", "kube-state-metrics"),
+                    ("instance", "kube-state-metrics:8080"),
+                ]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+                value: *value as f64,
+            })
+            .collect()
+    }
+}
+
+/// Parses and evaluates `expr` over `series`.
+pub fn evaluate(expr: &str, series: &[Sample]) -> Result<Evaluated> {
+    let parsed = parser::parse(expr).map_err(Error::Parse)?;
+    eval(&parsed, series)
+}
+
+fn matches(matcher: &Matcher, labels: &Labels) -> bool {
+    // An absent label matches as the empty string, as in Prometheus.
+    matcher.is_match(labels.get(&matcher.name).map(String::as_str).unwrap_or(""))
+}
+
+fn signature(labels: &Labels, modifier: Option<&LabelModifier>) -> Labels {
+    labels
+        .iter()
+        .filter(|(k, _)| match modifier {
+            Some(LabelModifier::Include(on)) => on.labels.contains(k),
+            Some(LabelModifier::Exclude(ignoring)) => *k != "__name__" && !ignoring.labels.contains(k),
+            None => *k != "__name__",
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn without_name(labels: &Labels) -> Labels {
+    labels.iter().filter(|(k, _)| *k != "__name__").map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn eval(expr: &Expr, series: &[Sample]) -> Result<Evaluated> {
+    match expr {
+        Expr::NumberLiteral(n) => Ok(Evaluated::Scalar(n.val)),
+        Expr::Paren(p) => eval(&p.expr, series),
+        Expr::Unary(u) => Ok(match eval(&u.expr, series)? {
+            Evaluated::Scalar(v) => Evaluated::Scalar(-v),
+            Evaluated::Vector(samples) => Evaluated::Vector(
+                samples
+                    .into_iter()
+                    .map(|s| Sample { labels: without_name(&s.labels), value: -s.value })
+                    .collect(),
+            ),
+        }),
+        Expr::VectorSelector(selector) => {
+            if selector.offset.is_some() || selector.at.is_some() {
+                return Err(Error::Unsupported("offset or @".into()));
+            }
+            if !selector.matchers.or_matchers.is_empty() {
+                return Err(Error::Unsupported("`or` inside a selector".into()));
+            }
+            Ok(Evaluated::Vector(
+                series
+                    .iter()
+                    .filter(|s| selector.name.as_ref().is_none_or(|n| s.labels.get("__name__") == Some(n)))
+                    .filter(|s| selector.matchers.matchers.iter().all(|m| matches(m, &s.labels)))
+                    .cloned()
+                    .collect(),
+            ))
+        }
+        Expr::Binary(binary) => {
+            let op = binary.op.to_string();
+            let lhs = eval(&binary.lhs, series)?;
+            let rhs = eval(&binary.rhs, series)?;
+            let modifier = binary.modifier.as_ref();
+            let return_bool = modifier.is_some_and(|m| m.return_bool);
+            let matching = modifier.and_then(|m| m.matching.as_ref());
+            binary_op(&op, lhs, rhs, return_bool, matching)
+        }
+        Expr::Aggregate(aggregate) => {
+            let op = aggregate.op.to_string();
+            if aggregate.param.is_some() {
+                return Err(Error::Unsupported(format!("aggregation {op} with a parameter")));
+            }
+            let Evaluated::Vector(samples) = eval(&aggregate.expr, series)? else {
+                return Err(Error::Unsupported(format!("{op} over a scalar")));
+            };
+            let mut groups: BTreeMap<Labels, Vec<f64>> = BTreeMap::new();
+            for sample in samples {
+                let key = match &aggregate.modifier {
+                    Some(LabelModifier::Include(by)) => sample
+                        .labels
+                        .iter()
+                        .filter(|(k, _)| by.labels.contains(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                    Some(LabelModifier::Exclude(without)) => without_name(&sample.labels)
+                        .into_iter()
+                        .filter(|(k, _)| !without.labels.contains(k))
+                        .collect(),
+                    None => Labels::new(),
+                };
+                groups.entry(key).or_default().push(sample.value);
+            }
+            let fold = |values: &[f64]| -> Result<f64> {
+                Ok(match op.as_str() {
+                    "sum" => values.iter().sum(),
+                    "min" => values.iter().copied().fold(f64::INFINITY, f64::min),
+                    "max" => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    "avg" => values.iter().sum::<f64>() / values.len() as f64,
+                    "count" => values.len() as f64,
+                    other => return Err(Error::Unsupported(format!("aggregation {other}"))),
+                })
+            };
+            let mut out = Vec::new();
+            for (labels, values) in groups {
+                out.push(Sample { labels, value: fold(&values)? });
+            }
+            Ok(Evaluated::Vector(out))
+        }
+        Expr::Call(call) => Err(Error::Unsupported(format!("function {}()", call.func.name))),
+        Expr::MatrixSelector(_) => Err(Error::Unsupported("range selectors".into())),
+        Expr::Subquery(_) => Err(Error::Unsupported("subqueries".into())),
+        Expr::StringLiteral(_) => Err(Error::Unsupported("string literals".into())),
+        Expr::Extension(_) => Err(Error::Unsupported("extensions".into())),
+    }
+}
+
+fn arithmetic(op: &str, a: f64, b: f64) -> Option<std::result::Result<f64, bool>> {
+    // Some(Ok(value)) for arithmetic, Some(Err(holds)) for comparisons, None for set operators.
+    Some(match op {
+        "+" => Ok(a + b),
+        "-" => Ok(a - b),
+        "*" => Ok(a * b),
+        "/" => Ok(a / b),
+        "%" => Ok(a % b),
+        "^" => Ok(a.powf(b)),
+        "==" => Err(a == b),
+        "!=" => Err(a != b),
+        ">" => Err(a > b),
+        "<" => Err(a < b),
+        ">=" => Err(a >= b),
+        "<=" => Err(a <= b),
+        _ => return None,
+    })
+}
+
+fn binary_op(
+    op: &str,
+    lhs: Evaluated,
+    rhs: Evaluated,
+    return_bool: bool,
+    matching: Option<&LabelModifier>,
+) -> Result<Evaluated> {
+    use Evaluated::{Scalar, Vector};
+    let combine = |a: f64, b: f64, keep: f64| -> Result<Option<f64>> {
+        match arithmetic(op, a, b) {
+            Some(Ok(v)) => Ok(Some(v)),
+            Some(Err(holds)) if return_bool => Ok(Some(if holds { 1.0 } else { 0.0 })),
+            Some(Err(true)) => Ok(Some(keep)),
+            Some(Err(false)) => Ok(None),
+            None => Err(Error::Unsupported(format!("operator {op} between these operands"))),
+        }
+    };
+    let is_comparison = matches!(op, "==" | "!=" | ">" | "<" | ">=" | "<=");
+    let relabel =
+        |labels: &Labels| if is_comparison && !return_bool { labels.clone() } else { without_name(labels) };
+    match (lhs, rhs) {
+        (Scalar(a), Scalar(b)) => match arithmetic(op, a, b) {
+            Some(Ok(v)) => Ok(Scalar(v)),
+            Some(Err(holds)) if return_bool => Ok(Scalar(if holds { 1.0 } else { 0.0 })),
+            _ => Err(Error::Unsupported(format!("comparison {op} between scalars without bool"))),
+        },
+        (Vector(samples), Scalar(b)) => {
+            let mut out = Vec::new();
+            for s in samples {
+                if let Some(value) = combine(s.value, b, s.value)? {
+                    out.push(Sample { labels: relabel(&s.labels), value });
+                }
+            }
+            Ok(Vector(out))
+        }
+        (Scalar(a), Vector(samples)) => {
+            let mut out = Vec::new();
+            for s in samples {
+                if let Some(value) = combine(a, s.value, s.value)? {
+                    out.push(Sample { labels: relabel(&s.labels), value });
+                }
+            }
+            Ok(Vector(out))
+        }
+        (Vector(left), Vector(right)) => {
+            let right_by: BTreeMap<Labels, &Sample> =
+                right.iter().map(|s| (signature(&s.labels, matching), s)).collect();
+            let has = |s: &Sample| right_by.contains_key(&signature(&s.labels, matching));
+            match op {
+                "and" => return Ok(Vector(left.into_iter().filter(|s| has(s)).collect())),
+                "unless" => return Ok(Vector(left.into_iter().filter(|s| !has(s)).collect())),
+                "or" => {
+                    let left_sigs: Vec<Labels> =
+                        left.iter().map(|s| signature(&s.labels, matching)).collect();
+                    let mut out = left;
+                    out.extend(
+                        right.into_iter().filter(|s| !left_sigs.contains(&signature(&s.labels, matching))),
+                    );
+                    return Ok(Vector(out));
+                }
+                _ => {}
+            }
+            let mut out = Vec::new();
+            for s in &left {
+                let Some(other) = right_by.get(&signature(&s.labels, matching)) else { continue };
+                if let Some(value) = combine(s.value, other.value, s.value)? {
+                    let labels = if is_comparison && !return_bool {
+                        s.labels.clone()
+                    } else {
+                        signature(&s.labels, matching)
+                    };
+                    out.push(Sample { labels, value });
+                }
+            }
+            Ok(Vector(out))
+        }
+    }
+}
+
+/// Evaluates an `alertRule` check over the observed PrometheusRules and DaemonSet.
+pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
+    let rules = match observed.select(&check.rules) {
+        Ok(rules) => rules,
+        Err(e) => return Outcome::Error(vec![e.to_string()]),
+    };
+    let Some(daemon_sets) = observed.objects("apps/v1", "DaemonSet") else {
+        return Outcome::Error(vec!["apps/v1 DaemonSet was not observed".into()]);
+    };
+    let namespace = check.daemon_set.namespace.clone().unwrap_or_default();
+    let name = &check.daemon_set.name;
+    let desired = daemon_sets
+        .iter()
+        .find(|d| {
+            d.pointer("/metadata/name").and_then(Value::as_str) == Some(name.as_str())
+                && d.pointer("/metadata/namespace").and_then(Value::as_str) == Some(namespace.as_str())
+        })
+        .and_then(|d| d.pointer("/status/desiredNumberScheduled").and_then(Value::as_i64))
+        .filter(|d| *d > 0)
+        .unwrap_or(3);
+    let broken = DaemonSetState::stalled(desired).series(&namespace, name);
+    let restored = DaemonSetState::restored(desired).series(&namespace, name);
+    let min_for = check.min_for.unwrap_or(Timeout(std::time::Duration::from_secs(60)));
+    let mut evidence = Vec::new();
+    let mut found_any = false;
+    for rule_object in rules {
+        let who = crate::grade::observed::describe(rule_object);
+        let groups = rule_object.pointer("/spec/groups").and_then(Value::as_array).into_iter().flatten();
+        for rule in groups.flat_map(|g| g.get("rules").and_then(Value::as_array).into_iter().flatten()) {
+            let Some(alert) = rule.get("alert").and_then(Value::as_str) else { continue };
+            found_any = true;
+            let expr = rule.get("expr").and_then(Value::as_str).unwrap_or("");
+            let for_text = rule.get("for").and_then(Value::as_str).unwrap_or("0s");
+            let for_ok = prometheus_duration(for_text).is_some_and(|d| d >= min_for.0);
+            let fires = |series: &[Sample]| match evaluate(expr, series) {
+                Ok(Evaluated::Vector(samples)) => Ok(!samples.is_empty()),
+                Ok(Evaluated::Scalar(_)) => Err("yields a scalar, not a vector".to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match (fires(&broken), fires(&restored)) {
+                (Err(e), _) | (_, Err(e)) => {
+                    evidence.push(format!("{who}: alert {alert}: expr {expr:?} {e}"));
+                    return Outcome::Error(evidence);
+                }
+                (Ok(true), Ok(false)) if for_ok => {
+                    return Outcome::Pass(vec![format!(
+                        "{who}: alert {alert} fires on the stalled rollout of {namespace}/{name}, not on the restored one, for {for_text}"
+                    )]);
+                }
+                (Ok(true), Ok(false)) => evidence
+                    .push(format!("{who}: alert {alert}: `for: {for_text}` is shorter than {min_for}")),
+                (Ok(false), _) => evidence.push(format!(
+                    "{who}: alert {alert} does not fire on the stalled rollout of {namespace}/{name}"
+                )),
+                (Ok(true), Ok(true)) => evidence
+                    .push(format!("{who}: alert {alert} also fires when {namespace}/{name} is restored")),
+            }
+        }
+    }
+    if !found_any {
+        evidence.push(format!(
+            "no alerting rule found in {}",
+            crate::grade::observed::describe_target(&check.rules)
+        ));
+    }
+    Outcome::Fail(evidence)
+}
+
+/// A Prometheus duration (`1m`, `90s`, `1h30m`, `500ms`).
+fn prometheus_duration(text: &str) -> Option<std::time::Duration> {
+    let mut total = std::time::Duration::ZERO;
+    let mut digits = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let n: u64 = digits.parse().ok()?;
+        digits.clear();
+        let unit = match (c, chars.peek()) {
+            ('m', Some('s')) => {
+                chars.next();
+                std::time::Duration::from_millis(n)
+            }
+            ('s', _) => std::time::Duration::from_secs(n),
+            ('m', _) => std::time::Duration::from_secs(n * 60),
+            ('h', _) => std::time::Duration::from_secs(n * 3600),
+            ('d', _) => std::time::Duration::from_secs(n * 86400),
+            ('w', _) => std::time::Duration::from_secs(n * 604_800),
+            ('y', _) => std::time::Duration::from_secs(n * 31_536_000),
+            _ => return None,
+        };
+        total += unit;
+    }
+    digits.is_empty().then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fires(expr: &str, state: DaemonSetState) -> bool {
+        match evaluate(expr, &state.series("gpu-operator", "toolkit")).unwrap() {
+            Evaluated::Vector(samples) => !samples.is_empty(),
+            Evaluated::Scalar(_) => panic!("scalar"),
+        }
+    }
+
+    #[test]
+    fn typical_rules_separate_broken_from_restored() {
+        let broken = DaemonSetState::stalled(3);
+        let restored = DaemonSetState::restored(3);
+        for expr in [
+            r#"kube_daemonset_status_number_unavailable{namespace="gpu-operator"} > 0"#,
+            "kube_daemonset_status_desired_number_scheduled - kube_daemonset_status_updated_number_scheduled > 0",
+            "kube_daemonset_status_number_ready / kube_daemonset_status_desired_number_scheduled < 1",
+            "sum by (namespace, daemonset) (kube_daemonset_status_number_unavailable) > 0",
+            "kube_daemonset_status_updated_number_scheduled != on(namespace, daemonset) kube_daemonset_status_desired_number_scheduled",
+        ] {
+            assert!(fires(expr, broken), "{expr} on broken");
+            assert!(!fires(expr, restored), "{expr} on restored");
+        }
+        // Wrong rules: always or never firing, or on another namespace.
+        assert!(fires("kube_daemonset_status_desired_number_scheduled > 0", restored));
+        assert!(!fires(r#"kube_daemonset_status_number_unavailable{namespace="other"} > 0"#, broken));
+    }
+
+    #[test]
+    fn unsupported_functions_are_named() {
+        let error = evaluate("rate(kube_pod_container_status_restarts_total[5m]) > 0", &[]).unwrap_err();
+        assert_eq!(error.to_string(), "uses function rate(), which the engine's evaluator does not support");
+    }
+
+    #[test]
+    fn a_prometheus_rule_is_graded_on_both_states_and_its_for() {
+        let rule = |expr: &str, for_: &str| {
+            serde_json::json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+                "metadata": {"name": "toolkit", "namespace": "monitoring"},
+                "spec": {"groups": [{"name": "g", "rules": [{"alert": "ToolkitStuck", "expr": expr, "for": for_}]}]}})
+        };
+        let check: AlertRuleCheck = serde_json::from_value(serde_json::json!({
+            "rules": {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule"},
+            "daemonSet": {"apiVersion": "apps/v1", "kind": "DaemonSet", "namespace": "gpu-operator", "name": "toolkit"},
+        }))
+        .unwrap();
+        let grade = |rule: Value| {
+            let mut observed = Observed::new();
+            observed.insert("monitoring.coreos.com/v1", "PrometheusRule", vec![rule]);
+            observed.insert("apps/v1", "DaemonSet", vec![]);
+            alert_rule(&check, &observed)
+        };
+        let good = r#"kube_daemonset_status_number_unavailable{daemonset="toolkit"} > 0"#;
+        assert_eq!(grade(rule(good, "5m")).status(), crate::grade::Status::Pass);
+        assert_eq!(
+            grade(rule(good, "30s")),
+            Outcome::Fail(vec![
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck: `for: 30s` is shorter than 1m".into()
+            ])
+        );
+        assert_eq!(
+            grade(rule("kube_daemonset_status_desired_number_scheduled > 0", "5m")),
+            Outcome::Fail(vec![
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck also fires when gpu-operator/toolkit is restored"
+                    .into()
+            ])
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(prometheus_duration("1m30s"), Some(std::time::Duration::from_secs(90)));
+        assert_eq!(prometheus_duration("500ms"), Some(std::time::Duration::from_millis(500)));
+        assert_eq!(prometheus_duration("5x"), None);
+    }
+}
