@@ -140,3 +140,21 @@ fn labs_show_in_both_languages() {
         insta::assert_snapshot!(format!("labs_show_{id}_ja"), stdout(&ja));
     }
 }
+
+#[test]
+fn the_reference_alert_rule_fires_on_a_stalled_rollout_and_not_on_a_restored_one() {
+    use lab_runner::engine::alert::{DaemonSetState, Evaluated, evaluate};
+    let text =
+        std::fs::read_to_string(Path::new(MANIFESTS).join("monitoring/daemonset-rollout-rule.yaml")).unwrap();
+    let rule: Value = serde_saphyr::from_str(&text).unwrap();
+    let expr = rule.pointer("/spec/groups/0/rules/0/expr").and_then(Value::as_str).unwrap();
+    let (namespace, name) = ("gpu-operator", "nvidia-container-toolkit-daemonset");
+    let samples = |state: DaemonSetState| match evaluate(expr, &state.series(namespace, name)).unwrap() {
+        Evaluated::Vector(samples) => samples.len(),
+        Evaluated::Scalar(_) => panic!("an alert expression yields a vector"),
+    };
+    assert!(samples(DaemonSetState::stalled(3)) > 0, "silent on the stalled rollout");
+    assert_eq!(samples(DaemonSetState::restored(3)), 0, "fires on the restored DaemonSet");
+    // The toleration variant: DESIRED dropped to 2 and every counter agrees with it.
+    assert!(samples(DaemonSetState::restored(2)) > 0, "silent when DESIRED dropped below the GPU node count");
+}
