@@ -1,0 +1,160 @@
+//! The shipped course content: every built-in lab lints clean through the built binary, the
+//! course file lists them, bundle manifests match the reusable ones, and `labs list|show` text.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+
+use lab_runner::lab::loader::{self, BundleRoot};
+use serde_json::Value;
+
+use crate::util::{lab_runner, stderr, stdout};
+
+const LABS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/labs");
+const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests");
+
+/// The ids of the labs built into the binary.
+fn built_in_ids() -> Vec<String> {
+    loader::roots(&lab_runner::cli::LabSource::BuiltIn).unwrap().iter().map(BundleRoot::dir_name).collect()
+}
+
+/// Every file under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_course_labs_are_built_in() {
+    let ids = built_in_ids();
+    for id in ["gpu-sharing", "stuck-rollout"] {
+        assert!(ids.iter().any(|built| built == id), "{id} is not built in: {ids:?}");
+    }
+}
+
+#[test]
+fn every_built_in_lab_lints_clean() {
+    let output = lab_runner().arg("lint").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "lint found problems:\n{}", stderr(&output));
+    let ids = built_in_ids();
+    assert!(
+        stdout(&output).contains(&format!("{} labs clean", ids.len())),
+        "unexpected summary: {}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn the_course_file_lists_every_built_in_lab_once() {
+    let text = std::fs::read_to_string(Path::new(LABS).join("course.yaml")).unwrap();
+    let course: Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(course["kind"], "Course");
+    let listed: Vec<String> = course["labs"]
+        .as_array()
+        .expect("course.yaml has a `labs` list")
+        .iter()
+        .map(|id| id.as_str().expect("lab ids are strings").to_string())
+        .collect();
+    let mut sorted_listed = listed.clone();
+    sorted_listed.sort();
+    sorted_listed.dedup();
+    assert_eq!(sorted_listed.len(), listed.len(), "a lab is listed twice: {listed:?}");
+    assert_eq!(sorted_listed, built_in_ids(), "course.yaml and the built-in labs differ");
+}
+
+#[test]
+fn bundle_manifests_are_copies_of_the_reusable_manifests() {
+    let mut compared = 0;
+    for id in built_in_ids() {
+        let bundle_manifests = Path::new(LABS).join(&id).join("manifests");
+        for relative in files_under(&bundle_manifests) {
+            let reusable = Path::new(MANIFESTS).join(&relative);
+            // A bundle may hold a lab-specific manifest (a starting state); only shared paths are copies.
+            if !reusable.exists() {
+                continue;
+            }
+            let copy = std::fs::read_to_string(bundle_manifests.join(&relative)).unwrap();
+            let original = std::fs::read_to_string(&reusable).unwrap();
+            assert_eq!(copy, original, "labs/{id}/manifests/{} drifted from manifests/", relative.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "only {compared} bundle manifests had a reusable original");
+}
+
+#[test]
+fn every_reusable_manifest_names_its_objects() {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for relative in files_under(Path::new(MANIFESTS)) {
+        if relative.extension().and_then(|e| e.to_str()) != Some("yaml") || relative.starts_with("clusters") {
+            continue;
+        }
+        let text = std::fs::read_to_string(Path::new(MANIFESTS).join(&relative)).unwrap();
+        let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
+            .unwrap_or_else(|e| panic!("manifests/{}: {e}", relative.display()));
+        for document in documents {
+            for field in ["/apiVersion", "/kind", "/metadata/name"] {
+                assert!(
+                    document.pointer(field).and_then(Value::as_str).is_some(),
+                    "manifests/{}: a document has no {field}",
+                    relative.display()
+                );
+            }
+            *kinds.entry(document["kind"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+    }
+    insta::assert_yaml_snapshot!(kinds);
+}
+
+#[test]
+fn labs_list_in_both_languages() {
+    let en = lab_runner().args(["labs", "list"]).output().unwrap();
+    assert_eq!(en.status.code(), Some(0), "{}", stderr(&en));
+    insta::assert_snapshot!("labs_list_en", stdout(&en));
+    let ja = lab_runner().args(["labs", "list"]).env("LANG", "ja_JP.UTF-8").output().unwrap();
+    assert_eq!(ja.status.code(), Some(0), "{}", stderr(&ja));
+    insta::assert_snapshot!("labs_list_ja", stdout(&ja));
+}
+
+#[test]
+fn labs_show_in_both_languages() {
+    for id in ["gpu-sharing", "stuck-rollout"] {
+        let en = lab_runner().args(["labs", "show", id]).output().unwrap();
+        assert_eq!(en.status.code(), Some(0), "{}", stderr(&en));
+        insta::assert_snapshot!(format!("labs_show_{id}_en"), stdout(&en));
+        let ja = lab_runner().args(["labs", "show", id]).env("LANG", "ja_JP.UTF-8").output().unwrap();
+        assert_eq!(ja.status.code(), Some(0), "{}", stderr(&ja));
+        insta::assert_snapshot!(format!("labs_show_{id}_ja"), stdout(&ja));
+    }
+}
+
+#[test]
+fn the_reference_alert_rule_fires_on_a_stalled_rollout_and_not_on_a_restored_one() {
+    use lab_runner::engine::alert::{DaemonSetState, Evaluated, evaluate};
+    let text =
+        std::fs::read_to_string(Path::new(MANIFESTS).join("monitoring/daemonset-rollout-rule.yaml")).unwrap();
+    let rule: Value = serde_saphyr::from_str(&text).unwrap();
+    let expr = rule.pointer("/spec/groups/0/rules/0/expr").and_then(Value::as_str).unwrap();
+    let (namespace, name) = ("gpu-operator", "nvidia-container-toolkit-daemonset");
+    let samples = |state: DaemonSetState| match evaluate(expr, &state.series(namespace, name)).unwrap() {
+        Evaluated::Vector(samples) => samples.len(),
+        Evaluated::Scalar(_) => panic!("an alert expression yields a vector"),
+    };
+    assert!(samples(DaemonSetState::stalled(3)) > 0, "silent on the stalled rollout");
+    assert_eq!(samples(DaemonSetState::restored(3)), 0, "fires on the restored DaemonSet");
+    // The toleration variant: DESIRED dropped to 2 and every counter agrees with it.
+    assert!(samples(DaemonSetState::restored(2)) > 0, "silent when DESIRED dropped below the GPU node count");
+}
