@@ -133,6 +133,10 @@ fn credentials_are_required_and_the_viewer_only_reads() {
             )
         );
 
+        let reads =
+            sim.kubectl(client, &["--context", "lab-runner-sim-viewer", "get", "nodes", "-o", "name"]);
+        assert_eq!(stdout(&reads), "node/control-plane\nnode/worker-1\n", "kubectl {}", client.version);
+
         let viewer =
             sim.kubectl(client, &["--context", "lab-runner-sim-viewer", "create", "namespace", "team-a"]);
         assert_eq!(viewer.status.code(), Some(1), "kubectl {}", client.version);

@@ -722,3 +722,92 @@ async fn long_table_lists_keep_every_row_in_order() {
     let expected: Vec<String> = (0..2_500).map(|i| format!("cm-{i:04}")).collect();
     assert_eq!(names, expected);
 }
+
+/// `lab-runner sim up`, writes acknowledged over HTTPS, `kill -9` of the server, `sim up`
+/// again: every acknowledged write is there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_simulator_keeps_acknowledged_writes_across_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = |args: &[&str]| {
+        crate::util::lab_runner().arg("sim").args(args).arg("--state-dir").arg(dir.path()).output().unwrap()
+    };
+    let client = || async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(dir.path().join("kubeconfig")).unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        kube::Client::try_from(config).unwrap()
+    };
+    let up = sim(&["up", "--nodes", "1"]);
+    assert!(up.status.success(), "{}", crate::util::stderr(&up));
+    let cms: Api<ConfigMap> = Api::default_namespaced(client().await);
+    for i in 0..50 {
+        cms.create(&PostParams::default(), &config_map(&format!("acked-{i}"), &[])).await.unwrap();
+    }
+    let pid = std::fs::read_to_string(dir.path().join("sim.pid")).unwrap().trim().to_string();
+    let killed = std::process::Command::new("kill").args(["-9", &pid]).status().unwrap();
+    assert!(killed.success());
+    // The process is gone once its pid no longer answers signal 0 (bounded: an unreaped zombie
+    // keeps answering, but holds no socket or file lock any more).
+    for _ in 0..100 {
+        let mut probe = std::process::Command::new("kill");
+        probe.args(["-0", &pid]).stderr(std::process::Stdio::null());
+        if !probe.status().unwrap().success() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = sim(&["status"]); // reports and removes the stale pid file
+    let again = sim(&["up"]);
+    assert!(again.status.success(), "{}", crate::util::stderr(&again));
+    let cms: Api<ConfigMap> = Api::default_namespaced(client().await);
+    let names: Vec<String> = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|c| c.metadata.name.unwrap())
+        .collect();
+    let _ = sim(&["down"]);
+    for i in 0..50 {
+        assert!(names.contains(&format!("acked-{i}")), "acked-{i} survived kill -9: {names:?}");
+    }
+}
+
+#[tokio::test]
+async fn field_validation_and_managed_fields_on_writes() {
+    let sim = Harness::start();
+    let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typo"},"data":{"a":"1"},"dataa":{"a":"1"}}"#;
+    let (code, status) = call(
+        &sim,
+        "POST",
+        "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
+        Some("application/json"),
+        body,
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        status["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"dataa\""
+    );
+    // The default (Warn) stores the object without the unknown field and says so in a header.
+    let request =
+        axum::http::Request::post("/api/v1/namespaces/default/configmaps?fieldManager=kubectl-create")
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+    let response = sim.request(request).await;
+    assert_eq!(response.status(), 201);
+    assert_eq!(response.headers()["warning"], "299 - \"unknown field \\\"dataa\\\"\"");
+    let stored: Value =
+        serde_json::from_slice(&axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap())
+            .unwrap();
+    assert!(stored.get("dataa").is_none());
+    assert_eq!(stored["metadata"]["managedFields"][0]["manager"], "kubectl-create");
+    assert_eq!(stored["metadata"]["managedFields"][0]["operation"], "Update");
+}

@@ -732,3 +732,53 @@ async fn a_replica_set_replaces_a_deleted_pod_and_scales_down_newest_first() {
     assert_eq!(d["status"]["replicas"], json!(1));
     assert_eq!(d["status"]["availableReplicas"], json!(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawned_controllers_run_on_a_sped_up_real_clock() {
+    use lab_runner::sim::{clock::Clock, server::SimState, store::Store};
+    let state = std::sync::Arc::new(SimState::new(Store::in_memory().unwrap(), Clock::real_with_speed(50.0)));
+    lab_runner::sim::server::ensure_system_namespaces(&state).unwrap();
+    state.store.create(&rt("nodes"), node("node-a", json!([]), 0)).unwrap();
+    let handle = lab_runner::sim::controllers::spawn(state.clone(), Config::defaults()).unwrap();
+    state.store.create(&rt("pods"), plain_pod("web", "nginx:1.27")).unwrap();
+    // A 2 s pull at 50x is 40 ms of wall time; poll (bounded) instead of asserting a duration.
+    let mut phase = Value::Null;
+    for _ in 0..200 {
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        phase = state.store.get_value(&rt("pods"), "default", "web").unwrap()["status"]["phase"].clone();
+        if phase == json!("Running") {
+            break;
+        }
+    }
+    handle.abort();
+    assert_eq!(phase, json!("Running"));
+}
+
+#[tokio::test]
+async fn a_no_execute_taint_evicts_pods_that_do_not_tolerate_it() {
+    let mut cluster = Cluster::three_workers();
+    let mut patient = plain_pod("patient", "nginx:1.27");
+    patient["spec"]["nodeName"] = json!("node-a");
+    patient["spec"]["tolerations"] =
+        json!([{"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]);
+    let mut plain = plain_pod("plain", "nginx:1.27");
+    plain["spec"]["nodeName"] = json!("node-a");
+    cluster.create("pods", patient);
+    cluster.create("pods", plain);
+    cluster.run_for(10);
+    cluster.change("nodes", "node-a", |n| {
+        n["spec"]["taints"] = json!([{"key": "maintenance", "effect": "NoExecute"}]);
+    });
+    cluster.control.settle().unwrap();
+    let plain = cluster.get("pods", "plain").unwrap();
+    assert!(plain["metadata"]["deletionTimestamp"].is_string());
+    let events = cluster.events_for("plain");
+    let eviction = events.iter().find(|e| e["reason"] == "TaintManagerEviction").unwrap();
+    assert_eq!(eviction["message"], json!("Marking for deletion Pod default/plain"));
+    assert!(cluster.get("pods", "patient").unwrap()["metadata"]["deletionTimestamp"].is_null());
+    cluster.run_for(30);
+    assert!(cluster.get("pods", "plain").is_none());
+    assert!(cluster.get("pods", "patient").is_some(), "tolerated for 60s");
+    cluster.run_for(40);
+    assert!(cluster.get("pods", "patient").is_none());
+}

@@ -8,6 +8,8 @@ mod kubectl;
 mod lab;
 mod sim_api;
 mod sim_controllers;
+mod sim_gpu;
 mod sim_patch;
+mod sim_proto;
 mod sim_serve;
 mod util;

@@ -44,8 +44,9 @@ pub const LOG_FILE: &str = "serve.log";
 /// The SQLite store.
 pub const STORE_FILE: &str = "store.db";
 
-/// How long `up` waits for the server to answer, and `down` for it to exit.
-const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long `up` waits for the server to answer (seeding a 1,000-node topology on a slow disk
+/// takes seconds: every seeded object is a durable write), and `down` for it to exit.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
@@ -173,6 +174,16 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// The server's process runs but its API does not answer. Exit 3.
+    #[error("simulator process {pid} runs but {endpoint} does not answer: {message}")]
+    Unreachable {
+        /// Its pid.
+        pid: u32,
+        /// Its endpoint.
+        endpoint: String,
+        /// What failed.
+        message: String,
+    },
     /// The server failed while running. Exit 3.
     #[error("serving failed: {0}")]
     Serve(std::io::Error),
@@ -197,6 +208,7 @@ impl Error {
             | Error::Store { .. }
             | Error::Spawn { .. }
             | Error::Signal { .. }
+            | Error::Unreachable { .. }
             | Error::Serve(_) => exit::CLUSTER_ERROR,
             Error::StartTimedOut { .. } | Error::StopTimedOut { .. } => exit::TIMED_OUT,
             Error::ServerExited { code, .. } => *code,
@@ -421,6 +433,9 @@ pub async fn serve(
     let types = resources::built_in();
     let seeded = seed(&store, &types, &topology, clock.now())?;
     let state = Arc::new(SimState::new(store, clock));
+    // Custom types are served again after a restart (their CRDs are in the store).
+    super::crd::reconcile(&state)
+        .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
     let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
 
     let endpoint = format!("https://127.0.0.1:{bound}");
@@ -683,8 +698,10 @@ pub struct Status {
     pub revision: u64,
 }
 
-/// The status of the simulator of `dir`.
-pub fn status(dir: &Path) -> Result<Status> {
+/// The status of the simulator of `dir`. Counts come from the running server through its API
+/// (one list per served type, with the admin token), not from the database file: opening the
+/// store from a second process would compete with the server's writes.
+pub async fn status(dir: &Path) -> Result<Status> {
     let pid = match pid_state(dir)? {
         PidState::Absent => return Err(Error::NotRunning { dir: dir.to_path_buf() }),
         PidState::Stale(pid) => {
@@ -702,12 +719,41 @@ pub fn status(dir: &Path) -> Result<Status> {
     })?;
     let started: Timestamp = record.started.parse().unwrap_or_else(|_| Timestamp::now());
     let uptime = Timestamp::now().duration_since(started);
-    let store_path = dir.join(STORE_FILE);
-    let store_error =
-        |e: super::store::Error| Error::Store { path: store_path.clone(), message: e.to_string() };
-    let store = Store::open(&store_path).map_err(store_error)?;
-    let counts = store.count_by_type().map_err(store_error)?;
-    Ok(Status { record, uptime, counts, revision: store.revision() })
+    let (counts, revision) = object_counts(&record).await?;
+    Ok(Status { record, uptime, counts, revision })
+}
+
+/// Lists every listable built-in type through the API: objects per group-resource (types with
+/// none left out, sorted) and the newest list resourceVersion.
+async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> {
+    let unreachable =
+        |message: String| Error::Unreachable { pid: record.pid, endpoint: record.endpoint.clone(), message };
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(&record.kubeconfig).map_err(|e| unreachable(e.to_string()))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| unreachable(e.to_string()))?;
+    let client = kube::Client::try_from(config).map_err(|e| unreachable(e.to_string()))?;
+    let mut counts = Vec::new();
+    let mut revision = 0;
+    for rt in resources::built_in().iter().filter(|rt| rt.verbs.iter().any(|v| v == "list")) {
+        let request = axum::http::Request::get(format!("{}/{}", rt.group_version_path(), rt.plural))
+            .body(Vec::new())
+            .expect("a list request builds");
+        let list: serde_json::Value = tokio::time::timeout(Duration::from_secs(10), client.request(request))
+            .await
+            .map_err(|_| unreachable("no answer within 10s".to_string()))?
+            .map_err(|e| unreachable(e.to_string()))?;
+        let items = list["items"].as_array().map_or(0, Vec::len) as u64;
+        if items > 0 {
+            counts.push((rt.group_resource(), items));
+        }
+        let list_revision =
+            list["metadata"]["resourceVersion"].as_str().and_then(|v| v.parse().ok()).unwrap_or(0);
+        revision = revision.max(list_revision);
+    }
+    counts.sort();
+    Ok((counts, revision))
 }
 
 fn options(args: crate::cli::SimUpArgs) -> Result<ServeOptions> {
@@ -777,7 +823,7 @@ pub fn run_command(command: crate::cli::SimCommand) -> Result<u8> {
         }
         SimCommand::Status(args) => {
             let dir = state_dir(args.state_dir)?;
-            let status = status(&dir)?;
+            let status = runtime.block_on(status(&dir))?;
             print!("{}", render_status(&status));
             Ok(exit::OK)
         }
@@ -841,7 +887,8 @@ mod tests {
         assert_eq!(pid_state(dir.path()).unwrap(), PidState::Stale(99_999_999));
         std::fs::write(dir.path().join(PID_FILE), "garbage").unwrap();
         assert_eq!(pid_state(dir.path()).unwrap(), PidState::Stale(0));
-        assert!(matches!(status(dir.path()), Err(Error::StalePidFile { pid: 0, .. })));
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert!(matches!(runtime.block_on(status(dir.path())), Err(Error::StalePidFile { pid: 0, .. })));
         assert!(!dir.path().join(PID_FILE).exists());
     }
 

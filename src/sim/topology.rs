@@ -193,7 +193,7 @@ impl QuantityText {
     }
 }
 
-/// GPU hardware on a node.
+/// GPU hardware on a node (behaviour in `sim::gpu`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuSpec {
@@ -201,6 +201,57 @@ pub struct GpuSpec {
     pub model: String,
     /// Physical GPUs on the node.
     pub count: u32,
+    /// Full-GPU memory in MiB as GFD's `nvidia.com/gpu.memory` (default: the model's).
+    #[serde(default, rename = "memoryMiB")]
+    pub memory_mib: Option<u64>,
+    /// `capable` (default: every supported model can run MIG) or `unsupported`.
+    #[serde(default)]
+    pub mig: GpuMig,
+    /// The mig-parted config the GPUs boot with (default `all-disabled`).
+    #[serde(default, rename = "migConfig")]
+    pub mig_config: Option<String>,
+}
+
+/// Whether a node's GPUs can be partitioned with MIG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuMig {
+    /// MIG can be enabled.
+    #[default]
+    Capable,
+    /// MIG is hidden (e.g. a vGPU); GFD reports `nvidia.com/mig.capable=false`.
+    Unsupported,
+}
+
+impl GpuSpec {
+    /// The hardware and the MIG geometry it boots with.
+    pub fn hardware(
+        &self,
+    ) -> std::result::Result<
+        (crate::sim::gpu::hardware::NodeGpus, crate::sim::gpu::hardware::MigGeometry),
+        String,
+    > {
+        use crate::sim::gpu::hardware::{self, MigCapability, MigGeometry, NodeGpus};
+        let model = hardware::GpuModel::parse(&self.model).map_err(|e| e.to_string())?;
+        let mut gpus = NodeGpus::new(model, self.count);
+        if let Some(memory) = self.memory_mib {
+            gpus.memory_mib = memory;
+        }
+        let geometry = match (self.mig, self.mig_config.as_deref()) {
+            (GpuMig::Unsupported, None | Some("all-disabled")) => MigGeometry::Disabled,
+            (GpuMig::Unsupported, Some(config)) => {
+                return Err(format!("migConfig {config:?} needs mig: capable"));
+            }
+            (GpuMig::Capable, config) => {
+                hardware::mig_geometry(model, config.unwrap_or("all-disabled")).map_err(|e| e.to_string())?
+            }
+        };
+        gpus.mig = match self.mig {
+            GpuMig::Capable => MigCapability::Capable,
+            GpuMig::Unsupported => MigCapability::Unsupported,
+        };
+        Ok((gpus, geometry))
+    }
 }
 
 impl Topology {
@@ -253,6 +304,38 @@ impl Topology {
         Topology { name: Some(format!("generated-{workers}")), nodes, images: None, timings: None }
     }
 
+    /// A large GPU cluster for benchmarks: one control-plane node, one CPU worker and
+    /// `gpu_nodes` GPU workers `gpu-1` … `gpu-N` cycling through the four models with 1, 2, 4 or
+    /// 8 GPUs, every fourth one with a MIG geometry (`all-balanced`).
+    pub fn generated_gpu(gpu_nodes: u32) -> Topology {
+        use crate::sim::gpu::hardware::GpuModel;
+        let mut topology = Topology::generated(1);
+        topology.name = Some(format!("generated-gpu-{gpu_nodes}"));
+        let template = topology.nodes[1].clone();
+        topology.nodes[1].name = "cpu-1".to_string();
+        for i in 0..gpu_nodes {
+            let model = GpuModel::ALL[i as usize % GpuModel::ALL.len()];
+            let count = [1, 2, 4, 8][(i as usize / GpuModel::ALL.len()) % 4];
+            let mut node = template.clone();
+            node.name = format!("gpu-{}", i + 1);
+            node.labels = BTreeMap::from([
+                ("feature.node.kubernetes.io/pci-10de.present".to_string(), "true".to_string()),
+                ("nvidia.com/gpu.present".to_string(), "true".to_string()),
+            ]);
+            node.capacity.cpu = QuantityText((12 * count).to_string());
+            node.capacity.memory = QuantityText(format!("{}Gi", 85 * count));
+            node.gpu = Some(GpuSpec {
+                model: model.topology_name().to_string(),
+                count,
+                memory_mib: None,
+                mig: GpuMig::Capable,
+                mig_config: (i % 4 == 3).then(|| "all-balanced".to_string()),
+            });
+            topology.nodes.push(node);
+        }
+        topology
+    }
+
     fn validate(&self, file: &str) -> Result<()> {
         let invalid = |message: String| Error::Invalid { file: file.to_string(), message };
         if self.nodes.is_empty() {
@@ -278,10 +361,11 @@ impl Topology {
                     text.parse().map_err(|e| invalid(format!("node {}: {field}: {e}", node.name)))?;
                 }
             }
-            if let Some(gpu) = &node.gpu
-                && gpu.count == 0
-            {
-                return Err(invalid(format!("node {}: gpu.count must be at least 1", node.name)));
+            if let Some(gpu) = &node.gpu {
+                if gpu.count == 0 {
+                    return Err(invalid(format!("node {}: gpu.count must be at least 1", node.name)));
+                }
+                gpu.hardware().map_err(|e| invalid(format!("node {}: gpu: {e}", node.name)))?;
             }
         }
         Ok(())
@@ -568,6 +652,25 @@ mod tests {
         let topology = Topology::generated(3);
         let names: Vec<_> = topology.nodes.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["control-plane", "worker-1", "worker-2", "worker-3"]);
+    }
+
+    #[test]
+    fn generated_gpu_topologies_cycle_models_and_validate() {
+        let topology = Topology::generated_gpu(16);
+        assert_eq!(topology.nodes.len(), 18);
+        let gpu: Vec<_> = topology.nodes.iter().filter_map(|n| n.gpu.as_ref()).collect();
+        assert_eq!((gpu[0].model.as_str(), gpu[0].count), ("A100-40GB", 1));
+        assert_eq!((gpu[15].model.as_str(), gpu[15].count), ("H200-141GB", 8));
+        for spec in gpu {
+            spec.hardware().unwrap();
+        }
+        let bad =
+            "nodes:\n  - name: g\n    capacity: {cpu: 1, memory: 1Gi}\n    gpu: {model: T4, count: 1}\n";
+        let error = Topology::parse(bad, "t.yaml").unwrap_err().to_string();
+        insta::assert_snapshot!(error, @r#"t.yaml: node g: gpu: unknown GPU model "T4" (known: A100-40GB, A100-80GB, H100-80GB, H200-141GB)"#);
+        let bad = "nodes:\n  - name: g\n    capacity: {cpu: 1, memory: 1Gi}\n    gpu: {model: H100-80GB, count: 1, migConfig: all-1g.5gb}\n";
+        let error = Topology::parse(bad, "t.yaml").unwrap_err().to_string();
+        insta::assert_snapshot!(error, @r#"t.yaml: node g: gpu: config "all-1g.5gb" has no entry for NVIDIA-H100-80GB-HBM3"#);
     }
 
     #[test]

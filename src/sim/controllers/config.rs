@@ -186,6 +186,8 @@ pub fn normalize_image(reference: &str) -> String {
 /// The catalog and timings the controllers run with.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Config {
+    /// GPU hardware per node, for the NVIDIA components the kubelet emulates (issue #6).
+    pub gpus: crate::sim::gpu::agent::GpuHardware,
     /// Images a pull finds.
     pub catalog: Catalog,
     /// Delays.
@@ -195,7 +197,11 @@ pub struct Config {
 impl Config {
     /// The defaults plus what `topology` adds under `images:` and sets under `timings:`.
     pub fn from_topology(topology: &Topology) -> Result<Config> {
-        let mut config = Config { catalog: Catalog::with_defaults(), timings: Timings::default() };
+        let mut config = Config {
+            gpus: crate::sim::gpu::agent::hardware_of(topology),
+            catalog: Catalog::with_defaults(),
+            timings: Timings::default(),
+        };
         if let Some(images) = &topology.images {
             let entries: Vec<ImageEntry> = serde_json::from_value(images.clone()).map_err(Error::Images)?;
             for entry in entries {
@@ -222,7 +228,7 @@ impl Config {
 
     /// The built-in catalog and default timings.
     pub fn defaults() -> Config {
-        Config { catalog: Catalog::with_defaults(), timings: Timings::default() }
+        Config { gpus: Default::default(), catalog: Catalog::with_defaults(), timings: Timings::default() }
     }
 }
 

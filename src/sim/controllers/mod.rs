@@ -17,6 +17,16 @@
 //! # Ok(()) }
 //! ```
 
+pub mod config;
+mod daemonset;
+mod deployment;
+pub mod events;
+mod gc;
+mod kubelet;
+mod owners;
+mod replicaset;
+mod scheduler;
+mod taint_eviction;
 use std::{
     collections::{BTreeMap, BTreeSet},
     sync::{Arc, RwLock},
@@ -36,18 +46,7 @@ use super::{
     store::{self, EventType as StoreEventType, Store, Stored, WatchFrom},
 };
 
-pub mod config;
-mod daemonset;
-mod deployment;
-pub mod events;
-mod gc;
-mod kubelet;
-mod owners;
-mod replicaset;
-mod scheduler;
-
 pub use config::Config;
-
 /// Errors of the controllers.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -81,13 +80,10 @@ pub enum Error {
         rounds: usize,
     },
 }
-
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
 /// Rounds [`Controllers::settle`] runs before giving up.
 const MAX_ROUNDS: usize = 100_000;
-
 /// The resource types the controllers write.
 #[derive(Debug, Clone)]
 pub struct Types {
@@ -106,7 +102,6 @@ pub struct Types {
     /// apps/v1 deployments.
     pub deployments: ResourceType,
 }
-
 impl Types {
     fn resolve(all: &[ResourceType]) -> Result<Types> {
         let find = |group: &str, plural: &'static str| {
@@ -123,7 +118,6 @@ impl Types {
         })
     }
 }
-
 /// What every reconcile step reads: the store, the types, and "now".
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {
@@ -134,18 +128,15 @@ pub struct Ctx<'a> {
     /// The simulated time of this step.
     pub now: Timestamp,
 }
-
 /// RFC 3339 at second precision, as `metav1.Time` serializes.
 pub fn timestamp(at: Timestamp) -> String {
     Timestamp::from_second(at.as_second()).unwrap_or(at).to_string()
 }
-
 /// `at + seconds` (fractions kept), saturating.
 pub(crate) fn later(at: Timestamp, seconds: f64) -> Timestamp {
     let delay = SignedDuration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(SignedDuration::ZERO);
     at.checked_add(delay).unwrap_or(at)
 }
-
 /// Parses a stored object into its API type.
 pub(crate) fn decode<T: DeserializeOwned>(stored: &Stored) -> Result<T> {
     serde_json::from_str(&stored.json).map_err(|source| Error::Decode {
@@ -153,10 +144,8 @@ pub(crate) fn decode<T: DeserializeOwned>(stored: &Stored) -> Result<T> {
         source,
     })
 }
-
 /// A (namespace, name) key.
 pub(crate) type Key = (String, String);
-
 /// Why a timer fires.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Wake {
@@ -168,29 +157,26 @@ pub(crate) enum Wake {
     ReplicaSet(Key),
     /// A Deployment is synced again (progress deadline).
     Deployment(Key),
+    /// The NVIDIA components run again (a MIG reconfiguration finishes).
+    Gpu,
 }
-
 /// The timer queue.
 #[derive(Debug, Default)]
 pub(crate) struct Timers(BTreeMap<Timestamp, BTreeSet<Wake>>);
-
 impl Timers {
     /// Wakes `wake` at `at`.
     pub(crate) fn at(&mut self, at: Timestamp, wake: Wake) {
         self.0.entry(at).or_default().insert(wake);
     }
-
     fn next(&self) -> Option<Timestamp> {
         self.0.keys().next().copied()
     }
-
     fn take_due(&mut self, now: Timestamp) -> Vec<Wake> {
         let later = self.0.split_off(&now.checked_add(SignedDuration::from_nanos(1)).unwrap_or(now));
         let due = std::mem::replace(&mut self.0, later);
         due.into_values().flatten().collect()
     }
 }
-
 /// What changed since the last step.
 #[derive(Debug, Default)]
 struct Dirty {
@@ -200,11 +186,12 @@ struct Dirty {
     replicasets: BTreeSet<Key>,
     deployments: BTreeSet<Key>,
     retry_unschedulable: bool,
+    nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
     finalizing: BTreeSet<(String, Key)>,
     dependents_changed: bool,
+    gpu: bool,
 }
-
 impl Dirty {
     fn is_empty(&self) -> bool {
         self.pods.is_empty()
@@ -213,12 +200,13 @@ impl Dirty {
             && self.replicasets.is_empty()
             && self.deployments.is_empty()
             && !self.retry_unschedulable
+            && !self.nodes_changed
             && self.deleted_owners.is_empty()
             && self.finalizing.is_empty()
             && !self.dependents_changed
+            && !self.gpu
     }
 }
-
 /// Counters for benchmarks and diagnostics.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -229,7 +217,6 @@ pub struct Stats {
     /// Timer wake-ups fired.
     pub wakes: u64,
 }
-
 /// The shared parts a controller works with during one step.
 pub(crate) struct Env<'a> {
     pub(crate) ctx: Ctx<'a>,
@@ -238,7 +225,6 @@ pub(crate) struct Env<'a> {
     pub(crate) config: &'a Config,
     pub(crate) nodes: &'a [Node],
 }
-
 /// The controllers of one simulated cluster.
 pub struct Controllers {
     state: AppState,
@@ -250,6 +236,8 @@ pub struct Controllers {
     recorder: events::Recorder,
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
+    taint_eviction: taint_eviction::TaintEviction,
+    gpu: crate::sim::gpu::agent::GpuAgents,
     daemonsets: daemonset::DaemonSets,
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
@@ -257,13 +245,11 @@ pub struct Controllers {
     nodes: Option<Arc<Vec<Node>>>,
     stats: Stats,
 }
-
 impl std::fmt::Debug for Controllers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Controllers").field("stats", &self.stats).finish_non_exhaustive()
     }
 }
-
 impl Controllers {
     /// Controllers over `state`, subscribed to its store; everything present counts as changed,
     /// so the first [`Controllers::settle`] reconciles the whole cluster.
@@ -281,6 +267,8 @@ impl Controllers {
             recorder: events::Recorder::default(),
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
+            taint_eviction: taint_eviction::TaintEviction::default(),
+            gpu: Default::default(),
             daemonsets: daemonset::DaemonSets,
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
@@ -291,23 +279,19 @@ impl Controllers {
         controllers.resync_all();
         Ok(controllers)
     }
-
     /// The catalog and timings, shared: adding an image lets pods waiting for it start at
     /// their next pull attempt.
     pub fn config(&self) -> Arc<RwLock<Config>> {
         self.config.clone()
     }
-
     /// Counters so far.
     pub fn stats(&self) -> Stats {
         self.stats
     }
-
     /// The next scheduled wake-up, if any.
     pub fn next_wake(&self) -> Option<Timestamp> {
         self.timers.next()
     }
-
     /// Runs the controllers until nothing is left to do at the current time.
     pub fn settle(&mut self) -> Result<()> {
         for _ in 0..MAX_ROUNDS {
@@ -317,7 +301,6 @@ impl Controllers {
         }
         Err(Error::NotQuiescent { rounds: MAX_ROUNDS })
     }
-
     /// Settles, moves a manual clock to the next wake-up and settles again; returns that time,
     /// or `None` when nothing is scheduled.
     pub fn advance_to_next_event(&mut self) -> Result<Option<Timestamp>> {
@@ -327,7 +310,6 @@ impl Controllers {
         self.settle()?;
         Ok(Some(next))
     }
-
     /// Moves a manual clock forward by `by`, firing every wake-up on the way in order.
     pub fn advance(&mut self, by: SignedDuration) -> Result<()> {
         self.settle()?;
@@ -339,7 +321,6 @@ impl Controllers {
         self.state.clock.advance_to(target);
         self.settle()
     }
-
     /// Every object counts as changed (start, or a watch feed that fell behind).
     fn resync_all(&mut self) {
         let store = &self.state.store;
@@ -349,7 +330,9 @@ impl Controllers {
         }
         self.dirty.all_daemonsets = true;
         self.dirty.retry_unschedulable = true;
+        self.dirty.nodes_changed = true;
         self.dirty.dependents_changed = true;
+        self.dirty.gpu = true;
         for (group_resource, into) in [
             ("replicasets.apps", &mut self.dirty.replicasets),
             ("deployments.apps", &mut self.dirty.deployments),
@@ -370,7 +353,6 @@ impl Controllers {
         }
         self.nodes = None;
     }
-
     /// Takes every change event available now.
     fn drain_feed(&mut self) {
         loop {
@@ -381,7 +363,6 @@ impl Controllers {
             }
         }
     }
-
     /// Marks what a change makes dirty (the informers' event handlers).
     fn route(&mut self, event: &store::Event) {
         self.stats.events_seen += 1;
@@ -392,6 +373,7 @@ impl Controllers {
             "events" | "leases.coordination.k8s.io" => return,
             "pods" => {
                 self.dirty.pods.insert(key.clone());
+                self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
                 let value: Value = serde_json::from_str(&object.json).unwrap_or(Value::Null);
                 let terminal = matches!(value["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
                 if deleted || terminal {
@@ -413,8 +395,11 @@ impl Controllers {
                 }
                 return;
             }
+            "configmaps" => self.dirty.gpu = true,
             "nodes" => {
                 self.nodes = None;
+                self.dirty.nodes_changed = true;
+                self.dirty.gpu = true;
                 self.dirty.all_daemonsets = true;
                 self.dirty.retry_unschedulable = true;
             }
@@ -452,7 +437,6 @@ impl Controllers {
             self.dirty.finalizing.insert((object.group_resource.clone(), key));
         }
     }
-
     /// A dependent changed: its controller syncs.
     fn owner_changed(&mut self, namespace: &str, owner: OwnerRef) {
         let key = (namespace.to_string(), owner.name);
@@ -463,7 +447,6 @@ impl Controllers {
             _ => false,
         };
     }
-
     /// An object without controller changed: any controller in its namespace may adopt it.
     fn orphan_changed(&mut self, namespace: &str) {
         self.dirty.all_daemonsets = true;
@@ -479,7 +462,6 @@ impl Controllers {
             }
         }
     }
-
     fn cached_nodes(&mut self) -> Result<Arc<Vec<Node>>> {
         if let Some(nodes) = &self.nodes {
             return Ok(nodes.clone());
@@ -491,7 +473,6 @@ impl Controllers {
         self.nodes = Some(nodes.clone());
         Ok(nodes)
     }
-
     /// One round: take changes and due timers, run each controller on what they touch.
     /// Returns whether there was anything to do.
     fn step(&mut self) -> Result<bool> {
@@ -504,6 +485,10 @@ impl Controllers {
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
                 Wake::Deployment(key) => self.dirty.deployments.insert(key),
+                Wake::Gpu => {
+                    self.dirty.gpu = true;
+                    true
+                }
             };
         }
         if self.dirty.is_empty() {
@@ -553,10 +538,18 @@ impl Controllers {
             report(self.replicasets.sync(&mut env, key));
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
+        report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
         report(self.kubelet.run(&mut env, &dirty.pods));
+        // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
+        if dirty.gpu {
+            match self.gpu.sync(&state.store, &self.types.nodes, &config.gpus, now) {
+                Ok(Some(at)) => self.timers.at(at, Wake::Gpu),
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error, "gpu components"),
+            }
+        }
         Ok(true)
     }
-
     /// The background loop of a served simulator: settle, then wait for a store change or the
     /// next wake-up (on the wall, scaled by the clock's speed).
     pub async fn run(mut self) {
@@ -582,7 +575,6 @@ impl Controllers {
         }
     }
 }
-
 /// Starts the controllers of a served simulator as a background task (call inside a tokio
 /// runtime, after the topology is seeded); abort the handle to stop them.
 ///
@@ -597,13 +589,11 @@ pub fn spawn(state: AppState, config: Config) -> Result<tokio::task::JoinHandle<
     let controllers = Controllers::new(state, config)?;
     Ok(tokio::spawn(controllers.run()))
 }
-
 fn report(result: Result<()>) {
     if let Err(error) = result {
         tracing::warn!(%error, "controller sync failed");
     }
 }
-
 /// An owner reference that is the controller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OwnerRef {
@@ -611,7 +601,6 @@ pub(crate) struct OwnerRef {
     pub(crate) name: String,
     pub(crate) uid: String,
 }
-
 /// The controller owner reference of an object (`metav1.GetControllerOf`).
 pub(crate) fn controller_of(object: &Value) -> Option<OwnerRef> {
     object["metadata"]["ownerReferences"]

@@ -23,7 +23,7 @@ use super::{
 use crate::{
     k8s::{
         resources::{PodPhaseClass, pod_phase_class},
-        schedule::{self, DEFAULT_SCHEDULER},
+        schedule::{self, DEFAULT_SCHEDULER, ScheduleDecision},
     },
     sim::store::{DryRun, Stored, Subresource},
 };
@@ -106,7 +106,7 @@ impl Scheduler {
         };
         let source = Source::component(DEFAULT_SCHEDULER);
         match schedule::schedule_pod(&pod, env.nodes, assigned)? {
-            schedule::ScheduleDecision::Bind { node } => {
+            ScheduleDecision::Bind { node } => {
                 self.unschedulable.remove(&uid);
                 // The binding (`pods/binding`): nodeName, then PodScheduled=True.
                 let mut value = store.get_value(&types.pods, &namespace, &name).map_err(Error::Store)?;
@@ -135,7 +135,7 @@ impl Scheduler {
                 );
                 assigned.push(serde_json::from_value(written).map_err(Error::Encode)?);
             }
-            schedule::ScheduleDecision::Unschedulable(failure) => {
+            ScheduleDecision::Unschedulable(failure) => {
                 self.unschedulable.insert(uid);
                 let condition: PodCondition = failure.pod_scheduled_condition(Time(now));
                 let mut condition = serde_json::to_value(condition).map_err(Error::Encode)?;

@@ -14,7 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::{
-    AppState, authz,
+    AppState, authz, fieldvalidation,
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
@@ -23,8 +23,9 @@ use super::{
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
     sim::{
+        crd,
         resources::{self, ResourceType},
-        store::{Deletion, Outcome, Stored, Subresource},
+        store::{Deletion, DryRun, Outcome, Stored, Subresource},
     },
 };
 
@@ -110,7 +111,9 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
         return authz::create(review, &target.rt, identity, &headers, body).await;
     }
-    match verb {
+    let defines_types =
+        crd::defines_types(&target.rt) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
+    let response = match verb {
         Verb::Get => get(&state, &target, &headers),
         Verb::List => list(&state, &target, &query, &headers),
         Verb::Watch => watch::serve(state.clone(), target.rt, target.namespace, &query, &headers),
@@ -119,7 +122,11 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         Verb::Patch => patch(&state, &target, &query, &headers, body).await,
         Verb::Delete => delete(&state, &target, &query, &headers, body).await,
         Verb::DeleteCollection => delete_collection(&state, &target, &query, &headers, body).await,
+    }?;
+    if defines_types {
+        crd::reconcile(&state)?;
     }
+    Ok(response)
 }
 
 fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
@@ -156,7 +163,7 @@ fn object_response(
 ) -> Response {
     if request::wants_table(headers) {
         let rv = object["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string();
-        let table = table::render(rt, std::slice::from_ref(object), &rv, state.clock.now());
+        let table = crd::render_table(state, rt, std::slice::from_ref(object), &rv, state.clock.now());
         return json_response(code, table.to_string());
     }
     json_response(code, object.to_string())
@@ -232,7 +239,12 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
         }
     }
     if request::wants_table(headers) {
-        let mut table = render_table(&target.rt, &page.items, &page.revision.to_string(), state.clock.now())?;
+        let mut table = if crd::is_custom(state, &target.rt) {
+            let objects = page.items.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
+            crd::render_table(state, &target.rt, &objects, &page.revision.to_string(), state.clock.now())
+        } else {
+            render_table(&target.rt, &page.items, &page.revision.to_string(), state.clock.now())?
+        };
         if let Some(continue_token) = metadata.get("continue") {
             table["metadata"]["continue"] = continue_token.clone();
         }
@@ -297,10 +309,68 @@ fn list_json(rt: &ResourceType, metadata: &Value, items: &[Arc<Stored>]) -> Stri
     body
 }
 
-/// The body as an object of the target's type, with the URL's namespace.
-async fn object_body(target: &Target, headers: &HeaderMap, body: Body) -> Result<Value> {
+/// How a write is checked and recorded: `fieldValidation`, the field manager, `dryRun`.
+struct WriteParams {
+    mode: fieldvalidation::Mode,
+    manager: String,
+    dry_run: DryRun,
+}
+
+impl WriteParams {
+    fn of(query: &Query, headers: &HeaderMap) -> Result<WriteParams> {
+        let mode = fieldvalidation::Mode::from_query(query.get("fieldValidation"))?;
+        let manager = match query.get("fieldManager").filter(|m| !m.is_empty()) {
+            Some(manager) => manager.to_string(),
+            None => {
+                patch::manager_from_user_agent(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()))
+            }
+        };
+        Ok(WriteParams { mode, manager, dry_run: query.dry_run()? })
+    }
+}
+
+/// The response with one `Warning` header per field-validation warning (`fieldValidation=Warn`).
+fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        if let Ok(value) = fieldvalidation::warning_header(warning).parse() {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// The body as an object of the target's type, with the URL's namespace, checked for unknown
+/// and duplicate fields under `mode` (unknown fields are dropped, as decoding into the typed
+/// struct drops them); returns the warnings to send.
+async fn object_body(
+    target: &Target,
+    headers: &HeaderMap,
+    body: Body,
+    mode: fieldvalidation::Mode,
+) -> Result<(Value, Vec<String>)> {
     let bytes = request::read_body(headers, body).await?;
     let mut object = request::decode_object(headers, &bytes, &target.rt.kind)?;
+    let mut warnings = if request::content_type(headers) == "application/json" {
+        // Re-read JSON for duplicate keys, which a parsed value no longer shows.
+        fieldvalidation::decode_tracking_duplicates(&bytes)?.1
+    } else {
+        Vec::new()
+    };
+    warnings.extend(fieldvalidation::unknown_fields(&target.rt, &object));
+    if mode == fieldvalidation::Mode::Strict && !warnings.is_empty() {
+        // Upstream `transformDecodeError`: `Deployment in version "v1" cannot be handled as a
+        // Deployment: strict decoding error: unknown field "spec.replica"`.
+        let kind = &target.rt.kind;
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version \"{}\" cannot be handled as a {kind}: {}",
+            target.rt.version,
+            fieldvalidation::Error::Strict(warnings)
+        )));
+    }
+    if mode == fieldvalidation::Mode::Ignore {
+        warnings.clear();
+    }
+    fieldvalidation::strip_unknown(&target.rt, &mut object);
     request::check_type(&object, &target.rt.api_version(), &target.rt.kind)?;
     if !object["metadata"].is_object() {
         object["metadata"] = json!({});
@@ -315,7 +385,14 @@ async fn object_body(target: &Target, headers: &HeaderMap, body: Body) -> Result
             _ => object["metadata"]["namespace"] = json!(namespace),
         }
     }
-    Ok(object)
+    Ok((object, warnings))
+}
+
+fn subresource_name(subresource: Subresource) -> Option<&'static str> {
+    match subresource {
+        Subresource::Main => None,
+        Subresource::Status => Some("status"),
+    }
 }
 
 async fn create(
@@ -325,10 +402,13 @@ async fn create(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response> {
-    let dry_run = query.dry_run()?;
-    let object = object_body(target, headers, body).await?;
-    let created = state.store.create_with(&target.rt, object, dry_run)?;
-    Ok(object_response(state, &target.rt, headers, StatusCode::CREATED, &created))
+    let params = WriteParams::of(query, headers)?;
+    let (mut object, warnings) = object_body(target, headers, body, params.mode).await?;
+    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
+    patch::record_update(&target.rt, &params.manager, None, None, &mut object, state.clock.now())?;
+    let created = state.store.create_with(&target.rt, object, params.dry_run)?;
+    let response = object_response(state, &target.rt, headers, StatusCode::CREATED, &created);
+    Ok(with_warnings(response, &warnings))
 }
 
 async fn update(
@@ -338,8 +418,8 @@ async fn update(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response> {
-    let dry_run = query.dry_run()?;
-    let mut object = object_body(target, headers, body).await?;
+    let params = WriteParams::of(query, headers)?;
+    let (mut object, warnings) = object_body(target, headers, body, params.mode).await?;
     match object["metadata"]["name"].as_str() {
         Some(name) if !name.is_empty() && name != target.name() => {
             return Err(ApiError::bad_request(format!(
@@ -349,8 +429,23 @@ async fn update(
         }
         _ => object["metadata"]["name"] = json!(target.name()),
     }
-    let updated = state.store.update(&target.rt, object, target.subresource, dry_run)?;
-    Ok(object_response(state, &target.rt, headers, StatusCode::OK, &updated))
+    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
+    let rt = &target.rt;
+    let now = state.clock.now();
+    let (updated, _) = state.store.modify(
+        rt,
+        target.namespace(),
+        target.name(),
+        target.subresource,
+        params.dry_run,
+        |current| {
+            let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
+            let sub = subresource_name(target.subresource);
+            patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
+            Ok::<_, ApiError>(object)
+        },
+    )?;
+    Ok(with_warnings(object_response(state, rt, headers, StatusCode::OK, &updated), &warnings))
 }
 
 async fn patch(
@@ -360,46 +455,67 @@ async fn patch(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response> {
-    let dry_run = query.dry_run()?;
+    let params = WriteParams::of(query, headers)?;
     let kind = PatchKind::from_content_type(&request::content_type(headers))?;
     let bytes = request::read_body(headers, body).await?;
     let rt = &target.rt;
+    let now = state.clock.now();
+    let mut warnings = Vec::new();
     let (object, outcome) = if kind == PatchKind::Apply {
-        let field_manager = query.get("fieldManager").unwrap_or_default().to_string();
-        if field_manager.is_empty() {
+        if query.get("fieldManager").is_none_or(str::is_empty) {
             return Err(ApiError::invalid(
                 "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 json!({"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [{"reason": "FieldValueRequired",
                     "message": "Required value: is required for apply patch", "field": "fieldManager"}]}),
             ));
         }
-        let mut applied: Value = serde_saphyr::from_slice(&bytes)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-        if !applied.is_object() {
-            return Err(ApiError::bad_request("error decoding YAML: the apply patch is not an object"));
-        }
+        let mut applied = patch::decode_apply_body(&bytes)?;
         request::check_type(&applied, &rt.api_version(), &rt.kind)?;
         if let Some(namespace) = &target.namespace {
             applied["metadata"]["namespace"] = json!(namespace);
         }
         applied["metadata"]["name"] = json!(target.name());
-        let options = ApplyOptions { field_manager, force: query.flag("force") };
-        state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
-            let mut next =
-                patch::server_side_apply(rt, current.as_ref(), &applied, &options).map_err(ApiError::from)?;
-            if current.is_none() {
-                next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
-            }
-            Ok::<_, ApiError>(next)
-        })?
+        warnings = fieldvalidation::check_apply(rt, &applied, params.mode)?;
+        let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
+        state.store.modify(
+            rt,
+            target.namespace(),
+            target.name(),
+            target.subresource,
+            params.dry_run,
+            |current| {
+                let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
+                if current.is_none() {
+                    next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
+                }
+                Ok::<_, ApiError>(next)
+            },
+        )?
     } else {
-        state.store.modify(rt, target.namespace(), target.name(), target.subresource, dry_run, |current| {
-            let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
-            Ok::<_, ApiError>(patch::apply_patch(rt, kind, &current, &bytes)?)
-        })?
+        let admission = crd::admission(state, rt);
+        state.store.modify(
+            rt,
+            target.namespace(),
+            target.name(),
+            target.subresource,
+            params.dry_run,
+            |current| {
+                let current =
+                    current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
+                let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
+                warnings = fieldvalidation::check(rt, &patched, params.mode)?;
+                fieldvalidation::strip_unknown(rt, &mut patched);
+                if let Some(admission) = &admission {
+                    admission.admit(&mut patched, query.get("fieldValidation"))?;
+                }
+                let sub = subresource_name(target.subresource);
+                patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;
+                Ok::<_, ApiError>(patched)
+            },
+        )?
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
-    Ok(object_response(state, rt, headers, code, &object))
+    Ok(with_warnings(object_response(state, rt, headers, code, &object), &warnings))
 }
 
 async fn delete(

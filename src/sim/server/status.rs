@@ -6,7 +6,7 @@ use axum::{
 };
 use serde_json::{Map, Value, json};
 
-use super::patch;
+use super::{fieldvalidation, patch};
 use crate::{k8s::selector, sim::store};
 
 /// Upstream's 413 body limit for a request (`apiserver/pkg/server/config.go`,
@@ -177,6 +177,12 @@ impl From<patch::Error> for ApiError {
             patch::Error::Invalid(_) => ApiError::new(422, "Invalid", message),
             patch::Error::Conflict { .. } => ApiError::new(409, "Conflict", message),
         }
+    }
+}
+
+impl From<fieldvalidation::Error> for ApiError {
+    fn from(error: fieldvalidation::Error) -> ApiError {
+        ApiError::bad_request(error.to_string())
     }
 }
 

@@ -1,0 +1,918 @@
+//! GPU emulation as pure functions: one test per row of gpu-domain.md §3.1 (what a node
+//! advertises) and per worked example of §4.2 (GFD labels), plus the config-manager cases.
+
+use std::collections::BTreeMap;
+
+use lab_runner::sim::gpu::{
+    advertise::{PluginState, advertised, node_resources},
+    config::{EffectiveConfig, PluginEnv},
+    gfd::gfd_labels,
+    hardware::{GpuModel, MigGeometry, NodeGpus, mig_geometry},
+    plugin::{ConfigManagerEnv, ContainerState, DevicePluginPod, PluginPhase, select_config},
+};
+
+fn config(yaml: &str) -> EffectiveConfig {
+    let env = PluginEnv { mig_strategy: None, mps_root: Some("/run/nvidia/mps".to_string()) };
+    EffectiveConfig::load(yaml, &env).expect("valid config").0
+}
+
+fn resources(gpus: &NodeGpus, geometry: &MigGeometry, yaml: &str) -> Vec<(String, u64)> {
+    advertised(gpus, geometry, PluginState::Serving(&config(yaml))).unwrap().into_iter().collect()
+}
+
+fn pairs(items: &[(&str, u64)]) -> Vec<(String, u64)> {
+    items.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+const TIME_SLICING_4: &str =
+    "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n";
+
+// §3.1 row 1: no sharing, migStrategy none → physical GPUs.
+#[test]
+fn row_no_sharing() {
+    let gpus = NodeGpus::new(GpuModel::A100_80GB, 8);
+    assert_eq!(resources(&gpus, &MigGeometry::Disabled, "version: v1\n"), pairs(&[("nvidia.com/gpu", 8)]));
+    // MIG geometry is ignored under migStrategy none.
+    let geometry = mig_geometry(GpuModel::A100_80GB, "all-1g.10gb").unwrap();
+    assert_eq!(resources(&gpus, &geometry, "flags: {migStrategy: none}\n"), pairs(&[("nvidia.com/gpu", 8)]));
+}
+
+// §3.1 row 2: time-slicing replicas R → GPUs × R (1 × 4 = 4; 4 × 4 = 16; 8 × 10 = 80).
+#[test]
+fn row_time_slicing() {
+    for (count, replicas, expected) in [(1, 4, 4), (4, 4, 16), (8, 10, 80)] {
+        let yaml = format!(
+            "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: {replicas}\n"
+        );
+        let gpus = NodeGpus::new(GpuModel::H100_80GB, count);
+        assert_eq!(resources(&gpus, &MigGeometry::Disabled, &yaml), pairs(&[("nvidia.com/gpu", expected)]));
+    }
+}
+
+// §3.1 row 3: renameByDefault → nvidia.com/gpu.shared, and the old key stays at 0.
+#[test]
+fn row_time_slicing_renamed() {
+    let gpus = NodeGpus::new(GpuModel::A100_40GB, 4);
+    let yaml = "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n";
+    let now = advertised(&gpus, &MigGeometry::Disabled, PluginState::Serving(&config(yaml))).unwrap();
+    assert_eq!(now.clone().into_iter().collect::<Vec<_>>(), pairs(&[("nvidia.com/gpu.shared", 16)]));
+    let before = BTreeMap::from([
+        ("cpu".to_string(), "12".to_string()),
+        ("nvidia.com/gpu".to_string(), "4".to_string()),
+    ]);
+    // The GPU Operator docs' `kubectl describe node` after the change.
+    let after = node_resources(&before, &now);
+    assert_eq!(
+        after,
+        BTreeMap::from([
+            ("nvidia.com/gpu".to_string(), "0".to_string()),
+            ("nvidia.com/gpu.shared".to_string(), "16".to_string()),
+        ])
+    );
+}
+
+// §3.1 row 4: MPS replicas R → GPUs × R; renamed too.
+#[test]
+fn row_mps() {
+    let gpus = NodeGpus::new(GpuModel::H200_141GB, 2);
+    let yaml =
+        "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n";
+    assert_eq!(resources(&gpus, &MigGeometry::Disabled, yaml), pairs(&[("nvidia.com/gpu", 20)]));
+    let renamed = yaml.replace("  mps:\n", "  mps:\n    renameByDefault: true\n");
+    assert_eq!(resources(&gpus, &MigGeometry::Disabled, &renamed), pairs(&[("nvidia.com/gpu.shared", 20)]));
+    // MPS needs MPS_ROOT (the static manifest does not set it).
+    let error = EffectiveConfig::load(yaml, &PluginEnv::default()).unwrap_err().to_string();
+    assert_eq!(error, "unable to validate flags: using MPS requires --mps-root to be specified");
+}
+
+// §3.1 row 5: MIG single → nvidia.com/gpu counts MIG devices (H100 all-1g.10gb → 7; all-3g.40gb → 2).
+#[test]
+fn row_mig_single() {
+    let gpus = NodeGpus::new(GpuModel::H100_80GB, 1);
+    let single = "version: v1\nflags:\n  migStrategy: single\n";
+    for (name, expected) in [("all-1g.10gb", 7), ("all-3g.40gb", 2)] {
+        let geometry = mig_geometry(GpuModel::H100_80GB, name).unwrap();
+        assert_eq!(resources(&gpus, &geometry, single), pairs(&[("nvidia.com/gpu", expected)]), "{name}");
+    }
+    // Mixed profiles are invalid under single: nothing is advertised.
+    let balanced = mig_geometry(GpuModel::H100_80GB, "all-balanced").unwrap();
+    assert!(advertised(&gpus, &balanced, PluginState::Serving(&config(single))).is_err());
+}
+
+// §3.1 row 6: MIG mixed → nvidia.com/mig-<profile> per profile; nvidia.com/gpu drops to 0
+// (the captured GCE A100-40GB node reconfigured to 7g.40gb).
+#[test]
+fn row_mig_mixed() {
+    let gpus = NodeGpus::new(GpuModel::A100_40GB, 1);
+    let mixed = "version: v1\nflags:\n  migStrategy: mixed\n";
+    let balanced = mig_geometry(GpuModel::A100_40GB, "all-balanced").unwrap();
+    let before = advertised(&gpus, &balanced, PluginState::Serving(&config(mixed))).unwrap();
+    assert_eq!(
+        before.clone().into_iter().collect::<Vec<_>>(),
+        pairs(&[("nvidia.com/mig-1g.5gb", 2), ("nvidia.com/mig-2g.10gb", 1), ("nvidia.com/mig-3g.20gb", 1)])
+    );
+    let seven = mig_geometry(GpuModel::A100_40GB, "all-7g.40gb").unwrap();
+    let now = advertised(&gpus, &seven, PluginState::Serving(&config(mixed))).unwrap();
+    let mut node = BTreeMap::from([("nvidia.com/gpu".to_string(), "0".to_string())]);
+    node.extend(before.iter().map(|(k, v)| (k.clone(), v.to_string())));
+    let expected: BTreeMap<String, String> = [
+        ("nvidia.com/gpu", "0"),
+        ("nvidia.com/mig-1g.5gb", "0"),
+        ("nvidia.com/mig-2g.10gb", "0"),
+        ("nvidia.com/mig-3g.20gb", "0"),
+        ("nvidia.com/mig-7g.40gb", "1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(node_resources(&node, &now), expected);
+    // Non-MIG GPUs under mixed advertise nvidia.com/gpu.
+    assert_eq!(resources(&gpus, &MigGeometry::Disabled, mixed), pairs(&[("nvidia.com/gpu", 1)]));
+}
+
+// §3.1 row 7: MIG mixed + time-slicing → MIG count × R for that profile (time-slicing-config-fine).
+#[test]
+fn row_mig_mixed_time_sliced() {
+    let gpus = NodeGpus::new(GpuModel::A100_40GB, 2);
+    let yaml = "version: v1\nflags:\n  migStrategy: mixed\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 8\n    - name: nvidia.com/mig-1g.5gb\n      replicas: 2\n    - name: nvidia.com/mig-2g.10gb\n      replicas: 2\n    - name: nvidia.com/mig-3g.20gb\n      replicas: 3\n    - name: nvidia.com/mig-7g.40gb\n      replicas: 7\n";
+    let balanced = mig_geometry(GpuModel::A100_40GB, "all-balanced").unwrap();
+    assert_eq!(
+        resources(&gpus, &balanced, yaml),
+        pairs(&[("nvidia.com/mig-1g.5gb", 8), ("nvidia.com/mig-2g.10gb", 4), ("nvidia.com/mig-3g.20gb", 6)])
+    );
+}
+
+#[test]
+fn no_plugin_no_gpus() {
+    let gpus = NodeGpus::new(GpuModel::H100_80GB, 4);
+    assert!(advertised(&gpus, &MigGeometry::Disabled, PluginState::NotRunning).unwrap().is_empty());
+    let before = BTreeMap::from([("nvidia.com/gpu".to_string(), "4".to_string())]);
+    assert_eq!(node_resources(&before, &BTreeMap::new())["nvidia.com/gpu"], "0");
+}
+
+fn labels_of(gpus: &NodeGpus, geometry: &MigGeometry, yaml: &str) -> BTreeMap<String, String> {
+    gfd_labels(gpus, geometry, &config(yaml), 1_767_225_600)
+}
+
+fn assert_labels(labels: &BTreeMap<String, String>, expected: &[(&str, &str)]) {
+    for (key, value) in expected {
+        assert_eq!(labels.get(*key).map(String::as_str), Some(*value), "{key} in {labels:#?}");
+    }
+}
+
+// §4.2 "No sharing": the H100 docs dump (strategy single, config all-disabled).
+#[test]
+fn gfd_no_sharing_h100() {
+    let labels = labels_of(
+        &NodeGpus::new(GpuModel::H100_80GB, 1),
+        &MigGeometry::Disabled,
+        "flags: {migStrategy: single}\n",
+    );
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.count", "1"),
+            ("nvidia.com/gpu.family", "hopper"),
+            ("nvidia.com/gpu.memory", "81559"),
+            ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
+            ("nvidia.com/gpu.replicas", "1"),
+            ("nvidia.com/gpu.sharing-strategy", "none"),
+            ("nvidia.com/mig.capable", "true"),
+            ("nvidia.com/mig.strategy", "single"),
+            ("nvidia.com/mps.capable", "false"),
+        ],
+    );
+    // GFD does not write gpu.present (the GPU Operator does).
+    assert!(!labels.contains_key("nvidia.com/gpu.present"));
+}
+
+// §4.2 time-slicing R=4 without rename: product -SHARED, count physical, replicas per GPU.
+#[test]
+fn gfd_time_slicing() {
+    let labels = labels_of(&NodeGpus::new(GpuModel::A100_40GB, 4), &MigGeometry::Disabled, TIME_SLICING_4);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.count", "4"),
+            ("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-SHARED"),
+            ("nvidia.com/gpu.replicas", "4"),
+            ("nvidia.com/gpu.sharing-strategy", "time-slicing"),
+        ],
+    );
+    assert!(!labels.contains_key("nvidia.com/mig.strategy"));
+}
+
+// §4.2 time-slicing with renameByDefault: no suffix.
+#[test]
+fn gfd_time_slicing_renamed() {
+    let yaml = TIME_SLICING_4.replace("  timeSlicing:\n", "  timeSlicing:\n    renameByDefault: true\n");
+    let labels = labels_of(&NodeGpus::new(GpuModel::A100_40GB, 4), &MigGeometry::Disabled, &yaml);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.count", "4"),
+            ("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"),
+            ("nvidia.com/gpu.replicas", "4"),
+        ],
+    );
+}
+
+// §4.2 MIG single + time-slicing: `<product>-MIG-1g.5gb-SHARED`.
+#[test]
+fn gfd_mig_single_time_sliced() {
+    let yaml = "flags: {migStrategy: single}\nsharing:\n  timeSlicing:\n    resources: [{name: nvidia.com/gpu, replicas: 8}]\n";
+    let geometry = mig_geometry(GpuModel::A100_40GB, "all-1g.5gb").unwrap();
+    let labels = labels_of(&NodeGpus::new(GpuModel::A100_40GB, 1), &geometry, yaml);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED"),
+            ("nvidia.com/gpu.replicas", "8"),
+            ("nvidia.com/gpu.count", "7"),
+        ],
+    );
+}
+
+// §4.2 MPS R=10.
+#[test]
+fn gfd_mps() {
+    let yaml = "sharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 10}]\n";
+    let labels = labels_of(&NodeGpus::new(GpuModel::H100_80GB, 1), &MigGeometry::Disabled, yaml);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.sharing-strategy", "mps"),
+            ("nvidia.com/gpu.replicas", "10"),
+            ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-SHARED"),
+            ("nvidia.com/mps.capable", "true"),
+        ],
+    );
+}
+
+// §4.2 MIG single, H100 all-1g.10gb and all-3g.40gb.
+#[test]
+fn gfd_mig_single_h100() {
+    let gpus = NodeGpus::new(GpuModel::H100_80GB, 1);
+    let single = "flags: {migStrategy: single}\n";
+    let labels = labels_of(&gpus, &mig_geometry(GpuModel::H100_80GB, "all-1g.10gb").unwrap(), single);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.count", "7"),
+            ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"),
+            ("nvidia.com/gpu.slices.ci", "1"),
+            ("nvidia.com/gpu.slices.gi", "1"),
+            ("nvidia.com/mig.capable", "true"),
+            ("nvidia.com/mig.strategy", "single"),
+        ],
+    );
+    let labels = labels_of(&gpus, &mig_geometry(GpuModel::H100_80GB, "all-3g.40gb").unwrap(), single);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.count", "2"),
+            ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"),
+            ("nvidia.com/gpu.replicas", "1"),
+            ("nvidia.com/gpu.sharing-strategy", "none"),
+            ("nvidia.com/gpu.slices.ci", "3"),
+            ("nvidia.com/gpu.slices.gi", "3"),
+        ],
+    );
+}
+
+// §4.2 MIG mixed, H100 all-balanced (the docs dump), snapshotted whole.
+#[test]
+fn gfd_mig_mixed_h100_balanced() {
+    let gpus = NodeGpus::new(GpuModel::H100_80GB, 1);
+    let labels = labels_of(
+        &gpus,
+        &mig_geometry(GpuModel::H100_80GB, "all-balanced").unwrap(),
+        "flags: {migStrategy: mixed}\n",
+    );
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.count", "1"),
+            ("nvidia.com/gpu.memory", "81559"),
+            ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
+            ("nvidia.com/gpu.replicas", "0"),
+            ("nvidia.com/gpu.sharing-strategy", "none"),
+            ("nvidia.com/mig-1g.10gb.count", "2"),
+            ("nvidia.com/mig-1g.10gb.memory", "9984"),
+            ("nvidia.com/mig-1g.10gb.multiprocessors", "16"),
+            ("nvidia.com/mig-1g.10gb.product", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"),
+            ("nvidia.com/mig-1g.10gb.replicas", "1"),
+            ("nvidia.com/mig-1g.10gb.sharing-strategy", "none"),
+            ("nvidia.com/mig-1g.10gb.slices.ci", "1"),
+            ("nvidia.com/mig-1g.10gb.slices.gi", "1"),
+            ("nvidia.com/mig-1g.10gb.engines.copy", "1"),
+            ("nvidia.com/mig-1g.10gb.engines.decoder", "1"),
+            ("nvidia.com/mig-1g.10gb.engines.encoder", "0"),
+            ("nvidia.com/mig-1g.10gb.engines.jpeg", "1"),
+            ("nvidia.com/mig-1g.10gb.engines.ofa", "0"),
+            ("nvidia.com/mig-2g.20gb.count", "1"),
+            ("nvidia.com/mig-2g.20gb.memory", "20096"),
+            ("nvidia.com/mig-2g.20gb.multiprocessors", "32"),
+            ("nvidia.com/mig-2g.20gb.engines.jpeg", "2"),
+            ("nvidia.com/mig-3g.40gb.count", "1"),
+            ("nvidia.com/mig-3g.40gb.memory", "40320"),
+            ("nvidia.com/mig-3g.40gb.multiprocessors", "60"),
+            ("nvidia.com/mig-3g.40gb.engines.decoder", "3"),
+            ("nvidia.com/mig.capable", "true"),
+            ("nvidia.com/mig.strategy", "mixed"),
+            ("nvidia.com/mps.capable", "false"),
+        ],
+    );
+    insta::assert_json_snapshot!(labels);
+}
+
+// §4.2 A100-40GB mixed values from the captured GCE node.
+#[test]
+fn gfd_mig_mixed_a100_40gb() {
+    let gpus = NodeGpus::new(GpuModel::A100_40GB, 1);
+    let mixed = "flags: {migStrategy: mixed}\n";
+    let labels = labels_of(&gpus, &mig_geometry(GpuModel::A100_40GB, "all-1g.5gb").unwrap(), mixed);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/mig-1g.5gb.memory", "4864"),
+            ("nvidia.com/mig-1g.5gb.multiprocessors", "14"),
+            ("nvidia.com/mig-1g.5gb.engines.copy", "1"),
+            ("nvidia.com/mig-1g.5gb.engines.decoder", "0"),
+            ("nvidia.com/mig-1g.5gb.engines.encoder", "0"),
+            ("nvidia.com/mig-1g.5gb.engines.jpeg", "0"),
+            ("nvidia.com/mig-1g.5gb.engines.ofa", "0"),
+            ("nvidia.com/gpu.memory", "40960"),
+            ("nvidia.com/gpu.replicas", "0"),
+        ],
+    );
+    let labels = labels_of(&gpus, &mig_geometry(GpuModel::A100_40GB, "all-7g.40gb").unwrap(), mixed);
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/mig-7g.40gb.memory", "40192"),
+            ("nvidia.com/mig-7g.40gb.multiprocessors", "98"),
+            ("nvidia.com/mig-7g.40gb.engines.copy", "7"),
+            ("nvidia.com/mig-7g.40gb.engines.decoder", "5"),
+            ("nvidia.com/mig-7g.40gb.engines.jpeg", "1"),
+            ("nvidia.com/mig-7g.40gb.engines.ofa", "1"),
+            ("nvidia.com/mig-7g.40gb.slices.gi", "7"),
+            ("nvidia.com/mig-7g.40gb.slices.ci", "7"),
+        ],
+    );
+}
+
+// §4.2 invalid MIG single (mixed profiles under single).
+#[test]
+fn gfd_mig_single_invalid() {
+    let gpus = NodeGpus::new(GpuModel::H100_80GB, 1);
+    let geometry = mig_geometry(GpuModel::H100_80GB, "all-balanced").unwrap();
+    let labels = labels_of(&gpus, &geometry, "flags: {migStrategy: single}\n");
+    assert_labels(
+        &labels,
+        &[
+            ("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3-MIG-INVALID"),
+            ("nvidia.com/gpu.count", "0"),
+            ("nvidia.com/gpu.replicas", "0"),
+            ("nvidia.com/gpu.sharing-strategy", ""),
+            ("nvidia.com/gpu.memory", "0"),
+        ],
+    );
+}
+
+fn configmap() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("default".to_string(), "version: v1\n".to_string()),
+        ("ts-4".to_string(), TIME_SLICING_4.to_string()),
+        (
+            "mps-2".to_string(),
+            "version: v1\nsharing:\n  mps:\n    resources: [{name: nvidia.com/gpu, replicas: 2}]\n"
+                .to_string(),
+        ),
+    ])
+}
+
+fn chart_env() -> ConfigManagerEnv {
+    ConfigManagerEnv::from_env(Some(""), Some("named,single"))
+}
+
+fn plugin_env() -> PluginEnv {
+    PluginEnv { mig_strategy: None, mps_root: Some("/run/nvidia/mps".to_string()) }
+}
+
+#[test]
+fn selection_rules() {
+    let keys: Vec<String> = configmap().keys().cloned().collect();
+    let mut log = Vec::new();
+    let pick = |label: &str, env: &ConfigManagerEnv, keys: &[String]| {
+        select_config(label, keys, env, &mut Vec::new()).map_err(|e| e.to_string())
+    };
+    use lab_runner::sim::gpu::plugin::Selection::{Empty, Named};
+    assert_eq!(pick("ts-4", &chart_env(), &keys), Ok(Named("ts-4".into())));
+    assert_eq!(pick("", &chart_env(), &keys), Ok(Named("default".into())));
+    assert_eq!(pick("ts4", &chart_env(), &keys), Err("specified config ts4 does not exist".into()));
+    let two = vec!["a".to_string(), "b".to_string()];
+    assert_eq!(
+        pick("", &chart_env(), &two),
+        Err("no config was set, no default was provided, and all fallbacks failed".into())
+    );
+    assert_eq!(pick("", &chart_env(), &two[..1]), Ok(Named("a".into())));
+    let operator = ConfigManagerEnv::from_env(None, Some("empty"));
+    assert_eq!(pick("", &operator, &two), Ok(Empty));
+    let with_default = ConfigManagerEnv::from_env(Some("missing"), Some("empty"));
+    // Upstream prints the (empty) label value for a missing default.
+    assert_eq!(pick("", &with_default, &two), Err("specified config  does not exist".into()));
+    assert_eq!(pick("a", &chart_env(), &[]), Err("no configuration files available".into()));
+    select_config("", &two, &chart_env(), &mut log).unwrap_err();
+    insta::assert_snapshot!(log.join("\n"), @r"
+    No value set and no default set. Attempting fallback strategies: [named single]
+    Attempting to find config named: default
+    No configuration named 'default' was found
+    Attempting to see if only a single config is available...
+    More than one configuration was found: [a b]
+    ");
+}
+
+fn gpus_advertised(pod: &DevicePluginPod) -> BTreeMap<String, u64> {
+    let state = match pod.serving() {
+        Some(config) => PluginState::Serving(config),
+        None => PluginState::NotRunning,
+    };
+    advertised(&NodeGpus::new(GpuModel::H100_80GB, 1), &MigGeometry::Disabled, state).unwrap()
+}
+
+#[test]
+fn unknown_label_crash_loops_the_sidecar_and_keeps_the_config() {
+    let configs = configmap();
+    let mut pod = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts-4", &configs);
+    assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 4);
+    pod.on_label_change("ts4", &configs);
+    assert!(
+        matches!(&pod.sidecar, ContainerState::CrashLoop { error, .. } if error == "specified config ts4 does not exist")
+    );
+    assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 4);
+    pod.on_label_change("mps-2", &configs);
+    assert_eq!(pod.sidecar, ContainerState::Running);
+    assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 2);
+    insta::assert_snapshot!(pod.logs["sidecar"].join("\n"), @r"
+    Waiting for change to 'nvidia.com/device-plugin.config' label
+    Label change detected: nvidia.com/device-plugin.config=ts4
+    specified config ts4 does not exist
+    Waiting for change to 'nvidia.com/device-plugin.config' label
+    Label change detected: nvidia.com/device-plugin.config=mps-2
+    Updating to config: mps-2
+    Successfully updated to config: mps-2
+    Sending signal 'hangup' to 'nvidia-device-plugin'
+    Successfully sent signal
+    ");
+}
+
+#[test]
+fn a_pod_started_with_a_bad_label_sits_in_init_and_advertises_nothing() {
+    let configs = configmap();
+    let pod = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts4", &configs);
+    assert!(matches!(pod.init, ContainerState::CrashLoop { .. }));
+    assert_eq!(pod.plugin, PluginPhase::NotStarted);
+    assert!(gpus_advertised(&pod).is_empty());
+}
+
+#[test]
+fn editing_the_configmap_changes_nothing_until_the_label_changes() {
+    let mut configs = configmap();
+    let mut pod = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts-4", &configs);
+    configs.insert("ts-4".to_string(), TIME_SLICING_4.replace("replicas: 4", "replicas: 8"));
+    pod.on_label_change("ts-4", &configs);
+    assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 4);
+    assert_eq!(pod.logs["sidecar"].last().unwrap(), "Already configured. Skipping update...");
+    pod.on_label_change("default", &configs);
+    pod.on_label_change("ts-4", &configs);
+    assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 8);
+    // A restarted pod reads the edit too.
+    let restarted = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts-4", &configs);
+    assert_eq!(gpus_advertised(&restarted)["nvidia.com/gpu"], 8);
+}
+
+#[test]
+fn replicas_one_fails_the_plugin() {
+    let mut configs = configmap();
+    configs.insert("ts-1".to_string(), TIME_SLICING_4.replace("replicas: 4", "replicas: 1"));
+    let pod = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts-1", &configs);
+    assert!(matches!(pod.plugin, PluginPhase::Failed(_)));
+    assert!(gpus_advertised(&pod).is_empty());
+    insta::assert_snapshot!(pod.logs["plugin"].join("\n"), @"unable to load config: unable to finalize config: unable to parse config file: error parsing config file: unmarshal error: error unmarshaling JSON: while decoding JSON: number of replicas must be >= 2");
+}
+
+#[test]
+fn the_plugin_logs_its_config() {
+    let pod = DevicePluginPod::start(Some(chart_env()), plugin_env(), "ts-4", &configmap());
+    insta::assert_snapshot!(pod.logs["plugin"].join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through the store and the controllers: the kubelet runs the NVIDIA pods and they publish.
+
+mod cluster {
+    use k8s_openapi::jiff::SignedDuration;
+    use lab_runner::sim::{
+        controllers::{Config, Controllers},
+        harness::Harness,
+        resources::{self, ResourceType},
+        store::{DeleteOptions, DryRun, Subresource},
+        topology::{Topology, seed_objects},
+    };
+    use serde_json::{Value, json};
+
+    fn rt(plural: &str) -> ResourceType {
+        let types = resources::built_in();
+        let group = if matches!(plural, "daemonsets") { "apps" } else { "" };
+        resources::find(&types, group, "v1", plural).unwrap().clone()
+    }
+
+    pub struct Gpu {
+        sim: Harness,
+        pub control: Controllers,
+    }
+
+    pub const NS: &str = "kube-system";
+    pub const CONFIGMAP: &str = "nvdp-nvidia-device-plugin-configs";
+
+    impl Gpu {
+        /// The default lab topology, seeded, with its controllers and the plugin ConfigMap.
+        pub fn new() -> Gpu {
+            let sim = Harness::start();
+            let topology = Topology::default_lab();
+            let types = resources::built_in();
+            for seed in seed_objects(&topology, sim.state.clock.now()) {
+                let rt = resources::find(&types, seed.group, "v1", seed.plural).unwrap();
+                let (ns, name) = (
+                    seed.object["metadata"]["namespace"].as_str().unwrap_or(""),
+                    seed.object["metadata"]["name"].as_str().unwrap_or(""),
+                );
+                if sim.state.store.get(&rt.group_resource(), ns, name).is_none() {
+                    sim.state.store.create(rt, seed.object).unwrap();
+                }
+            }
+            let control =
+                Controllers::new(sim.state.clone(), Config::from_topology(&topology).unwrap()).unwrap();
+            let gpu = Gpu { sim, control };
+            gpu.create(
+                "configmaps",
+                json!({
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": CONFIGMAP, "namespace": NS},
+                    "data": super::lab_configs(),
+                }),
+            );
+            gpu
+        }
+
+        pub fn run_for(&mut self, seconds: i64) {
+            self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
+        }
+
+        pub fn create(&self, plural: &str, object: Value) -> Value {
+            self.sim.state.store.create(&rt(plural), object).unwrap()
+        }
+
+        pub fn get(&self, plural: &str, ns: &str, name: &str) -> Value {
+            self.sim.state.store.get_value(&rt(plural), ns, name).unwrap()
+        }
+
+        pub fn change(&self, plural: &str, ns: &str, name: &str, edit: impl FnOnce(&mut Value)) {
+            let mut value = self.get(plural, ns, name);
+            edit(&mut value);
+            self.sim.state.store.update(&rt(plural), value, Subresource::Main, DryRun::Off).unwrap();
+        }
+
+        pub fn delete(&self, plural: &str, ns: &str, name: &str) {
+            self.sim.state.store.delete(&rt(plural), ns, name, &DeleteOptions::default()).unwrap();
+        }
+
+        pub fn label(&mut self, node: &str, key: &str, value: &str) {
+            self.change("nodes", "", node, |n| n["metadata"]["labels"][key] = json!(value));
+            self.run_for(5);
+        }
+
+        /// `kubectl get node -o jsonpath={.status.allocatable}` restricted to nvidia.com/*.
+        pub fn gpus(&self, node: &str) -> Vec<(String, String)> {
+            let node = self.get("nodes", "", node);
+            let allocatable = node["status"]["allocatable"].as_object().unwrap().clone();
+            assert_eq!(
+                node["status"]["capacity"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("nvidia.com/"))
+                    .count(),
+                allocatable.iter().filter(|(k, _)| k.starts_with("nvidia.com/")).count()
+            );
+            allocatable
+                .into_iter()
+                .filter(|(k, _)| k.starts_with("nvidia.com/"))
+                .map(|(k, v)| (k, v.as_str().unwrap().to_string()))
+                .collect()
+        }
+
+        pub fn node_label(&self, node: &str, key: &str) -> Option<String> {
+            self.get("nodes", "", node)["metadata"]["labels"][key].as_str().map(str::to_string)
+        }
+
+        /// The device plugin as the Helm chart renders it (config-manager init + sidecar).
+        pub fn install_plugin(&mut self) {
+            self.create("daemonsets", super::helm_device_plugin());
+            self.run_for(30);
+        }
+    }
+
+    pub fn text_pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+}
+
+use cluster::{CONFIGMAP, Gpu, NS, text_pairs};
+use serde_json::{Value, json};
+
+/// The lab's named configs (gpu-domain.md §1.2).
+fn lab_configs() -> Value {
+    json!({
+        "default": "version: v1\nflags:\n  migStrategy: none\n",
+        "ts-4": TIME_SLICING_4,
+        "ts-4-rename": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n",
+        "mps-2": "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n",
+        "mig-single": "version: v1\nflags:\n  migStrategy: single\n",
+        "mig-mixed": "version: v1\nflags:\n  migStrategy: mixed\n",
+        "mig-mixed-ts": "version: v1\nflags:\n  migStrategy: mixed\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/mig-1g.10gb\n      replicas: 2\n",
+    })
+}
+
+fn config_manager(name: &str, oneshot: &str) -> Value {
+    json!({
+        "name": name,
+        "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4",
+        "command": ["config-manager"],
+        "env": [
+            {"name": "ONESHOT", "value": oneshot},
+            {"name": "NODE_LABEL", "value": "nvidia.com/device-plugin.config"},
+            {"name": "CONFIG_FILE_SRCDIR", "value": "/available-configs"},
+            {"name": "CONFIG_FILE_DST", "value": "/config/config.yaml"},
+            {"name": "DEFAULT_CONFIG", "value": ""},
+            {"name": "FALLBACK_STRATEGIES", "value": "named,single"},
+        ],
+        "volumeMounts": [
+            {"name": "available-configs", "mountPath": "/available-configs"},
+            {"name": "config", "mountPath": "/config"},
+        ],
+    })
+}
+
+/// templates/daemonset-device-plugin.yml (v0.17.4) as rendered with `config.name` (§2.1, §7.2).
+fn helm_device_plugin() -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "nvdp-nvidia-device-plugin", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": "nvidia-device-plugin"}},
+            "template": {
+                "metadata": {"labels": {"app.kubernetes.io/name": "nvidia-device-plugin"}},
+                "spec": {
+                    "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "shareProcessNamespace": true,
+                    "initContainers": [config_manager("nvidia-device-plugin-init", "true")],
+                    "containers": [
+                        config_manager("nvidia-device-plugin-sidecar", "false"),
+                        {
+                            "name": "nvidia-device-plugin-ctr",
+                            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4",
+                            "command": ["nvidia-device-plugin"],
+                            "env": [
+                                {"name": "MPS_ROOT", "value": "/run/nvidia/mps"},
+                                {"name": "CONFIG_FILE", "value": "/config/config.yaml"},
+                                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                            ],
+                            "volumeMounts": [{"name": "config", "mountPath": "/config"}],
+                        },
+                    ],
+                    "volumes": [
+                        {"name": "available-configs", "configMap": {"name": CONFIGMAP}},
+                        {"name": "config", "emptyDir": {}},
+                    ],
+                },
+            },
+        },
+    })
+}
+
+/// The GFD DaemonSet of the same chart (`gpu-feature-discovery-*` containers).
+fn helm_gfd() -> Value {
+    let mut ds = helm_device_plugin();
+    ds["metadata"]["name"] = json!("nvdp-nvidia-device-plugin-gpu-feature-discovery");
+    let labels = json!({"app.kubernetes.io/name": "gpu-feature-discovery"});
+    ds["spec"]["selector"]["matchLabels"] = labels.clone();
+    let spec = &mut ds["spec"]["template"];
+    spec["metadata"]["labels"] = labels;
+    spec["spec"]["initContainers"] = json!([config_manager("gpu-feature-discovery-init", "true")]);
+    spec["spec"]["containers"][0] = config_manager("gpu-feature-discovery-sidecar", "false");
+    spec["spec"]["containers"][1]["name"] = json!("gpu-feature-discovery-ctr");
+    spec["spec"]["containers"][1]["command"] = json!(["gpu-feature-discovery"]);
+    ds
+}
+
+/// The GPU Operator's MIG manager DaemonSet (image per operator v25.3.4).
+fn mig_manager() -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-mig-manager", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app": "nvidia-mig-manager"}},
+            "template": {
+                "metadata": {"labels": {"app": "nvidia-mig-manager"}},
+                "spec": {
+                    "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                    "containers": [{
+                        "name": "nvidia-mig-manager",
+                        "image": "nvcr.io/nvidia/cloud-native/k8s-mig-manager:v0.12.3-ubuntu20.04",
+                        "env": [{"name": "CONFIG_FILE", "value": "/mig-parted-config/config.yaml"}],
+                    }],
+                },
+            },
+        },
+    })
+}
+
+#[tokio::test]
+async fn no_plugin_pod_no_gpus_and_the_plugin_advertises_physical_gpus() {
+    let mut gpu = Gpu::new();
+    gpu.run_for(10);
+    assert!(gpu.gpus("gpu-1").is_empty());
+    gpu.install_plugin();
+    for node in ["gpu-1", "gpu-2", "gpu-3"] {
+        assert_eq!(gpu.gpus(node), text_pairs(&[("nvidia.com/gpu", "1")]), "{node}");
+    }
+    assert!(gpu.gpus("cpu-1").is_empty());
+}
+
+#[tokio::test]
+async fn api_row_time_slicing() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "1")]));
+}
+
+#[tokio::test]
+async fn api_row_time_slicing_renamed() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4-rename");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/gpu.shared", "4")]));
+}
+
+#[tokio::test]
+async fn api_row_mps() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-1", "nvidia.com/device-plugin.config", "mps-2");
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "2")]));
+}
+
+/// A MIG node: the MIG manager applies `mig` on gpu-3 (A100-40GB), the plugin serves `config`.
+fn mig_node(mig: &str, config: &str) -> Gpu {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", mig_manager());
+    gpu.install_plugin();
+    gpu.label("gpu-3", "nvidia.com/device-plugin.config", config);
+    gpu.change("nodes", "", "gpu-3", |n| n["metadata"]["labels"]["nvidia.com/mig.config"] = json!(mig));
+    gpu.control.settle().unwrap();
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig.config.state").as_deref(), Some("pending"));
+    gpu.run_for(30);
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig.config.state").as_deref(), Some("success"));
+    gpu
+}
+
+#[tokio::test]
+async fn api_row_mig_single() {
+    let gpu = mig_node("all-1g.5gb", "mig-single");
+    assert_eq!(gpu.gpus("gpu-3"), text_pairs(&[("nvidia.com/gpu", "7")]));
+}
+
+#[tokio::test]
+async fn api_row_mig_mixed() {
+    let gpu = mig_node("all-balanced", "mig-mixed");
+    assert_eq!(
+        gpu.gpus("gpu-3"),
+        text_pairs(&[
+            ("nvidia.com/gpu", "0"),
+            ("nvidia.com/mig-1g.5gb", "2"),
+            ("nvidia.com/mig-2g.10gb", "1"),
+            ("nvidia.com/mig-3g.20gb", "1"),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn api_row_mig_mixed_time_sliced() {
+    let gpu = mig_node("all-1g.10gb", "mig-mixed-ts");
+    assert_eq!(gpu.gpus("gpu-3"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/mig-1g.10gb", "8")]));
+}
+
+#[tokio::test]
+async fn an_unknown_mig_config_fails() {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", mig_manager());
+    gpu.install_plugin();
+    gpu.label("gpu-3", "nvidia.com/mig.config", "all-9g.99gb");
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig.config.state").as_deref(), Some("failed"));
+    assert_eq!(gpu.gpus("gpu-3"), text_pairs(&[("nvidia.com/gpu", "1")]));
+}
+
+#[tokio::test]
+async fn an_unknown_label_keeps_the_previous_capacity() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+}
+
+#[tokio::test]
+async fn a_plugin_started_while_the_label_is_bad_advertises_nothing() {
+    let mut gpu = Gpu::new();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts4");
+    gpu.install_plugin();
+    assert!(gpu.gpus("gpu-2").is_empty());
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "1")]));
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+}
+
+#[tokio::test]
+async fn editing_the_configmap_needs_a_label_change_or_a_restart() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    gpu.change("configmaps", NS, CONFIGMAP, |cm| {
+        cm["data"]["ts-4"] = json!(TIME_SLICING_4.replace("replicas: 4", "replicas: 8"));
+    });
+    gpu.run_for(60);
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "default");
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "8")]));
+}
+
+#[tokio::test]
+async fn deleting_the_plugin_drops_its_resources_to_zero() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4-rename");
+    gpu.delete("daemonsets", NS, "nvdp-nvidia-device-plugin");
+    gpu.run_for(60);
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/gpu.shared", "0")]));
+    assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "0")]));
+}
+
+#[tokio::test]
+async fn gfd_labels_follow_the_config() {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", helm_gfd());
+    gpu.install_plugin();
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.product").as_deref(), Some("NVIDIA-H100-80GB-HBM3"));
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.memory").as_deref(), Some("81559"));
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4");
+    assert_eq!(
+        gpu.node_label("gpu-2", "nvidia.com/gpu.product").as_deref(),
+        Some("NVIDIA-H100-80GB-HBM3-SHARED")
+    );
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.replicas").as_deref(), Some("4"));
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.count").as_deref(), Some("1"));
+    assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.sharing-strategy").as_deref(), Some("time-slicing"));
+}
+
+fn cuda_pod(name: &str, resource: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": "gpu-3"},
+            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
+                "resources": {"limits": {resource: "1"}}}],
+        },
+    })
+}
+
+#[tokio::test]
+async fn a_gpu_pod_stays_pending_on_a_mig_mixed_node_and_the_mig_pod_runs() {
+    let mut gpu = mig_node("all-1g.10gb", "mig-mixed");
+    gpu.create("pods", cuda_pod("old", "nvidia.com/gpu"));
+    gpu.create("pods", cuda_pod("fixed", "nvidia.com/mig-1g.10gb"));
+    gpu.run_for(30);
+    let old = gpu.get("pods", "default", "old");
+    assert_eq!(old["status"]["phase"], json!("Pending"));
+    let condition = &old["status"]["conditions"][0];
+    assert_eq!(condition["reason"], json!("Unschedulable"));
+    insta::assert_snapshot!(condition["message"].as_str().unwrap());
+    let fixed = gpu.get("pods", "default", "fixed");
+    assert_eq!((&fixed["spec"]["nodeName"], &fixed["status"]["phase"]), (&json!("gpu-3"), &json!("Running")));
+}
