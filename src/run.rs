@@ -104,7 +104,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
         }
         Command::Check(args) if args.watch => not_yet("check --watch", "the lab engine (issue #7)"),
         Command::Check(args) if !args.contexts.is_empty() => {
-            not_yet("check --contexts", "class grading in the lab engine (issue #7)")
+            class_check(&session.cluster, &session.labs, session.lang, &args)
         }
         Command::Check(args) => {
             engine_command(&session.cluster, |cluster| check(cluster, &session.labs, session.lang, &args))
@@ -310,4 +310,59 @@ pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusA
     };
     let text = engine::status::status(&cluster, &targets).await?;
     print(&format!("{header}{text}"))
+}
+
+/// `check --contexts`: every learner's cluster graded concurrently into one report; a learner
+/// whose cluster cannot be reached is an ERROR row, not an abort.
+fn class_check(
+    cluster: &cli::ClusterTarget,
+    labs: &cli::LabSource,
+    lang: cli::Lang,
+    args: &cli::CheckArgs,
+) -> Result<u8, Error> {
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let contexts: Vec<String> = if args.contexts == ["all"] {
+        let kubeconfig = match &cluster.kubeconfig {
+            Some(path) => kube::config::Kubeconfig::read_from(path),
+            None => kube::config::Kubeconfig::read(),
+        }
+        .map_err(|e| {
+            engine::Error::from(engine::cluster::Error::Kubeconfig {
+                path: cluster.kubeconfig.as_ref().map(|p| p.display().to_string()),
+                reason: engine::cluster::one_line(&e),
+            })
+        })?;
+        kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
+    } else {
+        args.contexts.clone()
+    };
+    let help = Help { hint: args.hint, reveal: args.reveal };
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
+        let target =
+            cli::ClusterTarget { kubeconfig: cluster.kubeconfig.clone(), context: Some(context.clone()) };
+        let bundle = &bundle;
+        async move {
+            let graded = async {
+                let cluster = engine::cluster::connect(&target).await?;
+                engine::check::check(&cluster, bundle, lang, help).await
+            };
+            (context.clone(), graded.await.map_err(|e| e.to_string()))
+        }
+    })));
+    let class = report::ClassReport::new(&args.lab, outcomes);
+    match args.format {
+        cli::Format::Human => {
+            let mut out = anstream::stdout();
+            out.write_all(report::class_human(&class, true).as_bytes())?;
+            out.flush()?;
+        }
+        cli::Format::Json => {
+            print(&(serde_json::to_string_pretty(&class).map_err(report::Error::from)? + "\n"))?;
+        }
+        cli::Format::Junit => {
+            print(&report::class_junit(&class)?)?;
+        }
+    }
+    Ok(if class.passed { exit::OK } else { exit::CHECKS_FAILED })
 }

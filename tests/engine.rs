@@ -442,6 +442,50 @@ fn an_unreachable_cluster_fails_with_one_line_and_exit_3() {
 }
 
 #[test]
+fn class_grading_gives_one_error_row_per_unreachable_learner() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: alice\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n\
+         contexts:\n- name: alice\n  context: {cluster: x, user: u}\n- name: bob\n  context: {cluster: x, user: u}\n\
+         users:\n- name: u\n  user: {token: t}\n",
+    )
+    .unwrap();
+    let labs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine");
+    let output = lab_runner()
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--labs")
+        .arg(&labs)
+        .args(["check", LAB, "--contexts", "all", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let class: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rows: Vec<(String, String, String)> = class["learners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["context"].as_str().unwrap().to_string(),
+                l["status"].as_str().unwrap().to_string(),
+                l["error"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let row = |who: &str| {
+        (
+            who.to_string(),
+            "ERROR".to_string(),
+            format!("cannot reach the cluster at https://127.0.0.1:1 (context {who}): connection refused"),
+        )
+    };
+    assert_eq!(rows, [row("alice"), row("bob")]);
+}
+
+#[test]
 fn check_modes_not_built_yet_say_so_with_exit_2() {
     let output = lab_runner().args(["check", LAB, "--watch"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -533,15 +577,16 @@ async fn start_confirms_the_breakage_and_a_fix_through_the_api_passes() {
     let started = engine::start::start(&cluster, &lab, Lang::En, &image_variant()).await.unwrap();
     assert_eq!(started.facts, ["affectedNode"]);
 
-    // The learner finds the node the way the hints say: the pod that is not Running.
+    // The learner finds the node the way the reference solution does: the toolkit pod that is
+    // not Running (its waiting reason alternates between ErrImagePull and ImagePullBackOff).
     let pods: Api<Pod> = Api::namespaced(sim.client.clone(), "lab-ds");
     let stuck: Vec<String> = pods
-        .list(&Default::default())
+        .list(&kube::api::ListParams::default().labels("app=toolkit"))
         .await
         .unwrap()
         .items
         .iter()
-        .filter(|p| matches!(engine::builtin::pod_state(p).as_str(), "ImagePullBackOff" | "ErrImagePull"))
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Running"))
         .filter_map(|p| p.spec.as_ref().and_then(|s| s.node_name.clone()))
         .collect();
     assert_eq!(stuck.len(), 1, "the rollout stops at exactly one node");

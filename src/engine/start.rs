@@ -126,6 +126,78 @@ pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
     Ok(())
 }
 
+/// Asks the server (`SelfSubjectAccessReview`) whether the caller may server-side apply every
+/// kind the lab's stages hold, before anything is changed; skipped when the server does not
+/// serve the review API. Kinds that discovery does not know yet (a CRD the lab installs) are
+/// left to the apply itself.
+pub async fn can_apply(cluster: &Cluster, bundle: &Bundle) -> Result<()> {
+    use k8s_openapi::api::authorization::v1::{
+        ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+    };
+    let mut wanted: Vec<(String, String, Option<String>)> = Vec::new();
+    for documents in bundle.manifests.values() {
+        for document in documents {
+            let text = |pointer: &str| document.pointer(pointer).and_then(Value::as_str).map(str::to_string);
+            let key = (
+                text("/apiVersion").unwrap_or_default(),
+                text("/kind").unwrap_or_default(),
+                text("/metadata/namespace"),
+            );
+            if !wanted.contains(&key) {
+                wanted.push(key);
+            }
+        }
+    }
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(cluster.client.clone());
+    let mut denied = Vec::new();
+    for (api_version, kind, namespace) in wanted {
+        let Ok((_, resource)) =
+            apply::api_for(&cluster.client, &api_version, &kind, namespace.as_deref()).await
+        else {
+            continue;
+        };
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    group: Some(resource.group.clone()),
+                    resource: Some(resource.plural.clone()),
+                    verb: Some("patch".into()),
+                    namespace: namespace.clone(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match reviews.create(&Default::default(), &review).await {
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => return Ok(()),
+            Err(e) => {
+                return Err(Error::api(
+                    "asking the server what this user may do (SelfSubjectAccessReview)",
+                    &e,
+                ));
+            }
+            Ok(answer) if answer.status.as_ref().is_some_and(|s| s.allowed) => {}
+            Ok(_) => {
+                let group =
+                    if resource.group.is_empty() { String::new() } else { format!(".{}", resource.group) };
+                let place = namespace.map(|n| format!(" in namespace {n}")).unwrap_or_default();
+                denied.push(format!("patch {}{group}{place}", resource.plural));
+            }
+        }
+    }
+    if denied.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Preflight {
+        lab: bundle.lab.id.value.clone(),
+        reason: format!(
+            "this user may not {}; use a kubeconfig context with cluster-admin rights for `start` (`kubectl auth can-i patch daemonsets -n NAMESPACE` checks one)",
+            denied.join(", ")
+        ),
+    })
+}
+
 /// Records the pre-images the lab's reset policy names, unless a previous start already did.
 async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
     let restore = &lab.reset.restore;
@@ -172,6 +244,7 @@ pub async fn start(
     let lab = &bundle.lab;
     let id = &lab.id.value;
     preflight(cluster, lab).await?;
+    can_apply(cluster, bundle).await?;
     let previous = inventory::load(&cluster.client, id).await?;
     let variant = choose_variant(lab, options, previous.as_ref().and_then(|i| i.variant.as_deref()))?;
     let mut inventory = previous.unwrap_or_else(|| Inventory::new(id));

@@ -168,8 +168,12 @@ pub fn json(report: &Report) -> Result<String> {
 /// JUnit XML: one test suite per lab, one test case per task; FAIL is a failure, ERROR an
 /// error, BLOCKED a skipped case.
 pub fn junit(report: &Report) -> Result<String> {
+    Ok(junit_report(report, &report.lab).to_string()?)
+}
+
+fn junit_report(report: &Report, suite_name: &str) -> quick_junit::Report {
     use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
-    let mut suite = TestSuite::new(report.lab.clone());
+    let mut suite = TestSuite::new(suite_name.to_string());
     for task in &report.tasks {
         let evidence = task.evidence.join("\n");
         let status = match task.status {
@@ -200,5 +204,105 @@ pub fn junit(report: &Report) -> Result<String> {
     }
     let mut junit = quick_junit::Report::new("lab-runner check");
     junit.add_test_suite(suite);
+    junit
+}
+
+/// One learner's row in a class report: their report, or why their cluster could not be graded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LearnerResult {
+    /// The kubeconfig context graded.
+    pub context: String,
+    /// `ERROR` when the cluster could not be graded; otherwise PASS or FAIL for the whole lab.
+    pub status: TaskStatus,
+    /// Why the cluster could not be graded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The learner's report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
+}
+
+/// Many learners' clusters graded for one lab (`check --contexts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassReport {
+    /// [`REPORT_VERSION`].
+    pub report_version: u32,
+    /// Lab id.
+    pub lab: String,
+    /// One row per learner, in the order the contexts were given.
+    pub learners: Vec<LearnerResult>,
+    /// Every learner's cluster was graded and passed.
+    pub passed: bool,
+}
+
+impl ClassReport {
+    /// A class report from per-context outcomes.
+    pub fn new(lab: &str, outcomes: Vec<(String, std::result::Result<Report, String>)>) -> ClassReport {
+        let learners: Vec<LearnerResult> = outcomes
+            .into_iter()
+            .map(|(context, outcome)| match outcome {
+                Ok(report) => LearnerResult {
+                    context,
+                    status: if report.passed { TaskStatus::Pass } else { TaskStatus::Fail },
+                    error: None,
+                    report: Some(report),
+                },
+                Err(error) => {
+                    LearnerResult { context, status: TaskStatus::Error, error: Some(error), report: None }
+                }
+            })
+            .collect();
+        ClassReport {
+            report_version: REPORT_VERSION,
+            lab: lab.to_string(),
+            passed: learners.iter().all(|l| l.status == TaskStatus::Pass),
+            learners,
+        }
+    }
+}
+
+/// The class report for a terminal: a summary row per learner, then each learner's report.
+pub fn class_human(class: &ClassReport, styled: bool) -> String {
+    let mut out = String::new();
+    let width = class.learners.iter().map(|l| l.context.len()).max().unwrap_or(0);
+    for learner in &class.learners {
+        let summary = match (&learner.report, &learner.error) {
+            (Some(report), _) => format!("{}/{}", report.score, report.total),
+            (None, Some(error)) => error.clone(),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(out, "{:<7} {:<width$}  {summary}", learner.status.as_str(), learner.context);
+    }
+    for learner in &class.learners {
+        if let Some(report) = &learner.report {
+            let _ = writeln!(out, "\n[{}]", learner.context);
+            out.push_str(&human(report, styled));
+        }
+    }
+    out
+}
+
+/// The class report as JUnit: one test suite per learner; an unreachable learner is a suite
+/// with one `cluster` case in error.
+pub fn class_junit(class: &ClassReport) -> Result<String> {
+    use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
+    let mut junit = quick_junit::Report::new("lab-runner check");
+    for learner in &class.learners {
+        match (&learner.report, &learner.error) {
+            (Some(report), _) => {
+                let single = junit_report(report, &format!("{}/{}", learner.context, report.lab));
+                junit.add_test_suites(single.test_suites);
+            }
+            (None, error) => {
+                let mut suite = TestSuite::new(format!("{}/{}", learner.context, class.lab));
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+                status.set_message(error.clone().unwrap_or_default());
+                suite.add_test_case(TestCase::new("cluster", status));
+                junit.add_test_suite(suite);
+            }
+        }
+    }
     Ok(junit.to_string()?)
 }
