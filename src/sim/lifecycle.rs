@@ -124,9 +124,6 @@ pub enum Error {
     /// The topology's `images:` or `timings:` do not fit the controllers' configuration. Exit 2.
     #[error("topology: {0}")]
     ControllerConfig(#[from] super::controllers::config::Error),
-    /// The controllers could not start. Exit 3.
-    #[error("controllers: {0}")]
-    Controllers(#[from] super::controllers::Error),
     /// The store could not be opened, read or seeded. Exit 3.
     #[error("store {path}: {message}")]
     Store {
@@ -213,7 +210,6 @@ impl Error {
             Error::NotRunning { .. }
             | Error::StalePidFile { .. }
             | Error::Store { .. }
-            | Error::Controllers(_)
             | Error::Spawn { .. }
             | Error::Signal { .. }
             | Error::Unreachable { .. }
@@ -418,7 +414,8 @@ pub async fn serve(
         _ => None,
     };
     let topology = options.topology.load()?;
-    let controller_config = super::controllers::config::Config::from_topology(&topology)?;
+    // The topology's `images:`/`timings:` must fit the controllers' configuration.
+    super::controllers::config::Config::from_topology(&topology)?;
     let tls = TlsMaterial::load_or_create(dir)?;
     let server_config = tls.server_config()?;
     let tokens = Tokens::load_or_create(dir)?;
@@ -442,8 +439,6 @@ pub async fn serve(
     let types = resources::built_in();
     let seeded = seed(&store, &types, &topology, clock.now())?;
     let state = Arc::new(SimState::new(store, clock));
-    // The control plane and kubelets run beside the API, on the store (DESIGN §4).
-    let controllers = super::controllers::spawn(state.clone(), controller_config)?;
     let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
 
     let endpoint = format!("https://127.0.0.1:{bound}");
@@ -482,7 +477,6 @@ pub async fn serve(
     on_ready(&Prepared { record, seeded, removed_stale_pid });
 
     let served = serve_tls(listener, server_config, app, shutdown).await;
-    controllers.abort();
     remove_run_files(dir);
     served.map_err(Error::Serve)
 }
