@@ -234,6 +234,9 @@ metadata:
   name: NS
 ";
 
+// The test's pods name a scheduler that does not exist: the default scheduler leaves them alone
+// (as upstream's does) and no kubelet runs them, so what kubectl shows depends only on the
+// test's own writes, not on controller timing.
 const POD: &str = "apiVersion: v1
 kind: Pod
 metadata:
@@ -241,7 +244,7 @@ metadata:
   namespace: NS
   labels: {app: web}
 spec:
-  nodeName: gpu-1
+  schedulerName: lab-runner-test-hold
   containers:
   - name: web
     image: nginx:1.27
@@ -256,6 +259,7 @@ metadata:
   name: job-1
   namespace: NS
 spec:
+  schedulerName: lab-runner-test-hold
   containers:
   - name: main
     image: busybox:1.37
@@ -267,10 +271,10 @@ metadata:
   name: web.1
   namespace: NS
 involvedObject: {apiVersion: v1, kind: Pod, name: web, namespace: NS, uid: UID}
-reason: Scheduled
-message: Successfully assigned NS/web to gpu-1
+reason: Held
+message: Held by the test
 type: Normal
-source: {component: default-scheduler}
+source: {component: lab-runner-test-hold}
 firstTimestamp: \"2026-01-01T00:00:00Z\"
 lastTimestamp: \"2026-01-01T00:00:00Z\"
 count: 1
@@ -382,7 +386,7 @@ fn writes_waits_and_watches() {
         let node = sim.kubectl(client, &["describe", "node", "gpu-1"]);
         let node = stdout(&node);
         for expected in
-            ["Name:               gpu-1", "Kubelet Version:            v1.33.4", &format!("{ns}  ")]
+            ["Name:               gpu-1", "Kubelet Version:            v1.33.4", "Non-terminated Pods:"]
         {
             assert!(
                 node.contains(expected),

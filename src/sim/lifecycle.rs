@@ -121,6 +121,9 @@ pub enum Error {
     /// The kubeconfig could not be written. Exit 2.
     #[error(transparent)]
     Kubeconfig(#[from] kubeconfig::Error),
+    /// The topology's `images:` or `timings:` do not fit the controllers' configuration. Exit 2.
+    #[error("topology: {0}")]
+    ControllerConfig(#[from] super::controllers::config::Error),
     /// The store could not be opened, read or seeded. Exit 3.
     #[error("store {path}: {message}")]
     Store {
@@ -202,6 +205,7 @@ impl Error {
             | Error::Tls(_)
             | Error::Tokens(_)
             | Error::Kubeconfig(_)
+            | Error::ControllerConfig(_)
             | Error::StateFile { .. } => exit::BAD_INPUT,
             Error::NotRunning { .. }
             | Error::StalePidFile { .. }
@@ -410,6 +414,8 @@ pub async fn serve(
         _ => None,
     };
     let topology = options.topology.load()?;
+    // The topology's `images:`/`timings:` must fit the controllers' configuration.
+    super::controllers::config::Config::from_topology(&topology)?;
     let tls = TlsMaterial::load_or_create(dir)?;
     let server_config = tls.server_config()?;
     let tokens = Tokens::load_or_create(dir)?;
@@ -582,7 +588,7 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
         PidState::Absent => None,
     };
     // Bad topology input is reported here, before a process is started.
-    options.topology.load()?;
+    super::controllers::config::Config::from_topology(&options.topology.load()?)?;
 
     let program =
         std::env::current_exe().map_err(|source| Error::Spawn { program: "lab-runner".into(), source })?;
