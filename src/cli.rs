@@ -278,6 +278,10 @@ pub struct SimUpArgs {
     /// Make simulated delays pass this many times faster.
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// Serve the API only: no scheduler, kubelets or controllers reconcile what is written
+    /// (like a kube-apiserver alone).
+    #[arg(long)]
+    pub api_only: bool,
 }
 
 /// `completions`.

@@ -54,10 +54,11 @@ impl Session<'_> {
 /// Runs `script` once per client, each on a fresh simulator, and snapshots the transcript,
 /// which must not depend on the client.
 fn for_every_client(snapshot: &str, script: impl Fn(&mut Session<'_>)) {
+    // The API surface alone: these tests write what controllers would (revisions, status).
     let clients = clients();
     let mut first: Option<(&str, String)> = None;
     for client in &clients {
-        let sim = Sim::up(&["--nodes", "1"]);
+        let sim = Sim::up(&["--nodes", "1", "--api-only"]);
         let mut session = Session { sim: &sim, client, transcript: String::new() };
         script(&mut session);
         let state_dir = sim.state_dir().to_str().unwrap().to_string();

@@ -124,6 +124,9 @@ pub enum Error {
     /// The topology's `images:` or `timings:` do not fit the controllers' configuration. Exit 2.
     #[error("topology: {0}")]
     ControllerConfig(#[from] super::controllers::config::Error),
+    /// The controllers could not start. Exit 3.
+    #[error("controllers: {0}")]
+    Controllers(#[from] super::controllers::Error),
     /// The store could not be opened, read or seeded. Exit 3.
     #[error("store {path}: {message}")]
     Store {
@@ -210,6 +213,7 @@ impl Error {
             Error::NotRunning { .. }
             | Error::StalePidFile { .. }
             | Error::Store { .. }
+            | Error::Controllers(_)
             | Error::Spawn { .. }
             | Error::Signal { .. }
             | Error::Unreachable { .. }
@@ -256,6 +260,18 @@ pub struct ServeOptions {
     pub port: Option<u16>,
     /// Speed factor of the real clock.
     pub speed: f64,
+    /// Whether the scheduler, kubelets and controllers run beside the API.
+    pub control_plane: ControlPlane,
+}
+
+/// Whether a served simulator reconciles what is written to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlPlane {
+    /// Scheduler, kubelets and controllers run: a whole cluster.
+    Running,
+    /// The API only, like a kube-apiserver without kube-controller-manager, scheduler or
+    /// kubelets: what is written stays exactly as written (API-surface tests).
+    ApiOnly,
 }
 
 /// The run record a serving process writes next to its pid file.
@@ -414,8 +430,7 @@ pub async fn serve(
         _ => None,
     };
     let topology = options.topology.load()?;
-    // The topology's `images:`/`timings:` must fit the controllers' configuration.
-    super::controllers::config::Config::from_topology(&topology)?;
+    let controller_config = super::controllers::config::Config::from_topology(&topology)?;
     let tls = TlsMaterial::load_or_create(dir)?;
     let server_config = tls.server_config()?;
     let tokens = Tokens::load_or_create(dir)?;
@@ -442,6 +457,11 @@ pub async fn serve(
     // Custom types are served again after a restart (their CRDs are in the store).
     super::crd::reconcile(&state)
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
+    // The control plane and kubelets run beside the API, on the store (DESIGN §4).
+    let controllers = match options.control_plane {
+        ControlPlane::Running => Some(super::controllers::spawn(state.clone(), controller_config)?),
+        ControlPlane::ApiOnly => None,
+    };
     let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
 
     let endpoint = format!("https://127.0.0.1:{bound}");
@@ -480,6 +500,9 @@ pub async fn serve(
     on_ready(&Prepared { record, seeded, removed_stale_pid });
 
     let served = serve_tls(listener, server_config, app, shutdown).await;
+    if let Some(controllers) = controllers {
+        controllers.abort();
+    }
     remove_run_files(dir);
     served.map_err(Error::Serve)
 }
@@ -611,6 +634,9 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
         command.args(["--port", &port.to_string()]);
     }
     command.args(["--speed", &options.speed.to_string()]);
+    if options.control_plane == ControlPlane::ApiOnly {
+        command.arg("--api-only");
+    }
     command.stdin(std::process::Stdio::null()).stdout(log).stderr(log_err);
     #[cfg(unix)]
     {
@@ -773,6 +799,7 @@ fn options(args: crate::cli::SimUpArgs) -> Result<ServeOptions> {
         topology,
         port: args.port,
         speed: args.speed,
+        control_plane: if args.api_only { ControlPlane::ApiOnly } else { ControlPlane::Running },
     })
 }
 
