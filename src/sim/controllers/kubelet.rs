@@ -432,7 +432,7 @@ impl Kubelet {
             let step = self.advance(env, pod, &run, index);
             run.containers[index].step = step;
         }
-        self.write_status(env, key, pod, &run)?;
+        self.write_status(env, key, &run)?;
         let mut wakes: Vec<Timestamp> = Vec::new();
         for container in &run.containers {
             match &container.step {
@@ -467,7 +467,7 @@ impl Kubelet {
         }
     }
 
-    fn write_status(&self, env: &mut Env<'_>, key: &Key, pod: &Pod, run: &PodRun) -> Result<()> {
+    fn write_status(&self, env: &mut Env<'_>, key: &Key, run: &PodRun) -> Result<()> {
         let now = env.ctx.now;
         let store = env.ctx.store;
         let types = env.ctx.types;
@@ -604,7 +604,6 @@ impl Kubelet {
             return Ok(());
         }
         value["status"] = status;
-        let _ = pod;
         match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),
