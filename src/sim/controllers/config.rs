@@ -197,32 +197,8 @@ pub struct Config {
 impl Config {
     /// The defaults plus what `topology` adds under `images:` and sets under `timings:`.
     pub fn from_topology(topology: &Topology) -> Result<Config> {
-        let mut config = Config {
-            gpus: crate::sim::gpu::agent::hardware_of(topology),
-            catalog: Catalog::with_defaults(),
-            timings: Timings::default(),
-        };
-        if let Some(images) = &topology.images {
-            let entries: Vec<ImageEntry> = serde_json::from_value(images.clone()).map_err(Error::Images)?;
-            for entry in entries {
-                let (name, image) = match entry {
-                    ImageEntry::Name(name) => {
-                        (name, CatalogImage { pull_seconds: None, size_bytes: 10_000_000 })
-                    }
-                    ImageEntry::Detailed(d) => (
-                        d.name,
-                        CatalogImage {
-                            pull_seconds: d.pull_seconds,
-                            size_bytes: d.size_bytes.unwrap_or(10_000_000),
-                        },
-                    ),
-                };
-                config.catalog.add(&name, image);
-            }
-        }
-        if let Some(timings) = &topology.timings {
-            config.timings = serde_json::from_value(timings.clone()).map_err(Error::Timings)?;
-        }
+        let mut config = from_values(topology.images.as_ref(), topology.timings.as_ref())?;
+        config.gpus = crate::sim::gpu::agent::hardware_of(topology);
         Ok(config)
     }
 
@@ -232,11 +208,29 @@ impl Config {
     }
 }
 
-/// Reads a topology's `images`/`timings` values (for callers holding raw JSON).
+/// The defaults plus a topology's raw `images` and `timings` values.
 pub fn from_values(images: Option<&Value>, timings: Option<&Value>) -> Result<Config> {
-    let topology =
-        Topology { name: None, nodes: Vec::new(), images: images.cloned(), timings: timings.cloned() };
-    Config::from_topology(&topology)
+    let mut config = Config::defaults();
+    if let Some(images) = images {
+        let entries: Vec<ImageEntry> = serde_json::from_value(images.clone()).map_err(Error::Images)?;
+        for entry in entries {
+            let (name, image) = match entry {
+                ImageEntry::Name(name) => (name, CatalogImage { pull_seconds: None, size_bytes: 10_000_000 }),
+                ImageEntry::Detailed(d) => (
+                    d.name,
+                    CatalogImage {
+                        pull_seconds: d.pull_seconds,
+                        size_bytes: d.size_bytes.unwrap_or(10_000_000),
+                    },
+                ),
+            };
+            config.catalog.add(&name, image);
+        }
+    }
+    if let Some(timings) = timings {
+        config.timings = serde_json::from_value(timings.clone()).map_err(Error::Timings)?;
+    }
+    Ok(config)
 }
 
 #[cfg(test)]

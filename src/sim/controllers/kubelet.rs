@@ -432,7 +432,7 @@ impl Kubelet {
             let step = self.advance(env, pod, &run, index);
             run.containers[index].step = step;
         }
-        self.write_status(env, key, pod, &run)?;
+        self.write_status(env, key, &run)?;
         let mut wakes: Vec<Timestamp> = Vec::new();
         for container in &run.containers {
             match &container.step {
@@ -467,7 +467,7 @@ impl Kubelet {
         }
     }
 
-    fn write_status(&self, env: &mut Env<'_>, key: &Key, pod: &Pod, run: &PodRun) -> Result<()> {
+    fn write_status(&self, env: &mut Env<'_>, key: &Key, run: &PodRun) -> Result<()> {
         let now = env.ctx.now;
         let store = env.ctx.store;
         let types = env.ctx.types;
@@ -601,7 +601,15 @@ impl Kubelet {
         status["startTime"] = json!(started);
         status["containerStatuses"] = json!(statuses);
         // The NVIDIA config-manager containers' outcome (sim::gpu, issue #6).
-        crate::sim::gpu::agent::overlay_pod_status(store, pod, &before, &mut status, now);
+        let nvidia = value["spec"]["initContainers"]
+            .as_array()
+            .into_iter()
+            .chain(value["spec"]["containers"].as_array())
+            .flatten()
+            .any(|c| c["image"].as_str().is_some_and(|image| image.starts_with("nvcr.io/nvidia/")));
+        if nvidia && let Ok(pod) = serde_json::from_value::<Pod>(value.clone()) {
+            crate::sim::gpu::agent::overlay_pod_status(store, &pod, &before, &mut status, now);
+        }
         if status == before {
             return Ok(());
         }

@@ -105,7 +105,26 @@ impl Scheduler {
             field_path: None,
         };
         let source = Source::component(DEFAULT_SCHEDULER);
-        match schedule::schedule_pod(&pod, env.nodes, assigned)? {
+        // A pod pinned to one node (a daemon pod) can only bind there: try that node alone
+        // first, and run the full pass (whose FitError counts every node) only when it fails.
+        let pinned = crate::k8s::daemon::target_node_name(&pod).ok();
+        let decision = match pinned.as_deref().and_then(|name| {
+            env.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(name)).map(|node| (name, node))
+        }) {
+            Some((name, node)) if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none() => {
+                let on_node: Vec<Pod> = assigned
+                    .iter()
+                    .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(name))
+                    .cloned()
+                    .collect();
+                match schedule::schedule_pod(&pod, std::slice::from_ref(node), &on_node)? {
+                    bind @ ScheduleDecision::Bind { .. } => bind,
+                    ScheduleDecision::Unschedulable(_) => schedule::schedule_pod(&pod, env.nodes, assigned)?,
+                }
+            }
+            _ => schedule::schedule_pod(&pod, env.nodes, assigned)?,
+        };
+        match decision {
             ScheduleDecision::Bind { node } => {
                 self.unschedulable.remove(&uid);
                 // The binding (`pods/binding`): nodeName, then PodScheduled=True.
