@@ -122,7 +122,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
         }
         Command::Selftest(_) => not_yet("selftest", "the lab engine (issue #7)"),
-        Command::Demo(_) => not_yet("demo", "the lab engine (issue #7) and the course labs (issue #8)"),
+        Command::Demo(args) => crate::demo::demo(&session.labs, session.lang, &args),
         Command::Lint(args) => lint(&args.paths, &session.labs),
         Command::Labs(cli::LabsCommand::List) => {
             let bundles = lab::loader::load_all(&session.labs)?;

@@ -31,3 +31,18 @@ fn missing_labs_dir_is_bad_input() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(stderr(&output), "error: --labs /nonexistent/labs: not a directory\n");
 }
+
+/// The README's first command, end to end through the binary: a fresh simulator, `start`, the
+/// reference solution with real kubectl, `check` — on the variant whose column to read differs
+/// (DESIRED drops; the restored template differs from the broken one only in its tolerations).
+#[test]
+fn demo_runs_the_stuck_rollout_lab_to_a_full_score() {
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = lab_runner().args(["demo", "stuck-rollout", "--variant", "toleration"]).output().unwrap();
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{}", stderr(&output));
+    assert!(out.contains("started stuck-rollout (variant toleration)"), "{out}");
+    assert!(out.contains("score 14/14"), "{out}");
+}

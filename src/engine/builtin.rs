@@ -193,7 +193,7 @@ pub fn analyse_rollout(observed: &Observed, target: &ObjectRef) -> Result<Rollou
 
 /// Evaluates a `rollout` check. `broken_template`: the containers of the stage named
 /// `brokenStage`, which do not count as converged.
-pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_containers: Option<&Value>) -> Outcome {
+pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_pod_spec: Option<&Value>) -> Outcome {
     let analysis = match analyse_rollout(observed, &check.target) {
         Ok(analysis) => analysis,
         Err(Error::Missing(what)) => return Outcome::Fail(vec![format!("{what} does not exist")]),
@@ -243,11 +243,10 @@ pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_containers: Opt
             ));
         }
     }
-    if let Some(broken) = broken_containers {
+    if let Some(broken) = broken_pod_spec {
         let daemon_sets = observed.objects("apps/v1", "DaemonSet").unwrap_or(&[]);
-        let current =
-            find(daemon_sets, &check.target).and_then(|d| d.pointer("/spec/template/spec/containers"));
-        if current.is_some_and(|c| same_containers(c, broken)) {
+        let current = find(daemon_sets, &check.target).and_then(|d| d.pointer("/spec/template/spec"));
+        if current.is_some_and(|c| same_breakage_surface(c, broken)) {
             problems.push("the template is still the broken one".to_string());
         }
     }
@@ -285,6 +284,27 @@ pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_containers: Opt
 
 /// Whether two container lists run the same images with the same resources (the parts a
 /// breakage changes).
+/// True when two pod specs agree on everything a broken update can change in this course's
+/// variants: containers (name, image, requests), tolerations and the node selector. API defaults
+/// the server adds elsewhere do not count.
+fn same_breakage_surface(a: &Value, b: &Value) -> bool {
+    let tolerations = |spec: &Value| -> BTreeSet<String> {
+        spec["tolerations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                let text = |field: &str| t.get(field).and_then(Value::as_str).unwrap_or("").to_string();
+                let operator = t.get("operator").and_then(Value::as_str).unwrap_or("Equal");
+                format!("{}|{operator}|{}|{}", text("key"), text("value"), text("effect"))
+            })
+            .collect()
+    };
+    same_containers(&a["containers"], &b["containers"])
+        && tolerations(a) == tolerations(b)
+        && a.get("nodeSelector").filter(|v| !v.is_null()) == b.get("nodeSelector").filter(|v| !v.is_null())
+}
+
 fn same_containers(a: &Value, b: &Value) -> bool {
     let essence = |v: &Value| -> BTreeSet<String> {
         v.as_array()
@@ -718,6 +738,20 @@ pub fn device_plugin_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_toleration_only_breakage_is_told_apart_from_the_restored_template() {
+        let container = serde_json::json!([{"name": "toolkit", "image": "toolkit:v1"}]);
+        let healthy = serde_json::json!({"containers": container,
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]});
+        let broken = serde_json::json!({"containers": container,
+            "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]});
+        assert!(!same_breakage_surface(&healthy, &broken));
+        assert!(same_breakage_surface(&broken, &broken.clone()));
+        let mut image = healthy.clone();
+        image["containers"][0]["image"] = serde_json::json!("toolkit:v9");
+        assert!(!same_breakage_surface(&healthy, &image));
+    }
 
     #[test]
     fn mps_wins_over_time_slicing_and_rename_adds_shared() {

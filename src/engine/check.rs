@@ -160,7 +160,7 @@ fn evaluate(
             let broken = check
                 .broken_stage
                 .as_deref()
-                .and_then(|stage| broken_containers(bundle, stage, check, inventory));
+                .and_then(|stage| broken_pod_spec(bundle, stage, check, inventory));
             builtin::rollout(check, observed, broken.as_ref())
         }
         Expectation::Quiz(check) => builtin::quiz(check, task, inventory),
@@ -192,7 +192,8 @@ fn evaluate(
 }
 
 /// The containers the broken stage gives the checked DaemonSet (for the variant started).
-fn broken_containers(
+/// The pod spec of the target's template as the lab's broken stage applied it (the variant's).
+fn broken_pod_spec(
     bundle: &Bundle,
     stage: &str,
     check: &crate::lab::model::RolloutCheck,
@@ -209,5 +210,5 @@ fn broken_containers(
             doc.get("kind").and_then(Value::as_str) == Some(check.target.kind.as_str())
                 && doc.pointer("/metadata/name").and_then(Value::as_str) == Some(check.target.name.as_str())
         })
-        .and_then(|doc| doc.pointer("/spec/template/spec/containers").cloned())
+        .and_then(|doc| doc.pointer("/spec/template/spec").cloned())
 }
