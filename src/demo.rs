@@ -35,6 +35,7 @@ pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Er
         control_plane: ControlPlane::Running,
     };
     let started = runtime.block_on(lifecycle::up(&options))?;
+    stop_on_signal(&runtime, &state_dir);
     say(&format!("== simulator at {} ({}x speed)\n", started.record.endpoint, DEMO_SPEED))?;
     let outcome = run_lab(&runtime, labs, lang, args, &bundle, &state_dir);
     // Stop the simulator whatever happened; a failure to stop must not hide the lab's outcome.
@@ -43,6 +44,28 @@ pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Er
     }
     let _ = std::fs::remove_dir_all(&state_dir);
     outcome
+}
+
+/// A Ctrl-C or SIGTERM during the demo stops its simulator before the process exits, so an
+/// interrupted demo leaves no background server behind.
+fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let state_dir = state_dir.to_path_buf();
+    runtime.spawn(async move {
+        let (Ok(mut interrupt), Ok(mut terminate)) =
+            (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+        else {
+            return;
+        };
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        let _ = lifecycle::down(&state_dir).await;
+        let _ = std::fs::remove_dir_all(&state_dir);
+        eprintln!("demo interrupted: its simulator was stopped");
+        std::process::exit(130);
+    });
 }
 
 fn run_lab(
