@@ -8,6 +8,7 @@ mod kubectl;
 mod lab;
 mod labs_content;
 mod sim_api;
+mod sim_apply;
 mod sim_controllers;
 mod sim_gpu;
 mod sim_patch;
