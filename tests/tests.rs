@@ -12,5 +12,6 @@ mod sim_controllers;
 mod sim_gpu;
 mod sim_patch;
 mod sim_proto;
+mod sim_quota;
 mod sim_serve;
 mod util;
