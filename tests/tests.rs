@@ -2,6 +2,7 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod course_case;
 mod engine;
 mod k8s_predicates;
 mod kubectl;
