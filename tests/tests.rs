@@ -7,6 +7,7 @@ mod k8s_predicates;
 mod kubectl;
 mod lab;
 mod labs_content;
+mod selftest;
 mod sim_api;
 mod sim_controllers;
 mod sim_gpu;
