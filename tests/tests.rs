@@ -6,6 +6,7 @@ mod engine;
 mod k8s_predicates;
 mod kubectl;
 mod lab;
+mod lab_reports;
 mod labs_content;
 mod selftest;
 mod sim_api;
