@@ -9,6 +9,7 @@ mod kubectl;
 mod lab;
 mod lab_reports;
 mod labs_content;
+mod selftest;
 mod sim_api;
 mod sim_controllers;
 mod sim_gpu;
