@@ -297,12 +297,20 @@ fn patches_annotations_dry_runs_and_strict_fields() {
         assert_eq!(s.jsonpath("ds agent", image), "busybox:1.38");
         s.ok(r#"patch ds agent --type merge -p {"metadata":{"labels":{"tier":"node"}}}"#);
 
+        // On a ConfigMap: a DaemonSet keeps its own `deprecated.daemonset.template.generation`.
+        let settings = s.file(
+            "settings.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: \"1\"}\n",
+        );
+        s.ok(&format!("create -f {settings}"));
+        s.ok("annotate configmap settings owner=team-a");
+        s.fails("annotate configmap settings owner=team-b");
+        s.ok("annotate configmap settings owner=team-b --overwrite");
+        assert_eq!(s.jsonpath("configmap settings", "{.metadata.annotations}"), r#"{"owner":"team-b"}"#);
+        s.ok("annotate configmap settings owner-");
+        // Gone with its last key, as ObjectMeta's `omitempty` map drops it upstream.
+        assert_eq!(s.jsonpath("configmap settings", "{.metadata.annotations}"), "");
         s.ok("annotate ds agent owner=team-a");
-        s.fails("annotate ds agent owner=team-b");
-        s.ok("annotate ds agent owner=team-b --overwrite");
-        assert_eq!(s.jsonpath("ds agent", "{.metadata.annotations.owner}"), "team-b");
-        s.ok("annotate ds agent owner-");
-        assert_eq!(s.jsonpath("ds agent", "{.metadata.annotations}"), "");
 
         // Server-side dry runs answer as the write would and store nothing.
         let before = s.jsonpath("ds agent", "{.metadata.resourceVersion}");
@@ -310,12 +318,15 @@ fn patches_annotations_dry_runs_and_strict_fields() {
         s.ok(&format!("apply -f {changed} --dry-run=server"));
         s.ok(&format!("apply --server-side --force-conflicts -f {changed} --dry-run=server"));
         s.ok(r#"patch ds agent --type merge -p {"metadata":{"labels":{"tier":"gpu"}}} --dry-run=server"#);
-        s.ok("annotate ds agent owner=nobody --dry-run=server");
+        s.ok("annotate ds agent owner=nobody --overwrite --dry-run=server");
         s.ok("delete ds agent --dry-run=server");
         let other = s.file("other.yaml", &AGENT_V1.replace("name: agent,", "name: other,"));
         s.ok(&format!("create -f {other} --dry-run=server"));
         assert_eq!(s.jsonpath("ds agent", "{.metadata.resourceVersion}"), before, "nothing was stored");
-        assert_eq!(s.jsonpath("ds agent", "{.metadata.labels.tier}|{.metadata.annotations.owner}"), "node|");
+        assert_eq!(
+            s.jsonpath("ds agent", "{.metadata.labels.tier}|{.metadata.annotations.owner}"),
+            "node|team-a"
+        );
         assert_eq!(s.jsonpath("ds agent", image), "busybox:1.38");
         s.ok("get ds -o name");
 
