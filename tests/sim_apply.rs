@@ -189,21 +189,23 @@ fn client_side_apply_create_unchanged_change_and_removal() {
         assert_eq!(s.ok(&format!("apply -f {v3}")), "daemonset.apps/agent unchanged\n");
         s.ok("get ds agent -o yaml");
 
-        // As upstream (kubernetes/kubernetes#66450): a quantity written as a YAML number is
-        // stored as a string, kubectl's diff compares the two JSON types and sends the number
-        // again each time (apimachinery strategicpatch/patch.go `diffMaps`), so re-applying
-        // says `configured` though nothing changes.
+        // As upstream (kubernetes/kubernetes#66450, #116135): quantities are stored in canonical
+        // form (`cpu: "0.5"` as `500m`) and as strings (a YAML number `1` as `"1"`); kubectl's
+        // diff compares the file with the live object (apimachinery strategicpatch/patch.go
+        // `diffMaps`) and sends both again each time, so re-applying says `configured` though
+        // nothing changes.
         let numbers = s.file(
             "numbers.yaml",
             &AGENT_V1
                 .replace("name: agent,", "name: numbers,")
-                .replace("nvidia.com/gpu: \"1\"", "nvidia.com/gpu: 1"),
+                .replace("nvidia.com/gpu: \"1\"", "nvidia.com/gpu: 1")
+                .replace("cpu: 100m", "cpu: \"0.5\""),
         );
         assert_eq!(s.ok(&format!("apply -f {numbers}")), "daemonset.apps/numbers created\n");
         assert_eq!(s.ok(&format!("apply -f {numbers}")), "daemonset.apps/numbers configured\n");
         assert_eq!(
-            s.jsonpath("ds numbers", "{.spec.template.spec.containers[0].resources.limits}"),
-            r#"{"memory":"128Mi","nvidia.com/gpu":"1"}"#
+            s.jsonpath("ds numbers", "{.spec.template.spec.containers[0].resources}"),
+            r#"{"limits":{"memory":"128Mi","nvidia.com/gpu":"1"},"requests":{"cpu":"500m","memory":"64Mi"}}"#
         );
     });
 }
