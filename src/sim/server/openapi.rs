@@ -316,17 +316,23 @@ pub fn group_version_document(types: &[ResourceType], group: &str, version: &str
     let root_refs: Vec<&str> = roots.iter().map(String::as_str).collect();
     let mut schemas: Map<String, Value> = reachable_definitions(catalog, &root_refs).into_iter().collect();
     schemas.extend(lists);
+    Some(document(json!({"title": "Kubernetes", "version": GIT_VERSION}), paths, schemas))
+}
+
+/// A group-version document around its `paths` and component `schemas` (the PATCH body's
+/// `Patch` schema is added; keys are sorted so the document and its digest are stable).
+fn document(info: Value, paths: Map<String, Value>, mut schemas: Map<String, Value>) -> Value {
     schemas.insert(
         "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
         json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
     );
     schemas.sort_keys();
-    Some(json!({
+    json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "info": info,
         "paths": paths,
         "components": {"schemas": schemas, "securitySchemes": {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header"}}},
-    }))
+    })
 }
 
 /// The operations' tag (`apps_v1`) and operationId prefix (`AppsV1`); `name` turns the group
@@ -409,17 +415,8 @@ pub fn custom_group_version_document(
         "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
     ];
     schemas.extend(reachable_definitions(catalog(), &roots));
-    schemas.insert(
-        "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
-        json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
-    );
-    schemas.sort_keys();
-    Some(json!({
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
-        "paths": paths,
-        "components": {"schemas": schemas, "securitySchemes": {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header"}}},
-    }))
+    // Upstream's CRD documents carry this title (apiextensions-apiserver builder.go).
+    Some(document(json!({"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}), paths, schemas))
 }
 
 fn list_schema(rt: &ResourceType, kind: &Described<'_>) -> (String, Value) {
