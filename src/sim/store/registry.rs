@@ -52,6 +52,23 @@ fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<(
     if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
 }
 
+/// The per-type `PrepareForCreate`/`PrepareForUpdate`/`Validate` steps that write fields: the
+/// DaemonSet template generation, a gated pod's PodScheduled condition, a Job's generated
+/// selector and labels.
+fn prepare_for_write(
+    group_resource: &str,
+    object: &mut Value,
+    old: Option<&Value>,
+    now: k8s_openapi::jiff::Timestamp,
+) {
+    match (group_resource, old) {
+        ("daemonsets.apps", _) => crate::k8s::daemon::prepare_template_generation(object, old),
+        ("pods", None) => crate::k8s::schedule::apply_scheduling_gated_condition(object, now),
+        ("jobs.batch", None) => crate::sim::controllers::job::generate_selector(object),
+        _ => {}
+    }
+}
+
 /// Create (`rest.BeforeCreate` + the type's `PrepareForCreate`, then validation and storage).
 pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) -> Result<Arc<Stored>> {
     let group_resource = rt.group_resource();
@@ -127,6 +144,7 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     }
     meta::reset_status_for_create(&group_resource, has_status(rt), &mut object);
     meta::normalise_quantities(&group_resource, &mut object);
+    prepare_for_write(&group_resource, &mut object, None, txn.now);
     admit(rt, &mut object, None)?;
     charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
@@ -236,6 +254,7 @@ pub(super) fn update(
     }
     meta::normalise_quantities(&group_resource, &mut new);
     admit(rt, &mut new, Some(&old))?;
+    prepare_for_write(&group_resource, &mut new, Some(&old), txn.now);
     if subresource == Subresource::Main
         && meta::tracks_generation(&group_resource)
         && meta::generation_relevant(&group_resource, &new)
