@@ -972,6 +972,30 @@ async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
 }
 
 #[tokio::test]
+async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/long:v1", 3600.0, 0);
+    cluster
+        .create("jobs", job("orphaned", "example.com/long:v1", json!({"parallelism": 2, "completions": 4})));
+    cluster.create("jobs", job("collected", "example.com/long:v1", json!({})));
+    cluster.run_for(30);
+    assert_eq!(cluster.pods().len(), 3);
+    // Orphaning: the pods stay and keep running, without owner and without finalizer.
+    cluster.delete("jobs", "orphaned", Some(Propagation::Orphan));
+    // Background: the pods are deleted; the finalizer must not hold them.
+    cluster.delete("jobs", "collected", Some(Propagation::Background));
+    cluster.run_for(120);
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    for pod in &pods {
+        assert!(pod["metadata"]["name"].as_str().unwrap().starts_with("orphaned-"));
+        assert!(pod["metadata"]["ownerReferences"].as_array().is_none_or(|refs| refs.is_empty()));
+        assert_eq!(pod["metadata"]["finalizers"], Value::Null);
+        assert_eq!(pod["status"]["phase"], json!("Running"));
+    }
+}
+
+#[tokio::test]
 async fn a_failing_job_backs_off_and_fails_past_its_backoff_limit() {
     let mut cluster = Cluster::three_workers();
     batch_image(&cluster, "example.com/broken:v1", 5.0, 1);
@@ -1020,4 +1044,26 @@ async fn an_on_failure_job_counts_container_restarts_against_its_backoff_limit()
     assert_eq!(conditions(&failed).last().unwrap().0, "Failed");
     let pods = cluster.pods();
     assert!(pods.is_empty(), "the restarting pod was deleted once the limit was reached: {pods:?}");
+}
+
+#[tokio::test]
+async fn the_gpu_sharing_team_job_completes_with_the_built_in_vectoradd_image() {
+    let mut cluster = Cluster::new(vec![node("gpu-1", json!([]), 1)]);
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/workloads/team-jobs.yaml"))
+            .unwrap();
+    let team_job: Value = serde_saphyr::from_str(&manifest).unwrap();
+    let state = cluster.sim.state.clone();
+    let store = &state.store;
+    store
+        .create(
+            &rt("namespaces"),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}),
+        )
+        .unwrap();
+    store.create(&rt("jobs"), team_job).unwrap();
+    cluster.run_for(300);
+    let done = store.get_value(&rt("jobs"), "team-a", "vectoradd").unwrap();
+    assert_eq!(done["status"]["succeeded"], json!(1));
+    assert_eq!(conditions(&done).last().unwrap().0, "Complete");
 }
