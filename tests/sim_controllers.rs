@@ -840,6 +840,15 @@ async fn a_gated_pod_waits_with_scheduling_gated_until_its_gates_are_removed() {
     let pod = cluster.get("pods", "gated").unwrap();
     assert!(pod["spec"]["nodeName"].is_null(), "a gated pod is never scheduled");
     assert!(cluster.events_for("gated").is_empty(), "no FailedScheduling for a gated pod");
+    // Gates can only be removed (`validateOnlyDeletedSchedulingGates`).
+    let mut added = cluster.get("pods", "gated").unwrap();
+    added["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}, {"name": "example.com/new"}]);
+    let refused =
+        cluster.sim.state.store.update(&rt("pods"), added, Subresource::Main, DryRun::Off).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "Pod \"gated\" is invalid: spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/new'"
+    );
     cluster
         .change("pods", "gated", |p| p["spec"]["schedulingGates"] = json!([{"name": "example.com/review"}]));
     cluster.run_for(60);

@@ -284,7 +284,9 @@ impl Jobs {
                 // `manageJob` for NonIndexed jobs.
                 let want_active = match completions {
                     Some(completions) => parallelism.min((completions - succeeded).max(0)),
-                    None if succeeded > 0 => 0,
+                    // A work queue: after one success whatever runs keeps running, nothing new
+                    // starts.
+                    None if succeeded > 0 => active,
                     None => parallelism,
                 };
                 if active > want_active {
