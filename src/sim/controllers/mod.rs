@@ -44,6 +44,7 @@ mod gc;
 pub mod job;
 mod kubelet;
 mod owners;
+mod quota;
 mod replicaset;
 mod scheduler;
 mod taint_eviction;
@@ -272,6 +273,7 @@ pub struct Controllers {
     deployments: deployment::Deployments,
     jobs: job::Jobs,
     gc: gc::Collector,
+    quotas: quota::QuotaStatus,
     nodes: Option<Arc<Vec<Node>>>,
     stats: Stats,
 }
@@ -306,6 +308,7 @@ impl Controllers {
             deployments: deployment::Deployments,
             jobs: job::Jobs,
             gc: gc::Collector::default(),
+            quotas: quota::QuotaStatus::default(),
             nodes: None,
             stats: Stats::default(),
         };
@@ -373,6 +376,7 @@ impl Controllers {
         self.dirty.nodes_changed = true;
         self.dirty.dependents_changed = true;
         self.dirty.gpu = true;
+        self.quotas.resync();
         for (group_resource, into) in [
             ("replicasets.apps", &mut self.dirty.replicasets),
             ("deployments.apps", &mut self.dirty.deployments),
@@ -409,6 +413,7 @@ impl Controllers {
     /// Marks what a change makes dirty (the informers' event handlers).
     fn route(&mut self, event: &store::Event) {
         self.stats.events_seen += 1;
+        self.quotas.observe(event);
         let object = &event.object;
         let key = (object.namespace.clone(), object.name.clone());
         let deleted = event.event_type == StoreEventType::Deleted;
@@ -557,7 +562,7 @@ impl Controllers {
                 }
             };
         }
-        if self.dirty.is_empty() {
+        if self.dirty.is_empty() && !self.quotas.has_work() {
             return Ok(false);
         }
         self.stats.steps += 1;
@@ -609,6 +614,7 @@ impl Controllers {
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
         report(self.kubelet.run(&mut env, &dirty.pods));
+        report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
             match self.gpu.sync(&state.store, &self.types.nodes, &config.gpus, now) {

@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use super::{DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, meta, not_found};
 use crate::sim::{
     resources::ResourceType,
-    server::admission::{self, Cause},
+    server::{
+        admission::{self, Cause},
+        quota,
+    },
 };
 
 /// Upstream's text for a stale resourceVersion (`storage.NewConflictError` via
@@ -143,7 +146,33 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     meta::normalise_quantities(&group_resource, &mut object);
     prepare_for_write(&group_resource, &mut object, None, txn.now);
     admit(rt, &mut object, None)?;
+    charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
+}
+
+/// ResourceQuota admission, a validating plugin: after name generation and validation, in the
+/// same transaction as the create, so the quotas' `status.used` is charged atomically (upstream
+/// CAS-updates the quota before the object is stored). A dry run discards both.
+fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, object: &Value) -> Result<()> {
+    // `QuotaAdmission.Validate`: cluster-scoped objects and namespaces are not quota'd.
+    if namespace.is_empty() {
+        return Ok(());
+    }
+    let quotas = txn.list_in("resourcequotas", namespace);
+    if quotas.is_empty() {
+        return Ok(());
+    }
+    let quotas = quotas.iter().map(|stored| stored.value()).collect::<Result<Vec<_>>>()?;
+    let charged =
+        quota::admit(group_resource, object, &quotas, txn.now).map_err(|error| Error::Forbidden {
+            resource: group_resource.to_string(),
+            name: name_of(object).to_string(),
+            message: error.to_string(),
+        })?;
+    for quota in charged {
+        txn.put("resourcequotas", quota)?;
+    }
+    Ok(())
 }
 
 /// Update of the object or its status (`rest.BeforeUpdate` + `PrepareForUpdate`).
