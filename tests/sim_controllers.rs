@@ -1076,3 +1076,42 @@ async fn the_gpu_sharing_team_job_completes_with_the_built_in_vectoradd_image() 
     assert_eq!(done["status"]["succeeded"], json!(1));
     assert_eq!(conditions(&done).last().unwrap().0, "Complete");
 }
+
+#[tokio::test]
+async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/crash:v1", 5.0, 1);
+    let created = cluster.create("pods", plain_pod("crash", "example.com/crash:v1"));
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+    cluster.control.settle().unwrap();
+    // Pull (1s) + run (5s): the first exit restarts at once (`doBackOff` has no entry yet).
+    cluster.run_for(7);
+    let pod = cluster.get("pods", "crash").unwrap();
+    let status = &pod["status"]["containerStatuses"][0];
+    assert_eq!(status["restartCount"], json!(1));
+    assert!(status["state"]["running"].is_object());
+    let last = &status["lastState"]["terminated"];
+    assert_eq!((&last["exitCode"], &last["reason"]), (&json!(1), &json!("Error")));
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    // The second exit waits 10s in CrashLoopBackOff.
+    cluster.run_for(5);
+    let pod = cluster.get("pods", "crash").unwrap();
+    let status = &pod["status"]["containerStatuses"][0];
+    assert_eq!(status["restartCount"], json!(1));
+    assert_eq!(status["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
+    assert_eq!(
+        status["state"]["waiting"]["message"],
+        json!(format!("back-off 10s restarting failed container=main pod=crash_default({uid})"))
+    );
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    let back_off = cluster.events_for("crash").into_iter().find(|e| e["reason"] == "BackOff").unwrap();
+    assert_eq!(back_off["type"], json!("Warning"));
+    assert_eq!(
+        back_off["message"],
+        json!(format!("Back-off restarting failed container main in pod crash_default({uid})"))
+    );
+    cluster.run_for(10);
+    let status = cluster.get("pods", "crash").unwrap()["status"]["containerStatuses"][0].clone();
+    assert_eq!(status["restartCount"], json!(2));
+    assert!(status["state"]["running"].is_object());
+}
