@@ -477,6 +477,9 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
             } else {
                 causes.push(required("spec.containers", ""));
             }
+            if let Some(old) = old {
+                validate_only_deleted_scheduling_gates(object, old, &mut causes);
+            }
         }
         ("apps", "DaemonSet") => {
             validate_workload(object, old, &mut causes);
@@ -508,6 +511,31 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
         _ => {}
     }
     causes
+}
+
+/// `validateOnlyDeletedSchedulingGates` (pkg/apis/core/validation/validation.go, from
+/// `ValidatePodUpdate`): an update may remove scheduling gates, never add one.
+fn validate_only_deleted_scheduling_gates(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
+    let names = |pod: &Value| -> Vec<String> {
+        pod.pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|gate| gate["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let before = names(old);
+    for (index, gate) in names(object).iter().enumerate() {
+        if !before.contains(gate) {
+            causes.push(Cause {
+                reason: "FieldValueForbidden".into(),
+                message: format!(
+                    "Forbidden: only deletion is allowed, but found new scheduling gate '{gate}'"
+                ),
+                field: format!("spec.schedulingGates[{index}].name"),
+            });
+        }
+    }
 }
 
 fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>) {
