@@ -14,6 +14,7 @@ pub mod openapi;
 pub mod patch;
 pub mod podlog;
 pub mod protobuf;
+pub mod quota;
 pub mod request;
 pub mod schema;
 pub mod status;
