@@ -1012,23 +1012,25 @@ async fn fail_requests_greater_than_one_rejects_the_pod_on_the_node() {
 }
 
 /// `demo gpu-sharing` through the binary: a fresh simulator, `start`, the reference solution with
-/// real kubectl, `check`. Every GPU task passes: time-slicing (gpu-1), MPS on the tainted gpu-2
-/// (GFD labels an MPS config although its container sets no MPS_ROOT), MIG mixed on gpu-3 (the
-/// lab's mig-manager DaemonSet acts on nvidia.com/mig.config), the Pending old pod and the MIG pod.
+/// real kubectl, `check`, to the full score: time-slicing (gpu-1), MPS on the tainted gpu-2 (GFD
+/// labels an MPS config although its container sets no MPS_ROOT), MIG mixed on gpu-3 (the lab's
+/// mig-manager DaemonSet acts on nvidia.com/mig.config), the Pending old pod, the MIG pod, quotas.
 #[test]
-fn demo_runs_the_gpu_sharing_lab_through_its_gpu_tasks() {
+fn demo_runs_the_gpu_sharing_lab_to_a_full_score() {
     if !crate::kubectl::kubectl_on_path() {
         return;
     }
     let output = crate::util::lab_runner().args(["demo", "gpu-sharing"]).output().unwrap();
     let out = crate::util::stdout(&output);
-    for task in ["time-slicing", "mps", "mig-mixed", "old-manifest", "mig-pod"] {
+    assert_eq!(output.status.code(), Some(0), "{out}\n{}", crate::util::stderr(&output));
+    for task in ["time-slicing", "mps", "mig-mixed", "old-manifest", "mig-pod", "quotas"] {
         let passed = out.lines().any(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
             words.len() >= 3 && words[0] == "PASS" && words[1] == task
         });
-        assert!(passed, "task {task} did not pass:\n{out}\n{}", crate::util::stderr(&output));
+        assert!(passed, "task {task} did not pass:\n{out}");
     }
+    assert!(out.contains("score 18/18"), "{out}");
     assert!(!out.contains("timed out waiting"), "{out}");
 }
 
@@ -1202,6 +1204,49 @@ mod through_kubectl {
         },
     ];
 
+    /// §4.2's H100 MIG examples, on gpu-2 once the operator's deploy label brings a MIG manager there.
+    const H100_MIG_SINGLE: &[Row] = &[Row {
+        what: "§4.2 MIG single H100 all-1g.10gb",
+        node: "gpu-2",
+        set: &[
+            "nvidia.com/gpu.deploy.mig-manager=true",
+            "nvidia.com/mig.config=all-1g.10gb",
+            "nvidia.com/device-plugin.config=mig-single",
+        ],
+        expect: &[
+            ("{.status.allocatable.nvidia\\.com/gpu}", "7"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.count}", "7"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.slices\\.ci}", "1"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.slices\\.gi}", "1"),
+            ("{.metadata.labels.nvidia\\.com/mig\\.config\\.state}", "success"),
+            ("{.metadata.labels.nvidia\\.com/mig\\.strategy}", "single"),
+        ],
+    }];
+
+    const H100_MIG_MIXED: &[Row] = &[Row {
+        what: "§4.2 MIG mixed H100 all-balanced",
+        node: "gpu-2",
+        set: &[
+            "nvidia.com/gpu.deploy.mig-manager=true",
+            "nvidia.com/mig.config=all-balanced",
+            "nvidia.com/device-plugin.config=mig-mixed",
+        ],
+        expect: &[
+            ("{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}", "2"),
+            ("{.status.allocatable.nvidia\\.com/mig-2g\\.20gb}", "1"),
+            ("{.status.allocatable.nvidia\\.com/mig-3g\\.40gb}", "1"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.count}", "1"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "0"),
+            ("{.metadata.labels.nvidia\\.com/mig-1g\\.10gb\\.count}", "2"),
+            ("{.metadata.labels.nvidia\\.com/mig-1g\\.10gb\\.memory}", "9984"),
+            ("{.metadata.labels.nvidia\\.com/mig-1g\\.10gb\\.multiprocessors}", "16"),
+            ("{.metadata.labels.nvidia\\.com/mig-2g\\.20gb\\.memory}", "20096"),
+            ("{.metadata.labels.nvidia\\.com/mig-3g\\.40gb\\.multiprocessors}", "60"),
+            ("{.metadata.labels.nvidia\\.com/mig\\.strategy}", "mixed"),
+        ],
+    }];
+
     fn run_rows(client: &Kubectl, sim: &Sim, rows: &[Row]) {
         for row in rows {
             if !row.set.is_empty() {
@@ -1225,6 +1270,7 @@ mod through_kubectl {
         let Some(client) = client() else { return };
         let sim = gpu_sim(&client, CONFIGS);
         run_rows(&client, &sim, ROWS);
+        run_rows(&client, &sim, H100_MIG_SINGLE);
     }
 
     /// The second half of the table, and on the MIG-mixed node a pod asking for nvidia.com/gpu
@@ -1234,6 +1280,7 @@ mod through_kubectl {
         let Some(client) = client() else { return };
         let sim = gpu_sim(&client, CONFIGS);
         run_rows(&client, &sim, ROWS_2);
+        run_rows(&client, &sim, H100_MIG_MIXED);
         for (name, resource) in [("whole-gpu", "nvidia.com/gpu"), ("mig-slice", "nvidia.com/mig-1g.5gb")] {
             let pod = format!(
                 "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  nodeSelector: {{nvidia.com/mig.strategy: mixed}}\n  containers:\n  - name: cuda\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [sleep, infinity]\n    resources: {{limits: {{{resource}: 1}}}}\n"
