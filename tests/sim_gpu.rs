@@ -1367,5 +1367,14 @@ mod through_kubectl {
             stderr(&exec),
             "Error from server (BadRequest): cannot exec into container \"plain\" in pod \"plain\": the lab-runner simulator runs no processes\n"
         );
+        // Newer clients try WebSockets first, then SPDY: the refusal still arrives as one line.
+        for newer in clients().into_iter().filter(|c| c.version == "1.37") {
+            let exec = sim.kubectl(&newer, &["exec", "plain", "--", "nvidia-smi"]);
+            assert_eq!(exec.status.code(), Some(1));
+            assert_eq!(
+                stderr(&exec),
+                "error: unable to upgrade connection: cannot exec into container \"plain\" in pod \"plain\": the lab-runner simulator runs no processes\n"
+            );
+        }
     }
 }
