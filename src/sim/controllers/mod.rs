@@ -613,7 +613,7 @@ impl Controllers {
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
-        report(self.kubelet.run(&mut env, &dirty.pods));
+        report(self.kubelet.run(&mut env, &dirty.pods, &self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
@@ -622,6 +622,7 @@ impl Controllers {
                 Ok(None) => {}
                 Err(error) => tracing::warn!(%error, "gpu components"),
             }
+            state.container_logs.publish(self.gpu.container_logs());
         }
         Ok(true)
     }
