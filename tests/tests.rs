@@ -2,6 +2,7 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod course_case;
 mod engine;
 mod k8s_predicates;
 mod kubectl;
@@ -14,5 +15,6 @@ mod sim_controllers;
 mod sim_gpu;
 mod sim_patch;
 mod sim_proto;
+mod sim_quota;
 mod sim_serve;
 mod util;
