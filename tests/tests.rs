@@ -3,6 +3,8 @@
 
 mod cli;
 mod engine;
+mod engine_binary;
+mod engine_watch;
 mod k8s_predicates;
 mod kubectl;
 mod lab;

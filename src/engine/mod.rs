@@ -14,6 +14,7 @@ pub mod observe;
 pub mod reset;
 pub mod start;
 pub mod status;
+pub mod watch;
 
 use crate::exit;
 
