@@ -61,7 +61,10 @@ impl Error {
     /// file:line:col and code snippets.
     pub fn render(&self) -> String {
         let mut out = format!("error: {self}\n");
-        if let Error::Lab(lab::loader::Error::Invalid { problems, .. }) = self {
+        if let Error::Lab(
+            lab::loader::Error::Invalid { problems, .. } | lab::loader::Error::InvalidCourse { problems, .. },
+        ) = self
+        {
             for problem in problems {
                 out.push('\n');
                 out.push_str(&problem.render(miette::GraphicalTheme::default()));
@@ -111,21 +114,22 @@ pub fn execute(session: Session) -> Result<u8, Error> {
         Command::Answer(args) => {
             engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, &args))
         }
-        Command::Reset(args) if args.to_stage.is_some() => {
-            not_yet("reset --to-stage", "the lab engine (issue #7)")
-        }
         Command::Reset(args) => {
+            // An unknown stage is bad input, reported before the cluster is contacted.
+            let bundle = lab::loader::find(&session.labs, &args.lab)?;
+            engine::reset::stages_up_to(&bundle.lab, args.to_stage.as_deref())?;
             engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
         }
         Command::Status(args) => {
             engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
         }
-        Command::Selftest(_) => not_yet("selftest", "the lab engine (issue #7)"),
+        Command::Selftest(args) => crate::demo::selftest(&session.labs, &session.cluster, &args),
         Command::Demo(args) => crate::demo::demo(&session.labs, session.lang, &args),
         Command::Lint(args) => lint(&args.paths, &session.labs),
         Command::Labs(cli::LabsCommand::List) => {
             let bundles = lab::loader::load_all(&session.labs)?;
-            print(&lab::show::list(&bundles, &session.labs, session.lang))
+            let course = lab::loader::course(&session.labs)?;
+            print(&lab::show::list(&bundles, course.as_ref(), &session.labs, session.lang))
         }
         Command::Labs(cli::LabsCommand::Show { lab }) => {
             let bundle = lab::loader::find(&session.labs, &lab)?;
@@ -142,10 +146,12 @@ fn print(text: &str) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
-/// `lint`: every problem of every bundle on stderr and exit 2, or a one-line summary and 0.
+/// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
+/// one-line summary and 0.
 fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Error> {
+    let course = lab::lint::lint_course(paths, source)?;
     let reports = lab::lint::lint(paths, source)?;
-    let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
+    let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
     let labs = reports.len();
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     if problems == 0 {
@@ -158,14 +164,18 @@ fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Err
         return print(&summary);
     }
     let mut err = std::io::stderr().lock();
-    for report in &reports {
-        for problem in &report.problems {
-            err.write_all(problem.render(miette::GraphicalTheme::default()).as_bytes())?;
-            err.write_all(b"\n")?;
-        }
+    for problem in course.iter().chain(reports.iter().flat_map(|r| &r.problems)) {
+        err.write_all(problem.render(miette::GraphicalTheme::default()).as_bytes())?;
+        err.write_all(b"\n")?;
     }
     let failing = reports.iter().filter(|r| !r.problems.is_empty()).count();
-    writeln!(err, "lint: {} in {} of {}", plural(problems, "problem"), plural(failing, "lab"), labs)?;
+    let labs_part = format!("{} of {labs}", plural(failing, "lab"));
+    let place = match (course.is_empty(), failing) {
+        (true, _) => labs_part,
+        (false, 0) => "the course file".to_string(),
+        (false, _) => format!("the course file and {labs_part}"),
+    };
+    writeln!(err, "lint: {} in {place}", plural(problems, "problem"))?;
     Ok(exit::BAD_INPUT)
 }
 
@@ -331,7 +341,7 @@ pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerA
 pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle).await?;
+    let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
     let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
     if args.dry_run {
         return print(&format!("reset {} would:\n{plan}", args.lab));

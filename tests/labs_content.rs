@@ -59,20 +59,83 @@ fn every_built_in_lab_lints_clean() {
 
 #[test]
 fn the_course_file_lists_every_built_in_lab_once() {
-    let text = std::fs::read_to_string(Path::new(LABS).join("course.yaml")).unwrap();
-    let course: Value = serde_saphyr::from_str(&text).unwrap();
-    assert_eq!(course["kind"], "Course");
-    let listed: Vec<String> = course["labs"]
-        .as_array()
-        .expect("course.yaml has a `labs` list")
-        .iter()
-        .map(|id| id.as_str().expect("lab ids are strings").to_string())
-        .collect();
-    let mut sorted_listed = listed.clone();
-    sorted_listed.sort();
-    sorted_listed.dedup();
-    assert_eq!(sorted_listed.len(), listed.len(), "a lab is listed twice: {listed:?}");
-    assert_eq!(sorted_listed, built_in_ids(), "course.yaml and the built-in labs differ");
+    let read = loader::read_course(&lab_runner::cli::LabSource::BuiltIn).unwrap();
+    let problems: Vec<String> = read.problems.iter().map(ToString::to_string).collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    let course = read.course.expect("labs/course.yaml is built in");
+    assert!(course.title.missing().is_empty(), "the course title needs en and ja");
+    let mut listed: Vec<String> = course.labs.iter().map(|entry| entry.value.clone()).collect();
+    listed.sort();
+    assert_eq!(listed, built_in_ids(), "course.yaml and the built-in labs differ");
+}
+
+/// A `--labs` directory holding the built-in labs, the course file and the test fixture's bundle,
+/// with the course file edited.
+fn course_copy(edit: impl FnOnce(String) -> String) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for id in built_in_ids() {
+        copy_dir(&Path::new(LABS).join(&id), &dir.path().join(&id));
+    }
+    copy_dir(Path::new("tests/fixtures/labs"), dir.path());
+    let course = std::fs::read_to_string(Path::new(LABS).join("course.yaml")).unwrap();
+    std::fs::write(dir.path().join("course.yaml"), edit(course)).unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for relative in files_under(from) {
+        let target = to.join(&relative);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&relative), target).unwrap();
+    }
+}
+
+#[test]
+fn a_bundle_outside_the_course_is_listed_after_it_marked() {
+    let dir = course_copy(|course| course);
+    let redact = |text: String| text.replace(&dir.path().display().to_string(), "[tmp]");
+    for (lang, snapshot) in
+        [("en", "labs_list_outside_the_course_en"), ("ja", "labs_list_outside_the_course_ja")]
+    {
+        let output = lab_runner()
+            .arg("--labs")
+            .arg(dir.path())
+            .args(["--lang", lang, "labs", "list"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        insta::assert_snapshot!(snapshot, redact(stdout(&output)));
+    }
+    // Lint does not object: a bundle may exist outside the course (a draft, an extra).
+    let output = lab_runner().arg("--labs").arg(dir.path()).arg("lint").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+#[test]
+fn a_course_entry_without_a_bundle_is_a_lint_problem_at_its_line_and_column() {
+    let dir = course_copy(|course| {
+        course.replace("  - stuck-rollout\n", "  - stuck-rollout\n  - gpu-sharring\n  - gpu-sharing\n")
+    });
+    let redact = |text: String| text.replace(&dir.path().display().to_string(), "[tmp]");
+    let output = lab_runner().arg("--labs").arg(dir.path()).arg("lint").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    let text = redact(stderr(&output));
+    assert!(text.contains("[tmp]/course.yaml:11:5]"), "{text}");
+    insta::assert_snapshot!("course_lint_problems", text);
+    // `labs list` still lists what exists, and names the entry it cannot show.
+    let output = lab_runner().arg("--labs").arg(dir.path()).args(["labs", "list"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    insta::assert_snapshot!("labs_list_with_a_missing_course_entry", redact(stdout(&output)));
+}
+
+#[test]
+fn a_malformed_course_file_stops_labs_list_with_its_line_and_column() {
+    let dir = course_copy(|course| course.replace("labs:\n", "lab:\n"));
+    let output = lab_runner().arg("--labs").arg(dir.path()).args(["labs", "list"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    let text = stderr(&output).replace(&dir.path().display().to_string(), "[tmp]");
+    assert!(text.starts_with("error: the course file [tmp]/course.yaml has 1 problem"), "{text}");
+    assert!(text.contains("[tmp]/course.yaml:"), "{text}");
 }
 
 #[test]

@@ -49,6 +49,15 @@ pub fn lint(paths: &[impl AsRef<Path>], source: &LabSource) -> Result<Vec<Bundle
     roots.into_iter().map(lint_root).collect()
 }
 
+/// The course file's problems (malformed, an entry naming no bundle, a lab listed twice) when
+/// linting a whole source; none when linting given paths, which are bundles, not a course.
+pub fn lint_course(paths: &[impl AsRef<Path>], source: &LabSource) -> Result<Vec<Problem>> {
+    if !paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(loader::read_course(source)?.problems)
+}
+
 /// Lints one bundle.
 pub fn lint_root(root: BundleRoot) -> Result<BundleReport> {
     let bundle_name = root.display();

@@ -40,6 +40,14 @@ pub enum Error {
         /// Every problem found.
         problems: Vec<Problem>,
     },
+    /// The course file cannot be read as a course; each problem names its line and column.
+    #[error("the course file {file} has {count} problem{s}", count = problems.len(), s = if problems.len() == 1 { "" } else { "s" })]
+    InvalidCourse {
+        /// The course file as shown to the user.
+        file: String,
+        /// Every problem found.
+        problems: Vec<Problem>,
+    },
     /// No lab has this id.
     #[error("no lab named {id:?}; known labs: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") })]
     UnknownLab {
@@ -461,6 +469,133 @@ pub fn find(source: &LabSource, id: &str) -> Result<Bundle> {
             id: id.to_string(),
             known: roots.iter().map(BundleRoot::dir_name).collect(),
         }),
+    }
+}
+
+/// The name of the course file at the root of a lab source.
+pub const COURSE_FILE: &str = "course.yaml";
+
+/// `course.yaml` as written: the course title and its labs in order.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CourseFile {
+    #[allow(dead_code, reason = "read only to reject other versions")]
+    api_version: super::model::ApiVersion,
+    #[allow(dead_code, reason = "read only to reject other kinds")]
+    kind: CourseKind,
+    title: super::model::Text,
+    labs: Vec<Spanned<String>>,
+}
+
+/// The only `kind` a course file has.
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+enum CourseKind {
+    /// A course.
+    Course,
+}
+
+/// The course of a lab source: its title and the ids of its labs in the order learners take them.
+#[derive(Debug, Clone)]
+pub struct Course {
+    /// The course title.
+    pub title: super::model::Text,
+    /// Lab ids in course order, with where each is written (for diagnostics).
+    pub labs: Vec<Spanned<String>>,
+    file: SourceFile,
+}
+
+impl Course {
+    /// The course file as shown to the user.
+    pub fn file(&self) -> &str {
+        &self.file.display
+    }
+
+    /// Where a course entry is written, as `file:line:col`.
+    pub fn location_of(&self, entry: &Spanned<String>) -> String {
+        let at = entry.referenced;
+        format!("{}:{}:{}", self.file.display, at.line(), at.column())
+    }
+}
+
+/// What reading a source's course file gave: the course when the file parsed, and every problem
+/// (a malformed file, an entry naming no lab bundle, a lab listed twice).
+#[derive(Debug, Default)]
+pub struct CourseRead {
+    /// The course, unless there is no course file or it could not be parsed.
+    pub course: Option<Course>,
+    /// Every problem found, in line order.
+    pub problems: Vec<Problem>,
+}
+
+/// Reads the course file of a lab source (`labs/course.yaml` built in, `DIR/course.yaml` with
+/// `--labs DIR`) and checks each entry against the source's bundles. A source without a course
+/// file (or a `--labs` path that is itself one bundle) has no course and no problems.
+pub fn read_course(source: &LabSource) -> Result<CourseRead> {
+    let file = match source {
+        LabSource::BuiltIn => match BUILT_IN.get_file(COURSE_FILE) {
+            None => return Ok(CourseRead::default()),
+            Some(file) => SourceFile {
+                display: format!("labs/{COURSE_FILE}"),
+                text: Arc::new(String::from_utf8_lossy(file.contents()).into_owned()),
+            },
+        },
+        LabSource::Dir(dir) if dir.join(LAB_FILE).is_file() => return Ok(CourseRead::default()),
+        LabSource::Dir(dir) => {
+            let path = dir.join(COURSE_FILE);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => SourceFile { display: path.display().to_string(), text: Arc::new(text) },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CourseRead::default()),
+                Err(source) => return Err(Error::Io { path: path.display().to_string(), source }),
+            }
+        }
+    };
+    let parsed: CourseFile = match serde_saphyr::from_str(&file.text) {
+        Ok(parsed) => parsed,
+        Err(error) => return Ok(CourseRead { course: None, problems: vec![file.yaml_error(&error)] }),
+    };
+    let known: Vec<String> = roots(source)?.iter().map(BundleRoot::dir_name).collect();
+    let mut problems = Vec::new();
+    let mut seen: BTreeMap<&str, u64> = BTreeMap::new();
+    for entry in &parsed.labs {
+        if let Some(first_line) = seen.get(entry.value.as_str()) {
+            problems.push(file.at(
+                entry.referenced,
+                "listed again",
+                format!("the course lists lab {:?} twice (first on line {first_line})", entry.value),
+                None,
+            ));
+            continue;
+        }
+        seen.insert(&entry.value, entry.referenced.line());
+        if !known.contains(&entry.value) {
+            let listed = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            problems.push(file.at(
+                entry.referenced,
+                "no such lab",
+                format!("the course lists lab {:?}, which has no bundle (labs: {listed})", entry.value),
+                Some(format!(
+                    "add the bundle directory {}/ with a lab.yaml, or remove the entry",
+                    entry.value
+                )),
+            ));
+        }
+    }
+    let course = Course { title: parsed.title, labs: parsed.labs, file };
+    Ok(CourseRead { course: Some(course), problems })
+}
+
+/// The course of a source for `labs list`: `Ok(None)` without a course file, an
+/// [`Error::InvalidCourse`] when the file cannot be parsed. Entries naming no bundle are not an error
+/// here (`labs list` marks them; `lint` reports them).
+pub fn course(source: &LabSource) -> Result<Option<Course>> {
+    let read = read_course(source)?;
+    match read.course {
+        Some(course) => Ok(Some(course)),
+        None if read.problems.is_empty() => Ok(None),
+        None => {
+            let file = read.problems[0].file.clone();
+            Err(Error::InvalidCourse { file, problems: read.problems })
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use comfy_table::{ContentArrangement, Table, presets::NOTHING};
 
 use super::{
-    loader::Bundle,
+    loader::{Bundle, Course},
     model::{Stage, TaskKind, Wait},
 };
 use crate::cli::{LabSource, Lang};
@@ -19,9 +19,11 @@ fn word(lang: Lang, en: &'static str, ja: &'static str) -> &'static str {
 }
 
 /// `labs list`: id, title, number of tasks and total points per lab, or an honest line when there
-/// are none.
-pub fn list(bundles: &[Bundle], source: &LabSource, lang: Lang) -> String {
-    if bundles.is_empty() {
+/// are none. With a course file, the course title comes first and the labs follow in course order,
+/// numbered; a bundle the course does not list comes after them, marked, and a course entry with
+/// no bundle is named under the table (`lint` reports it with its line and column).
+pub fn list(bundles: &[Bundle], course: Option<&Course>, source: &LabSource, lang: Lang) -> String {
+    if bundles.is_empty() && course.is_none() {
         return match source {
             LabSource::BuiltIn => word(
                 lang,
@@ -37,24 +39,91 @@ pub fn list(bundles: &[Bundle], source: &LabSource, lang: Lang) -> String {
             },
         };
     }
+    let Some(course) = course else {
+        let rows = bundles.iter().map(|bundle| row(bundle, lang)).collect();
+        return tidy(table(false, rows, lang));
+    };
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for (n, entry) in course.labs.iter().enumerate() {
+        // A lab listed twice is shown at its first place (lint reports the repeat).
+        if course.labs[..n].iter().any(|earlier| earlier.value == entry.value) {
+            continue;
+        }
+        match bundles.iter().find(|b| b.lab.id.value == entry.value) {
+            Some(bundle) => rows.push([vec![(n + 1).to_string()], row(bundle, lang)].concat()),
+            None => missing.push(entry),
+        }
+    }
+    let listed = |bundle: &&Bundle| course.labs.iter().any(|entry| entry.value == bundle.lab.id.value);
+    let extra: Vec<&Bundle> = bundles.iter().filter(|b| !listed(b)).collect();
+    for bundle in &extra {
+        rows.push([vec![NOT_IN_COURSE.to_string()], row(bundle, lang)].concat());
+    }
+    let mut out = match lang {
+        Lang::En => format!("Course: {}\n\n", course.title.get(lang)),
+        Lang::Ja => format!("コース: {}\n\n", course.title.get(lang)),
+    };
+    out.push_str(&tidy(table(true, rows, lang)));
+    if !extra.is_empty() || !missing.is_empty() {
+        out.push('\n');
+    }
+    if !extra.is_empty() {
+        let _ = match lang {
+            Lang::En => writeln!(out, "{NOT_IN_COURSE} not in the course ({})", course.file()),
+            Lang::Ja => writeln!(out, "{NOT_IN_COURSE} コースに含まれていないラボ（{}）", course.file()),
+        };
+    }
+    for entry in missing {
+        let _ = match lang {
+            Lang::En => writeln!(
+                out,
+                "! {}: the course lists {:?}, which has no lab bundle (see `lab-runner lint`)",
+                course.location_of(entry),
+                entry.value
+            ),
+            Lang::Ja => writeln!(
+                out,
+                "! {}: コースに {:?} がありますが、そのラボはありません（`lab-runner lint` を参照）",
+                course.location_of(entry),
+                entry.value
+            ),
+        };
+    }
+    out
+}
+
+/// The mark in the `#` column of a lab the course does not list.
+const NOT_IN_COURSE: &str = "-";
+
+/// One lab's cells: id, title, tasks, points.
+fn row(bundle: &Bundle, lang: Lang) -> Vec<String> {
+    let lab = &bundle.lab;
+    vec![
+        lab.id.value.clone(),
+        lab.title.get(lang).to_string(),
+        lab.tasks.len().to_string(),
+        lab.total_points().to_string(),
+    ]
+}
+
+/// The listing table; `numbered` adds a first `#` column (each row then starts with its position
+/// in the course, or the not-in-course mark).
+fn table(numbered: bool, rows: Vec<Vec<String>>, lang: Lang) -> Table {
     let mut table = Table::new();
     table.load_style(NOTHING).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
-    table.set_header(vec![
+    let mut header: Vec<&str> = if numbered { vec!["#"] } else { Vec::new() };
+    header.extend([
         "ID",
         word(lang, "TITLE", "タイトル"),
         word(lang, "TASKS", "タスク"),
         word(lang, "POINTS", "点数"),
     ]);
-    for bundle in bundles {
-        let lab = &bundle.lab;
-        table.add_row(vec![
-            lab.id.value.clone(),
-            lab.title.get(lang).to_string(),
-            lab.tasks.len().to_string(),
-            lab.total_points().to_string(),
-        ]);
+    table.set_header(header);
+    for row in rows {
+        table.add_row(row);
     }
-    tidy(table)
+    table
 }
 
 /// comfy-table's NOTHING preset pads every cell with a space on each side; print as kubectl does:
