@@ -91,7 +91,6 @@ pub fn main(cli: Cli) -> ExitCode {
 
 /// Runs one command and returns its exit code.
 pub fn execute(session: Session) -> Result<u8, Error> {
-    let not_yet = |command, waiting_for| Err(Error::NotYetAvailable { command, waiting_for });
     match session.command {
         Command::Completions(args) => {
             let mut out = std::io::stdout().lock();
@@ -299,11 +298,11 @@ pub async fn check_watch(
     let regressed = watched.checklist.regressed();
     let regressed =
         if regressed.is_empty() { String::new() } else { format!("; regressed: {}", regressed.join(", ")) };
-    eprintln!(
-        "watch ended after {}s and {} evaluations: {ending}{regressed}",
-        watched.elapsed.as_secs(),
-        watched.checklist.evaluations()
-    );
+    let evaluations = match watched.checklist.evaluations() {
+        1 => "1 evaluation".to_string(),
+        n => format!("{n} evaluations"),
+    };
+    eprintln!("watch ended after {}s and {evaluations}: {ending}{regressed}", watched.elapsed.as_secs());
     print_report(&watched.report, args.format)?;
     Ok(match watched.ending {
         engine::watch::Ending::TimedOut => exit::TIMED_OUT,

@@ -453,3 +453,44 @@ fn reason(error: &watcher::Error) -> String {
         other => super::cluster::one_line(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed() -> Feed {
+        let writer: Writer<DynamicObject> =
+            Writer::new(ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&()));
+        Feed { label: "v1 Pod".into(), state: FeedState::Listing, store: writer.as_reader() }
+    }
+
+    #[test]
+    fn a_feed_fails_before_its_first_list_and_reconnects_after_it() {
+        let mut feeds = vec![feed()];
+        apply(&mut feeds, Signal::Failed(0, "forbidden (403)".into()));
+        assert_eq!(feeds[0].state, FeedState::Failed("forbidden (403)".into()));
+        apply(&mut feeds, Signal::Failed(0, "still forbidden (403)".into()));
+        assert_eq!(feeds[0].state, FeedState::Failed("still forbidden (403)".into()));
+        apply(&mut feeds, Signal::Synced(0));
+        assert_eq!(feeds[0].state, FeedState::Synced);
+        apply(&mut feeds, Signal::Changed(0));
+        assert_eq!(feeds[0].state, FeedState::Synced);
+        apply(&mut feeds, Signal::Failed(0, "connection reset".into()));
+        assert_eq!(feeds[0].state, FeedState::Reconnecting("connection reset".into()));
+        // Events again without a re-list: the watch is back.
+        apply(&mut feeds, Signal::Changed(0));
+        assert_eq!(feeds[0].state, FeedState::Synced);
+    }
+
+    #[test]
+    fn watcher_errors_read_as_one_line_with_the_code() {
+        let status = kube::core::Status::failure("pods is forbidden", "Forbidden").with_code(403);
+        let listed = watcher::Error::InitialListFailed(kube::Error::Api(Box::new(status)));
+        assert_eq!(reason(&listed), "pods is forbidden (403)");
+        assert!(!is_not_found(&listed));
+        let gone =
+            kube::core::Status::failure("the server could not find the requested resource", "NotFound")
+                .with_code(404);
+        assert!(is_not_found(&watcher::Error::InitialListFailed(kube::Error::Api(Box::new(gone)))));
+    }
+}

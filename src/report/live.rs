@@ -322,6 +322,21 @@ mod tests {
     }
 
     #[test]
+    fn the_terminal_checklist_draws_and_clears() {
+        let mut checklist = Checklist::new();
+        checklist.update(&report(&[("node", Fail), ("restore", Blocked)]));
+        let mut terminal = Terminal::new("lab", "ctx");
+        terminal.draw(&checklist, &[("v1 Pod".into(), "connection reset".into())], true);
+        assert_eq!(terminal.rows.len(), 2);
+        checklist.update(&report(&[("node", Pass), ("restore", Fail)]));
+        terminal.draw(&checklist, &[], true);
+        assert_eq!(terminal.rows.len(), 2, "rows are redrawn, not added");
+        assert_eq!(terminal.rows[1].message(), rows(&checklist, true)[1]);
+        assert!(terminal.footer.message().starts_with("score 2/4 — 1 task to go · watching lab on ctx"));
+        terminal.finish();
+    }
+
+    #[test]
     fn lines_for_a_terminal_and_for_a_log() {
         let mut checklist = Checklist::new();
         let mut text = change_lines(
