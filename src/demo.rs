@@ -173,6 +173,7 @@ fn run_lab(
         reveal: false,
         confirm: None,
         watch: false,
+        timeout: None,
         contexts: Vec::new(),
     };
     runtime.block_on(async { run::check(connect().await?, labs, lang, &check_args).await })

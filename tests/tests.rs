@@ -4,6 +4,8 @@
 mod cli;
 mod course_case;
 mod engine;
+mod engine_binary;
+mod engine_watch;
 mod k8s_predicates;
 mod kubectl;
 mod lab;
