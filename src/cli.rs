@@ -57,7 +57,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_enum)]
     pub lang: Option<Lang>,
     /// Read lab bundles from this directory instead of the ones built into the binary.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, env = "LAB_RUNNER_LABS", value_name = "DIR")]
     pub labs: Option<PathBuf>,
 }
 
@@ -201,11 +201,14 @@ pub struct StatusArgs {
 }
 
 /// `selftest`.
+///
+/// Runs on a fresh embedded simulator unless `--kubeconfig` or `--context` names a cluster
+/// (`$KUBECONFIG` alone does not: the selftest resets the lab, deleting its namespaces).
 #[derive(Debug, Args)]
 pub struct SelftestArgs {
     /// Lab id.
     pub lab: String,
-    /// Variant to test (default: every variant).
+    /// Variant to test, or `all` (default: every variant).
     #[arg(long)]
     pub variant: Option<String>,
 }

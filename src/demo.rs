@@ -1,56 +1,96 @@
-//! `demo`: a lab end to end on a fresh embedded simulator — start, status, solution, check.
+//! `demo` and `selftest`: a lab end to end, by default on a fresh embedded simulator that is stopped afterwards.
 //!
 //! The CLI starts the simulator (DESIGN §2.1: the engine never imports it) and hands the engine
-//! the simulator's kubeconfig, exactly as it would any other cluster's.
+//! the simulator's kubeconfig, exactly as it would any other cluster's. Both commands share the
+//! temporary simulator ([`TempSimulator`]) and the solution runner ([`Shell`]).
 
 use std::{
     io::Write,
     path::{Path, PathBuf},
-    process::Command as Process,
+    time::Instant,
 };
 
 use crate::{
-    cli::{CheckArgs, ClusterTarget, DemoArgs, Format, LabSource, Lang, StartArgs, StatusArgs},
-    lab, run,
+    cli::{CheckArgs, ClusterTarget, DemoArgs, Format, LabSource, Lang, SelftestArgs, StartArgs, StatusArgs},
+    engine::{
+        self,
+        selftest::{End, Shell, ShellOutput},
+    },
+    exit, lab, run,
     sim::{
         kubeconfig::KUBECONFIG_FILE,
         lifecycle::{self, ControlPlane, ServeOptions, TopologySource},
     },
 };
 
-/// Simulated delays (image pulls, readiness) pass this many times faster in a demo.
+/// Simulated delays (image pulls, readiness) pass this many times faster in a demo, slow enough
+/// to watch.
 const DEMO_SPEED: f64 = 10.0;
 
-/// Runs `demo <lab>`: returns the exit code of the final `check` (0 when the reference solution
-/// passes every task).
-pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Error> {
-    let bundle = lab::loader::find(labs, &args.lab)?;
-    let state_dir = std::env::temp_dir().join(format!("lab-runner-demo-{}", std::process::id()));
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let options = ServeOptions {
-        state_dir: state_dir.clone(),
-        topology: TopologySource::BuiltIn,
-        port: None,
-        speed: DEMO_SPEED,
-        control_plane: ControlPlane::Running,
-    };
-    let started = runtime.block_on(lifecycle::up(&options))?;
-    stop_on_signal(&runtime, &state_dir);
-    say(&format!("== simulator at {} ({}x speed)\n", started.record.endpoint, DEMO_SPEED))?;
-    let outcome = run_lab(&runtime, labs, lang, args, &bundle, &state_dir);
-    // Stop the simulator whatever happened; a failure to stop must not hide the lab's outcome.
-    if let Err(error) = runtime.block_on(lifecycle::down(&state_dir)) {
-        eprintln!("warning: could not stop the demo simulator: {error}");
-    }
-    let _ = std::fs::remove_dir_all(&state_dir);
-    outcome
+/// Simulated delays pass this many times faster in a selftest: the highest factor at which every
+/// lab's selftest stayed reliable on a loaded 2-core machine (waits and back-offs are still
+/// ordered as on a real cluster; only their length shrinks).
+pub const SELFTEST_SPEED: f64 = 50.0;
+
+/// A simulator in a temporary state directory, stopped by [`TempSimulator::stop`] or by a
+/// Ctrl-C/SIGTERM (the process then exits 130), so no background server outlives the command.
+#[derive(Debug)]
+pub struct TempSimulator {
+    state_dir: PathBuf,
+    endpoint: String,
 }
 
-/// A Ctrl-C or SIGTERM during the demo stops its simulator before the process exits, so an
-/// interrupted demo leaves no background server behind.
-fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path) {
+impl TempSimulator {
+    /// Starts one (`purpose` names its state directory) with delays `speed` times faster.
+    pub fn start(
+        runtime: &tokio::runtime::Runtime,
+        purpose: &str,
+        speed: f64,
+    ) -> Result<TempSimulator, run::Error> {
+        let state_dir = std::env::temp_dir().join(format!("lab-runner-{purpose}-{}", std::process::id()));
+        let options = ServeOptions {
+            state_dir: state_dir.clone(),
+            topology: TopologySource::BuiltIn,
+            port: None,
+            speed,
+            control_plane: ControlPlane::Running,
+        };
+        let started = runtime.block_on(lifecycle::up(&options))?;
+        stop_on_signal(runtime, &state_dir, purpose);
+        Ok(TempSimulator { state_dir, endpoint: started.record.endpoint })
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Its admin kubeconfig.
+    pub fn kubeconfig(&self) -> PathBuf {
+        self.state_dir.join(KUBECONFIG_FILE)
+    }
+
+    /// The cluster target engine commands connect to.
+    pub fn target(&self) -> ClusterTarget {
+        ClusterTarget { kubeconfig: Some(self.kubeconfig()), context: None }
+    }
+
+    /// Stops it and removes its state; a failure to stop is a warning, so it cannot hide the
+    /// outcome of the command that used it.
+    pub fn stop(self, runtime: &tokio::runtime::Runtime) {
+        if let Err(error) = runtime.block_on(lifecycle::down(&self.state_dir)) {
+            eprintln!("warning: could not stop the temporary simulator: {error}");
+        }
+        let _ = std::fs::remove_dir_all(&self.state_dir);
+    }
+}
+
+/// A Ctrl-C or SIGTERM stops the simulator before the process exits, so an interrupted command
+/// leaves no background server behind.
+fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path, purpose: &str) {
     use tokio::signal::unix::{SignalKind, signal};
     let state_dir = state_dir.to_path_buf();
+    let purpose = purpose.to_string();
     runtime.spawn(async move {
         let (Ok(mut interrupt), Ok(mut terminate)) =
             (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
@@ -63,9 +103,25 @@ fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path) {
         }
         let _ = lifecycle::down(&state_dir).await;
         let _ = std::fs::remove_dir_all(&state_dir);
-        eprintln!("demo interrupted: its simulator was stopped");
+        eprintln!("{purpose} interrupted: its simulator was stopped");
         std::process::exit(130);
     });
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, run::Error> {
+    Ok(tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?)
+}
+
+/// Runs `demo <lab>`: returns the exit code of the final `check` (0 when the reference solution
+/// passes every task).
+pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Error> {
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let runtime = runtime()?;
+    let simulator = TempSimulator::start(&runtime, "demo", DEMO_SPEED)?;
+    say(&format!("== simulator at {} ({}x speed)\n", simulator.endpoint(), DEMO_SPEED))?;
+    let outcome = run_lab(&runtime, labs, lang, args, &bundle, &simulator);
+    simulator.stop(&runtime);
+    outcome
 }
 
 fn run_lab(
@@ -74,10 +130,9 @@ fn run_lab(
     lang: Lang,
     args: &DemoArgs,
     bundle: &lab::loader::Bundle,
-    state_dir: &Path,
+    simulator: &TempSimulator,
 ) -> Result<u8, run::Error> {
-    let kubeconfig = state_dir.join(KUBECONFIG_FILE);
-    let target = ClusterTarget { kubeconfig: Some(kubeconfig.clone()), context: None };
+    let target = simulator.target();
     let id = bundle.lab.id.value.clone();
     let connect = || async {
         crate::engine::cluster::connect(&target)
@@ -95,10 +150,15 @@ fn run_lab(
     runtime.block_on(async { run::status(connect().await?, labs, &status_args).await })?;
 
     say("== the reference solution, task by task\n")?;
+    let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo);
     for task in bundle.lab.tasks_in_needs_order() {
         say(&format!("-- {}: {}\n", task.id.value, task.title.get(lang)))?;
         for command in &task.solution {
-            run_solution_command(command, &kubeconfig)?;
+            say(&format!("$ {command}\n"))?;
+            let ran = runtime.block_on(shell.run(command));
+            if ran.exit != engine::selftest::CommandExit::Success {
+                say(&format!("[{}]\n", ran.exit))?;
+            }
         }
     }
 
@@ -115,29 +175,122 @@ fn run_lab(
     runtime.block_on(async { run::check(connect().await?, labs, lang, &check_args).await })
 }
 
-/// Echoes and runs one solution command with `sh -c`, against the demo's kubeconfig, with this
-/// binary first on the PATH (solutions call `lab-runner answer …`).
-fn run_solution_command(command: &str, kubeconfig: &Path) -> Result<(), run::Error> {
-    say(&format!("$ {command}\n"))?;
-    let status = Process::new("sh")
-        .arg("-c")
-        .arg(command)
-        .env("KUBECONFIG", kubeconfig)
-        .env("PATH", path_with_this_binary())
-        .status()?;
-    if !status.success() {
-        say(&format!("[exit {}]\n", status.code().map_or("signal".to_string(), |c| c.to_string())))?;
+/// The solution runner for `kubeconfig`; bundles read from a directory are passed on
+/// (`LAB_RUNNER_LABS`) so `lab-runner answer` in a solution finds the same lab.
+fn shell_for(kubeconfig: Option<&Path>, labs: &LabSource, output: ShellOutput) -> Shell {
+    let shell = Shell::new(kubeconfig, output);
+    match labs {
+        LabSource::Dir(dir) => {
+            let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+            shell.with_env("LAB_RUNNER_LABS", dir)
+        }
+        LabSource::BuiltIn => shell,
     }
-    Ok(())
 }
 
-fn path_with_this_binary() -> std::ffi::OsString {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(dir) = std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)) {
-        dirs.push(dir);
+/// Whether the user named a cluster for `selftest`: `--context`, or a `--kubeconfig` other than
+/// `$KUBECONFIG` (clap fills the flag from the variable, and a variable left set from daily work
+/// must not send a selftest, which resets the lab, to that cluster).
+fn names_a_cluster(cluster: &ClusterTarget) -> bool {
+    let from_env = std::env::var_os("KUBECONFIG");
+    cluster.context.is_some()
+        || cluster.kubeconfig.as_ref().is_some_and(|path| Some(path.as_os_str()) != from_env.as_deref())
+}
+
+/// Runs `selftest <lab>` for each variant asked: the transcript on stdout, progress on stderr.
+/// Exit 0 when every variant passed, 1 naming the offending task and step otherwise, or the
+/// engine's code when the cluster failed.
+pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) -> Result<u8, run::Error> {
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let variants = engine::selftest::variants_to_test(&bundle.lab, args.variant.as_deref())?;
+    let runtime = runtime()?;
+    let began = Instant::now();
+    let progress = move |step: &str| eprintln!("selftest [{:>6.1}s] {step}", began.elapsed().as_secs_f64());
+    let (simulator, target, scratch) = if names_a_cluster(cluster) {
+        let (target, scratch) = kubeconfig_for_solutions(cluster)?;
+        (None, target, scratch)
+    } else {
+        let simulator = TempSimulator::start(&runtime, "selftest", SELFTEST_SPEED)?;
+        progress(&format!("simulator at {} ({SELFTEST_SPEED}x speed)", simulator.endpoint()));
+        let target = simulator.target();
+        (Some(simulator), target, None)
+    };
+    let kubeconfig = scratch.as_ref().map(|s| s.0.clone()).or(target.kubeconfig.clone());
+    let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
+    let outcome = (|| {
+        let mut failed: Option<u8> = None;
+        let mut passed = 0;
+        for variant in &variants {
+            let run = runtime.block_on(async {
+                let cluster = engine::cluster::connect(&target).await.map_err(engine::Error::from)?;
+                let run =
+                    engine::selftest::selftest(&cluster, &bundle, variant.as_deref(), &shell, &progress)
+                        .await;
+                Ok::<_, run::Error>(run)
+            })?;
+            say(&run.render())?;
+            match run.end {
+                End::Passed => passed += 1,
+                End::Offence => failed = failed.or(Some(exit::CHECKS_FAILED)),
+                End::Failed { error, .. } => failed = failed.or(Some(error.exit_code())),
+            }
+        }
+        if variants.len() > 1 {
+            say(&format!(
+                "selftest {}: {passed} of {} variants passed\n",
+                bundle.lab.id.value,
+                variants.len()
+            ))?;
+        }
+        Ok::<_, run::Error>(failed.unwrap_or(exit::OK))
+    })();
+    if let Some(simulator) = simulator {
+        simulator.stop(&runtime);
     }
-    dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
-    std::env::join_paths(dirs).unwrap_or_default()
+    outcome
+}
+
+/// A kubeconfig written for the solutions of one selftest, removed when dropped.
+#[derive(Debug)]
+struct ScratchKubeconfig(PathBuf);
+
+impl Drop for ScratchKubeconfig {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The target for a named cluster and, with `--context`, a private kubeconfig whose current
+/// context is that one: solutions run plain `kubectl`, which reads only the current context.
+fn kubeconfig_for_solutions(
+    cluster: &ClusterTarget,
+) -> Result<(ClusterTarget, Option<ScratchKubeconfig>), run::Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Some(context) = &cluster.context else { return Ok((cluster.clone(), None)) };
+    let unreadable = |reason: String| {
+        run::Error::Engine(engine::Error::from(engine::cluster::Error::Kubeconfig {
+            path: cluster.kubeconfig.as_ref().map(|p| p.display().to_string()),
+            reason,
+        }))
+    };
+    let mut config = match &cluster.kubeconfig {
+        Some(path) => kube::config::Kubeconfig::read_from(path),
+        None => kube::config::Kubeconfig::read(),
+    }
+    .map_err(|e| unreadable(engine::cluster::one_line(&e)))?;
+    if !config.contexts.iter().any(|c| &c.name == context) {
+        return Err(unreadable(format!("it has no context {context:?}")));
+    }
+    config.current_context = Some(context.clone());
+    // JSON is YAML, and kubectl reads either; the file is private (0600) as kubeconfigs are.
+    let path = std::env::temp_dir().join(format!("lab-runner-selftest-{}.kubeconfig", std::process::id()));
+    let scratch = ScratchKubeconfig(path.clone());
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
+    serde_json::to_writer(&mut file, &config).map_err(|e| unreadable(e.to_string()))?;
+    file.flush()?;
+    let target = ClusterTarget { kubeconfig: Some(path), context: Some(context.clone()) };
+    Ok((target, Some(scratch)))
 }
 
 fn say(text: &str) -> Result<(), run::Error> {

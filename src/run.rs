@@ -115,16 +115,16 @@ pub fn execute(session: Session) -> Result<u8, Error> {
         Command::Answer(args) => {
             engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, &args))
         }
-        Command::Reset(args) if args.to_stage.is_some() => {
-            not_yet("reset --to-stage", "the lab engine (issue #7)")
-        }
         Command::Reset(args) => {
+            // An unknown stage is bad input, reported before the cluster is contacted.
+            let bundle = lab::loader::find(&session.labs, &args.lab)?;
+            engine::reset::stages_up_to(&bundle.lab, args.to_stage.as_deref())?;
             engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
         }
         Command::Status(args) => {
             engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
         }
-        Command::Selftest(_) => not_yet("selftest", "the lab engine (issue #7)"),
+        Command::Selftest(args) => crate::demo::selftest(&session.labs, &session.cluster, &args),
         Command::Demo(args) => crate::demo::demo(&session.labs, session.lang, &args),
         Command::Lint(args) => lint(&args.paths, &session.labs),
         Command::Labs(cli::LabsCommand::List) => {
@@ -265,7 +265,7 @@ pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerA
 pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle).await?;
+    let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
     let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
     if args.dry_run {
         return print(&format!("reset {} would:\n{plan}", args.lab));

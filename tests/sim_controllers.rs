@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::SignedDuration;
 use lab_runner::sim::{
-    controllers::{Config, Controllers, config::CatalogImage},
+    controllers::{
+        Config, Controllers,
+        config::{CatalogImage, ImageRun},
+    },
     harness::Harness,
     resources::{self, ResourceType},
     store::{DeleteOptions, DryRun, Propagation, Subresource},
@@ -15,10 +18,10 @@ use serde_json::{Value, json};
 
 fn rt(plural: &str) -> ResourceType {
     let types = resources::built_in();
-    let group = if matches!(plural, "daemonsets" | "controllerrevisions" | "deployments" | "replicasets") {
-        "apps"
-    } else {
-        ""
+    let group = match plural {
+        "daemonsets" | "controllerrevisions" | "deployments" | "replicasets" => "apps",
+        "jobs" => "batch",
+        _ => "",
     };
     resources::find(&types, group, "v1", plural).unwrap().clone()
 }
@@ -438,7 +441,7 @@ async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the
         .write()
         .unwrap()
         .catalog
-        .add("busybox:nope", CatalogImage { pull_seconds: None, size_bytes: 1 });
+        .add("busybox:nope", CatalogImage { pull_seconds: None, size_bytes: 1, run: Default::default() });
     cluster.run_for(310);
     let pod = cluster.get("pods", "broken").unwrap();
     assert_eq!(pod["metadata"]["uid"], uid);
@@ -781,4 +784,240 @@ async fn a_no_execute_taint_evicts_pods_that_do_not_tolerate_it() {
     assert!(cluster.get("pods", "patient").is_some(), "tolerated for 60s");
     cluster.run_for(40);
     assert!(cluster.get("pods", "patient").is_none());
+}
+
+#[tokio::test]
+async fn the_template_generation_annotation_moves_with_the_template_and_labels_the_pods() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("agent", "nginx:1.27", rolling(json!(1), json!(0))));
+    cluster.run_for(60);
+    let annotation = |cluster: &Cluster| {
+        let ds = cluster.get("daemonsets", "agent").unwrap();
+        (
+            ds["metadata"]["annotations"]["deprecated.daemonset.template.generation"].clone(),
+            ds["metadata"]["generation"].clone(),
+        )
+    };
+    assert_eq!(annotation(&cluster), (json!("1"), json!(1)));
+    for pod in cluster.pods() {
+        assert_eq!(pod["metadata"]["labels"]["pod-template-generation"], json!("1"));
+    }
+    // A client cannot move it: its value is ignored on update (strategy.go PrepareForUpdate).
+    cluster.change("daemonsets", "agent", |ds| {
+        ds["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("7");
+    });
+    assert_eq!(annotation(&cluster), (json!("1"), json!(1)));
+    // A non-template spec change bumps generation only.
+    cluster.change("daemonsets", "agent", |ds| ds["spec"]["revisionHistoryLimit"] = json!(5));
+    assert_eq!(annotation(&cluster), (json!("1"), json!(2)));
+    // A template change bumps both; the new pods carry the new template generation.
+    cluster.change("daemonsets", "agent", |ds| set_image(ds, "nginx:1.26"));
+    assert_eq!(annotation(&cluster), (json!("2"), json!(3)));
+    cluster.run_for(300);
+    assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
+    for pod in cluster.pods() {
+        assert_eq!(pod["metadata"]["labels"]["pod-template-generation"], json!("2"));
+    }
+    // The revision snapshots the DaemonSet's annotations, the template generation included.
+    let newest =
+        cluster.list("controllerrevisions.apps").into_iter().max_by_key(|r| r["revision"].as_i64()).unwrap();
+    assert_eq!(newest["metadata"]["annotations"]["deprecated.daemonset.template.generation"], json!("2"));
+}
+
+#[tokio::test]
+async fn a_gated_pod_waits_with_scheduling_gated_until_its_gates_are_removed() {
+    let mut cluster = Cluster::three_workers();
+    let mut pod = plain_pod("gated", "nginx:1.27");
+    pod["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}, {"name": "example.com/review"}]);
+    let created = cluster.create("pods", pod);
+    // The apiserver adds the condition on create (pod strategy `applySchedulingGatedCondition`).
+    let condition = &created["status"]["conditions"][0];
+    assert_eq!(condition["type"], json!("PodScheduled"));
+    assert_eq!(condition["status"], json!("False"));
+    assert_eq!(condition["reason"], json!("SchedulingGated"));
+    assert_eq!(condition["message"], json!("Scheduling is blocked due to non-empty scheduling gates"));
+    cluster.run_for(600);
+    let pod = cluster.get("pods", "gated").unwrap();
+    assert!(pod["spec"]["nodeName"].is_null(), "a gated pod is never scheduled");
+    assert!(cluster.events_for("gated").is_empty(), "no FailedScheduling for a gated pod");
+    cluster
+        .change("pods", "gated", |p| p["spec"]["schedulingGates"] = json!([{"name": "example.com/review"}]));
+    cluster.run_for(60);
+    assert!(cluster.get("pods", "gated").unwrap()["spec"]["nodeName"].is_null(), "one gate left");
+    cluster.change("pods", "gated", |p| {
+        p["spec"].as_object_mut().unwrap().remove("schedulingGates");
+    });
+    cluster.run_for(60);
+    let pod = cluster.get("pods", "gated").unwrap();
+    assert!(pod["spec"]["nodeName"].is_string());
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    let scheduled = pod["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "PodScheduled")
+        .unwrap()
+        .clone();
+    assert_eq!(scheduled["status"], json!("True"));
+    assert!(scheduled.get("reason").is_none());
+}
+
+fn batch_image(cluster: &Cluster, name: &str, seconds: f64, exit_code: i32) {
+    let config = cluster.control.config();
+    let run = ImageRun::Exits { seconds, exit_code };
+    config
+        .write()
+        .unwrap()
+        .catalog
+        .add(name, CatalogImage { pull_seconds: Some(1.0), size_bytes: 1000, run });
+}
+
+fn job(name: &str, image: &str, spec: Value) -> Value {
+    let mut job = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "work", "image": image}]}}},
+    });
+    for (key, value) in spec.as_object().unwrap() {
+        job["spec"][key] = value.clone();
+    }
+    job
+}
+
+fn conditions(job: &Value) -> Vec<(String, String, String)> {
+    job["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (text(&c["type"]), text(&c["reason"]), text(&c["message"]))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/train:v1", 30.0, 0);
+    let created = cluster
+        .create("jobs", job("train", "example.com/train:v1", json!({"completions": 3, "parallelism": 2})));
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+    // Generated selector and template labels (job strategy `generateSelector`).
+    assert_eq!(
+        created["spec"]["selector"],
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    );
+    cluster.control.settle().unwrap();
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 2, "parallelism 2");
+    for pod in &pods {
+        let labels = &pod["metadata"]["labels"];
+        assert_eq!(labels["batch.kubernetes.io/job-name"], json!("train"));
+        assert_eq!(labels["job-name"], json!("train"));
+        assert_eq!(labels["batch.kubernetes.io/controller-uid"], json!(uid));
+        assert_eq!(labels["controller-uid"], json!(uid));
+        assert_eq!(pod["metadata"]["finalizers"], json!(["batch.kubernetes.io/job-tracking"]));
+        assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], json!("Job"));
+    }
+    let running = cluster.get("jobs", "train").unwrap();
+    assert_eq!(running["status"]["active"], json!(2));
+    assert!(running["status"]["startTime"].is_string());
+    assert_eq!(running["status"]["uncountedTerminatedPods"], json!({}));
+    cluster.run_for(5);
+    assert_eq!(cluster.get("jobs", "train").unwrap()["status"]["ready"], json!(2));
+
+    cluster.run_for(600);
+    let done = cluster.get("jobs", "train").unwrap();
+    let status = &done["status"];
+    assert_eq!(status["succeeded"], json!(3));
+    assert!(status.get("active").is_none() && status.get("failed").is_none());
+    assert_eq!((&status["ready"], &status["terminating"]), (&json!(0), &json!(0)));
+    assert_eq!(status["uncountedTerminatedPods"], json!({}));
+    assert!(status["completionTime"].is_string());
+    let reached = ("CompletionsReached".to_string(), "Reached expected number of succeeded pods".to_string());
+    assert_eq!(
+        conditions(&done),
+        vec![
+            ("SuccessCriteriaMet".to_string(), reached.0.clone(), reached.1.clone()),
+            ("Complete".to_string(), reached.0, reached.1)
+        ]
+    );
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 3);
+    for pod in &pods {
+        assert_eq!(pod["status"]["phase"], json!("Succeeded"));
+        assert_eq!(pod["metadata"]["finalizers"], Value::Null, "counted pods lose the tracking finalizer");
+        let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+        assert_eq!((&terminated["exitCode"], &terminated["reason"]), (&json!(0), &json!("Completed")));
+    }
+    let events: Vec<(String, String)> = cluster
+        .events_for("train")
+        .iter()
+        .map(|e| (e["reason"].as_str().unwrap().to_string(), e["message"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(events.iter().filter(|(reason, _)| reason == "SuccessfulCreate").count(), 3);
+    assert!(
+        events
+            .iter()
+            .all(|(reason, message)| reason != "SuccessfulCreate"
+                || message.starts_with("Created pod: train-"))
+    );
+    assert_eq!(events.last().unwrap(), &("Completed".to_string(), "Job completed".to_string()));
+
+    // Deleting the Job collects its finished pods (no finalizer holds them).
+    cluster.delete("jobs", "train", Some(Propagation::Background));
+    cluster.run_for(60);
+    assert!(cluster.pods().is_empty());
+}
+
+#[tokio::test]
+async fn a_failing_job_backs_off_and_fails_past_its_backoff_limit() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/broken:v1", 5.0, 1);
+    cluster.create("jobs", job("broken", "example.com/broken:v1", json!({"backoffLimit": 2})));
+    cluster.run_for(3600);
+    let failed = cluster.get("jobs", "broken").unwrap();
+    let status = &failed["status"];
+    assert_eq!(status["failed"], json!(3), "backoffLimit 2: the third failure ends it");
+    assert!(status.get("succeeded").is_none() && status.get("active").is_none());
+    assert!(status.get("completionTime").is_none(), "a failed Job has no completionTime");
+    let exceeded =
+        ("BackoffLimitExceeded".to_string(), "Job has reached the specified backoff limit".to_string());
+    assert_eq!(
+        conditions(&failed),
+        vec![
+            ("FailureTarget".to_string(), exceeded.0.clone(), exceeded.1.clone()),
+            ("Failed".to_string(), exceeded.0.clone(), exceeded.1.clone())
+        ]
+    );
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 3);
+    assert!(pods.iter().all(|p| p["status"]["phase"] == json!("Failed")));
+    let terminated = &pods[0]["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!((&terminated["exitCode"], &terminated["reason"]), (&json!(1), &json!("Error")));
+    // The replacements waited out the pod failure back-off: 10s after the first failure, 20s
+    // after the second.
+    let mut created: Vec<k8s_openapi::jiff::Timestamp> =
+        pods.iter().map(|p| p["metadata"]["creationTimestamp"].as_str().unwrap().parse().unwrap()).collect();
+    created.sort();
+    let gaps: Vec<i64> = created.windows(2).map(|w| w[1].duration_since(w[0]).as_secs()).collect();
+    assert!(gaps[0] >= 10 && gaps[1] >= 20 && gaps[1] > gaps[0], "back-off gaps {gaps:?}");
+    let last = cluster.events_for("broken").last().unwrap().clone();
+    assert_eq!((&last["type"], &last["reason"]), (&json!("Warning"), &json!("BackoffLimitExceeded")));
+    assert_eq!(last["message"], json!("Job has reached the specified backoff limit"));
+}
+
+#[tokio::test]
+async fn an_on_failure_job_counts_container_restarts_against_its_backoff_limit() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/flaky:v1", 5.0, 2);
+    let mut spec = job("flaky", "example.com/flaky:v1", json!({"backoffLimit": 2}));
+    spec["spec"]["template"]["spec"]["restartPolicy"] = json!("OnFailure");
+    cluster.create("jobs", spec);
+    cluster.run_for(3600);
+    let failed = cluster.get("jobs", "flaky").unwrap();
+    assert_eq!(conditions(&failed).last().unwrap().0, "Failed");
+    let pods = cluster.pods();
+    assert!(pods.is_empty(), "the restarting pod was deleted once the limit was reached: {pods:?}");
 }

@@ -2,16 +2,19 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod course_case;
 mod engine;
 mod k8s_predicates;
 mod kubectl;
 mod lab;
 mod lab_reports;
 mod labs_content;
+mod selftest;
 mod sim_api;
 mod sim_controllers;
 mod sim_gpu;
 mod sim_patch;
 mod sim_proto;
+mod sim_quota;
 mod sim_serve;
 mod util;

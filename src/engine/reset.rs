@@ -1,6 +1,7 @@
 //! `reset`: delete what the lab owns (by its inventory and labels) and, per the lab's policy, the
 //! learner's objects in the lab's namespaces; restore the recorded pre-images; re-apply the first
-//! stage. Never touches objects the lab does not own.
+//! stage (or, with `--to-stage S`, every stage up to and including S). Never touches objects the
+//! lab does not own.
 
 use std::{collections::BTreeSet, time::Duration};
 
@@ -17,7 +18,10 @@ use super::{
     inventory::{self, Inventory},
     start,
 };
-use crate::lab::{loader::Bundle, model::LearnerObjects};
+use crate::lab::{
+    loader::Bundle,
+    model::{Lab, LearnerObjects, Stage},
+};
 
 /// One step of the reset plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,8 +57,8 @@ pub enum Step {
         /// Recorded data.
         data: Option<std::collections::BTreeMap<String, String>>,
     },
-    /// Re-apply the first stage.
-    ApplyFirstStage(String),
+    /// Re-apply one stage (the first, or each up to `--to-stage`, in order).
+    ApplyStage(String),
 }
 
 impl std::fmt::Display for Step {
@@ -77,14 +81,38 @@ impl std::fmt::Display for Step {
             Step::RestoreConfigMap { namespace, name, data: None } => {
                 write!(f, "delete ConfigMap {namespace}/{name} (it did not exist before the lab)")
             }
-            Step::ApplyFirstStage(stage) => write!(f, "apply stage {stage} again"),
+            Step::ApplyStage(stage) => write!(f, "apply stage {stage} again"),
+        }
+    }
+}
+
+/// The stages `reset --to-stage` re-applies: every stage up to and including `stage`, in order
+/// (`None`: the first stage alone). An unknown stage is bad input naming the lab's stages.
+pub fn stages_up_to<'a>(lab: &'a Lab, stage: Option<&str>) -> Result<Vec<&'a Stage>> {
+    let Some(wanted) = stage else {
+        return Ok(lab.stages.iter().take(1).collect());
+    };
+    match lab.stages.iter().position(|s| s.id.value == wanted) {
+        Some(index) => Ok(lab.stages[..=index].iter().collect()),
+        None => {
+            let known: Vec<&str> = lab.stages.iter().map(|s| s.id.value.as_str()).collect();
+            Err(Error::BadInput(format!(
+                "lab {} has no stage {wanted:?} (stages, in order: {})",
+                lab.id.value,
+                known.join(", ")
+            )))
         }
     }
 }
 
 /// The reset plan for `bundle` from its inventory (or only its declared namespaces when there is
-/// none, e.g. after a crash before the first save).
+/// none, e.g. after a crash before the first save), re-applying the first stage.
 pub fn plan(bundle: &Bundle, inventory: Option<&Inventory>) -> Vec<Step> {
+    plan_to(bundle, inventory, &bundle.lab.stages.iter().take(1).collect::<Vec<_>>())
+}
+
+/// As [`plan`], re-applying `stages` (from [`stages_up_to`]) instead of the first stage alone.
+pub fn plan_to(bundle: &Bundle, inventory: Option<&Inventory>, stages: &[&Stage]) -> Vec<Step> {
     let lab = &bundle.lab;
     let owned: BTreeSet<&str> = lab.reset.namespaces.iter().map(String::as_str).collect();
     let mut steps = Vec::new();
@@ -131,17 +159,37 @@ pub fn plan(bundle: &Bundle, inventory: Option<&Inventory>) -> Vec<Step> {
             });
         }
     }
-    if let Some(first) = lab.stages.first() {
-        steps.push(Step::ApplyFirstStage(first.id.value.clone()));
-    }
+    steps.extend(stages.iter().map(|stage| Step::ApplyStage(stage.id.value.clone())));
     steps
 }
 
 /// Loads the inventory and computes the plan, leaving out node labels that already hold their
 /// recorded value.
 pub async fn load_plan(cluster: &Cluster, bundle: &Bundle) -> Result<(Option<Inventory>, Vec<Step>)> {
+    load_plan_to(cluster, bundle, None).await
+}
+
+/// As [`load_plan`], re-applying every stage up to and including `to_stage` (`None`: the first).
+/// A stage with variants needs the variant recorded by a previous `start`.
+pub async fn load_plan_to(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    to_stage: Option<&str>,
+) -> Result<(Option<Inventory>, Vec<Step>)> {
+    let stages = stages_up_to(&bundle.lab, to_stage)?;
     let inventory = inventory::load(&cluster.client, &bundle.lab.id.value).await?;
-    let mut steps = plan(bundle, inventory.as_ref());
+    let variant = inventory.as_ref().and_then(|i| i.variant.as_deref());
+    if let Some(stage) = stages.iter().find(|s| !s.variants.is_empty())
+        && variant.is_none()
+    {
+        let lab = &bundle.lab.id.value;
+        return Err(Error::BadInput(format!(
+            "stage {} of lab {lab} differs per variant and no variant is recorded on this cluster: \
+             run `lab-runner start {lab} --variant V` once first",
+            stage.id.value
+        )));
+    }
+    let mut steps = plan_to(bundle, inventory.as_ref(), &stages);
     if steps.iter().any(|s| matches!(s, Step::RestoreNodeLabel { .. })) {
         let nodes: Api<Node> = Api::all(cluster.client.clone());
         let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items;
@@ -171,6 +219,7 @@ pub async fn execute(
     let lab = &bundle.lab.id.value;
     let mut done = Vec::new();
     let mut inventory = inventory.unwrap_or_else(|| Inventory::new(lab));
+    let mut first_stage = true;
     for step in steps {
         match step {
             Step::DeleteObject { api_version, kind, namespace, name } => {
@@ -224,11 +273,15 @@ pub async fn execute(
                     }
                 }
             }
-            Step::ApplyFirstStage(stage_id) => {
-                inventory.applied.clear();
-                inventory.facts.clear();
-                inventory.answers.clear();
-                inventory.stages.clear();
+            Step::ApplyStage(stage_id) => {
+                if first_stage {
+                    // What the record held was deleted above; it starts again from these stages.
+                    inventory.applied.clear();
+                    inventory.facts.clear();
+                    inventory.answers.clear();
+                    inventory.stages.clear();
+                    first_stage = false;
+                }
                 let stage =
                     bundle.lab.stages.iter().find(|s| &s.id.value == stage_id).expect("planned from the lab");
                 let variant = inventory.variant.clone();

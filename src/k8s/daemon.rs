@@ -316,6 +316,48 @@ pub fn daemon_pod_labels(ds: &DaemonSet, hash: &str) -> Result<BTreeMap<String, 
     Ok(labels)
 }
 
+/// What the apiserver does to a DaemonSet's template generation on a write, in the apps/v1 JSON
+/// form: the internal `spec.templateGeneration` surfaces as the
+/// `deprecated.daemonset.template.generation` annotation on every read.
+///
+/// Upstream (v1.33): `pkg/registry/apps/daemonset/strategy.go` `PrepareForCreate` (L70-80 at
+/// 152b09ac: a template generation below 1 becomes 1) and `PrepareForUpdate` (L83-114: the old
+/// template generation is kept, plus one when `spec.template` changed), with
+/// `pkg/apis/apps/v1/conversion.go` (`Convert_v1_DaemonSet_To_apps_DaemonSet` reads the annotation
+/// into the internal field, `Convert_apps_DaemonSet_To_v1_DaemonSet` writes it back). So a
+/// client's value is honoured on create only, and ignored on update.
+///
+/// ```
+/// use lab_runner::k8s::daemon::prepare_template_generation;
+/// let old = serde_json::json!({"metadata": {"annotations": {"deprecated.daemonset.template.generation": "1"}},
+///                              "spec": {"template": {"spec": {"containers": [{"image": "a"}]}}}});
+/// let mut new = serde_json::json!({"metadata": {}, "spec": {"template": {"spec": {"containers": [{"image": "b"}]}}}});
+/// prepare_template_generation(&mut new, Some(&old));
+/// assert_eq!(new["metadata"]["annotations"]["deprecated.daemonset.template.generation"], "2");
+/// ```
+pub fn prepare_template_generation(object: &mut serde_json::Value, old: Option<&serde_json::Value>) {
+    let read = |value: &serde_json::Value| {
+        value["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION]
+            .as_str()
+            .and_then(|text| text.parse::<i64>().ok())
+    };
+    let generation = match old {
+        None => read(object).filter(|generation| *generation >= 1).unwrap_or(1),
+        Some(old) => {
+            let kept = read(old).unwrap_or(1);
+            if old["spec"]["template"] != object["spec"]["template"] { kept + 1 } else { kept }
+        }
+    };
+    if !object["metadata"].is_object() {
+        object["metadata"] = serde_json::json!({});
+    }
+    if !object["metadata"]["annotations"].is_object() {
+        object["metadata"]["annotations"] = serde_json::json!({});
+    }
+    object["metadata"]["annotations"][TEMPLATE_GENERATION_ANNOTATION] =
+        serde_json::Value::String(generation.to_string());
+}
+
 /// `GetTemplateGeneration`: the `deprecated.daemonset.template.generation` annotation.
 ///
 /// ```

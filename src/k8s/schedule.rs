@@ -723,5 +723,64 @@ pub fn schedule_pod(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<ScheduleD
     })
 }
 
+/// The `PodScheduled` reason of a pod the scheduler may not consider yet (`v1.PodReasonSchedulingGated`).
+pub const REASON_SCHEDULING_GATED: &str = "SchedulingGated";
+
+/// The message of that condition (`pkg/registry/core/pod/strategy.go` `applySchedulingGatedCondition`).
+pub const SCHEDULING_GATED_MESSAGE: &str = "Scheduling is blocked due to non-empty scheduling gates";
+
+/// Whether a pod still has `spec.schedulingGates`: the scheduler's `SchedulingGates` PreEnqueue
+/// plugin (`pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go`) keeps such a
+/// pod out of the active queue until the last gate is removed.
+///
+/// ```
+/// use lab_runner::k8s::schedule::is_scheduling_gated;
+/// let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!(
+///     {"spec": {"containers": [], "schedulingGates": [{"name": "example.com/wait"}]}})).unwrap();
+/// assert!(is_scheduling_gated(&pod));
+/// ```
+pub fn is_scheduling_gated(pod: &Pod) -> bool {
+    pod.spec.as_ref().and_then(|spec| spec.scheduling_gates.as_ref()).is_some_and(|gates| !gates.is_empty())
+}
+
+/// What the apiserver adds to a new pod with scheduling gates (`pkg/registry/core/pod/strategy.go`,
+/// `PrepareForCreate` → `applySchedulingGatedCondition`): `PodScheduled=False` with reason
+/// `SchedulingGated`, unless the pod already carries a `PodScheduled` condition.
+/// `podutil.UpdatePodCondition` stamps `lastTransitionTime` with the current time.
+///
+/// ```
+/// use lab_runner::k8s::schedule::apply_scheduling_gated_condition;
+/// let mut pod = serde_json::json!({"spec": {"schedulingGates": [{"name": "x"}]}, "status": {"phase": "Pending"}});
+/// apply_scheduling_gated_condition(&mut pod, "2026-01-01T00:00:00Z".parse().unwrap());
+/// assert_eq!(pod["status"]["conditions"][0]["reason"], "SchedulingGated");
+/// ```
+pub fn apply_scheduling_gated_condition(pod: &mut serde_json::Value, now: k8s_openapi::jiff::Timestamp) {
+    let gated = pod["spec"]["schedulingGates"].as_array().is_some_and(|gates| !gates.is_empty());
+    if !gated {
+        return;
+    }
+    let conditions = &pod["status"]["conditions"];
+    if conditions.as_array().is_some_and(|c| c.iter().any(|c| c["type"] == "PodScheduled")) {
+        return;
+    }
+    if !pod["status"].is_object() {
+        pod["status"] = serde_json::json!({});
+    }
+    if !pod["status"]["conditions"].is_array() {
+        pod["status"]["conditions"] = serde_json::json!([]);
+    }
+    let at = k8s_openapi::jiff::Timestamp::from_second(now.as_second()).unwrap_or(now).to_string();
+    if let Some(list) = pod["status"]["conditions"].as_array_mut() {
+        list.push(serde_json::json!({
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": null,
+            "lastTransitionTime": at,
+            "reason": REASON_SCHEDULING_GATED,
+            "message": SCHEDULING_GATED_MESSAGE,
+        }));
+    }
+}
+
 #[cfg(test)]
 mod tests;

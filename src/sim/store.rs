@@ -81,6 +81,17 @@ pub enum Error {
         /// The terminating namespace.
         namespace: String,
     },
+    /// A validating admission plugin refused the request (403 Forbidden), e.g. quota:
+    /// `pods "x" is forbidden: exceeded quota: …` (`admission.NewForbidden`).
+    #[error("{resource} \"{name}\" is forbidden: {message}")]
+    Forbidden {
+        /// Group-resource.
+        resource: String,
+        /// Object name (the generated one for `generateName`).
+        name: String,
+        /// The plugin's reason.
+        message: String,
+    },
     /// Admission rejected the object (422 Invalid).
     #[error("{qualified_kind} \"{name}\" is invalid: {}", summarize(.causes))]
     Invalid {
@@ -689,6 +700,29 @@ impl Txn<'_> {
         });
         self.overlay.insert(key, None);
         Ok(stored)
+    }
+
+    /// The objects of one type in `namespace`, with this transaction's own writes, by name.
+    fn list_in(&self, group_resource: &str, namespace: &str) -> Vec<Arc<Stored>> {
+        let mut found: BTreeMap<String, Arc<Stored>> = BTreeMap::new();
+        if let Some(objects) = self.inner.objects.get(group_resource) {
+            let lower = (namespace.to_string(), String::new());
+            for ((ns, name), stored) in objects.range(lower..) {
+                if ns != namespace {
+                    break;
+                }
+                found.insert(name.clone(), stored.clone());
+            }
+        }
+        for (key, overlaid) in &self.overlay {
+            if key.0 == group_resource && key.1 == namespace {
+                match overlaid {
+                    Some(stored) => found.insert(key.2.clone(), stored.clone()),
+                    None => found.remove(&key.2),
+                };
+            }
+        }
+        found.into_values().collect()
     }
 
     /// Every object currently in `namespace`, across types.

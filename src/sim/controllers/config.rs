@@ -21,6 +21,14 @@ pub enum Error {
     /// `timings:` has an unknown key or a value that is not a number of seconds.
     #[error("topology `timings`: {0}")]
     Timings(serde_json::Error),
+    /// An image's `runs:` is neither a number of seconds nor a duration like `30s` or `1m30s`.
+    #[error("topology `images`: {image}: `runs: {text}` is not a duration (e.g. 30s, 1m30s, 45)")]
+    RunDuration {
+        /// The image.
+        image: String,
+        /// What was written.
+        text: String,
+    },
 }
 
 /// `Result` with this module's [`Error`].
@@ -68,6 +76,24 @@ pub struct CatalogImage {
     pub pull_seconds: Option<f64>,
     /// Reported in the Pulled event.
     pub size_bytes: u64,
+    /// How the image's process behaves once started.
+    pub run: ImageRun,
+}
+
+/// What a container of an image does once started: serve until stopped, or run to completion.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ImageRun {
+    /// Runs until the pod is deleted (servers, `sleep infinity`, device plugins).
+    #[default]
+    Serves,
+    /// Exits on its own `seconds` after start with `exit_code` (batch images: a Job's pod
+    /// finishes, a restarting container counts a restart).
+    Exits {
+        /// Run time in simulated seconds.
+        seconds: f64,
+        /// The process's exit code (0 = success).
+        exit_code: i32,
+    },
 }
 
 /// The images a pull can find, keyed by normalized reference (`docker.io/library/busybox:1.36`).
@@ -116,6 +142,11 @@ const DEFAULT_IMAGES: &[(&str, u64)] = &[
     ("nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04", 442_811_020),
 ];
 
+/// Built-in batch images: the CUDA vectorAdd sample prints `Test PASSED` and exits 0 within
+/// seconds (the team Jobs of the gpu-sharing lab run it).
+const DEFAULT_BATCH_IMAGES: &[(&str, f64, i32)] =
+    &[("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", 5.0, 0)];
+
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ImageEntry {
@@ -131,6 +162,51 @@ struct DetailedImage {
     pull_seconds: Option<f64>,
     #[serde(default)]
     size_bytes: Option<u64>,
+    /// `30s`, `1m30s` or a number of seconds: the image exits on its own after that long.
+    #[serde(default)]
+    runs: Option<Value>,
+    /// The exit code when it does (default 0).
+    #[serde(default)]
+    exit_code: Option<i32>,
+}
+
+/// A run time: a number of seconds, or Go-style duration text (`30s`, `1m30s`, `500ms`, `1h`).
+///
+/// ```
+/// use lab_runner::sim::controllers::config::parse_run_seconds;
+/// assert_eq!(parse_run_seconds(&serde_json::json!("1m30s")), Some(90.0));
+/// assert_eq!(parse_run_seconds(&serde_json::json!(12)), Some(12.0));
+/// assert_eq!(parse_run_seconds(&serde_json::json!("soon")), None);
+/// ```
+pub fn parse_run_seconds(value: &Value) -> Option<f64> {
+    if let Some(seconds) = value.as_f64() {
+        return (seconds >= 0.0).then_some(seconds);
+    }
+    let text = value.as_str()?.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        if digits == 0 {
+            return None;
+        }
+        let number: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            _ => return None,
+        };
+        total += number * scale;
+        rest = &rest[unit_len..];
+    }
+    Some(total)
 }
 
 impl Catalog {
@@ -138,7 +214,12 @@ impl Catalog {
     pub fn with_defaults() -> Catalog {
         let mut catalog = Catalog::default();
         for (name, size) in DEFAULT_IMAGES {
-            catalog.add(name, CatalogImage { pull_seconds: None, size_bytes: *size });
+            let run = DEFAULT_BATCH_IMAGES
+                .iter()
+                .find(|(batch, _, _)| batch == name)
+                .map(|(_, seconds, exit_code)| ImageRun::Exits { seconds: *seconds, exit_code: *exit_code })
+                .unwrap_or_default();
+            catalog.add(name, CatalogImage { pull_seconds: None, size_bytes: *size, run });
         }
         catalog
     }
@@ -215,14 +296,28 @@ pub fn from_values(images: Option<&Value>, timings: Option<&Value>) -> Result<Co
         let entries: Vec<ImageEntry> = serde_json::from_value(images.clone()).map_err(Error::Images)?;
         for entry in entries {
             let (name, image) = match entry {
-                ImageEntry::Name(name) => (name, CatalogImage { pull_seconds: None, size_bytes: 10_000_000 }),
-                ImageEntry::Detailed(d) => (
-                    d.name,
-                    CatalogImage {
+                ImageEntry::Name(name) => {
+                    (name, CatalogImage { pull_seconds: None, size_bytes: 10_000_000, run: ImageRun::Serves })
+                }
+                ImageEntry::Detailed(d) => {
+                    let run = match &d.runs {
+                        None => ImageRun::Serves,
+                        Some(runs) => match parse_run_seconds(runs) {
+                            Some(seconds) => ImageRun::Exits { seconds, exit_code: d.exit_code.unwrap_or(0) },
+                            None => {
+                                let text =
+                                    runs.as_str().map(str::to_string).unwrap_or_else(|| runs.to_string());
+                                return Err(Error::RunDuration { image: d.name, text });
+                            }
+                        },
+                    };
+                    let image = CatalogImage {
                         pull_seconds: d.pull_seconds,
                         size_bytes: d.size_bytes.unwrap_or(10_000_000),
-                    },
-                ),
+                        run,
+                    };
+                    (d.name, image)
+                }
             };
             config.catalog.add(&name, image);
         }
@@ -258,5 +353,31 @@ mod tests {
         assert_eq!(config.timings.back_off_max_seconds, 300.0);
         let bad = serde_json::json!({"pullSecond": 3});
         assert!(from_values(None, Some(&bad)).is_err());
+    }
+
+    #[test]
+    fn batch_images_run_for_a_while_and_exit() {
+        let images = serde_json::json!([
+            {"name": "example.com/train:v1", "runs": "1m30s", "exitCode": 3},
+            {"name": "example.com/ok:v1", "runs": 20},
+        ]);
+        let config = from_values(Some(&images), None).unwrap();
+        assert_eq!(
+            config.catalog.find("example.com/train:v1").unwrap().run,
+            ImageRun::Exits { seconds: 90.0, exit_code: 3 }
+        );
+        assert_eq!(
+            config.catalog.find("example.com/ok:v1").unwrap().run,
+            ImageRun::Exits { seconds: 20.0, exit_code: 0 }
+        );
+        assert_eq!(config.catalog.find("nginx:1.27").unwrap().run, ImageRun::Serves);
+        let vectoradd = config.catalog.find("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0").unwrap();
+        assert!(matches!(vectoradd.run, ImageRun::Exits { exit_code: 0, .. }));
+        let bad = serde_json::json!([{"name": "x:1", "runs": "soon"}]);
+        let error = from_values(Some(&bad), None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "topology `images`: x:1: `runs: soon` is not a duration (e.g. 30s, 1m30s, 45)"
+        );
     }
 }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::{
     Env, Error, Key, Result, Wake,
-    config::normalize_image,
+    config::{ImageRun, normalize_image},
     decode,
     events::{EventType, Involved, Source},
     later,
@@ -39,8 +39,18 @@ enum Step {
     PullBackOff { message: String, retry_at: Timestamp },
     /// `imagePullPolicy: Never` and the image is not on the node.
     NeverPull { message: String },
-    /// Running since `started`; Ready from `ready_at`.
-    Running { started: Timestamp, ready_at: Timestamp, container_id: String, image_id: String },
+    /// Running since `started`; Ready from `ready_at`; a batch image exits by itself at `exits`.
+    Running {
+        started: Timestamp,
+        ready_at: Timestamp,
+        container_id: String,
+        image_id: String,
+        exits: Option<(Timestamp, i32)>,
+    },
+    /// Exited and will not be restarted (restartPolicy Never, or OnFailure after success).
+    Terminated { terminated: Value, container_id: String, image_id: String },
+    /// Exited, waiting out the crash back-off before the restart (`CrashLoopBackOff`).
+    CrashBackOff { message: String, retry_at: Timestamp },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +64,10 @@ struct ContainerRun {
     name: String,
     image: String,
     step: Step,
+    /// `restartCount`: restarts after an exit.
+    restarts: i32,
+    /// `lastState`: the previous exit, `{}` before one.
+    last_state: Value,
 }
 
 /// Whether a pod is being stopped.
@@ -171,6 +185,12 @@ impl Kubelet {
             };
             let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
             if matches!(phase, Some("Succeeded" | "Failed")) {
+                // Nothing runs any more; a deleted terminal pod's object goes at once.
+                if pod.metadata.deletion_timestamp.is_some() {
+                    self.remove_pod(env, key, &pod)?;
+                } else {
+                    self.forget(key);
+                }
                 continue;
             }
             let uid = pod.metadata.uid.clone().unwrap_or_default();
@@ -217,6 +237,8 @@ impl Kubelet {
                 name: container.name.clone(),
                 image: container.image.clone().unwrap_or_default(),
                 step,
+                restarts: 0,
+                last_state: json!({}),
             });
         }
         run
@@ -299,16 +321,21 @@ impl Kubelet {
             &format!("Started container {name}"),
             source,
         );
+        let exits = match env.config.catalog.find(image).map(|found| found.run) {
+            Some(ImageRun::Exits { seconds, exit_code }) => Some((later(now, seconds), exit_code)),
+            Some(ImageRun::Serves) | None => None,
+        };
         Step::Running {
             started: now,
             ready_at: later(now, env.config.timings.readiness_seconds),
             container_id: format!("containerd://{}", hex_digest(&format!("{}/{name}/{now}", involved.uid))),
             image_id: image_id(image),
+            exits,
         }
     }
 
     /// Moves one container through every transition due by now.
-    fn advance(&mut self, env: &mut Env<'_>, pod: &Pod, run: &PodRun, index: usize) -> Step {
+    fn advance(&mut self, env: &mut Env<'_>, pod: &Pod, run: &mut PodRun, index: usize) -> Step {
         let now = env.ctx.now;
         let container_spec = pod
             .spec
@@ -387,6 +414,65 @@ impl Kubelet {
                     Some(container) => self.begin_pull(env, pod, run, container),
                     None => return Step::PullBackOff { message: String::new(), retry_at },
                 },
+                Step::Running { started, container_id, image_id, exits: Some((at, exit_code)), .. }
+                    if now >= at =>
+                {
+                    // The process exited: `kuberuntime` reports it terminated with reason
+                    // Completed (0) or Error; whether it restarts follows restartPolicy
+                    // (`ShouldContainerBeRestarted`, pkg/kubelet/container/helpers.go).
+                    let terminated = json!({"terminated": {
+                        "exitCode": exit_code,
+                        "reason": if exit_code == 0 { "Completed" } else { "Error" },
+                        "startedAt": timestamp(started),
+                        "finishedAt": timestamp(at),
+                        "containerID": container_id,
+                    }});
+                    let policy =
+                        pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()).unwrap_or("Always");
+                    let restarts = policy == "Always" || (policy == "OnFailure" && exit_code != 0);
+                    if !restarts {
+                        return Step::Terminated { terminated, container_id, image_id };
+                    }
+                    run.containers[index].last_state = terminated;
+                    // `doBackOff` (kuberuntime_manager.go): the first restart is immediate, later
+                    // ones wait 10s, 20s, … up to 300s (the kubelet's crash back-off).
+                    let key = format!("{}_{name}_restart", run.uid);
+                    let delay = match self.back_off.get(&key) {
+                        None => 0.0,
+                        Some(previous) if *previous <= 0.0 => env.config.timings.back_off_initial_seconds,
+                        Some(previous) => (previous * 2.0).min(env.config.timings.back_off_max_seconds),
+                    };
+                    self.back_off.insert(key, delay);
+                    let pod_ref = format!(
+                        "{}_{}({})",
+                        pod.metadata.name.as_deref().unwrap_or_default(),
+                        pod.metadata.namespace.as_deref().unwrap_or_default(),
+                        run.uid
+                    );
+                    if delay <= 0.0 {
+                        run.containers[index].restarts += 1;
+                        self.start_container(env, &involved, &source, &name, &image)
+                    } else {
+                        let event = format!("Back-off restarting failed container {name} in pod {pod_ref}");
+                        env.recorder.record(
+                            &env.ctx,
+                            &involved,
+                            EventType::Warning,
+                            "BackOff",
+                            &event,
+                            &source,
+                        );
+                        let message = format!(
+                            "back-off {} restarting failed container={name} pod={pod_ref}",
+                            go_duration(delay)
+                        );
+                        Step::CrashBackOff { message, retry_at: later(at, delay) }
+                    }
+                }
+                Step::CrashBackOff { retry_at, .. } if now >= retry_at => {
+                    run.containers[index].restarts += 1;
+                    self.start_container(env, &involved, &source, &name, &image)
+                }
                 other => return other,
             };
         }
@@ -429,10 +515,17 @@ impl Kubelet {
             return Ok(());
         }
         for index in 0..run.containers.len() {
-            let step = self.advance(env, pod, &run, index);
+            let step = self.advance(env, pod, &mut run, index);
             run.containers[index].step = step;
         }
         self.write_status(env, key, &run)?;
+        if run.containers.iter().all(|c| matches!(c.step, Step::Terminated { .. }))
+            && !run.containers.is_empty()
+        {
+            // Terminal: the pod's sandbox is gone; nothing more happens until its deletion.
+            self.forget(key);
+            return Ok(());
+        }
         let mut wakes: Vec<Timestamp> = Vec::new();
         for container in &run.containers {
             match &container.step {
@@ -440,7 +533,9 @@ impl Kubelet {
                 Step::PullFailed { back_off_shown_at, .. } => wakes.push(*back_off_shown_at),
                 Step::PullBackOff { retry_at, .. } => wakes.push(*retry_at),
                 Step::Running { ready_at, .. } if *ready_at > now => wakes.push(*ready_at),
-                Step::Running { .. } | Step::NeverPull { .. } => {}
+                Step::Running { exits: Some((at, _)), .. } => wakes.push(*at),
+                Step::CrashBackOff { retry_at, .. } => wakes.push(*retry_at),
+                Step::Running { .. } | Step::NeverPull { .. } | Step::Terminated { .. } => {}
             }
         }
         if let Some(next) = wakes.into_iter().min() {
@@ -479,6 +574,8 @@ impl Kubelet {
         let mut statuses = Vec::new();
         let mut unready = Vec::new();
         let mut all_running = true;
+        let mut terminated_codes: Vec<i64> = Vec::new();
+        let mut still_running = false;
         for container in &run.containers {
             let (state, ready, started, image, image_id, container_id) = match &container.step {
                 Step::Pulling { .. } => {
@@ -508,7 +605,23 @@ impl Kubelet {
                     None,
                     None,
                 ),
-                Step::Running { started, ready_at, container_id, image_id } => (
+                Step::Terminated { terminated, container_id, image_id } => (
+                    terminated.clone(),
+                    false,
+                    false,
+                    Some(normalize_image(&container.image)),
+                    Some(image_id.clone()),
+                    Some(container_id.clone()),
+                ),
+                Step::CrashBackOff { message, .. } => (
+                    json!({"waiting": {"reason": "CrashLoopBackOff", "message": message}}),
+                    false,
+                    false,
+                    Some(normalize_image(&container.image)),
+                    None,
+                    None,
+                ),
+                Step::Running { started, ready_at, container_id, image_id, .. } => (
                     json!({"running": {"startedAt": timestamp(*started)}}),
                     now >= *ready_at,
                     true,
@@ -520,6 +633,12 @@ impl Kubelet {
             if !started {
                 all_running = false;
             }
+            match &container.step {
+                Step::Terminated { terminated, .. } => {
+                    terminated_codes.push(terminated["terminated"]["exitCode"].as_i64().unwrap_or(0))
+                }
+                _ => still_running = true,
+            }
             if !ready {
                 unready.push(container.name.clone());
             }
@@ -528,10 +647,10 @@ impl Kubelet {
                 "image": image.unwrap_or_else(|| container.image.clone()),
                 "imageID": image_id.unwrap_or_default(),
                 "ready": ready,
-                "restartCount": 0,
+                "restartCount": container.restarts,
                 "started": started,
                 "state": state,
-                "lastState": {},
+                "lastState": container.last_state,
             });
             if let Some(id) = container_id {
                 status["containerID"] = json!(id);
@@ -555,8 +674,15 @@ impl Kubelet {
             condition
         };
         let ready = unready.is_empty();
+        // `getPhase` (kubelet_pods.go): every container exited and none restarts → Succeeded when
+        // all exited 0, else Failed.
+        let terminal_phase = (!still_running && !terminated_codes.is_empty())
+            .then(|| if terminated_codes.iter().all(|code| *code == 0) { "Succeeded" } else { "Failed" });
         let (reason, message) = if ready {
             (None, None)
+        } else if terminal_phase == Some("Succeeded") {
+            // `GeneratePodReadyCondition` (status/generate.go): a succeeded pod is `PodCompleted`.
+            (Some("PodCompleted"), None)
         } else {
             (
                 Some("ContainersNotReady"),
@@ -564,7 +690,7 @@ impl Kubelet {
             )
         };
         let mut wanted = [
-            condition("PodReadyToStartContainers", true, None, None),
+            condition("PodReadyToStartContainers", terminal_phase.is_none(), None, None),
             condition("Initialized", true, None, None),
             condition("Ready", ready, reason, message.clone()),
             condition("ContainersReady", ready, reason, message),
@@ -592,8 +718,12 @@ impl Kubelet {
             .chain(std::iter::once(scheduled))
             .collect();
         status["conditions"] = json!(kept);
-        status["phase"] =
-            json!(if all_running && !run.containers.is_empty() { "Running" } else { "Pending" });
+        let restarting = run.containers.iter().any(|c| c.restarts > 0);
+        status["phase"] = json!(match terminal_phase {
+            Some(phase) => phase,
+            None if (all_running || restarting) && !run.containers.is_empty() => "Running",
+            None => "Pending",
+        });
         status["hostIP"] = json!(run.host_ip);
         status["hostIPs"] = json!([{"ip": run.host_ip}]);
         status["podIP"] = json!(run.pod_ip);

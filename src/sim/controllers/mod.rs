@@ -41,8 +41,10 @@ mod daemonset;
 mod deployment;
 pub mod events;
 mod gc;
+pub mod job;
 mod kubelet;
 mod owners;
+mod quota;
 mod replicaset;
 mod scheduler;
 mod taint_eviction;
@@ -106,6 +108,8 @@ pub struct Types {
     pub replicasets: ResourceType,
     /// apps/v1 deployments.
     pub deployments: ResourceType,
+    /// batch/v1 jobs.
+    pub jobs: ResourceType,
 }
 
 impl Types {
@@ -121,6 +125,7 @@ impl Types {
             controllerrevisions: find("apps", "controllerrevisions")?,
             replicasets: find("apps", "replicasets")?,
             deployments: find("apps", "deployments")?,
+            jobs: resources::find(all, "batch", "v1", "jobs").cloned().ok_or(Error::MissingType("jobs"))?,
         })
     }
 }
@@ -169,6 +174,8 @@ pub(crate) enum Wake {
     ReplicaSet(Key),
     /// A Deployment is synced again (progress deadline).
     Deployment(Key),
+    /// A Job is synced again (pod failure back-off).
+    Job(Key),
     /// The NVIDIA components run again (a MIG reconfiguration finishes).
     Gpu,
 }
@@ -202,6 +209,7 @@ struct Dirty {
     all_daemonsets: bool,
     replicasets: BTreeSet<Key>,
     deployments: BTreeSet<Key>,
+    jobs: BTreeSet<Key>,
     retry_unschedulable: bool,
     nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
@@ -217,6 +225,7 @@ impl Dirty {
             && !self.all_daemonsets
             && self.replicasets.is_empty()
             && self.deployments.is_empty()
+            && self.jobs.is_empty()
             && !self.retry_unschedulable
             && !self.nodes_changed
             && self.deleted_owners.is_empty()
@@ -262,7 +271,9 @@ pub struct Controllers {
     daemonsets: daemonset::DaemonSets,
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
+    jobs: job::Jobs,
     gc: gc::Collector,
+    quotas: quota::QuotaStatus,
     nodes: Option<Arc<Vec<Node>>>,
     stats: Stats,
 }
@@ -295,7 +306,9 @@ impl Controllers {
             daemonsets: daemonset::DaemonSets,
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
+            jobs: job::Jobs,
             gc: gc::Collector::default(),
+            quotas: quota::QuotaStatus::default(),
             nodes: None,
             stats: Stats::default(),
         };
@@ -363,9 +376,11 @@ impl Controllers {
         self.dirty.nodes_changed = true;
         self.dirty.dependents_changed = true;
         self.dirty.gpu = true;
+        self.quotas.resync();
         for (group_resource, into) in [
             ("replicasets.apps", &mut self.dirty.replicasets),
             ("deployments.apps", &mut self.dirty.deployments),
+            ("jobs.batch", &mut self.dirty.jobs),
         ] {
             for stored in store.list(group_resource, None, &all, None, None).items {
                 into.insert((stored.namespace.clone(), stored.name.clone()));
@@ -398,6 +413,7 @@ impl Controllers {
     /// Marks what a change makes dirty (the informers' event handlers).
     fn route(&mut self, event: &store::Event) {
         self.stats.events_seen += 1;
+        self.quotas.observe(event);
         let object = &event.object;
         let key = (object.namespace.clone(), object.name.clone());
         let deleted = event.event_type == StoreEventType::Deleted;
@@ -449,6 +465,9 @@ impl Controllers {
             "deployments.apps" => {
                 self.dirty.deployments.insert(key.clone());
             }
+            "jobs.batch" => {
+                self.dirty.jobs.insert(key.clone());
+            }
             "replicasets.apps" => {
                 self.dirty.replicasets.insert(key.clone());
                 match serde_json::from_str::<Value>(&object.json).ok().as_ref().and_then(controller_of) {
@@ -485,6 +504,7 @@ impl Controllers {
             "DaemonSet" => self.dirty.daemonsets.insert(key),
             "ReplicaSet" => self.dirty.replicasets.insert(key),
             "Deployment" => self.dirty.deployments.insert(key),
+            "Job" => self.dirty.jobs.insert(key),
             _ => false,
         };
     }
@@ -529,13 +549,14 @@ impl Controllers {
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
                 Wake::Deployment(key) => self.dirty.deployments.insert(key),
+                Wake::Job(key) => self.dirty.jobs.insert(key),
                 Wake::Gpu => {
                     self.dirty.gpu = true;
                     true
                 }
             };
         }
-        if self.dirty.is_empty() {
+        if self.dirty.is_empty() && !self.quotas.has_work() {
             return Ok(false);
         }
         self.stats.steps += 1;
@@ -581,9 +602,13 @@ impl Controllers {
         for key in &dirty.replicasets {
             report(self.replicasets.sync(&mut env, key));
         }
+        for key in &dirty.jobs {
+            report(self.jobs.sync(&mut env, key));
+        }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
         report(self.kubelet.run(&mut env, &dirty.pods));
+        report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
             match self.gpu.sync(&state.store, &self.types.nodes, &config.gpus, now) {

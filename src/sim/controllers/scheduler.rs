@@ -39,7 +39,10 @@ fn wants_scheduling(pod: &Pod) -> bool {
     let unbound = spec.and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty);
     let ours = spec.and_then(|s| s.scheduler_name.as_deref()).is_none_or(|n| n == DEFAULT_SCHEDULER);
     let pending = pod.status.as_ref().and_then(|s| s.phase.as_deref()).is_none_or(|p| p == "Pending");
-    unbound && ours && pending && pod.metadata.deletion_timestamp.is_none()
+    // A gated pod never enters the scheduling queue (the `SchedulingGates` PreEnqueue plugin);
+    // the update that removes its last gate is a pod change, which brings it back here.
+    let gated = schedule::is_scheduling_gated(pod);
+    unbound && ours && pending && !gated && pod.metadata.deletion_timestamp.is_none()
 }
 
 impl Scheduler {

@@ -13,6 +13,7 @@ pub mod managedfields;
 pub mod openapi;
 pub mod patch;
 pub mod protobuf;
+pub mod quota;
 pub mod request;
 pub mod schema;
 pub mod status;

@@ -137,7 +137,8 @@ impl From<store::Error> for ApiError {
                 details: Some(resource_details(&resource, &name)),
                 ..ApiError::new(409, "Conflict", message)
             },
-            store::Error::NamespaceTerminating { resource, name, .. } => ApiError {
+            store::Error::NamespaceTerminating { resource, name, .. }
+            | store::Error::Forbidden { resource, name, .. } => ApiError {
                 details: Some(resource_details(&resource, &name)),
                 ..ApiError::new(403, "Forbidden", message)
             },

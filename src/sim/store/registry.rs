@@ -9,7 +9,10 @@ use serde_json::{Value, json};
 use super::{DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, meta, not_found};
 use crate::sim::{
     resources::ResourceType,
-    server::admission::{self, Cause},
+    server::{
+        admission::{self, Cause},
+        quota,
+    },
 };
 
 /// Upstream's text for a stale resourceVersion (`storage.NewConflictError` via
@@ -47,6 +50,23 @@ fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<(
     admission::apply_defaults(rt, object);
     let causes = admission::validate(rt, object, old);
     if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
+}
+
+/// The per-type `PrepareForCreate`/`PrepareForUpdate`/`Validate` steps that write fields: the
+/// DaemonSet template generation, a gated pod's PodScheduled condition, a Job's generated
+/// selector and labels.
+fn prepare_for_write(
+    group_resource: &str,
+    object: &mut Value,
+    old: Option<&Value>,
+    now: k8s_openapi::jiff::Timestamp,
+) {
+    match (group_resource, old) {
+        ("daemonsets.apps", _) => crate::k8s::daemon::prepare_template_generation(object, old),
+        ("pods", None) => crate::k8s::schedule::apply_scheduling_gated_condition(object, now),
+        ("jobs.batch", None) => crate::sim::controllers::job::generate_selector(object),
+        _ => {}
+    }
 }
 
 /// Create (`rest.BeforeCreate` + the type's `PrepareForCreate`, then validation and storage).
@@ -124,8 +144,35 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     }
     meta::reset_status_for_create(&group_resource, has_status(rt), &mut object);
     meta::normalise_quantities(&group_resource, &mut object);
+    prepare_for_write(&group_resource, &mut object, None, txn.now);
     admit(rt, &mut object, None)?;
+    charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
+}
+
+/// ResourceQuota admission, a validating plugin: after name generation and validation, in the
+/// same transaction as the create, so the quotas' `status.used` is charged atomically (upstream
+/// CAS-updates the quota before the object is stored). A dry run discards both.
+fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, object: &Value) -> Result<()> {
+    // `QuotaAdmission.Validate`: cluster-scoped objects and namespaces are not quota'd.
+    if namespace.is_empty() {
+        return Ok(());
+    }
+    let quotas = txn.list_in("resourcequotas", namespace);
+    if quotas.is_empty() {
+        return Ok(());
+    }
+    let quotas = quotas.iter().map(|stored| stored.value()).collect::<Result<Vec<_>>>()?;
+    let charged =
+        quota::admit(group_resource, object, &quotas, txn.now).map_err(|error| Error::Forbidden {
+            resource: group_resource.to_string(),
+            name: name_of(object).to_string(),
+            message: error.to_string(),
+        })?;
+    for quota in charged {
+        txn.put("resourcequotas", quota)?;
+    }
+    Ok(())
 }
 
 /// Update of the object or its status (`rest.BeforeUpdate` + `PrepareForUpdate`).
@@ -207,6 +254,7 @@ pub(super) fn update(
     }
     meta::normalise_quantities(&group_resource, &mut new);
     admit(rt, &mut new, Some(&old))?;
+    prepare_for_write(&group_resource, &mut new, Some(&old), txn.now);
     if subresource == Subresource::Main
         && meta::tracks_generation(&group_resource)
         && meta::generation_relevant(&group_resource, &new)

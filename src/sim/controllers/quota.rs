@@ -1,0 +1,224 @@
+//! The ResourceQuota controller: `status.hard` from `spec.hard`, `status.used` recomputed from the namespace's objects.
+//!
+//! Upstream `pkg/controller/resourcequota/resource_quota_controller.go` `syncResourceQuota`
+//! (v1.33): `hard` is a copy of `spec.hard`; `used` starts from the previous `status.used`,
+//! takes what `quota.CalculateUsage` (`apiserver/pkg/quota/v1/resources.go`) measures for the
+//! names some evaluator matches, and is masked to the `hard` names; the status is written only
+//! when it differs ("dirty"). A bare `nvidia.com/gpu` or `limits.nvidia.com/gpu` key is matched
+//! by no evaluator, so it is never filled in `used`. Upstream recomputes on replenishment events
+//! (pod deleted or terminal) and at a 5-minute resync; here every change to a quota, a pod, or an
+//! object added to or removed from a namespace with quotas recomputes that namespace, which
+//! reaches the same states without a periodic timer.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::{Ctx, Error, Result};
+use crate::sim::{
+    resources::{self, ResourceType},
+    server::quota::{self, Amount, Evaluator, Usage},
+    store::{self, DryRun, EventType, Stored, Subresource},
+};
+
+/// Which namespaces need their quotas recomputed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pending {
+    /// Every namespace (start, or a watch feed that fell behind).
+    Everything,
+    /// These namespaces.
+    Namespaces(BTreeSet<String>),
+}
+
+/// The quota status controller.
+#[derive(Debug)]
+pub(crate) struct QuotaStatus {
+    pending: Pending,
+}
+
+impl Default for QuotaStatus {
+    fn default() -> Self {
+        QuotaStatus { pending: Pending::Everything }
+    }
+}
+
+impl QuotaStatus {
+    /// Every quota is recomputed at the next run.
+    pub(crate) fn resync(&mut self) {
+        self.pending = Pending::Everything;
+    }
+
+    /// Marks the namespace of a changed object whose change can move a quota's usage.
+    pub(crate) fn observe(&mut self, event: &store::Event) {
+        let object = &event.object;
+        if object.namespace.is_empty() {
+            return;
+        }
+        let relevant = match object.group_resource.as_str() {
+            "resourcequotas" | "pods" => true,
+            other => Evaluator::for_resource(other).is_some() && event.event_type != EventType::Modified,
+        };
+        if let (true, Pending::Namespaces(namespaces)) = (relevant, &mut self.pending) {
+            namespaces.insert(object.namespace.clone());
+        }
+    }
+
+    /// Whether a run has anything to do.
+    pub(crate) fn has_work(&self) -> bool {
+        match &self.pending {
+            Pending::Everything => true,
+            Pending::Namespaces(namespaces) => !namespaces.is_empty(),
+        }
+    }
+
+    /// Recomputes the quotas of every marked namespace.
+    pub(crate) fn run(&mut self, ctx: &Ctx<'_>, types: &[ResourceType]) -> Result<()> {
+        let pending = std::mem::replace(&mut self.pending, Pending::Namespaces(BTreeSet::new()));
+        let rt =
+            resources::find(types, "", "v1", "resourcequotas").ok_or(Error::MissingType("resourcequotas"))?;
+        let all = |_: &Stored| true;
+        let namespace_filter = match &pending {
+            Pending::Everything => None,
+            Pending::Namespaces(namespaces) => Some(namespaces),
+        };
+        let quotas = ctx.store.list("resourcequotas", None, &all, None, None).items;
+        let mut by_namespace: std::collections::BTreeMap<&str, Vec<&Stored>> = Default::default();
+        for stored in &quotas {
+            if namespace_filter.is_none_or(|namespaces| namespaces.contains(&stored.namespace)) {
+                by_namespace.entry(stored.namespace.as_str()).or_default().push(stored);
+            }
+        }
+        for (namespace, quotas) in by_namespace {
+            let mut objects = NamespaceObjects { ctx, types, namespace, pods: None };
+            for stored in quotas {
+                let current = stored.value().map_err(Error::Store)?;
+                let Some(status) = next_status(&current, &mut objects, ctx.now)? else { continue };
+                let mut updated = current;
+                updated["status"] = status;
+                match ctx.store.update(rt, updated, Subresource::Status, DryRun::Off) {
+                    // A concurrent charge by admission changed the quota; its event brings the
+                    // namespace back here.
+                    Ok(_) | Err(store::Error::Conflict { .. } | store::Error::NotFound { .. }) => {}
+                    Err(error) => return Err(Error::Store(error)),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one namespace holds, read once per run.
+struct NamespaceObjects<'a> {
+    ctx: &'a Ctx<'a>,
+    types: &'a [ResourceType],
+    namespace: &'a str,
+    pods: Option<Vec<Value>>,
+}
+
+impl NamespaceObjects<'_> {
+    fn pods(&mut self) -> Result<&[Value]> {
+        if self.pods.is_none() {
+            let all = |_: &Stored| true;
+            let items = self.ctx.store.list("pods", Some(self.namespace), &all, None, None).items;
+            let pods = items
+                .iter()
+                .map(|stored| stored.value().map_err(Error::Store))
+                .collect::<Result<Vec<_>>>()?;
+            self.pods = Some(pods);
+        }
+        Ok(self.pods.as_deref().unwrap_or_default())
+    }
+
+    /// How many objects of a served namespaced `group_resource` there are; `None` when no such
+    /// type is served (upstream has no evaluator for it then).
+    fn count(&self, group_resource: &str) -> Option<usize> {
+        self.types.iter().find(|rt| rt.namespaced() && rt.group_resource() == group_resource)?;
+        let all = |_: &Stored| true;
+        Some(self.ctx.store.list(group_resource, Some(self.namespace), &all, None, None).items.len())
+    }
+}
+
+/// The group-resource an object-count quota name counts: `count/deployments.apps` or a legacy
+/// name such as `configmaps`.
+fn counted_resource(name: &str) -> Option<&str> {
+    let resource = name.strip_prefix("count/").unwrap_or(name);
+    match Evaluator::for_resource(resource)? {
+        Evaluator::ObjectCount { count_name, legacy_name } => {
+            (count_name == name || legacy_name.as_deref() == Some(name)).then_some(resource)
+        }
+        Evaluator::Pods => None,
+    }
+}
+
+/// `CalculateUsage` for one quota: each evaluator's usage of the names it matches.
+fn calculate_usage(
+    quota: &Value,
+    hard: &Usage,
+    objects: &mut NamespaceObjects<'_>,
+    now: Timestamp,
+) -> Result<Usage> {
+    let selectors = quota::scope_selectors(quota);
+    let mut used = Usage::new();
+    let pods = Evaluator::Pods;
+    let pod_names = pods.matching_resources(hard.keys());
+    if !pod_names.is_empty() {
+        // `CalculateUsageStats`: every tracked name starts at a DecimalSI zero.
+        let mut stats: Usage = pod_names.iter().map(|name| (name.clone(), Amount::ZERO)).collect();
+        for pod in objects.pods()? {
+            if pods.matches_scopes(&selectors, pod) {
+                stats = quota::add(&stats, &pods.usage(pod, now));
+            }
+        }
+        used.extend(quota::mask(&stats, &pod_names));
+    }
+    for name in hard.keys() {
+        let Some(resource) = counted_resource(name) else { continue };
+        // Object counts match no scope (`MatchesNoScopeFunc`): a scoped quota counts zero.
+        let count = if selectors.is_empty() { objects.count(resource) } else { Some(0) };
+        if let Some(count) = count {
+            used.insert(name.clone(), Amount::units(count as i64));
+        }
+    }
+    Ok(used)
+}
+
+/// `syncResourceQuota`: the status to write, or `None` when it is unchanged.
+fn next_status(quota: &Value, objects: &mut NamespaceObjects<'_>, now: Timestamp) -> Result<Option<Value>> {
+    let hard = quota::add(&Usage::new(), &quota::usage_of(&quota["spec"]["hard"]));
+    let old_hard = quota::usage_of(&quota["status"]["hard"]);
+    let old_used = quota::usage_of(&quota["status"]["used"]);
+    let mut used = old_used.clone();
+    used.extend(calculate_usage(quota, &hard, objects, now)?);
+    let used = quota::mask(&used, hard.keys());
+    // Upstream is also dirty while `status.hard`/`status.used` is nil; an empty list is nil
+    // once serialized (`omitempty`), and rewriting an unchanged object stores nothing upstream,
+    // so here "changed" means a different hard or used.
+    let dirty = !quota::equals(&hard, &old_hard) || !quota::equals(&used, &old_used);
+    if !dirty {
+        return Ok(None);
+    }
+    let mut status = json!({});
+    if !hard.is_empty() {
+        status["hard"] = quota::usage_json(&hard);
+    }
+    if !used.is_empty() {
+        status["used"] = quota::usage_json(&used);
+    }
+    Ok(Some(status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_names_map_to_their_resources() {
+        assert_eq!(counted_resource("count/deployments.apps"), Some("deployments.apps"));
+        assert_eq!(counted_resource("configmaps"), Some("configmaps"));
+        assert_eq!(counted_resource("count/configmaps"), Some("configmaps"));
+        assert_eq!(counted_resource("deployments.apps"), None);
+        assert_eq!(counted_resource("count/pods"), None, "the pod evaluator counts pods");
+        assert_eq!(counted_resource("requests.nvidia.com/gpu"), None);
+    }
+}

@@ -1,0 +1,175 @@
+//! `selftest` for every course lab and variant, its offences on fixture labs, and `reset --to-stage`, all through the built binary.
+
+use std::{path::Path, time::Instant};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use crate::util::{lab_runner, stderr, stdout};
+
+/// Bundles made for these tests (no GPU node needed): see tests/fixtures/selftest/README.md.
+const FIXTURES: &str = "tests/fixtures/selftest";
+
+/// Runs `lab-runner [--labs DIR] selftest ARGS…`, printing its wall time (reported, never
+/// asserted) and its progress lines.
+fn selftest(labs: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut command = lab_runner();
+    if let Some(dir) = labs {
+        command.arg("--labs").arg(dir);
+    }
+    let began = Instant::now();
+    let output = command.arg("selftest").args(args).output().unwrap();
+    eprintln!("{}", stderr(&output));
+    println!("wall time of `lab-runner selftest {}`: {:.1} s", args.join(" "), began.elapsed().as_secs_f64());
+    output
+}
+
+/// Asserts a passing selftest and snapshots its transcript.
+fn passes(name: &str, labs: Option<&str>, args: &[&str]) {
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = selftest(labs, args);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    insta::assert_snapshot!(name, out);
+}
+
+#[test]
+fn stuck_rollout_image_passes_its_selftest() {
+    passes("stuck_rollout_image", None, &["stuck-rollout", "--variant", "image"]);
+}
+
+#[test]
+fn stuck_rollout_resources_passes_its_selftest() {
+    passes("stuck_rollout_resources", None, &["stuck-rollout", "--variant", "resources"]);
+}
+
+#[test]
+fn stuck_rollout_toleration_passes_its_selftest() {
+    passes("stuck_rollout_toleration", None, &["stuck-rollout", "--variant", "toleration"]);
+}
+
+#[test]
+fn a_correct_fixture_lab_passes_and_reset_brings_back_its_start() {
+    passes("config_drift", Some(FIXTURES), &["config-drift"]);
+}
+
+#[test]
+fn a_task_passing_before_its_solution_is_named() {
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = selftest(Some(FIXTURES), &["early-pass"]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert!(out.contains("task already-done passes before its solution"), "{out}");
+    insta::assert_snapshot!("early_pass", out);
+}
+
+#[test]
+fn a_failing_solution_command_is_quoted_with_its_stderr() {
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = selftest(Some(FIXTURES), &["bad-solution"]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    insta::assert_snapshot!("bad_solution", out);
+}
+
+#[test]
+fn an_unknown_variant_is_bad_input() {
+    let output = lab_runner().args(["selftest", "stuck-rollout", "--variant", "nope"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: lab stuck-rollout has no variant \"nope\" (variants: image, resources, toleration, all)\n"
+    );
+}
+
+#[test]
+fn reset_to_an_unknown_stage_lists_the_stages_before_contacting_a_cluster() {
+    let output = lab_runner()
+        .args(["--labs", FIXTURES, "--kubeconfig", "/nonexistent/kubeconfig"])
+        .args(["reset", "config-drift", "--to-stage", "nope", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output),
+        "error: lab config-drift has no stage \"nope\" (stages, in order: namespace, settings, extra)\n"
+    );
+}
+
+fn sim(args: &[&str], dir: &Path) -> std::process::Output {
+    lab_runner().arg("sim").args(args).arg("--state-dir").arg(dir).output().unwrap()
+}
+
+/// Stops the test's simulator even when the test fails half-way.
+struct Stop<'a>(&'a Path);
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        let _ = sim(&["down"], self.0);
+    }
+}
+
+#[tokio::test]
+async fn reset_to_stage_reapplies_the_stages_up_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("sim");
+    let up = sim(&["up", "--nodes", "1"], &state);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let _stop = Stop(&state);
+    let kubeconfig = state.join("kubeconfig");
+    let run = |args: &[&str]| {
+        lab_runner()
+            .arg("--labs")
+            .arg(FIXTURES)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let started = run(&["start", "config-drift"]);
+    assert!(started.status.success(), "{}", stderr(&started));
+
+    // The learner's work: the setting changed, a marker made.
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kubeconfig).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "config-drift");
+    let fixed = json!({"data": {"mode": "fixed"}});
+    config_maps.patch("settings", &PatchParams::default(), &Patch::Merge(&fixed)).await.unwrap();
+    let marker: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "marker"}, "data": {"done": "yes"}})).unwrap();
+    config_maps.create(&PostParams::default(), &marker).await.unwrap();
+
+    let plan = run(&["reset", "config-drift", "--to-stage", "settings", "--dry-run"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    insta::assert_snapshot!("reset_to_stage_plan", stdout(&plan));
+    assert_eq!(
+        config_maps.get("settings").await.unwrap().data.unwrap()["mode"],
+        "fixed",
+        "--dry-run changes nothing"
+    );
+
+    let reset = run(&["reset", "config-drift", "--to-stage", "settings", "--yes"]);
+    assert_eq!(reset.status.code(), Some(0), "{}", stderr(&reset));
+    assert_eq!(
+        config_maps.get("settings").await.unwrap().data.unwrap()["mode"],
+        "broken",
+        "stage settings again"
+    );
+    assert!(config_maps.get_opt("marker").await.unwrap().is_none(), "the learner's object is gone");
+    assert!(config_maps.get_opt("extra").await.unwrap().is_none(), "the stage after settings is not applied");
+    let inventory = lab_runner::engine::inventory::load(&client, "config-drift").await.unwrap().unwrap();
+    assert_eq!(inventory.stages, ["namespace", "settings"]);
+}
