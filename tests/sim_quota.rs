@@ -393,7 +393,10 @@ async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
     let report = engine::check::check(&cluster, &bundle, Lang::En, Help::default()).await.unwrap();
     let (status, evidence) = quotas_task(&report);
     assert_eq!(status, "FAIL");
-    assert!(evidence.contains(&"an over-quota pod (dryRun=All) was admitted".to_string()), "{evidence:?}");
+    assert!(
+        evidence.contains(&"an over-quota pod in team-b (dryRun=All) was admitted".to_string()),
+        "{evidence:?}"
+    );
     let store = &c.sim.state.store;
     store.delete(&rt("resourcequotas"), "team-b", "gpu-quota", &Default::default()).unwrap();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "4"}));
@@ -403,7 +406,7 @@ async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
     let (status, evidence) = quotas_task(&report);
     assert_eq!(status, "PASS", "{evidence:?}");
     assert!(evidence.contains(
-        &r#"an over-quota pod (dryRun=All) was rejected: pods "quota-probe" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/mig-1g.5gb=5, used: requests.nvidia.com/mig-1g.5gb=0, limited: requests.nvidia.com/mig-1g.5gb=4"#.to_string()
+        &r#"an over-quota pod in team-b (dryRun=All) was rejected: pods "quota-probe" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/mig-1g.5gb=5, used: requests.nvidia.com/mig-1g.5gb=0, limited: requests.nvidia.com/mig-1g.5gb=4"#.to_string()
     ), "{evidence:?}");
 }
 
