@@ -152,9 +152,13 @@ pub struct CheckArgs {
     /// Observe twice, this far apart, and pass only what held both times (e.g. 30s).
     #[arg(long, value_name = "DURATION")]
     pub confirm: Option<String>,
-    /// Re-evaluate on every change and show a live checklist.
-    #[arg(long)]
+    /// Re-evaluate on every change and show a live checklist; ends when every task passes (or on
+    /// Ctrl-C, or at --timeout).
+    #[arg(long, conflicts_with_all = ["confirm", "contexts"])]
     pub watch: bool,
+    /// With --watch: stop after this long (e.g. 10m) with exit 4 unless every task passed.
+    #[arg(long, value_name = "DURATION", requires = "watch")]
+    pub timeout: Option<String>,
     /// Grade these kubeconfig contexts (a class); `all` grades every context.
     #[arg(long, value_delimiter = ',', value_name = "CTX,…")]
     pub contexts: Vec<String>,
@@ -211,6 +215,9 @@ pub struct SelftestArgs {
     /// Variant to test, or `all` (default: every variant).
     #[arg(long)]
     pub variant: Option<String>,
+    /// Make the fresh simulator's delays pass this many times faster.
+    #[arg(long, default_value_t = crate::demo::SELFTEST_SPEED)]
+    pub speed: f64,
 }
 
 /// `demo`.
@@ -343,8 +350,13 @@ impl Session {
             Some(dir) => return Err(Error::LabsDirMissing(dir)),
             None => LabSource::BuiltIn,
         };
-        if let Command::Check(CheckArgs { confirm: Some(value), .. }) = &cli.command {
-            parse_duration("--confirm", value)?;
+        if let Command::Check(CheckArgs { confirm, timeout, .. }) = &cli.command {
+            if let Some(value) = confirm {
+                parse_duration("--confirm", value)?;
+            }
+            if let Some(value) = timeout {
+                parse_duration("--timeout", value)?;
+            }
         }
         Ok(Session {
             lang: lang.unwrap_or_else(|| Lang::from_locale(locale)),

@@ -91,7 +91,6 @@ pub fn main(cli: Cli) -> ExitCode {
 
 /// Runs one command and returns its exit code.
 pub fn execute(session: Session) -> Result<u8, Error> {
-    let not_yet = |command, waiting_for| Err(Error::NotYetAvailable { command, waiting_for });
     match session.command {
         Command::Completions(args) => {
             let mut out = std::io::stdout().lock();
@@ -102,10 +101,9 @@ pub fn execute(session: Session) -> Result<u8, Error> {
         Command::Start(args) => {
             engine_command(&session.cluster, |cluster| start(cluster, &session.labs, session.lang, &args))
         }
-        Command::Check(args) if args.confirm.is_some() => {
-            not_yet("check --confirm", "the lab engine (issue #7)")
-        }
-        Command::Check(args) if args.watch => not_yet("check --watch", "the lab engine (issue #7)"),
+        Command::Check(args) if args.watch => engine_command(&session.cluster, |cluster| {
+            check_watch(cluster, &session.labs, session.lang, &args)
+        }),
         Command::Check(args) if !args.contexts.is_empty() => {
             class_check(&session.cluster, &session.labs, session.lang, &args)
         }
@@ -219,21 +217,98 @@ pub async fn check(
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let help = Help { hint: args.hint, reveal: args.reveal };
-    let report = engine::check::check(&cluster, &bundle, lang, help).await?;
-    match args.format {
+    let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(args)?).await?;
+    print_report(&report, args.format)?;
+    Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
+}
+
+/// Once, or twice `--confirm DURATION` apart.
+fn observations(args: &cli::CheckArgs) -> Result<engine::check::Observations, Error> {
+    Ok(match &args.confirm {
+        Some(text) => engine::check::Observations::Confirmed(cli::parse_duration("--confirm", text)?),
+        None => engine::check::Observations::Once,
+    })
+}
+
+/// A check report on stdout in the chosen format.
+fn print_report(report: &report::Report, format: cli::Format) -> Result<(), Error> {
+    match format {
         cli::Format::Human => {
             let mut out = anstream::stdout();
-            out.write_all(report::human(&report, true).as_bytes())?;
+            out.write_all(report::human(report, true).as_bytes())?;
             out.flush()?;
         }
         cli::Format::Json => {
-            print(&report::json(&report)?)?;
+            print(&report::json(report)?)?;
         }
         cli::Format::Junit => {
-            print(&report::junit(&report)?)?;
+            print(&report::junit(report)?)?;
         }
     }
-    Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
+    Ok(())
+}
+
+/// `check --watch`: the live checklist on stderr (redrawn in place on a terminal, a line per
+/// change otherwise), then the final report on stdout. Exit 0 when every task passed, 4 at
+/// `--timeout`, and on Ctrl-C the final report's code.
+pub async fn check_watch(
+    cluster: Cluster,
+    labs: &cli::LabSource,
+    lang: cli::Lang,
+    args: &cli::CheckArgs,
+) -> Result<u8, Error> {
+    use std::io::IsTerminal;
+    let bundle = lab::loader::find(labs, &args.lab)?;
+    let help = Help { hint: args.hint, reveal: args.reveal };
+    let timeout = args.timeout.as_deref().map(|t| cli::parse_duration("--timeout", t)).transpose()?;
+    let options = engine::watch::WatchOptions { timeout, ..Default::default() };
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let styled = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut live = terminal.then(|| report::live::Terminal::new(&bundle.lab.id.value, &cluster.context));
+    if live.is_none() {
+        eprintln!("watching {} on {} (Ctrl-C to stop)", bundle.lab.id.value, cluster.context);
+    }
+    let watched =
+        engine::watch::watch(&cluster, &bundle, lang, help, options, stop, |update| match &mut live {
+            Some(terminal) => terminal.draw(update.checklist, &update.reconnecting, styled),
+            None => {
+                eprint!("{}", report::live::change_lines(update.changes, update.checklist, update.elapsed));
+                for (feed, reason) in &update.reconnecting {
+                    eprintln!(
+                        "note: the watch on {feed} is reconnecting ({reason}); its last objects are used"
+                    );
+                }
+            }
+        })
+        .await;
+    if let Some(terminal) = live {
+        terminal.finish();
+    }
+    let watched = watched?;
+    let ending = match watched.ending {
+        engine::watch::Ending::AllPassed => "every task passes".to_string(),
+        engine::watch::Ending::Interrupted => "stopped".to_string(),
+        engine::watch::Ending::TimedOut => {
+            format!("timed out after {}", args.timeout.as_deref().unwrap_or(""))
+        }
+    };
+    let regressed = watched.checklist.regressed();
+    let regressed =
+        if regressed.is_empty() { String::new() } else { format!("; regressed: {}", regressed.join(", ")) };
+    let evaluations = match watched.checklist.evaluations() {
+        1 => "1 evaluation".to_string(),
+        n => format!("{n} evaluations"),
+    };
+    eprintln!("watch ended after {}s and {evaluations}: {ending}{regressed}", watched.elapsed.as_secs());
+    print_report(&watched.report, args.format)?;
+    Ok(match watched.ending {
+        engine::watch::Ending::TimedOut => exit::TIMED_OUT,
+        _ if watched.report.passed => exit::OK,
+        _ => exit::CHECKS_FAILED,
+    })
 }
 
 /// `answer`: store a quiz answer in the lab's inventory.
@@ -347,6 +422,7 @@ fn class_check(
         args.contexts.clone()
     };
     let help = Help { hint: args.hint, reveal: args.reveal };
+    let observations = observations(args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
         let target =
@@ -355,7 +431,7 @@ fn class_check(
         async move {
             let graded = async {
                 let cluster = engine::cluster::connect(&target).await?;
-                engine::check::check(&cluster, bundle, lang, help).await
+                engine::check::check_with(&cluster, bundle, lang, help, observations).await
             };
             (context.clone(), graded.await.map_err(|e| e.to_string()))
         }

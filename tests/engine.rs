@@ -486,14 +486,15 @@ fn class_grading_gives_one_error_row_per_unreachable_learner() {
 }
 
 #[test]
-fn check_modes_not_built_yet_say_so_with_exit_2() {
-    let output = lab_runner().args(["check", LAB, "--watch"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("`lab-runner check --watch` is not available in this build yet"),
-        "{}",
-        stderr(&output)
-    );
+fn watch_takes_no_confirm_and_timeout_needs_watch() {
+    for args in [
+        &[LAB, "--watch", "--confirm", "1s"][..],
+        &[LAB, "--timeout", "1m"],
+        &[LAB, "--watch", "--timeout", "soon"],
+    ] {
+        let output = lab_runner().arg("check").args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "check {args:?}: {}", stderr(&output));
+    }
 }
 
 #[tokio::test]

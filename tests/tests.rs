@@ -4,6 +4,8 @@
 mod cli;
 mod course_case;
 mod engine;
+mod engine_binary;
+mod engine_watch;
 mod k8s_predicates;
 mod kubectl;
 mod lab;
@@ -11,6 +13,7 @@ mod lab_reports;
 mod labs_content;
 mod selftest;
 mod sim_api;
+mod sim_apply;
 mod sim_controllers;
 mod sim_gpu;
 mod sim_patch;

@@ -352,9 +352,13 @@ pub fn quota_in_force(
         Some(Some(Probe::NotSent(why))) => {
             return Outcome::Error(vec![format!("the over-quota probe failed: {why}")]);
         }
-        Some(Some(Probe::Admitted)) => Some(Err("an over-quota pod (dryRun=All) was admitted".to_string())),
+        // The namespace is named: a task usually checks one quota per team, and two bare
+        // "was admitted" lines in one report do not say which team's quota is not in force.
+        Some(Some(Probe::Admitted)) => {
+            Some(Err(format!("an over-quota pod in {} (dryRun=All) was admitted", check.namespace)))
+        }
         Some(Some(Probe::Rejected(message))) => {
-            Some(Ok(format!("an over-quota pod (dryRun=All) was rejected: {message}")))
+            Some(Ok(format!("an over-quota pod in {} (dryRun=All) was rejected: {message}", check.namespace)))
         }
     };
     let outcome = quota_hard(check, observed);

@@ -1,7 +1,11 @@
-//! `check`: observe once (one LIST per kind), evaluate the tasks in `needs` order, and build the
-//! report. Read-only: GET and LIST requests only.
+//! `check`: observe (one LIST per kind per observation), evaluate the tasks in `needs` order, and
+//! build the report; `--confirm` observes twice and passes only what held both times.
+//! Read-only: GET and LIST requests only, plus the `dryRun=All` probes a task declares.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
 
 use serde_json::Value;
 
@@ -43,9 +47,116 @@ pub async fn check(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -
     Ok(grade_observation(bundle, inventory.as_ref(), &observation, lang, help))
 }
 
+/// How many times `check` observes the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Observations {
+    /// Once (the default).
+    #[default]
+    Once,
+    /// Twice, this far apart (`--confirm DURATION`); a task passes only if it passed both times.
+    Confirmed(Duration),
+}
+
+/// Observes the cluster once or twice (`observations`) and grades every task of `bundle`.
+pub async fn check_with(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    lang: Lang,
+    help: Help,
+    observations: Observations,
+) -> Result<Report> {
+    match observations {
+        Observations::Once => check(cluster, bundle, lang, help).await,
+        Observations::Confirmed(apart) => {
+            let first = check(cluster, bundle, lang, help).await?;
+            tokio::time::sleep(apart).await;
+            let second = check(cluster, bundle, lang, help).await?;
+            Ok(confirm(&bundle.lab, &first, &second, apart))
+        }
+    }
+}
+
+/// Combines two reports of the same lab taken `apart` from each other (pure): a task passes only
+/// if it passed both times; otherwise it takes the status of the observation that did not pass
+/// (the second one's when both did not), with evidence naming which observation failed. A task
+/// whose needs did not pass both times is BLOCKED, as in a single observation.
+pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration) -> Report {
+    let at = |n: u8| match n {
+        1 => "observation 1 of 2 (at start)".to_string(),
+        _ => format!("observation 2 of 2 (after {})", human_duration(apart)),
+    };
+    let find = |report: &Report, id: &str| report.tasks.iter().find(|t| t.id == id).cloned();
+    let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
+    let mut results = Vec::new();
+    for task in lab.tasks_in_needs_order() {
+        let id = task.id.value.as_str();
+        let (Some(one), Some(two)) = (find(first, id), find(second, id)) else { continue };
+        let unmet: Vec<String> = task
+            .needs
+            .iter()
+            .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
+            .map(|need| {
+                let status = statuses.get(&need.value).map(|s| s.as_str()).unwrap_or("not graded");
+                format!("needs {} ({status})", need.value)
+            })
+            .collect();
+        let header = |n: u8, result: &TaskResult| format!("{}: {}", at(n), result.status.as_str());
+        let (status, evidence, hints) = if !unmet.is_empty() {
+            let hints = if two.hints.is_empty() { one.hints.clone() } else { two.hints.clone() };
+            (TaskStatus::Blocked, unmet, hints)
+        } else {
+            match (one.status, two.status) {
+                (TaskStatus::Pass, TaskStatus::Pass) => {
+                    let mut evidence =
+                        vec![format!("held at both observations, {} apart", human_duration(apart))];
+                    evidence.extend(two.evidence.iter().cloned());
+                    (TaskStatus::Pass, evidence, Vec::new())
+                }
+                (first_status, TaskStatus::Pass) => {
+                    let mut evidence = vec![header(1, &one)];
+                    evidence.extend(one.evidence.iter().cloned());
+                    evidence.push(header(2, &two));
+                    (first_status, evidence, one.hints.clone())
+                }
+                (_, second_status) => {
+                    let mut evidence = vec![header(1, &one), header(2, &two)];
+                    evidence.extend(two.evidence.iter().cloned());
+                    (second_status, evidence, two.hints.clone())
+                }
+            }
+        };
+        statuses.insert(id.to_string(), status);
+        results.push(TaskResult {
+            status,
+            awarded: if status == TaskStatus::Pass { two.points } else { 0 },
+            evidence,
+            hints,
+            ..two
+        });
+    }
+    Report::new(&second.lab, &second.title, second.variant.clone(), results)
+}
+
+/// `45s`, `2m`, `1m30s`, `1h`: a duration as `--confirm` accepts it.
+pub fn human_duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let mut out = String::new();
+    if hours > 0 {
+        out.push_str(&format!("{hours}h"));
+    }
+    if minutes > 0 {
+        out.push_str(&format!("{minutes}m"));
+    }
+    if seconds > 0 || out.is_empty() {
+        out.push_str(&format!("{seconds}s"));
+    }
+    out
+}
+
 /// Sends each `dryRun=All` create a task declares as a probe (the only writes `check` makes,
 /// and the server persists nothing for them).
-async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<String, observe::Probe> {
+pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<String, observe::Probe> {
     use kube::api::{Api, DynamicObject, PostParams};
     let mut probes = BTreeMap::new();
     for expectation in bundle.lab.tasks.iter().flat_map(|t| &t.expect) {
@@ -211,4 +322,129 @@ fn broken_pod_spec(
                 && doc.pointer("/metadata/name").and_then(Value::as_str) == Some(check.target.name.as_str())
         })
         .and_then(|doc| doc.pointer("/spec/template/spec").cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lab() -> Lab {
+        serde_saphyr::from_str(
+            "apiVersion: lab-runner.io/v1\nid: x\ntitle: {en: t}\nbriefing: {en: b}\nstages: []\ntasks:\n\
+             - {id: a, title: {en: a}, description: {en: a}, points: 2, expect: []}\n\
+             - {id: b, title: {en: b}, description: {en: b}, points: 3, needs: [a], expect: []}\n\
+             - {id: c, title: {en: c}, description: {en: c}, points: 1, expect: []}\n",
+        )
+        .unwrap()
+    }
+
+    fn result(id: &str, points: i64, status: TaskStatus, evidence: &str) -> TaskResult {
+        TaskResult {
+            id: id.into(),
+            title: id.into(),
+            status,
+            points,
+            awarded: if status == TaskStatus::Pass { points } else { 0 },
+            evidence: vec![evidence.into()],
+            hints: Vec::new(),
+            hints_available: 0,
+            solution: None,
+        }
+    }
+
+    fn report(a: TaskStatus, b: TaskStatus, c: TaskStatus, tag: &str) -> Report {
+        Report::new(
+            "x",
+            "t",
+            None,
+            vec![
+                result("a", 2, a, &format!("a {tag}")),
+                result("b", 3, b, &format!("b {tag}")),
+                result("c", 1, c, &format!("c {tag}")),
+            ],
+        )
+    }
+
+    fn rows(report: &Report) -> Vec<(&str, &str, Vec<&str>)> {
+        report
+            .tasks
+            .iter()
+            .map(|t| (t.id.as_str(), t.status.as_str(), t.evidence.iter().map(String::as_str).collect()))
+            .collect()
+    }
+
+    use TaskStatus::{Blocked, Error, Fail, Pass};
+
+    #[test]
+    fn a_task_passes_only_if_it_passed_both_times() {
+        let first = report(Pass, Pass, Fail, "seen first");
+        let second = report(Pass, Pass, Pass, "seen second");
+        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(30));
+        assert_eq!(
+            rows(&confirmed),
+            [
+                ("a", "PASS", vec!["held at both observations, 30s apart", "a seen second"]),
+                ("b", "PASS", vec!["held at both observations, 30s apart", "b seen second"]),
+                (
+                    "c",
+                    "FAIL",
+                    vec![
+                        "observation 1 of 2 (at start): FAIL",
+                        "c seen first",
+                        "observation 2 of 2 (after 30s): PASS"
+                    ]
+                ),
+            ]
+        );
+        assert_eq!((confirmed.score, confirmed.total, confirmed.passed), (5, 6, false));
+    }
+
+    #[test]
+    fn a_task_that_fails_at_either_observation_blocks_what_needs_it() {
+        let first = report(Pass, Pass, Error, "one");
+        let second = report(Fail, Blocked, Fail, "two");
+        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(90));
+        assert_eq!(
+            rows(&confirmed),
+            [
+                (
+                    "a",
+                    "FAIL",
+                    vec![
+                        "observation 1 of 2 (at start): PASS",
+                        "observation 2 of 2 (after 1m30s): FAIL",
+                        "a two"
+                    ]
+                ),
+                ("b", "BLOCKED", vec!["needs a (FAIL)"]),
+                (
+                    "c",
+                    "FAIL",
+                    vec![
+                        "observation 1 of 2 (at start): ERROR",
+                        "observation 2 of 2 (after 1m30s): FAIL",
+                        "c two"
+                    ]
+                ),
+            ]
+        );
+        assert_eq!(confirmed.score, 0);
+
+        // A need that failed only the first time still blocks.
+        let first = report(Fail, Blocked, Pass, "one");
+        let second = report(Pass, Pass, Pass, "two");
+        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(5));
+        let statuses: Vec<&str> = confirmed.tasks.iter().map(|t| t.status.as_str()).collect();
+        assert_eq!(statuses, ["FAIL", "BLOCKED", "PASS"]);
+        assert_eq!(confirmed.score, 1);
+    }
+
+    #[test]
+    fn durations_read_as_typed() {
+        let text = |s| human_duration(Duration::from_secs(s));
+        assert_eq!(
+            [text(0), text(45), text(120), text(90), text(3600), text(3725)],
+            ["0s", "45s", "2m", "1m30s", "1h", "1h2m5s"]
+        );
+    }
 }

@@ -156,7 +156,8 @@ impl Inventory {
         ])
     }
 
-    fn from_data(data: &BTreeMap<String, String>) -> Result<Inventory> {
+    /// Reads an inventory from its ConfigMap's `data` (as `check --watch` receives it).
+    pub fn from_data(data: &BTreeMap<String, String>) -> Result<Inventory> {
         fn field<T: for<'de> Deserialize<'de> + Default>(
             data: &BTreeMap<String, String>,
             key: &str,

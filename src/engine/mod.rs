@@ -15,6 +15,7 @@ pub mod reset;
 pub mod selftest;
 pub mod start;
 pub mod status;
+pub mod watch;
 
 use crate::exit;
 

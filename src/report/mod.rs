@@ -3,6 +3,8 @@
 //! The JSON form is documented in `docs/report-format.md`; [`REPORT_VERSION`] changes when a
 //! field changes meaning or disappears.
 
+pub mod live;
+
 use std::fmt::Write as _;
 
 use owo_colors::OwoColorize;

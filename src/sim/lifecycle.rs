@@ -463,6 +463,12 @@ pub async fn serve(
         ControlPlane::ApiOnly => None,
     };
     let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
+    let app = match std::env::var(REQUEST_LOG_ENV) {
+        Ok(value) if value == "1" => {
+            app.layer(axum::middleware::from_fn_with_state(Arc::new(tokens.clone()), log_request))
+        }
+        _ => app,
+    };
 
     let endpoint = format!("https://127.0.0.1:{bound}");
     let kubeconfig_path = dir.join(KUBECONFIG_FILE);
@@ -505,6 +511,32 @@ pub async fn serve(
     }
     remove_run_files(dir);
     served.map_err(Error::Serve)
+}
+
+/// With this variable set to `1` in the environment of `sim up`/`sim serve`, every request is
+/// logged on stderr (`serve.log` under `sim up`) as `request <user> <METHOD> <path?query>
+/// <status>`: how `scripts/bench-check.sh` and the binary tests count a check's requests.
+pub const REQUEST_LOG_ENV: &str = "LAB_RUNNER_SIM_REQUEST_LOG";
+
+/// The request log middleware (outermost, so rejected requests are logged too).
+async fn log_request(
+    axum::extract::State(tokens): axum::extract::State<Arc<Tokens>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let user = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .and_then(|token| tokens.identify(token.trim()))
+        .map_or("anonymous", |identity| identity.user);
+    let method = request.method().clone();
+    let target =
+        request.uri().path_and_query().map_or_else(|| request.uri().path().to_string(), |p| p.to_string());
+    let response = next.run(request).await;
+    eprintln!("request {user} {method} {target} {}", response.status().as_u16());
+    response
 }
 
 /// A future resolving on SIGTERM or SIGINT (Ctrl-C). The handlers are installed by this call,

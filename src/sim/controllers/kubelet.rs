@@ -546,10 +546,16 @@ impl Kubelet {
                 Step::Pulling { done_at, .. } => wakes.push(*done_at),
                 Step::PullFailed { back_off_shown_at, .. } => wakes.push(*back_off_shown_at),
                 Step::PullBackOff { retry_at, .. } => wakes.push(*retry_at),
-                Step::Running { ready_at, .. } if *ready_at > now => wakes.push(*ready_at),
-                Step::Running { exits: Some((at, _)), .. } => wakes.push(*at),
+                Step::Running { ready_at, exits, .. } => {
+                    if *ready_at > now {
+                        wakes.push(*ready_at);
+                    }
+                    if let Some((at, _)) = exits {
+                        wakes.push(*at);
+                    }
+                }
                 Step::CrashBackOff { retry_at, .. } => wakes.push(*retry_at),
-                Step::Running { .. } | Step::NeverPull { .. } | Step::Terminated { .. } => {}
+                Step::NeverPull { .. } | Step::Terminated { .. } => {}
             }
         }
         if let Some(next) = wakes.into_iter().min() {

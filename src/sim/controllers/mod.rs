@@ -430,7 +430,13 @@ impl Controllers {
                 }
                 match controller_of(&value) {
                     Some(owner) => self.owner_changed(&key.0, owner),
-                    None => self.orphan_changed(&key.0),
+                    None => {
+                        if object.json.contains(job::JOB_TRACKING_FINALIZER) {
+                            // A tracked pod that lost its Job: the Job controller releases it.
+                            self.dirty.jobs.insert((key.0.clone(), String::new()));
+                        }
+                        self.orphan_changed(&key.0)
+                    }
                 }
                 if let Some(previous) = &event.previous
                     && let Ok(previous) = serde_json::from_str::<Value>(&previous.json)

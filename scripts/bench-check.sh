@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Benchmarks `lab-runner check stuck-rollout` against the simulator (issue #7, Performance):
+#   1. at the image variant's stalled start state, side by side with a Killercoda-style bash
+#      script of `kubectl get … -o json` calls reading the same objects (mean per run, ratio);
+#   2. the requests one check sends, from the simulator's request log, against the kinds;
+#   3. `check` on a 1,000-node simulator (`sim up --nodes 1000`).
+# Uses hyperfine when installed, else a timed loop. Not part of CI (timings are not asserted).
+#
+# Usage: scripts/bench-check.sh            (builds the release binary if it is missing)
+#   RUNS=20            runs per command (default 20)
+#   LAB_RUNNER=path    the binary to measure (default target/release/lab-runner)
+#   KUBECTL=path       the kubectl the script calls (default: kubectl on the PATH)
+#   NODES=1000         node count of the large simulator (0 skips it)
+#   INSTALL_HYPERFINE=1  apt-get install hyperfine first when it is missing
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${RUNS:-20}"
+nodes="${NODES:-1000}"
+bin="${LAB_RUNNER:-$PWD/target/release/lab-runner}"
+kubectl_bin="${KUBECTL:-$(command -v kubectl || true)}"
+[ -n "$kubectl_bin" ] || { echo "bench-check: no kubectl (set KUBECTL=path)" >&2; exit 2; }
+if [ ! -x "$bin" ]; then
+  echo "== building the release binary"
+  cargo build --release
+fi
+if ! command -v hyperfine >/dev/null && [ "${INSTALL_HYPERFINE:-0}" = 1 ]; then
+  apt-get install -y hyperfine >/dev/null || echo "bench-check: could not install hyperfine; timing with a loop"
+fi
+
+work="$(mktemp -d)"
+cleanup() {
+  "$bin" sim down --state-dir "$work/sim" >/dev/null 2>&1 || true
+  "$bin" sim down --state-dir "$work/big" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export LAB_RUNNER_SIM_REQUEST_LOG=1   # the simulator logs every request in serve.log
+export HOME="$work/home" KUBECACHEDIR="$work/home/cache" LANG=C.UTF-8 NO_COLOR=1
+mkdir -p "$HOME"
+
+echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$bin" sim up --state-dir "$work/sim" --speed 10 >/dev/null
+export KUBECONFIG="$work/sim/kubeconfig"
+"$bin" start stuck-rollout --variant image >/dev/null
+echo "== stuck-rollout started (variant image): the rollout is stalled at one node"
+
+# What a Killercoda verify script does: one `kubectl get … -o json` per object set the checks
+# read, parsed afterwards (here: thrown away). The same objects `check` lists.
+cat > "$work/killercoda.sh" <<SCRIPT
+#!/usr/bin/env bash
+k="$kubectl_bin"
+"\$k" get nodes -o json >/dev/null
+"\$k" get pods --all-namespaces -o json >/dev/null
+"\$k" get daemonsets --all-namespaces -o json >/dev/null
+"\$k" get prometheusrules.monitoring.coreos.com --all-namespaces -o json >/dev/null
+"\$k" -n lab-runner get configmap lab-runner-inventory-stuck-rollout -o json >/dev/null
+SCRIPT
+chmod +x "$work/killercoda.sh"
+"$work/killercoda.sh"   # warms kubectl's discovery cache, as on a Killercoda VM
+
+# Mean wall time of a command in ms over $runs runs (exit codes ignored: check exits 1 here).
+mean_ms() {
+  local start end
+  start=$(date +%s%N)
+  for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1 || true; done
+  end=$(date +%s%N)
+  echo $(( (end - start) / runs / 1000000 ))
+}
+
+check_cmd="$bin check stuck-rollout"
+script_cmd="$work/killercoda.sh"
+echo "== $runs runs each, side by side"
+if command -v hyperfine >/dev/null; then
+  hyperfine -N -i --warmup 3 --runs "$runs" --export-json "$work/hyperfine.json" "$check_cmd" "$script_cmd"
+  read -r check_ms script_ms < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+print(" ".join(str(round(x["mean"] * 1000, 1)) for x in r))' "$work/hyperfine.json")
+else
+  "$bin" check stuck-rollout >/dev/null 2>&1 || true   # warm-up
+  check_ms=$(mean_ms $check_cmd)
+  script_ms=$(mean_ms "$script_cmd")
+fi
+ratio=$(python3 -c "print(round($script_ms / max($check_ms, 0.1), 1))")
+echo "check stuck-rollout: ${check_ms} ms per run; kubectl script: ${script_ms} ms per run; ratio ${ratio}x"
+
+echo "== requests per check (simulator request log)"
+before=$(grep -c '^request ' "$work/sim/serve.log" || true)
+"$bin" check stuck-rollout >/dev/null || true
+sleep 0.2
+tail -n +"$((before + 1))" "$work/sim/serve.log" | grep '^request ' | sed 's/^/  /'
+lists=$(tail -n +"$((before + 1))" "$work/sim/serve.log" | grep '^request ' | grep -c -E ' GET /apis?/[^ ?]*/(nodes|pods|daemonsets|prometheusrules)[ ?]' || true)
+total=$(tail -n +"$((before + 1))" "$work/sim/serve.log" | grep -c '^request ' || true)
+echo "requests: $total = $lists lists (kinds the lab's tasks read: 4 — Node, Pod, DaemonSet, PrometheusRule) + 1 inventory GET + 1 GET /version (connect)"
+
+if [ "$nodes" -gt 0 ]; then
+  echo "== $nodes-node simulator"
+  start=$(date +%s%N)
+  "$bin" sim up --state-dir "$work/big" --nodes "$nodes" --speed 10 >/dev/null
+  echo "sim up --nodes $nodes: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  export KUBECONFIG="$work/big/kubeconfig"
+  start=$(date +%s%N)
+  if "$bin" start stuck-rollout --variant image >/dev/null 2>"$work/big-start.err"; then
+    echo "start stuck-rollout: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  else
+    echo "start stuck-rollout did not finish on $nodes nodes ($(tail -1 "$work/big-start.err")); timing check on the unstarted lab (same lists)"
+  fi
+  "$bin" check stuck-rollout >/dev/null 2>&1 || true   # warm-up
+  big_runs=$(( runs < 5 ? runs : 5 ))
+  if command -v hyperfine >/dev/null; then
+    hyperfine -N -i --warmup 1 --runs "$big_runs" "$bin check stuck-rollout"
+  else
+    runs=$big_runs
+    echo "check stuck-rollout on $nodes nodes: $(mean_ms $check_cmd) ms per run"
+  fi
+fi
