@@ -215,6 +215,9 @@ pub struct SelftestArgs {
     /// Variant to test, or `all` (default: every variant).
     #[arg(long)]
     pub variant: Option<String>,
+    /// Make the fresh simulator's delays pass this many times faster.
+    #[arg(long, default_value_t = crate::demo::SELFTEST_SPEED)]
+    pub speed: f64,
 }
 
 /// `demo`.

@@ -300,6 +300,19 @@ fn the_course_case_through_real_kubectl() {
     case.apply("gated.yaml", GATED_POD);
     let row = case.ok(&["get", "pod", "gated", "--no-headers"]);
     assert_eq!(row.split_whitespace().nth(2), Some("SchedulingGated"));
+    let added = case.run(&[
+        "patch",
+        "pod",
+        "gated",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"example.com/another"}}]"#,
+    ]);
+    assert_eq!(added.status.code(), Some(1));
+    assert_eq!(
+        stderr(&added),
+        "The Pod \"gated\" is invalid: spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/another'\n"
+    );
     case.ok(&[
         "patch",
         "pod",

@@ -173,3 +173,77 @@ async fn reset_to_stage_reapplies_the_stages_up_to_it() {
     let inventory = lab_runner::engine::inventory::load(&client, "config-drift").await.unwrap().unwrap();
     assert_eq!(inventory.stages, ["namespace", "settings"]);
 }
+
+#[test]
+fn a_named_cluster_is_used_instead_of_a_fresh_simulator() {
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("sim");
+    let up = sim(&["up", "--nodes", "1"], &state);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let _stop = Stop(&state);
+    let kubeconfig = state.join("kubeconfig");
+    let kubeconfig = kubeconfig.to_str().unwrap();
+    // --context: the solutions' kubectl reads a private kubeconfig whose current context is it.
+    let output = selftest(
+        Some(FIXTURES),
+        &["config-drift", "--kubeconfig", kubeconfig, "--context", "lab-runner-sim"],
+    );
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(!stderr(&output).contains("simulator at"), "no simulator of its own was started");
+    assert!(out.ends_with("selftest config-drift: passed\n"), "{out}");
+    // What the selftest left on the named cluster: the lab reset to its first stage.
+    let listed = lab_runner()
+        .args(["--labs", FIXTURES, "--kubeconfig", kubeconfig, "reset", "config-drift", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&listed),
+        "reset config-drift would:\n  delete namespace config-drift and everything in it\n  apply stage namespace again\n"
+    );
+}
+
+#[test]
+fn a_speed_factor_must_be_above_zero() {
+    let output = lab_runner().args(["selftest", "stuck-rollout", "--speed", "0"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stderr(&output), "error: --speed 0: the speed factor must be a number above 0\n");
+}
+
+/// The selftest's own simulator does not outlive an interrupted selftest.
+#[test]
+fn ctrl_c_stops_the_selftests_simulator() {
+    use std::io::BufRead;
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let binary = assert_cmd::cargo::cargo_bin("lab-runner");
+    let mut child = std::process::Command::new(binary)
+        .args(["selftest", "stuck-rollout", "--variant", "image"])
+        .env_remove("KUBECONFIG")
+        .env_remove("LAB_RUNNER_LABS")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let state = std::env::temp_dir().join(format!("lab-runner-selftest-{}", child.id()));
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    // The ci-wait solution waits 20 s on the stalled rollout: a moment to interrupt.
+    let reached = lines.by_ref().map_while(Result::ok).any(|line| line.ends_with("solution ci-wait"));
+    assert!(reached, "the selftest reached its ci-wait step");
+    let server: u32 = std::fs::read_to_string(state.join("sim.pid")).unwrap().trim().parse().unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(rest.iter().any(|l| l == "selftest interrupted: its simulator was stopped"), "{rest:?}");
+    // Gone, or a zombie waiting for a reaper (a container's init may never reap it).
+    let stat = std::fs::read_to_string(format!("/proc/{server}/stat")).unwrap_or_default();
+    let state_letter = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next()).unwrap_or_default();
+    assert!(matches!(state_letter, None | Some('Z')), "the simulator's server is gone: {stat}");
+    assert!(!state.exists(), "its state directory is removed");
+}

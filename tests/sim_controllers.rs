@@ -840,6 +840,15 @@ async fn a_gated_pod_waits_with_scheduling_gated_until_its_gates_are_removed() {
     let pod = cluster.get("pods", "gated").unwrap();
     assert!(pod["spec"]["nodeName"].is_null(), "a gated pod is never scheduled");
     assert!(cluster.events_for("gated").is_empty(), "no FailedScheduling for a gated pod");
+    // Gates can only be removed (`validateOnlyDeletedSchedulingGates`).
+    let mut added = cluster.get("pods", "gated").unwrap();
+    added["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}, {"name": "example.com/new"}]);
+    let refused =
+        cluster.sim.state.store.update(&rt("pods"), added, Subresource::Main, DryRun::Off).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "Pod \"gated\" is invalid: spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/new'"
+    );
     cluster
         .change("pods", "gated", |p| p["spec"]["schedulingGates"] = json!([{"name": "example.com/review"}]));
     cluster.run_for(60);
@@ -972,6 +981,30 @@ async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
 }
 
 #[tokio::test]
+async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/long:v1", 3600.0, 0);
+    cluster
+        .create("jobs", job("orphaned", "example.com/long:v1", json!({"parallelism": 2, "completions": 4})));
+    cluster.create("jobs", job("collected", "example.com/long:v1", json!({})));
+    cluster.run_for(30);
+    assert_eq!(cluster.pods().len(), 3);
+    // Orphaning: the pods stay and keep running, without owner and without finalizer.
+    cluster.delete("jobs", "orphaned", Some(Propagation::Orphan));
+    // Background: the pods are deleted; the finalizer must not hold them.
+    cluster.delete("jobs", "collected", Some(Propagation::Background));
+    cluster.run_for(120);
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    for pod in &pods {
+        assert!(pod["metadata"]["name"].as_str().unwrap().starts_with("orphaned-"));
+        assert!(pod["metadata"]["ownerReferences"].as_array().is_none_or(|refs| refs.is_empty()));
+        assert_eq!(pod["metadata"]["finalizers"], Value::Null);
+        assert_eq!(pod["status"]["phase"], json!("Running"));
+    }
+}
+
+#[tokio::test]
 async fn a_failing_job_backs_off_and_fails_past_its_backoff_limit() {
     let mut cluster = Cluster::three_workers();
     batch_image(&cluster, "example.com/broken:v1", 5.0, 1);
@@ -1020,4 +1053,65 @@ async fn an_on_failure_job_counts_container_restarts_against_its_backoff_limit()
     assert_eq!(conditions(&failed).last().unwrap().0, "Failed");
     let pods = cluster.pods();
     assert!(pods.is_empty(), "the restarting pod was deleted once the limit was reached: {pods:?}");
+}
+
+#[tokio::test]
+async fn the_gpu_sharing_team_job_completes_with_the_built_in_vectoradd_image() {
+    let mut cluster = Cluster::new(vec![node("gpu-1", json!([]), 1)]);
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/workloads/team-jobs.yaml"))
+            .unwrap();
+    let team_job: Value = serde_saphyr::from_str(&manifest).unwrap();
+    let state = cluster.sim.state.clone();
+    let store = &state.store;
+    store
+        .create(
+            &rt("namespaces"),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}),
+        )
+        .unwrap();
+    store.create(&rt("jobs"), team_job).unwrap();
+    cluster.run_for(300);
+    let done = store.get_value(&rt("jobs"), "team-a", "vectoradd").unwrap();
+    assert_eq!(done["status"]["succeeded"], json!(1));
+    assert_eq!(conditions(&done).last().unwrap().0, "Complete");
+}
+
+#[tokio::test]
+async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/crash:v1", 5.0, 1);
+    let created = cluster.create("pods", plain_pod("crash", "example.com/crash:v1"));
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+    cluster.control.settle().unwrap();
+    // Pull (1s) + run (5s): the first exit restarts at once (`doBackOff` has no entry yet).
+    cluster.run_for(7);
+    let pod = cluster.get("pods", "crash").unwrap();
+    let status = &pod["status"]["containerStatuses"][0];
+    assert_eq!(status["restartCount"], json!(1));
+    assert!(status["state"]["running"].is_object());
+    let last = &status["lastState"]["terminated"];
+    assert_eq!((&last["exitCode"], &last["reason"]), (&json!(1), &json!("Error")));
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    // The second exit waits 10s in CrashLoopBackOff.
+    cluster.run_for(5);
+    let pod = cluster.get("pods", "crash").unwrap();
+    let status = &pod["status"]["containerStatuses"][0];
+    assert_eq!(status["restartCount"], json!(1));
+    assert_eq!(status["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
+    assert_eq!(
+        status["state"]["waiting"]["message"],
+        json!(format!("back-off 10s restarting failed container=main pod=crash_default({uid})"))
+    );
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    let back_off = cluster.events_for("crash").into_iter().find(|e| e["reason"] == "BackOff").unwrap();
+    assert_eq!(back_off["type"], json!("Warning"));
+    assert_eq!(
+        back_off["message"],
+        json!(format!("Back-off restarting failed container main in pod crash_default({uid})"))
+    );
+    cluster.run_for(10);
+    let status = cluster.get("pods", "crash").unwrap()["status"]["containerStatuses"][0].clone();
+    assert_eq!(status["restartCount"], json!(2));
+    assert!(status["state"]["running"].is_object());
 }

@@ -12,7 +12,8 @@ use lab_runner::sim::gpu::{
 };
 
 fn config(yaml: &str) -> EffectiveConfig {
-    let env = PluginEnv { mig_strategy: None, mps_root: Some("/run/nvidia/mps".to_string()) };
+    let env =
+        PluginEnv { mig_strategy: None, mps_root: Some("/run/nvidia/mps".to_string()), ..Default::default() };
     EffectiveConfig::load(yaml, &env).expect("valid config").0
 }
 
@@ -397,7 +398,7 @@ fn chart_env() -> ConfigManagerEnv {
 }
 
 fn plugin_env() -> PluginEnv {
-    PluginEnv { mig_strategy: None, mps_root: Some("/run/nvidia/mps".to_string()) }
+    PluginEnv { mig_strategy: None, mps_root: Some("/run/nvidia/mps".to_string()), ..Default::default() }
 }
 
 #[test]
@@ -455,6 +456,9 @@ fn unknown_label_crash_loops_the_sidecar_and_keeps_the_config() {
     assert_eq!(pod.sidecar, ContainerState::Running);
     assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 2);
     insta::assert_snapshot!(pod.logs["sidecar"].join("\n"), @r"
+    Waiting for change to 'nvidia.com/device-plugin.config' label
+    Label change detected: nvidia.com/device-plugin.config=ts-4
+    Already configured. Skipping update...
     Waiting for change to 'nvidia.com/device-plugin.config' label
     Label change detected: nvidia.com/device-plugin.config=ts4
     specified config ts4 does not exist
@@ -951,4 +955,426 @@ async fn a_gpu_pod_stays_pending_on_a_mig_mixed_node_and_the_mig_pod_runs() {
     insta::assert_snapshot!(condition["message"].as_str().unwrap());
     let fixed = gpu.get("pods", "default", "fixed");
     assert_eq!((&fixed["spec"]["nodeName"], &fixed["status"]["phase"]), (&json!("gpu-3"), &json!("Running")));
+}
+
+/// A pod asking for `count` shared GPUs on `node`.
+fn shared_gpu_pod(name: &str, node: &str, count: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
+                "resources": {"limits": {"nvidia.com/gpu": count}}}],
+        },
+    })
+}
+
+/// `failRequestsGreaterThanOne` (and MPS, which always enforces it): the kubelet rejects a pod
+/// asking for 2 shared GPUs at admission (rm.go `ValidateRequest` → kubelet `rejectPod`); a pod
+/// asking for 1 runs, and without the flag time-slicing lets 2 through.
+#[tokio::test]
+async fn fail_requests_greater_than_one_rejects_the_pod_on_the_node() {
+    let mut gpu = Gpu::new();
+    gpu.change("configmaps", NS, CONFIGMAP, |cm| {
+        cm["data"]["ts-4-strict"] = json!(
+            "version: v1\nsharing:\n  timeSlicing:\n    failRequestsGreaterThanOne: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+        );
+    });
+    gpu.install_plugin();
+    gpu.label("gpu-1", "nvidia.com/device-plugin.config", "ts-4-strict");
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "mps-2");
+    gpu.label("gpu-3", "nvidia.com/device-plugin.config", "ts-4");
+    gpu.create("pods", shared_gpu_pod("two", "gpu-1", "2"));
+    gpu.create("pods", shared_gpu_pod("one", "gpu-1", "1"));
+    gpu.create("pods", shared_gpu_pod("two-mps", "gpu-2", "2"));
+    gpu.create("pods", shared_gpu_pod("two-lenient", "gpu-3", "2"));
+    gpu.run_for(30);
+    let two = gpu.get("pods", "default", "two");
+    assert_eq!(two["spec"]["nodeName"], json!("gpu-1"));
+    assert_eq!(two["status"]["phase"], json!("Failed"));
+    assert_eq!(two["status"]["reason"], json!("UnexpectedAdmissionError"));
+    assert_eq!(
+        two["status"]["message"],
+        json!(
+            "Pod was rejected: Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: maximum request size for shared resources is 1; found 2, which is unexpected"
+        )
+    );
+    let mps = gpu.get("pods", "default", "two-mps");
+    assert_eq!(
+        (&mps["status"]["phase"], &mps["status"]["reason"]),
+        (&json!("Failed"), &json!("UnexpectedAdmissionError"))
+    );
+    for running in ["one", "two-lenient"] {
+        assert_eq!(gpu.get("pods", "default", running)["status"]["phase"], json!("Running"), "{running}");
+    }
+}
+
+/// `demo gpu-sharing` through the binary: a fresh simulator, `start`, the reference solution with
+/// real kubectl, `check`, to the full score: time-slicing (gpu-1), MPS on the tainted gpu-2 (GFD
+/// labels an MPS config although its container sets no MPS_ROOT), MIG mixed on gpu-3 (the lab's
+/// mig-manager DaemonSet acts on nvidia.com/mig.config), the Pending old pod, the MIG pod, quotas.
+#[test]
+fn demo_runs_the_gpu_sharing_lab_to_a_full_score() {
+    if !crate::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = crate::util::lab_runner().args(["demo", "gpu-sharing"]).output().unwrap();
+    let out = crate::util::stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{}", crate::util::stderr(&output));
+    for task in ["time-slicing", "mps", "mig-mixed", "old-manifest", "mig-pod", "quotas"] {
+        let passed = out.lines().any(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            words.len() >= 3 && words[0] == "PASS" && words[1] == task
+        });
+        assert!(passed, "task {task} did not pass:\n{out}");
+    }
+    assert!(out.contains("score 18/18"), "{out}");
+    assert!(!out.contains("timed out waiting"), "{out}");
+}
+
+/// Real kubectl against `lab-runner sim up` with the lab's NVIDIA manifests applied.
+mod through_kubectl {
+    use std::process::Output;
+
+    use crate::{
+        kubectl::{Kubectl, Sim, clients},
+        util::{stderr, stdout},
+    };
+
+    const LAB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/labs/gpu-sharing/manifests");
+
+    /// A simulator at 10× speed with the device plugin, GFD and the MIG manager running, and the
+    /// plugin ConfigMap holding `configs` (key → config file).
+    fn gpu_sim(client: &Kubectl, configs: &[(&str, &str)]) -> Sim {
+        let sim = Sim::up(&["--speed", "10"]);
+        for file in [
+            "gpu-operator/namespace.yaml",
+            "device-plugin/serviceaccount.yaml",
+            "device-plugin/configmap-start.yaml",
+            "device-plugin/daemonset.yaml",
+            "device-plugin/gfd-daemonset.yaml",
+            "gpu-operator/mig-manager.yaml",
+        ] {
+            ok(&sim.kubectl(client, &["apply", "-f", &format!("{LAB}/{file}")]), file);
+        }
+        let mut create = vec!["-n", "gpu-operator", "create", "configmap", "nvidia-device-plugin-configs"];
+        let files: Vec<String> = configs.iter().map(|(k, v)| format!("--from-literal={k}={v}")).collect();
+        create.extend(files.iter().map(String::as_str));
+        create.extend(["--dry-run=client", "-o", "yaml"]);
+        let yaml = ok(&sim.kubectl(client, &create), "render configmap");
+        let path = sim.state_dir().join("configs.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        ok(&sim.kubectl(client, &["replace", "-f", path.to_str().unwrap()]), "replace configmap");
+        wait(&sim, client, &["-n", "gpu-operator", "pods", "--all"], "condition=Ready");
+        sim
+    }
+
+    fn ok(output: &Output, what: &str) -> String {
+        assert!(output.status.success(), "{what}: {}{}", stdout(output), stderr(output));
+        stdout(output)
+    }
+
+    fn wait(sim: &Sim, client: &Kubectl, what: &[&str], condition: &str) {
+        let mut args = vec!["wait"];
+        args.extend(what);
+        let condition = format!("--for={condition}");
+        args.extend([condition.as_str(), "--timeout=60s"]);
+        ok(&sim.kubectl(client, &args), &args.join(" "));
+    }
+
+    fn jsonpath(sim: &Sim, client: &Kubectl, node: &str, path: &str) -> String {
+        ok(&sim.kubectl(client, &["get", "node", node, "-o", &format!("jsonpath={path}")]), path)
+    }
+
+    fn label(sim: &Sim, client: &Kubectl, node: &str, labels: &[&str]) {
+        let mut args = vec!["label", "node", node, "--overwrite"];
+        args.extend(labels);
+        ok(&sim.kubectl(client, &args), "label");
+    }
+
+    /// The 1.33 client (the simulator's version); the others are covered by the API tests.
+    fn client() -> Option<Kubectl> {
+        clients().into_iter().find(|c| c.version == "1.33")
+    }
+
+    const TS_4: &str = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n";
+    const TS_4_RENAMED: &str = "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n";
+    const MPS_2: &str =
+        "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n";
+    const MIG_SINGLE: &str = "version: v1\nflags:\n  migStrategy: single\n";
+    const MIG_MIXED: &str = "version: v1\nflags:\n  migStrategy: mixed\n";
+
+    const CONFIGS: &[(&str, &str)] = &[
+        ("default", "version: v1\n"),
+        ("ts-4", TS_4),
+        ("ts-4-rename", TS_4_RENAMED),
+        ("mps-2", MPS_2),
+        ("mig-single", MIG_SINGLE),
+        ("mig-mixed", MIG_MIXED),
+    ];
+
+    /// One row of gpu-domain.md §3.1 / one worked example of §4.2: node labels to set, then what
+    /// `kubectl get node -o jsonpath` reads back.
+    struct Row {
+        what: &'static str,
+        node: &'static str,
+        set: &'static [&'static str],
+        expect: &'static [(&'static str, &'static str)],
+    }
+
+    const ROWS: &[Row] = &[
+        Row {
+            what: "§3.1 time-slicing R=4 / §4.2 time-slicing (A100-80GB)",
+            node: "gpu-1",
+            set: &["nvidia.com/device-plugin.config=ts-4"],
+            expect: &[
+                ("{.status.allocatable.nvidia\\.com/gpu}", "4"),
+                ("{.status.capacity.nvidia\\.com/gpu}", "4"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-A100-SXM4-80GB-SHARED"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.count}", "1"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "4"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.sharing-strategy}", "time-slicing"),
+            ],
+        },
+        Row {
+            what: "§3.1 MPS R=2 / §4.2 MPS (H100, tainted)",
+            node: "gpu-2",
+            set: &["nvidia.com/device-plugin.config=mps-2"],
+            expect: &[
+                ("{.status.allocatable.nvidia\\.com/gpu}", "2"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-H100-80GB-HBM3-SHARED"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "2"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.sharing-strategy}", "mps"),
+                ("{.metadata.labels.nvidia\\.com/mps\\.capable}", "true"),
+            ],
+        },
+        Row {
+            what: "§3.1 MIG single all-1g.5gb (A100-40GB)",
+            node: "gpu-3",
+            set: &["nvidia.com/mig.config=all-1g.5gb", "nvidia.com/device-plugin.config=mig-single"],
+            expect: &[
+                ("{.status.allocatable.nvidia\\.com/gpu}", "7"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.count}", "7"),
+                ("{.metadata.labels.nvidia\\.com/mig\\.strategy}", "single"),
+                ("{.metadata.labels.nvidia\\.com/mig\\.config\\.state}", "success"),
+            ],
+        },
+    ];
+
+    const ROWS_2: &[Row] = &[
+        Row {
+            what: "§3.1 time-slicing renamed / §4.2 renameByDefault (A100-80GB)",
+            node: "gpu-1",
+            set: &["nvidia.com/device-plugin.config=ts-4-rename"],
+            expect: &[
+                ("{.status.allocatable.nvidia\\.com/gpu\\.shared}", "4"),
+                ("{.status.allocatable.nvidia\\.com/gpu}", "0"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-A100-SXM4-80GB"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "4"),
+            ],
+        },
+        Row {
+            what: "§4.2 no sharing (H100)",
+            node: "gpu-2",
+            set: &[],
+            expect: &[
+                ("{.status.allocatable.nvidia\\.com/gpu}", "1"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-H100-80GB-HBM3"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.memory}", "81559"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "1"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.sharing-strategy}", "none"),
+                ("{.metadata.labels.nvidia\\.com/mig\\.capable}", "true"),
+            ],
+        },
+        Row {
+            what: "§3.1 MIG mixed all-1g.5gb / §4.2 MIG mixed (A100-40GB)",
+            node: "gpu-3",
+            set: &["nvidia.com/mig.config=all-1g.5gb", "nvidia.com/device-plugin.config=mig-mixed"],
+            expect: &[
+                ("{.status.allocatable.nvidia\\.com/mig-1g\\.5gb}", "7"),
+                ("{.status.allocatable.nvidia\\.com/gpu}", "0"),
+                ("{.metadata.labels.nvidia\\.com/mig\\.strategy}", "mixed"),
+                ("{.metadata.labels.nvidia\\.com/mig-1g\\.5gb\\.count}", "7"),
+                ("{.metadata.labels.nvidia\\.com/mig-1g\\.5gb\\.memory}", "4864"),
+                ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "0"),
+            ],
+        },
+    ];
+
+    /// §4.2's H100 MIG examples, on gpu-2 once the operator's deploy label brings a MIG manager there.
+    const H100_MIG_SINGLE: &[Row] = &[Row {
+        what: "§4.2 MIG single H100 all-1g.10gb",
+        node: "gpu-2",
+        set: &[
+            "nvidia.com/gpu.deploy.mig-manager=true",
+            "nvidia.com/mig.config=all-1g.10gb",
+            "nvidia.com/device-plugin.config=mig-single",
+        ],
+        expect: &[
+            ("{.status.allocatable.nvidia\\.com/gpu}", "7"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.count}", "7"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.product}", "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.slices\\.ci}", "1"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.slices\\.gi}", "1"),
+            ("{.metadata.labels.nvidia\\.com/mig\\.config\\.state}", "success"),
+            ("{.metadata.labels.nvidia\\.com/mig\\.strategy}", "single"),
+        ],
+    }];
+
+    const H100_MIG_MIXED: &[Row] = &[Row {
+        what: "§4.2 MIG mixed H100 all-balanced",
+        node: "gpu-2",
+        set: &[
+            "nvidia.com/gpu.deploy.mig-manager=true",
+            "nvidia.com/mig.config=all-balanced",
+            "nvidia.com/device-plugin.config=mig-mixed",
+        ],
+        expect: &[
+            ("{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}", "2"),
+            ("{.status.allocatable.nvidia\\.com/mig-2g\\.20gb}", "1"),
+            ("{.status.allocatable.nvidia\\.com/mig-3g\\.40gb}", "1"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.count}", "1"),
+            ("{.metadata.labels.nvidia\\.com/gpu\\.replicas}", "0"),
+            ("{.metadata.labels.nvidia\\.com/mig-1g\\.10gb\\.count}", "2"),
+            ("{.metadata.labels.nvidia\\.com/mig-1g\\.10gb\\.memory}", "9984"),
+            ("{.metadata.labels.nvidia\\.com/mig-1g\\.10gb\\.multiprocessors}", "16"),
+            ("{.metadata.labels.nvidia\\.com/mig-2g\\.20gb\\.memory}", "20096"),
+            ("{.metadata.labels.nvidia\\.com/mig-3g\\.40gb\\.multiprocessors}", "60"),
+            ("{.metadata.labels.nvidia\\.com/mig\\.strategy}", "mixed"),
+        ],
+    }];
+
+    fn run_rows(client: &Kubectl, sim: &Sim, rows: &[Row]) {
+        for row in rows {
+            if !row.set.is_empty() {
+                label(sim, client, row.node, row.set);
+            }
+        }
+        for row in rows {
+            for (path, want) in row.expect {
+                let condition = format!("jsonpath={path}={want}");
+                let args =
+                    ["wait", &format!("node/{}", row.node), &format!("--for={condition}"), "--timeout=60s"];
+                let output = sim.kubectl(client, &args);
+                let got = jsonpath(sim, client, row.node, path);
+                assert!(output.status.success(), "{}: {path} is {got:?}, expected {want:?}", row.what);
+            }
+        }
+    }
+
+    #[test]
+    fn advertised_resources_and_gfd_labels_per_mode() {
+        let Some(client) = client() else { return };
+        let sim = gpu_sim(&client, CONFIGS);
+        run_rows(&client, &sim, ROWS);
+        run_rows(&client, &sim, H100_MIG_SINGLE);
+    }
+
+    /// The second half of the table, and on the MIG-mixed node a pod asking for nvidia.com/gpu
+    /// stays Pending with the v1.33 FailedScheduling text while the MIG pod runs.
+    #[test]
+    fn renamed_no_sharing_and_mig_mixed_with_pods() {
+        let Some(client) = client() else { return };
+        let sim = gpu_sim(&client, CONFIGS);
+        run_rows(&client, &sim, ROWS_2);
+        run_rows(&client, &sim, H100_MIG_MIXED);
+        for (name, resource) in [("whole-gpu", "nvidia.com/gpu"), ("mig-slice", "nvidia.com/mig-1g.5gb")] {
+            let pod = format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  nodeSelector: {{nvidia.com/mig.strategy: mixed}}\n  containers:\n  - name: cuda\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [sleep, infinity]\n    resources: {{limits: {{{resource}: 1}}}}\n"
+            );
+            let path = sim.state_dir().join(format!("{name}.yaml"));
+            std::fs::write(&path, pod).unwrap();
+            ok(&sim.kubectl(&client, &["apply", "-f", path.to_str().unwrap()]), name);
+        }
+        wait(&sim, &client, &["pod/mig-slice"], "condition=Ready");
+        wait(&sim, &client, &["pod/whole-gpu"], "condition=PodScheduled=False");
+        let message = ok(
+            &sim.kubectl(
+                &client,
+                &[
+                    "get",
+                    "pod",
+                    "whole-gpu",
+                    "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"PodScheduled\")].message}",
+                ],
+            ),
+            "message",
+        );
+        assert_eq!(
+            message,
+            "0/5 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/5 nodes are available: 1 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
+        );
+        let node = ok(
+            &sim.kubectl(&client, &["get", "pod", "mig-slice", "-o", "jsonpath={.spec.nodeName}"]),
+            "node",
+        );
+        assert_eq!(node, "gpu-3");
+    }
+
+    /// `kubectl logs` serves what the emulated NVIDIA containers logged, the kubelet's 400 for a
+    /// waiting container, empty output for other running containers; `kubectl exec` fails in one
+    /// line instead of hanging.
+    #[test]
+    fn logs_and_exec() {
+        let Some(client) = client() else { return };
+        let sim = gpu_sim(&client, CONFIGS);
+        let pods = ok(
+            &sim.kubectl(
+                &client,
+                &["-n", "gpu-operator", "get", "pods", "--field-selector=spec.nodeName=gpu-1", "-o", "name"],
+            ),
+            "pods",
+        );
+        let plugin = pods.lines().find(|p| !p.contains("feature-discovery")).unwrap().to_string();
+        let logs = |container: &str| {
+            ok(&sim.kubectl(&client, &["-n", "gpu-operator", "logs", &plugin, "-c", container]), container)
+        };
+        let plugin_log = logs("nvidia-device-plugin-ctr");
+        assert!(plugin_log.starts_with("\nRunning with config:\n{"), "{plugin_log}");
+        assert!(plugin_log.contains("\"migStrategy\": \"none\""), "{plugin_log}");
+        let init = logs("nvidia-device-plugin-init");
+        assert!(init.contains("Label change detected: nvidia.com/device-plugin.config=\n"), "{init}");
+        assert!(init.contains("No value set. Selecting default name: default\n"), "{init}");
+        assert!(logs("nvidia-device-plugin-sidecar").ends_with("Already configured. Skipping update...\n"));
+
+        ok(
+            &sim.kubectl(&client, &["run", "plain", "--image=nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"]),
+            "run",
+        );
+        ok(&sim.kubectl(&client, &["run", "missing", "--image=registry.invalid/none:1"]), "run");
+        wait(&sim, &client, &["pod/plain"], "condition=Ready");
+        // Bound, with the kubelet's first status written (a pod without a node gets
+        // `pod missing does not have a host assigned`).
+        wait(&sim, &client, &["pod/missing"], "jsonpath={.status.containerStatuses[0].ready}=false");
+        assert_eq!(ok(&sim.kubectl(&client, &["logs", "plain"]), "logs plain"), "");
+        let waiting = sim.kubectl(&client, &["logs", "missing"]);
+        assert!(!waiting.status.success());
+        let text = stderr(&waiting);
+        assert!(
+            text.starts_with(
+                "Error from server (BadRequest): container \"missing\" in pod \"missing\" is waiting to start: "
+            ),
+            "{text}"
+        );
+
+        let exec = sim.kubectl(&client, &["exec", "plain", "--", "nvidia-smi"]);
+        assert_eq!(exec.status.code(), Some(1));
+        assert_eq!(
+            stderr(&exec),
+            "Error from server (BadRequest): cannot exec into container \"plain\" in pod \"plain\": the lab-runner simulator runs no processes\n"
+        );
+        // Newer clients try WebSockets first, then SPDY: the refusal still arrives as one line.
+        for newer in clients().into_iter().filter(|c| c.version == "1.37") {
+            let exec = sim.kubectl(&newer, &["exec", "plain", "--", "nvidia-smi"]);
+            assert_eq!(exec.status.code(), Some(1));
+            assert_eq!(
+                stderr(&exec),
+                "error: unable to upgrade connection: cannot exec into container \"plain\" in pod \"plain\": the lab-runner simulator runs no processes\n"
+            );
+        }
+    }
 }

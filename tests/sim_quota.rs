@@ -135,6 +135,52 @@ async fn requests_keys_are_charged_and_enforced_and_pending_pods_count() {
 }
 
 #[tokio::test]
+async fn status_follows_spec_changes_and_is_written_only_when_it_changes() {
+    let mut c = Cluster::new();
+    c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "1"}));
+    c.settle();
+    c.create_pod("team-a", pod("one", gpus(1)), false).await.unwrap();
+    c.create_pod("team-a", pod("cpu", json!({"requests": {"cpu": "100m"}})), false).await.unwrap();
+    c.settle();
+    let revision = |c: &Cluster| {
+        let quota = c.sim.state.store.get_value(&rt("resourcequotas"), "team-a", "gpu-quota").unwrap();
+        quota["metadata"]["resourceVersion"].as_str().unwrap().to_string()
+    };
+    let before = revision(&c);
+    // A change that moves no tracked resource writes nothing.
+    c.set_phase("team-a", "cpu", "Running");
+    c.settle();
+    assert_eq!(revision(&c), before);
+    assert!(c.create_pod("team-a", pod("two", gpus(1)), false).await.is_err());
+    let mut quota = c.sim.state.store.get_value(&rt("resourcequotas"), "team-a", "gpu-quota").unwrap();
+    quota["spec"]["hard"] = json!({"requests.nvidia.com/gpu": "2", "requests.cpu": "1"});
+    c.sim.state.store.update(&rt("resourcequotas"), quota, Subresource::Main, DryRun::Off).unwrap();
+    c.settle();
+    assert_eq!(
+        c.status("team-a", "gpu-quota"),
+        json!({"hard": {"requests.cpu": "1", "requests.nvidia.com/gpu": "2"},
+               "used": {"requests.cpu": "100m", "requests.nvidia.com/gpu": "1"}})
+    );
+}
+
+/// The wire form of a refusal: 403, reason Forbidden, details naming the pod.
+#[tokio::test]
+async fn the_refusal_is_a_forbidden_status() {
+    let mut c = Cluster::new();
+    c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "0"}));
+    c.settle();
+    let request = axum::http::Request::post("/api/v1/namespaces/team-a/pods")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(pod("gpu-pod", gpus(1)).to_string()))
+        .unwrap();
+    let response = c.sim.request(request).await;
+    assert_eq!(response.status(), 403);
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let status: Value = serde_json::from_slice(&body).unwrap();
+    insta::assert_snapshot!("quota_forbidden_status", serde_json::to_string_pretty(&status).unwrap());
+}
+
+#[tokio::test]
 async fn terminal_pods_release_their_quota() {
     let mut c = Cluster::new();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "1"}));
@@ -317,6 +363,51 @@ async fn object_counts_are_tracked() {
         error,
         r#"configmaps "two" is forbidden: exceeded quota: counts, requested: configmaps=1,count/configmaps=1, used: configmaps=1,count/configmaps=1, limited: configmaps=1,count/configmaps=1"#
     );
+}
+
+/// The gpu-sharing lab's `quotas` task graded by the engine against this admission: the
+/// colleague's `limits.` quota lets the dryRun probe in (FAIL), the reference quotas refuse it.
+#[tokio::test]
+async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
+    use lab_runner::{
+        cli::{LabSource, Lang},
+        engine::{self, check::Help, cluster::Cluster as EngineCluster},
+        lab::loader,
+    };
+    let mut c = Cluster::new();
+    let labs = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("labs");
+    let bundle = loader::find(&LabSource::Dir(labs), "gpu-sharing").expect("the gpu-sharing lab loads");
+    let cluster = EngineCluster::from_client(c.sim.client.clone(), "in-process", "harness");
+    let mistake = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("labs/gpu-sharing/manifests/teams/quota-limits-mistake.yaml"),
+    )
+    .unwrap();
+    let mistake: Value = serde_saphyr::from_str(&mistake).unwrap();
+    c.sim.state.store.create(&rt("resourcequotas"), mistake).unwrap();
+    c.settle();
+    let quotas_task = |report: &lab_runner::report::Report| {
+        let task = report.tasks.iter().find(|t| t.id == "quotas").expect("a quotas task").clone();
+        (task.status.as_str(), task.evidence)
+    };
+    let report = engine::check::check(&cluster, &bundle, Lang::En, Help::default()).await.unwrap();
+    let (status, evidence) = quotas_task(&report);
+    assert_eq!(status, "FAIL");
+    assert!(
+        evidence.contains(&"an over-quota pod in team-b (dryRun=All) was admitted".to_string()),
+        "{evidence:?}"
+    );
+    let store = &c.sim.state.store;
+    store.delete(&rt("resourcequotas"), "team-b", "gpu-quota", &Default::default()).unwrap();
+    c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "4"}));
+    c.quota("team-b", "gpu-quota", json!({"requests.nvidia.com/mig-1g.5gb": "4"}));
+    c.settle();
+    let report = engine::check::check(&cluster, &bundle, Lang::En, Help::default()).await.unwrap();
+    let (status, evidence) = quotas_task(&report);
+    assert_eq!(status, "PASS", "{evidence:?}");
+    assert!(evidence.contains(
+        &r#"an over-quota pod in team-b (dryRun=All) was rejected: pods "quota-probe" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/mig-1g.5gb=5, used: requests.nvidia.com/mig-1g.5gb=0, limited: requests.nvidia.com/mig-1g.5gb=4"#.to_string()
+    ), "{evidence:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

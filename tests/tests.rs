@@ -13,6 +13,7 @@ mod lab_reports;
 mod labs_content;
 mod selftest;
 mod sim_api;
+mod sim_apply;
 mod sim_controllers;
 mod sim_gpu;
 mod sim_patch;

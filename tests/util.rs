@@ -5,7 +5,11 @@ use assert_cmd::Command;
 /// The built `lab-runner` binary with a clean environment for deterministic output.
 pub fn lab_runner() -> Command {
     let mut cmd = Command::cargo_bin("lab-runner").expect("lab-runner binary is built");
-    cmd.env_remove("KUBECONFIG").env("LANG", "C.UTF-8").env_remove("LC_ALL").env("NO_COLOR", "1");
+    cmd.env_remove("KUBECONFIG")
+        .env_remove("LAB_RUNNER_LABS")
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env("NO_COLOR", "1");
     cmd
 }
 

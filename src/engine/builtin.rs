@@ -352,9 +352,13 @@ pub fn quota_in_force(
         Some(Some(Probe::NotSent(why))) => {
             return Outcome::Error(vec![format!("the over-quota probe failed: {why}")]);
         }
-        Some(Some(Probe::Admitted)) => Some(Err("an over-quota pod (dryRun=All) was admitted".to_string())),
+        // The namespace is named: a task usually checks one quota per team, and two bare
+        // "was admitted" lines in one report do not say which team's quota is not in force.
+        Some(Some(Probe::Admitted)) => {
+            Some(Err(format!("an over-quota pod in {} (dryRun=All) was admitted", check.namespace)))
+        }
         Some(Some(Probe::Rejected(message))) => {
-            Some(Ok(format!("an over-quota pod (dryRun=All) was rejected: {message}")))
+            Some(Ok(format!("an over-quota pod in {} (dryRun=All) was rejected: {message}", check.namespace)))
         }
     };
     let outcome = quota_hard(check, observed);
@@ -629,6 +633,33 @@ pub fn sharing_plan(config: &str) -> std::result::Result<SharingPlan, String> {
         .unwrap_or(SharingPlan { strategy: "none", replicas: 1, resource: "nvidia.com/gpu".into() }))
 }
 
+/// Under a config with `flags.migStrategy: mixed` on a node whose GFD reports MIG devices: each
+/// `nvidia.com/mig-<profile>` resource with the count it should advertise (the profile's
+/// `.count` label × its `.replicas` label). Empty otherwise.
+fn mixed_mig_profiles(
+    config: &str,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, i64)> {
+    let value: Value = serde_saphyr::from_str(config).unwrap_or(Value::Null);
+    let mixed = value.pointer("/flags/migStrategy").and_then(Value::as_str) == Some("mixed")
+        && labels.get("nvidia.com/mig.strategy").map(String::as_str) == Some("mixed");
+    if !mixed {
+        return Vec::new();
+    }
+    labels
+        .iter()
+        .filter_map(|(key, value)| {
+            let profile = key.strip_prefix("nvidia.com/mig-")?.strip_suffix(".count")?;
+            let count = value.parse::<i64>().ok()?;
+            let replicas = labels
+                .get(&format!("nvidia.com/mig-{profile}.replicas"))
+                .and_then(|r| r.parse::<i64>().ok())
+                .unwrap_or(1);
+            Some((format!("nvidia.com/mig-{profile}"), count * replicas))
+        })
+        .collect()
+}
+
 /// Evaluates a `devicePluginConfig` check: each selected node's config label names a real key of
 /// the plugin ConfigMap (the wanted one, if given), and its GFD labels and allocatable agree
 /// with that config.
@@ -685,6 +716,33 @@ pub fn device_plugin_config(
             }
         };
         let label = |key: &str| labels.get(key).cloned();
+        // MIG mixed: each profile is its own resource; GFD labels its count and replicas
+        // (gpu-domain.md §3.1, §4.2), and the full-GPU labels of MIG-enabled GPUs say 0.
+        let mig_profiles = mixed_mig_profiles(text, &labels);
+        if !mig_profiles.is_empty() {
+            let mut problems = Vec::new();
+            let mut advertised = Vec::new();
+            for (resource, expected) in &mig_profiles {
+                let allocatable =
+                    node.pointer("/status/allocatable").and_then(|a| a.get(resource)).and_then(Value::as_str);
+                if allocatable != Some(expected.to_string().as_str()) {
+                    problems.push(format!(
+                        "allocatable {resource} is {}, GFD labels give {expected}",
+                        allocatable.unwrap_or("absent")
+                    ));
+                }
+                advertised.push(format!("{resource} {expected}"));
+            }
+            if problems.is_empty() {
+                passed.push(format!(
+                    "node {name}: config {chosen} in effect (MIG mixed, {})",
+                    advertised.join(", ")
+                ));
+            } else {
+                failed.extend(problems.into_iter().map(|p| format!("node {name}: {p}")));
+            }
+            continue;
+        }
         let count = label("nvidia.com/gpu.count").and_then(|c| c.parse::<i64>().ok());
         let Some(count) = count else {
             failed.push(format!(
@@ -738,6 +796,22 @@ pub fn device_plugin_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mixed_mig_configs_are_graded_per_profile() {
+        let labels: std::collections::BTreeMap<String, String> = [
+            ("nvidia.com/mig.strategy", "mixed"),
+            ("nvidia.com/mig-1g.5gb.count", "7"),
+            ("nvidia.com/mig-1g.5gb.replicas", "1"),
+            ("nvidia.com/gpu.replicas", "0"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let mixed = "version: v1\nflags:\n  migStrategy: mixed\n";
+        assert_eq!(mixed_mig_profiles(mixed, &labels), vec![("nvidia.com/mig-1g.5gb".to_string(), 7)]);
+        assert!(mixed_mig_profiles("version: v1\nflags:\n  migStrategy: none\n", &labels).is_empty());
+    }
 
     #[test]
     fn a_toleration_only_breakage_is_told_apart_from_the_restored_template() {

@@ -204,6 +204,89 @@ impl fmt::Display for Quantity {
     }
 }
 
+/// How a quantity was written; its canonical spelling keeps it (upstream `resource.Format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// No suffix or a decimal SI suffix (`500m`, `2`, `1G`).
+    DecimalSi,
+    /// A binary SI suffix (`64Mi`).
+    BinarySi,
+    /// A decimal exponent (`1e3`).
+    DecimalExponent,
+}
+
+/// The spelling the API server stores for a quantity written as `text` (`0.5` → `500m`,
+/// `1000m` → `1`, `1024Mi` → `1Gi`, `2000` → `2k`), following apimachinery
+/// `resource/quantity.go` `CanonicalizeBytes`: the written format is kept; trailing zeros move
+/// into a suffix whose exponent is a multiple of 3 (of 1024 for binary SI); binary SI below 1024
+/// or with a fraction falls back to decimal SI.
+///
+/// ```
+/// use lab_runner::k8s::quantity::canonical;
+/// assert_eq!(canonical("0.5").unwrap(), "500m");
+/// assert_eq!(canonical("1536Mi").unwrap(), "1536Mi");
+/// ```
+pub fn canonical(text: &str) -> Result<String> {
+    let quantity: Quantity = text.parse()?;
+    let unsigned = text.trim_start_matches(['+', '-']);
+    let suffix = &unsigned[unsigned.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count()..];
+    let format = if suffix.len() > 1 && suffix.starts_with(['e', 'E']) {
+        Format::DecimalExponent
+    } else if suffix.ends_with('i') {
+        Format::BinarySi
+    } else {
+        Format::DecimalSi
+    };
+    Ok(quantity.canonical_string(format))
+}
+
+impl Quantity {
+    fn canonical_string(self, format: Format) -> String {
+        if self.nanos == 0 {
+            return "0".to_string();
+        }
+        let sign = if self.nanos < 0 { "-" } else { "" };
+        let abs = self.nanos.unsigned_abs();
+        let nano = NANO as u128;
+        let binary = format == Format::BinarySi && abs >= 1024 * nano && abs.is_multiple_of(nano);
+        if binary {
+            let (mut units, mut power) = (abs / nano, 0);
+            while units.is_multiple_of(1024) && power < 6 {
+                units /= 1024;
+                power += 1;
+            }
+            return format!("{sign}{units}{}", ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][power]);
+        }
+        // Decimal: mantissa × 10^exponent with no trailing zeros, then the exponent lowered to a
+        // multiple of 3 (`int64Amount.AsCanonicalBytes`).
+        let (mut mantissa, mut exponent) = (abs, -9i32);
+        while mantissa.is_multiple_of(10) {
+            mantissa /= 10;
+            exponent += 1;
+        }
+        match exponent.rem_euclid(3) {
+            1 => (mantissa, exponent) = (mantissa * 10, exponent - 1),
+            2 => (mantissa, exponent) = (mantissa * 100, exponent - 2),
+            _ => {}
+        }
+        let suffix = match (format, exponent) {
+            (_, 0) => String::new(),
+            (Format::DecimalExponent, _) => format!("e{exponent}"),
+            (_, -9) => "n".into(),
+            (_, -6) => "u".into(),
+            (_, -3) => "m".into(),
+            (_, 3) => "k".into(),
+            (_, 6) => "M".into(),
+            (_, 9) => "G".into(),
+            (_, 12) => "T".into(),
+            (_, 15) => "P".into(),
+            (_, 18) => "E".into(),
+            _ => format!("e{exponent}"),
+        };
+        format!("{sign}{mantissa}{suffix}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +331,40 @@ mod tests {
         assert_eq!(Quantity::from_json(&serde_json::json!(1)).unwrap(), q("1"));
         assert_eq!(Quantity::from_json(&serde_json::json!("2Gi")).unwrap(), q("2Gi"));
         assert!(Quantity::from_json(&serde_json::json!(true)).is_err());
+    }
+
+    #[test]
+    fn canonical_spellings_are_upstreams() {
+        // apimachinery resource/quantity_test.go `TestQuantityCanonicalize` and friends.
+        for (written, stored) in [
+            ("0.5", "500m"),
+            ("1000m", "1"),
+            ("1.2", "1200m"),
+            ("1200m", "1200m"),
+            ("2000", "2k"),
+            ("1500", "1500"),
+            ("1", "1"),
+            ("0", "0"),
+            ("0Mi", "0"),
+            ("100m", "100m"),
+            ("1000M", "1G"),
+            ("1G", "1G"),
+            ("1024Mi", "1Gi"),
+            ("1536Mi", "1536Mi"),
+            ("0.5Gi", "512Mi"),
+            ("0.5Ki", "512"),
+            ("1000Ki", "1000Ki"),
+            ("1e3", "1e3"),
+            ("1.5e3", "1500"),
+            ("1E-3", "1e-3"),
+            ("10", "10"),
+            ("-250m", "-250m"),
+            ("0.1n", "1n"),
+            ("1E", "1E"),
+        ] {
+            assert_eq!(canonical(written).unwrap(), stored, "{written}");
+        }
+        assert!(canonical("1Gb").is_err());
     }
 
     #[test]

@@ -185,6 +185,27 @@ pub fn reconcile(state: &SimState) -> Result<()> {
     Ok(())
 }
 
+/// Every custom type served from an established CRD, with its version's `openAPIV3Schema`
+/// (`null` for a version without one), for the OpenAPI v3 documents.
+pub fn served_schemas(state: &SimState) -> Result<Vec<(ResourceType, Value)>> {
+    let mut served = Vec::new();
+    for crd in all_crds(state)? {
+        if crd["metadata"]["deletionTimestamp"].is_string() || !is_established(&crd) {
+            continue;
+        }
+        let versions = crd["spec"]["versions"].as_array().cloned().unwrap_or_default();
+        for rt in types_of(&crd) {
+            let schema = versions
+                .iter()
+                .find(|v| v["name"] == rt.version.as_str())
+                .map(|v| v["schema"]["openAPIV3Schema"].clone())
+                .unwrap_or(Value::Null);
+            served.push((rt, schema));
+        }
+    }
+    Ok(served)
+}
+
 /// True for writes that change the set of CRDs.
 pub fn defines_types(rt: &ResourceType) -> bool {
     rt.group_resource() == CRD_GROUP_RESOURCE

@@ -284,7 +284,9 @@ impl Jobs {
                 // `manageJob` for NonIndexed jobs.
                 let want_active = match completions {
                     Some(completions) => parallelism.min((completions - succeeded).max(0)),
-                    None if succeeded > 0 => 0,
+                    // A work queue: after one success whatever runs keeps running, nothing new
+                    // starts.
+                    None if succeeded > 0 => active,
                     None => parallelism,
                 };
                 if active > want_active {
@@ -539,7 +541,9 @@ impl Jobs {
         }
     }
 
-    /// Pods whose Job is gone lose the tracking finalizer (`job_controller.go`, orphan pods).
+    /// Pods whose Job is gone, or that lost their controller reference (an orphaning delete),
+    /// lose the tracking finalizer (`job_controller.go` `handleOrphanPod`). `key.1` is empty for
+    /// a sweep triggered by a pod without controller.
     fn release_orphans(&self, env: &mut Env<'_>, key: &Key) -> Result<()> {
         let tracked = |stored: &Stored| stored.json.contains(JOB_TRACKING_FINALIZER);
         let pods: Vec<Value> = env
@@ -563,8 +567,8 @@ impl Jobs {
         };
         for pod in pods {
             let orphan = match controller_of(&pod) {
-                Some(owner) => owner.kind == "Job" && owner.name == key.1 && !live_jobs.contains(&owner.uid),
-                None => false,
+                Some(owner) => owner.kind == "Job" && !live_jobs.contains(&owner.uid),
+                None => true,
             };
             if orphan {
                 self.remove_finalizer(env, &pod)?;

@@ -166,7 +166,12 @@ fn image_id(image: &str) -> String {
 
 impl Kubelet {
     /// Reconciles the changed pods that are bound to an existing node.
-    pub(crate) fn run(&mut self, env: &mut Env<'_>, changed: &BTreeSet<Key>) -> Result<()> {
+    pub(crate) fn run(
+        &mut self,
+        env: &mut Env<'_>,
+        changed: &BTreeSet<Key>,
+        gpu: &crate::sim::gpu::agent::GpuAgents,
+    ) -> Result<()> {
         for key in changed {
             let Some(stored) = env.ctx.store.get("pods", &key.0, &key.1) else {
                 self.forget(key);
@@ -196,6 +201,15 @@ impl Kubelet {
             let uid = pod.metadata.uid.clone().unwrap_or_default();
             if self.pods.get(key).is_some_and(|run| run.uid != uid) {
                 self.forget(key);
+            }
+            // Admission (`canAdmitPod`): the device manager asks the node's device plugin to
+            // allocate before the pod's first start (sim::gpu, failRequestsGreaterThanOne).
+            if !self.pods.contains_key(key)
+                && pod.metadata.deletion_timestamp.is_none()
+                && let Some(message) = gpu.admission_error(&node_name, &pod)
+            {
+                reject_pod(env, key, &pod, &node_name, "UnexpectedAdmissionError", &message)?;
+                continue;
             }
             self.reconcile(env, key, &pod, node)?;
         }
@@ -532,10 +546,16 @@ impl Kubelet {
                 Step::Pulling { done_at, .. } => wakes.push(*done_at),
                 Step::PullFailed { back_off_shown_at, .. } => wakes.push(*back_off_shown_at),
                 Step::PullBackOff { retry_at, .. } => wakes.push(*retry_at),
-                Step::Running { ready_at, .. } if *ready_at > now => wakes.push(*ready_at),
-                Step::Running { exits: Some((at, _)), .. } => wakes.push(*at),
+                Step::Running { ready_at, exits, .. } => {
+                    if *ready_at > now {
+                        wakes.push(*ready_at);
+                    }
+                    if let Some((at, _)) = exits {
+                        wakes.push(*at);
+                    }
+                }
                 Step::CrashBackOff { retry_at, .. } => wakes.push(*retry_at),
-                Step::Running { .. } | Step::NeverPull { .. } | Step::Terminated { .. } => {}
+                Step::NeverPull { .. } | Step::Terminated { .. } => {}
             }
         }
         if let Some(next) = wakes.into_iter().min() {
@@ -748,6 +768,48 @@ impl Kubelet {
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),
         }
+    }
+}
+
+/// `rejectPod` (pkg/kubelet/kubelet.go, v1.33): a Warning event with the reason, and the pod
+/// Failed with that reason and `Pod was rejected: <message>`; it is never retried.
+fn reject_pod(
+    env: &mut Env<'_>,
+    key: &Key,
+    pod: &Pod,
+    node: &str,
+    reason: &str,
+    message: &str,
+) -> Result<()> {
+    env.recorder.record(
+        &env.ctx,
+        &Involved::of_pod(pod),
+        EventType::Warning,
+        reason,
+        message,
+        &Source::kubelet(node),
+    );
+    let store = env.ctx.store;
+    let types = env.ctx.types;
+    let Ok(mut value) = store.get_value(&types.pods, &key.0, &key.1) else { return Ok(()) };
+    if value["metadata"]["uid"] != json!(pod.metadata.uid) {
+        return Ok(());
+    }
+    let mut status = json!({
+        "phase": "Failed",
+        "reason": reason,
+        "message": format!("Pod was rejected: {message}"),
+    });
+    // The status manager keeps the conditions the kubelet does not own (PodScheduled) and the QoS class.
+    for field in ["conditions", "qosClass"] {
+        if !value["status"][field].is_null() {
+            status[field] = value["status"][field].clone();
+        }
+    }
+    value["status"] = status;
+    match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
+        Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
+        Err(error) => Err(Error::Store(error)),
     }
 }
 

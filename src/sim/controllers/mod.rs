@@ -430,7 +430,13 @@ impl Controllers {
                 }
                 match controller_of(&value) {
                     Some(owner) => self.owner_changed(&key.0, owner),
-                    None => self.orphan_changed(&key.0),
+                    None => {
+                        if object.json.contains(job::JOB_TRACKING_FINALIZER) {
+                            // A tracked pod that lost its Job: the Job controller releases it.
+                            self.dirty.jobs.insert((key.0.clone(), String::new()));
+                        }
+                        self.orphan_changed(&key.0)
+                    }
                 }
                 if let Some(previous) = &event.previous
                     && let Ok(previous) = serde_json::from_str::<Value>(&previous.json)
@@ -607,7 +613,7 @@ impl Controllers {
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
-        report(self.kubelet.run(&mut env, &dirty.pods));
+        report(self.kubelet.run(&mut env, &dirty.pods, &self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
@@ -616,6 +622,7 @@ impl Controllers {
                 Ok(None) => {}
                 Err(error) => tracing::warn!(%error, "gpu components"),
             }
+            state.container_logs.publish(self.gpu.container_logs());
         }
         Ok(true)
     }

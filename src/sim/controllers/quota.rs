@@ -211,6 +211,57 @@ fn next_status(quota: &Value, objects: &mut NamespaceObjects<'_>, now: Timestamp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::{controllers::Types, store::Store};
+
+    fn store_with(objects: &[(&str, Value)]) -> (Store, Vec<ResourceType>) {
+        let store = Store::in_memory().unwrap();
+        let types = resources::built_in();
+        let namespaces = resources::find(&types, "", "v1", "namespaces").unwrap();
+        store
+            .create(
+                namespaces,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}),
+            )
+            .unwrap();
+        for (plural, object) in objects {
+            let rt = resources::find(&types, "", "v1", plural).unwrap();
+            store.create(rt, object.clone()).unwrap();
+        }
+        (store, types)
+    }
+
+    fn gpu_pod(name: &str) -> (&'static str, Value) {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                         "spec": {"containers": [{"name": "c", "image": "i",
+                                  "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}});
+        ("pods", pod)
+    }
+
+    #[test]
+    fn used_counts_charged_pods_and_leaves_unmatched_keys_out() {
+        let (store, types) = store_with(&[gpu_pod("a"), gpu_pod("b")]);
+        let pods_rt = resources::find(&types, "", "v1", "pods").unwrap();
+        let mut done = store.get_value(pods_rt, "default", "b").unwrap();
+        done["status"]["phase"] = json!("Succeeded");
+        store.update(pods_rt, done, Subresource::Status, DryRun::Off).unwrap();
+        let resolved = Types::resolve(&types).unwrap();
+        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let ctx = Ctx { store: &store, types: &resolved, now };
+        let quota = json!({"metadata": {"name": "q", "namespace": "default"},
+                           "spec": {"hard": {"requests.nvidia.com/gpu": "2", "limits.nvidia.com/gpu": "2",
+                                             "nvidia.com/gpu": "2", "count/pods": "9"}}});
+        let mut objects = NamespaceObjects { ctx: &ctx, types: &types, namespace: "default", pods: None };
+        let status = next_status(&quota, &mut objects, now).unwrap().expect("a first sync writes");
+        assert_eq!(
+            status,
+            json!({"hard": {"count/pods": "9", "limits.nvidia.com/gpu": "2", "nvidia.com/gpu": "2",
+                            "requests.nvidia.com/gpu": "2"},
+                   "used": {"count/pods": "2", "requests.nvidia.com/gpu": "1"}})
+        );
+        let mut synced = quota.clone();
+        synced["status"] = status;
+        assert_eq!(next_status(&synced, &mut objects, now).unwrap(), None, "unchanged: nothing to write");
+    }
 
     #[test]
     fn count_names_map_to_their_resources() {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{
     advertise::{self, PluginState},
-    config::PluginEnv,
+    config::{Binary, PluginEnv, Renaming, SharingStrategy},
     gfd,
     hardware::{MigGeometry, NodeGpus},
     mig::{MIG_CONFIG_LABEL, MigManager, MigManagerPhase},
@@ -165,6 +165,22 @@ struct Agent {
     component: Component,
     label: String,
     pod: DevicePluginPod,
+    /// Container names by the role their log is kept under (`init`, `sidecar`, `plugin`).
+    containers: BTreeMap<&'static str, String>,
+}
+
+/// The pod's container names by log role: config-manager init and sidecar, and the main one.
+fn container_roles(pod: &Pod, main: &Container) -> BTreeMap<&'static str, String> {
+    let mut roles = BTreeMap::from([("plugin", main.name.clone())]);
+    if let Some(spec) = pod.spec.as_ref() {
+        if let Some(init) = spec.init_containers.iter().flatten().find(|c| is_config_manager(c)) {
+            roles.insert("init", init.name.clone());
+        }
+        if let Some(sidecar) = spec.containers.iter().find(|c| is_config_manager(c)) {
+            roles.insert("sidecar", sidecar.name.clone());
+        }
+    }
+    roles
 }
 
 /// The running NVIDIA components of every node.
@@ -178,6 +194,8 @@ pub struct GpuAgents {
     mig_seen: BTreeMap<String, Option<String>>,
     /// Label keys GFD wrote per node (removed when GFD stops writing them).
     gfd_written: BTreeMap<String, BTreeSet<String>>,
+    /// The running MIG manager pod of each node: its uid and container name.
+    mig_pods: BTreeMap<String, (String, String)>,
 }
 
 impl GpuAgents {
@@ -223,8 +241,17 @@ impl GpuAgents {
 
             // MIG manager first: the plugin advertises the geometry it leaves.
             let mut label_patch: BTreeMap<String, Option<String>> = BTreeMap::new();
-            let has_manager = pods.iter().any(|(c, _, _)| *c == Component::MigManager);
-            if has_manager {
+            let manager_pod = pods.iter().find(|(c, _, _)| *c == Component::MigManager);
+            match manager_pod {
+                Some((_, pod, container)) => {
+                    let uid = pod.metadata.uid.clone().unwrap_or_default();
+                    self.mig_pods.insert(node_name.clone(), (uid, container.name.clone()));
+                }
+                None => {
+                    self.mig_pods.remove(node_name);
+                }
+            }
+            if manager_pod.is_some() {
                 let manager = self
                     .mig
                     .entry(node_name.clone())
@@ -265,6 +292,10 @@ impl GpuAgents {
                         let env = PluginEnv {
                             mig_strategy: env_of(container, "MIG_STRATEGY"),
                             mps_root: env_of(container, "MPS_ROOT"),
+                            binary: match component {
+                                Component::FeatureDiscovery => Binary::FeatureDiscovery,
+                                Component::DevicePlugin | Component::MigManager => Binary::DevicePlugin,
+                            },
                         };
                         let plugin =
                             DevicePluginPod::start(manager.map(|(env, _)| env), env, &label, &configs);
@@ -275,6 +306,7 @@ impl GpuAgents {
                                 component: *component,
                                 label: label.clone(),
                                 pod: plugin,
+                                containers: container_roles(pod, container),
                             },
                         );
                     }
@@ -349,6 +381,68 @@ impl GpuAgents {
         Ok(next_wake)
     }
 
+    /// The kubelet's device-manager admission of `pod` on `node` against the device plugin serving
+    /// there: the message of the `UnexpectedAdmissionError` that rejects it, if any.
+    ///
+    /// The plugin refuses an Allocate of more than one replica of a shared resource under MPS, and
+    /// under time-slicing with `failRequestsGreaterThanOne` (internal/rm/rm.go `ValidateRequest`,
+    /// wrapped by internal/plugin/server.go `Allocate` as `invalid allocation request for %q: %w`,
+    /// v0.17.4); gRPC carries it as `rpc error: code = Unknown desc = …` and the kubelet wraps it
+    /// (pkg/kubelet/cm/admission/errors.go `unexpectedAdmissionError`, v1.33).
+    pub fn admission_error(&self, node: &str, pod: &Pod) -> Option<String> {
+        let config = self
+            .agents
+            .values()
+            .filter(|a| a.node == node && a.component == Component::DevicePlugin)
+            .find_map(|a| a.pod.serving())?;
+        let sharing = &config.sharing;
+        let enforced = match sharing.strategy {
+            SharingStrategy::Mps => true,
+            SharingStrategy::TimeSlicing => sharing.fail_requests_greater_than_one,
+            SharingStrategy::None => false,
+        };
+        if !enforced {
+            return None;
+        }
+        let spec = pod.spec.as_ref()?;
+        let containers = spec.init_containers.iter().flatten().chain(spec.containers.iter());
+        for container in containers {
+            let limits = container.resources.as_ref().and_then(|r| r.limits.as_ref());
+            for (resource, quantity) in limits.into_iter().flatten() {
+                let base = match sharing.renaming {
+                    Renaming::Shared => resource.strip_suffix(".shared").unwrap_or(resource),
+                    Renaming::Keep => resource.as_str(),
+                };
+                let requested: u64 = quantity.0.parse().unwrap_or(0);
+                if sharing.replicas_of(base) > 1 && requested > 1 {
+                    return Some(format!(
+                        "Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for \"{resource}\": invalid request: maximum request size for shared resources is 1; found {requested}, which is unexpected"
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// What every running NVIDIA container logged: pod uid → container name → lines.
+    pub fn container_logs(&self) -> HashMap<String, BTreeMap<String, Vec<String>>> {
+        let mut logs: HashMap<String, BTreeMap<String, Vec<String>>> = HashMap::new();
+        for (uid, agent) in &self.agents {
+            let containers = logs.entry(uid.clone()).or_default();
+            for (role, lines) in &agent.pod.logs {
+                if let Some(name) = agent.containers.get(role) {
+                    containers.insert(name.clone(), lines.clone());
+                }
+            }
+        }
+        for (node, (uid, container)) in &self.mig_pods {
+            if let Some(manager) = self.mig.get(node) {
+                logs.entry(uid.clone()).or_default().insert(container.clone(), manager.log.clone());
+            }
+        }
+        logs
+    }
+
     /// The log lines of a recognised pod's containers (`init`, `sidecar`, `plugin`), by pod uid.
     pub fn logs(&self, pod_uid: &str) -> Option<&BTreeMap<&'static str, Vec<String>>> {
         self.agents.get(pod_uid).map(|agent| &agent.pod.logs)
@@ -371,6 +465,13 @@ fn config_manager_error(store: &Store, pod: &Pod) -> Option<Option<String>> {
         None => Vec::new(),
     };
     Some(super::plugin::select_config(&label, &keys, &env, &mut Vec::new()).err().map(|e| e.to_string()))
+}
+
+/// A stable 64-hex container id for a restarted config-manager container.
+fn container_id(pod_uid: &str, container: &str, restarts: u32) -> String {
+    let digest =
+        ring::digest::digest(&ring::digest::SHA256, format!("{pod_uid}/{container}/{restarts}").as_bytes());
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Restarts after `elapsed` seconds of crash-looping with the kubelet's back-off (10s doubling
@@ -405,7 +506,11 @@ pub fn overlay_pod_status(store: &Store, pod: &Pod, before: &Value, status: &mut
                 "reason": "CrashLoopBackOff",
                 "message": format!("back-off {delay}s restarting failed container={container} pod={name}_{namespace}({uid})"),
             },
-            "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "message": error}},
+            "lastState": {"terminated": {
+                "exitCode": 1, "reason": "Error", "message": error,
+                // Its logs stay readable (`kubectl logs`), as the runtime keeps the exited container.
+                "containerID": format!("containerd://{}", container_id(&uid, container, restarts)),
+            }},
         })
     };
     let init_done = before["initContainerStatuses"]
@@ -448,7 +553,10 @@ pub fn overlay_pod_status(store: &Store, pod: &Pod, before: &Value, status: &mut
                 status["initContainerStatuses"] = json!([{
                     "name": init.name, "image": image, "imageID": "", "ready": true,
                     "restartCount": 0, "started": false,
-                    "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+                    "state": {"terminated": {
+                        "exitCode": 0, "reason": "Completed",
+                        "containerID": format!("containerd://{}", container_id(&uid, &init.name, 0)),
+                    }},
                 }]);
             }
         }

@@ -291,6 +291,18 @@ impl PluginConfig {
     }
 }
 
+/// Which binary of the image reads the config: each validates the flags its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Binary {
+    /// `nvidia-device-plugin` (cmd/nvidia-device-plugin/main.go `validateFlags`: MIG strategy,
+    /// MPS root, MPS with mixed).
+    #[default]
+    DevicePlugin,
+    /// `gpu-feature-discovery`, whose `validateFlags` (cmd/gpu-feature-discovery/main.go) checks
+    /// only `--device-discovery-strategy`: it labels an MPS config without `MPS_ROOT`.
+    FeatureDiscovery,
+}
+
 /// The plugin container's env that overrides the file (precedence flag > env > file, §1.1).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PluginEnv {
@@ -298,6 +310,8 @@ pub struct PluginEnv {
     pub mig_strategy: Option<String>,
     /// `MPS_ROOT` (the Helm chart and the operator set `/run/nvidia/mps`).
     pub mps_root: Option<String>,
+    /// The binary that reads the config.
+    pub binary: Binary,
 }
 
 /// What the plugin runs with: file + env, validated as `validateFlags` does.
@@ -316,7 +330,7 @@ impl EffectiveConfig {
             Some(value) => MigStrategy::parse(value)?,
             None => file.mig_strategy.unwrap_or_default(),
         };
-        if file.sharing.strategy == SharingStrategy::Mps {
+        if file.sharing.strategy == SharingStrategy::Mps && env.binary == Binary::DevicePlugin {
             if mig_strategy == MigStrategy::Mixed {
                 return Err(Error::Flags("using --mig-strategy=mixed is not supported with MPS".to_string()));
             }
@@ -355,11 +369,30 @@ mod tests {
             (config.sharing.strategy, config.sharing.replicas_of("nvidia.com/gpu")),
             (SharingStrategy::Mps, 5)
         );
-        let env = PluginEnv { mig_strategy: Some("mixed".into()), mps_root: Some("/run/nvidia/mps".into()) };
+        let env = PluginEnv {
+            mig_strategy: Some("mixed".into()),
+            mps_root: Some("/run/nvidia/mps".into()),
+            ..Default::default()
+        };
         assert_eq!(
             EffectiveConfig::resolve(&config, &env).unwrap_err().to_string(),
             "unable to validate flags: using --mig-strategy=mixed is not supported with MPS"
         );
+    }
+
+    #[test]
+    fn feature_discovery_labels_mps_without_mps_root() {
+        // The chart's GFD container sets no MPS_ROOT; only the plugin insists on it.
+        let config =
+            PluginConfig::parse("sharing:\n  mps:\n    resources: [{name: gpu, replicas: 2}]\n").unwrap();
+        let plugin = PluginEnv::default();
+        assert_eq!(
+            EffectiveConfig::resolve(&config, &plugin).unwrap_err().to_string(),
+            "unable to validate flags: using MPS requires --mps-root to be specified"
+        );
+        let gfd = PluginEnv { binary: Binary::FeatureDiscovery, ..Default::default() };
+        let resolved = EffectiveConfig::resolve(&config, &gfd).unwrap();
+        assert_eq!(resolved.sharing.strategy, SharingStrategy::Mps);
     }
 
     #[test]
@@ -387,7 +420,7 @@ mod tests {
         let yaml = "flags: {migStrategy: none}\nresources: {gpus: []}\nsharing:\n  timeSlicing:\n    resources: [{name: gpu, replicas: 2, rename: foo, devices: [0]}]\n";
         let config = PluginConfig::parse(yaml).unwrap();
         assert_eq!(config.warnings.len(), 3, "{:?}", config.warnings);
-        let env = PluginEnv { mig_strategy: Some("single".into()), mps_root: None };
+        let env = PluginEnv { mig_strategy: Some("single".into()), mps_root: None, ..Default::default() };
         assert_eq!(EffectiveConfig::resolve(&config, &env).unwrap().mig_strategy, MigStrategy::Single);
         assert_eq!(PluginConfig::parse("").unwrap(), PluginConfig::default());
     }

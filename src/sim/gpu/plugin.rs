@@ -229,6 +229,13 @@ impl DevicePluginPod {
             Ok(selection) => {
                 pod.applied = Some(selection.clone());
                 pod.load(&file_of(&selection, configs));
+                // The sidecar starts on the link the init container made (main.go `start`).
+                if pod.run_config_manager("sidecar", label, configs, &env).is_ok() {
+                    pod.logs
+                        .entry("sidecar")
+                        .or_default()
+                        .push("Already configured. Skipping update...".into());
+                }
             }
             Err(error) => pod.init = ContainerState::CrashLoop { error: error.to_string(), restarts: 0 },
         }

@@ -335,24 +335,28 @@ fn qos_class(pod: &Value) -> &'static str {
 }
 
 /// Quantities sent as JSON numbers (`"nvidia.com/gpu": 1` from YAML) become strings, as the
-/// real server's `resource.Quantity` serialises them: integers verbatim, fractions in milli-units.
+/// real server's `resource.Quantity` serialises them: in canonical form (`1000` → `1k`,
+/// `0.5` → `500m`).
 pub fn quantity_string(number: &serde_json::Number) -> String {
-    if let Some(i) = number.as_i64() {
-        return i.to_string();
-    }
-    if let Some(u) = number.as_u64() {
-        return u.to_string();
-    }
-    let f = number.as_f64().unwrap_or_default();
-    let milli = (f * 1000.0).ceil();
-    if milli % 1000.0 == 0.0 { format!("{}", (milli / 1000.0) as i64) } else { format!("{}m", milli as i64) }
+    let text = number.to_string();
+    crate::k8s::quantity::canonical(&text).unwrap_or(text)
 }
 
+/// Every quantity in a `map` (requests, limits, hard, …) in the spelling the API server stores:
+/// numbers become strings and strings their canonical form (`cpu: "0.5"` is stored as `500m`,
+/// so, as upstream, re-applying such a manifest says `configured`). Malformed strings stay as
+/// sent for validation to report.
 fn normalize_map(map: Option<&mut Value>) {
     if let Some(Value::Object(map)) = map {
         for value in map.values_mut() {
-            if let Value::Number(n) = value {
-                *value = Value::String(quantity_string(n));
+            match value {
+                Value::Number(n) => *value = Value::String(quantity_string(n)),
+                Value::String(text) => {
+                    if let Ok(canonical) = crate::k8s::quantity::canonical(text) {
+                        *text = canonical;
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -473,6 +477,9 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
             } else {
                 causes.push(required("spec.containers", ""));
             }
+            if let Some(old) = old {
+                validate_only_deleted_scheduling_gates(object, old, &mut causes);
+            }
         }
         ("apps", "DaemonSet") => {
             validate_workload(object, old, &mut causes);
@@ -504,6 +511,31 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
         _ => {}
     }
     causes
+}
+
+/// `validateOnlyDeletedSchedulingGates` (pkg/apis/core/validation/validation.go, from
+/// `ValidatePodUpdate`): an update may remove scheduling gates, never add one.
+fn validate_only_deleted_scheduling_gates(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
+    let names = |pod: &Value| -> Vec<String> {
+        pod.pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|gate| gate["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let before = names(old);
+    for (index, gate) in names(object).iter().enumerate() {
+        if !before.contains(gate) {
+            causes.push(Cause {
+                reason: "FieldValueForbidden".into(),
+                message: format!(
+                    "Forbidden: only deletion is allowed, but found new scheduling gate '{gate}'"
+                ),
+                field: format!("spec.schedulingGates[{index}].name"),
+            });
+        }
+    }
 }
 
 fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>) {

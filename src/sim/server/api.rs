@@ -81,6 +81,22 @@ impl Target {
     fn name(&self) -> &str {
         self.name.as_deref().unwrap_or("")
     }
+
+    /// Changes the object this request names in one store transaction under `dry_run`; `change`
+    /// gets the stored object (`None` when it does not exist yet) and returns the next one.
+    fn modify(
+        &self,
+        state: &AppState,
+        dry_run: DryRun,
+        change: impl FnOnce(Option<Value>) -> Result<Value>,
+    ) -> Result<(Value, Outcome)> {
+        state.store.modify(&self.rt, self.namespace(), self.name(), self.subresource, dry_run, change)
+    }
+
+    /// The stored object, or 404 for writes that cannot create it (update, non-apply patch).
+    fn existing(&self, current: Option<Value>) -> Result<Value> {
+        current.ok_or_else(|| ApiError::not_found(&self.rt.group_resource(), self.name()))
+    }
 }
 
 async fn dispatch(state: AppState, request: Request) -> Result<Response> {
@@ -432,19 +448,12 @@ async fn update(
     crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     let rt = &target.rt;
     let now = state.clock.now();
-    let (updated, _) = state.store.modify(
-        rt,
-        target.namespace(),
-        target.name(),
-        target.subresource,
-        params.dry_run,
-        |current| {
-            let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
-            let sub = subresource_name(target.subresource);
-            patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
-            Ok::<_, ApiError>(object)
-        },
-    )?;
+    let (updated, _) = target.modify(state, params.dry_run, |current| {
+        let current = target.existing(current)?;
+        let sub = subresource_name(target.subresource);
+        patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
+        Ok(object)
+    })?;
     Ok(with_warnings(object_response(state, rt, headers, StatusCode::OK, &updated), &warnings))
 }
 
@@ -478,45 +487,30 @@ async fn patch(
         warnings = fieldvalidation::check_apply(rt, &applied, params.mode)?;
         let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
         let admission = crd::admission(state, rt);
-        state.store.modify(
-            rt,
-            target.namespace(),
-            target.name(),
-            target.subresource,
-            params.dry_run,
-            |current| {
-                let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
-                if current.is_none() {
-                    next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
-                }
-                if let Some(admission) = &admission {
-                    admission.admit(&mut next, query.get("fieldValidation"))?;
-                }
-                Ok::<_, ApiError>(next)
-            },
-        )?
+        target.modify(state, params.dry_run, |current| {
+            let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
+            if current.is_none() {
+                next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
+            }
+            if let Some(admission) = &admission {
+                admission.admit(&mut next, query.get("fieldValidation"))?;
+            }
+            Ok(next)
+        })?
     } else {
         let admission = crd::admission(state, rt);
-        state.store.modify(
-            rt,
-            target.namespace(),
-            target.name(),
-            target.subresource,
-            params.dry_run,
-            |current| {
-                let current =
-                    current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), target.name()))?;
-                let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
-                warnings = fieldvalidation::check(rt, &patched, params.mode)?;
-                fieldvalidation::strip_unknown(rt, &mut patched);
-                if let Some(admission) = &admission {
-                    admission.admit(&mut patched, query.get("fieldValidation"))?;
-                }
-                let sub = subresource_name(target.subresource);
-                patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;
-                Ok::<_, ApiError>(patched)
-            },
-        )?
+        target.modify(state, params.dry_run, |current| {
+            let current = target.existing(current)?;
+            let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
+            warnings = fieldvalidation::check(rt, &patched, params.mode)?;
+            fieldvalidation::strip_unknown(rt, &mut patched);
+            if let Some(admission) = &admission {
+                admission.admit(&mut patched, query.get("fieldValidation"))?;
+            }
+            let sub = subresource_name(target.subresource);
+            patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;
+            Ok(patched)
+        })?
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(with_warnings(object_response(state, rt, headers, code, &object), &warnings))

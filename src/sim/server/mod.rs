@@ -12,6 +12,7 @@ pub mod fieldvalidation;
 pub mod managedfields;
 pub mod openapi;
 pub mod patch;
+pub mod podlog;
 pub mod protobuf;
 pub mod quota;
 pub mod request;
@@ -45,6 +46,8 @@ pub struct SimState {
     /// How often a watch with `allowWatchBookmarks=true` gets a BOOKMARK (upstream: about a
     /// minute).
     pub bookmark_interval: Duration,
+    /// What the emulated containers logged (`pods/log`).
+    pub container_logs: podlog::ContainerLogs,
 }
 impl SimState {
     /// State serving the built-in types from `store`, stamped by `clock` (the store is given
@@ -55,6 +58,7 @@ impl SimState {
             types: RwLock::new(resources::built_in()),
             clock,
             bookmark_interval: Duration::from_secs(60),
+            container_logs: podlog::ContainerLogs::default(),
         }
     }
 }
@@ -78,5 +82,14 @@ pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
 }
 /// The whole API surface as one router.
 pub fn router(state: AppState) -> Router {
-    Router::new().merge(discovery::routes()).merge(openapi::routes()).fallback(api::handle).with_state(state)
+    Router::new()
+        .merge(discovery::routes())
+        .merge(openapi::routes())
+        .route("/api/v1/namespaces/{namespace}/pods/{name}/log", axum::routing::get(podlog::logs))
+        .route(
+            "/api/v1/namespaces/{namespace}/pods/{name}/exec",
+            axum::routing::get(podlog::exec).post(podlog::exec),
+        )
+        .fallback(api::handle)
+        .with_state(state)
 }

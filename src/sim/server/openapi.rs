@@ -50,8 +50,29 @@ fn served_types(state: &AppState) -> Vec<ResourceType> {
     state.types.read().map(|types| types.clone()).unwrap_or_default()
 }
 
+/// The custom types served from CRDs with their schemas (none when the store cannot be read:
+/// the built-in documents are still served).
+fn custom_schemas(state: &AppState) -> Vec<(ResourceType, Value)> {
+    crate::sim::crd::served_schemas(state).unwrap_or_default()
+}
+
 async fn root(State(state): State<AppState>) -> Response {
-    json_response(&root_document(&served_types(&state)))
+    let mut root = root_document(&served_types(&state));
+    let custom = custom_schemas(&state);
+    let mut group_versions: Vec<(&str, &str)> =
+        custom.iter().map(|(rt, _)| (rt.group.as_str(), rt.version.as_str())).collect();
+    group_versions.sort_unstable();
+    group_versions.dedup();
+    for (group, version) in group_versions {
+        let Some(document) = custom_group_version_document(&custom, group, version) else { continue };
+        let key = group_version_key(group, version);
+        let url = format!("/openapi/v3/{key}?hash={}", digest(&document.to_string()));
+        root["paths"][key] = json!({"serverRelativeURL": url});
+    }
+    if let Some(paths) = root["paths"].as_object_mut() {
+        paths.sort_keys();
+    }
+    json_response(&root)
 }
 
 async fn core_document(State(state): State<AppState>, Path(version): Path<String>) -> Response {
@@ -62,6 +83,9 @@ async fn group_document(
     State(state): State<AppState>,
     Path((group, version)): Path<(String, String)>,
 ) -> Response {
+    if let Some(document) = custom_group_version_document(&custom_schemas(&state), &group, &version) {
+        return json_response(&document);
+    }
     document_response(&served_types(&state), &group, &version)
 }
 
@@ -184,7 +208,43 @@ fn json_content(definition: &str) -> Value {
     json!({"application/json": {"schema": reference(definition)}})
 }
 
-fn gvk(kind: &KindSchema) -> Value {
+/// The kind an operation or component schema describes: built in (from [`KindSchema`]) or
+/// custom (from a CustomResourceDefinition).
+struct Described<'a> {
+    group: &'a str,
+    version: &'a str,
+    kind: &'a str,
+    /// Component schema name, e.g. `io.k8s.api.apps.v1.DaemonSet`.
+    definition: &'a str,
+    /// Which patch types the PATCH operations accept: custom resources take no strategic merge
+    /// patch, and kubectl (`cmd/apply/patcher.go` `gvkSupportsPatchOpenAPIV3`) falls back to a
+    /// JSON merge patch when the document says so.
+    patches: PatchTypes,
+}
+
+/// The patch content types a kind's PATCH operations list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatchTypes {
+    /// All four (built-in kinds).
+    WithStrategicMerge,
+    /// Apply, JSON patch and JSON merge patch (custom resources; apiextensions-apiserver
+    /// `pkg/controller/openapi/builder/builder.go` lists no strategic merge patch).
+    WithoutStrategicMerge,
+}
+
+impl<'a> Described<'a> {
+    fn built_in(kind: &'a KindSchema) -> Self {
+        Described {
+            group: kind.group,
+            version: kind.version,
+            kind: kind.kind,
+            definition: &kind.definition,
+            patches: PatchTypes::WithStrategicMerge,
+        }
+    }
+}
+
+fn gvk(kind: &Described<'_>) -> Value {
     json!({"group": kind.group, "version": kind.version, "kind": kind.kind})
 }
 
@@ -194,7 +254,7 @@ fn operation(
     verb_id: &str,
     description: &str,
     tag: &str,
-    kind: &KindSchema,
+    kind: &Described<'_>,
     parameters: Vec<Value>,
     request: Option<Value>,
     responses: Value,
@@ -215,14 +275,17 @@ fn operation(
     Value::Object(op)
 }
 
-fn patch_request() -> Value {
+fn patch_request(patches: PatchTypes) -> Value {
     let patch = json!({"schema": reference("io.k8s.apimachinery.pkg.apis.meta.v1.Patch")});
-    json!({"content": {
+    let mut content = json!({
         "application/apply-patch+yaml": patch,
         "application/json-patch+json": patch,
         "application/merge-patch+json": patch,
-        "application/strategic-merge-patch+json": patch,
-    }, "required": true})
+    });
+    if patches == PatchTypes::WithStrategicMerge {
+        content["application/strategic-merge-patch+json"] = patch;
+    }
+    json!({"content": content, "required": true})
 }
 
 /// The document of one group-version, or `None` when no built-in kind is served there.
@@ -238,16 +301,7 @@ pub fn group_version_document(types: &[ResourceType], group: &str, version: &str
     if served.is_empty() {
         return None;
     }
-    let tag = if group.is_empty() {
-        format!("core_{version}")
-    } else {
-        format!("{}_{version}", identifier(group).to_lowercase())
-    };
-    let prefix = format!(
-        "{}{}",
-        if group.is_empty() { "Core".to_string() } else { identifier(group) },
-        identifier(version)
-    );
+    let (tag, prefix) = tag_and_prefix(group, version, identifier);
     let mut paths = Map::new();
     let mut roots: Vec<String> = vec![
         "io.k8s.apimachinery.pkg.apis.meta.v1.Status".into(),
@@ -257,25 +311,115 @@ pub fn group_version_document(types: &[ResourceType], group: &str, version: &str
     let mut lists = Map::new();
     for (rt, kind) in &served {
         roots.push(kind.definition.clone());
-        add_paths(&mut paths, &mut lists, rt, kind, &tag, &prefix);
+        add_paths(&mut paths, &mut lists, rt, &Described::built_in(kind), &tag, &prefix);
     }
     let root_refs: Vec<&str> = roots.iter().map(String::as_str).collect();
     let mut schemas: Map<String, Value> = reachable_definitions(catalog, &root_refs).into_iter().collect();
     schemas.extend(lists);
+    Some(document(json!({"title": "Kubernetes", "version": GIT_VERSION}), paths, schemas))
+}
+
+/// A group-version document around its `paths` and component `schemas` (the PATCH body's
+/// `Patch` schema is added; keys are sorted so the document and its digest are stable).
+fn document(info: Value, paths: Map<String, Value>, mut schemas: Map<String, Value>) -> Value {
     schemas.insert(
         "io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(),
         json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}),
     );
     schemas.sort_keys();
-    Some(json!({
+    json!({
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "info": info,
         "paths": paths,
         "components": {"schemas": schemas, "securitySchemes": {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header"}}},
-    }))
+    })
 }
 
-fn list_schema(rt: &ResourceType, kind: &KindSchema) -> (String, Value) {
+/// The operations' tag (`apps_v1`) and operationId prefix (`AppsV1`); `name` turns the group
+/// into its identifier (built-in groups use their first label, custom ones every label).
+fn tag_and_prefix(group: &str, version: &str, name: fn(&str) -> String) -> (String, String) {
+    let tag = if group.is_empty() {
+        format!("core_{version}")
+    } else {
+        let id = name(group);
+        let mut chars = id.chars();
+        let lower: String = chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default();
+        format!("{lower}_{version}")
+    };
+    let prefix =
+        format!("{}{}", if group.is_empty() { "Core".to_string() } else { name(group) }, identifier(version));
+    (tag, prefix)
+}
+
+/// `monitoring.coreos.com` → `MonitoringCoreosCom`, as upstream names custom groups' operations.
+fn custom_identifier(group: &str) -> String {
+    group.split(['.', '-']).map(identifier).collect()
+}
+
+/// The component schema name of a custom kind, as apiextensions-apiserver
+/// `pkg/controller/openapi/builder/builder.go` names it (`util.ToRESTFriendlyName`): the group's
+/// labels reversed, then version and kind — `com.coreos.monitoring.v1.PrometheusRule`.
+pub fn custom_definition_name(group: &str, version: &str, kind: &str) -> String {
+    let reversed: Vec<&str> = group.split('.').rev().collect();
+    format!("{}.{version}.{kind}", reversed.join("."))
+}
+
+/// The component schema of a custom kind: its CRD's `openAPIV3Schema` with `metadata` pointing at
+/// ObjectMeta and the `x-kubernetes-group-version-kind` kubectl looks kinds up by (upstream
+/// builder.go `buildKubeNative`).
+fn custom_kind_schema(rt: &ResourceType, structural: &Value) -> Value {
+    let mut schema = if structural.is_object() { structural.clone() } else { json!({"type": "object"}) };
+    if !schema["properties"].is_object() {
+        schema["properties"] = json!({});
+    }
+    let properties = &mut schema["properties"];
+    properties["apiVersion"] = json!({"description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", "type": "string"});
+    properties["kind"] = json!({"description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", "type": "string"});
+    properties["metadata"] = json!({"description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", "allOf": [reference("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")]});
+    schema["x-kubernetes-group-version-kind"] =
+        json!([{"group": rt.group, "kind": rt.kind, "version": rt.version}]);
+    schema
+}
+
+/// The document of a group-version served from CustomResourceDefinitions: `served` pairs each
+/// custom type with its version's `openAPIV3Schema`. `None` when nothing is served there.
+pub fn custom_group_version_document(
+    served: &[(ResourceType, Value)],
+    group: &str,
+    version: &str,
+) -> Option<Value> {
+    let served: Vec<&(ResourceType, Value)> =
+        served.iter().filter(|(rt, _)| rt.group == group && rt.version == version).collect();
+    if served.is_empty() {
+        return None;
+    }
+    let (tag, prefix) = tag_and_prefix(group, version, custom_identifier);
+    let mut paths = Map::new();
+    let mut schemas = Map::new();
+    for (rt, structural) in &served {
+        let definition = custom_definition_name(&rt.group, &rt.version, &rt.kind);
+        let described = Described {
+            group: &rt.group,
+            version: &rt.version,
+            kind: &rt.kind,
+            definition: &definition,
+            patches: PatchTypes::WithoutStrategicMerge,
+        };
+        add_paths(&mut paths, &mut schemas, rt, &described, &tag, &prefix);
+        schemas.insert(definition.clone(), custom_kind_schema(rt, structural));
+    }
+    let roots = [
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    ];
+    schemas.extend(reachable_definitions(catalog(), &roots));
+    // Upstream's CRD documents carry this title (apiextensions-apiserver builder.go).
+    Some(document(json!({"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}), paths, schemas))
+}
+
+fn list_schema(rt: &ResourceType, kind: &Described<'_>) -> (String, Value) {
     let name = format!("{}List", kind.definition);
     let schema = json!({
         "description": format!("{} is a list of {} objects.", rt.list_kind(), kind.kind),
@@ -283,7 +427,7 @@ fn list_schema(rt: &ResourceType, kind: &KindSchema) -> (String, Value) {
         "required": ["items"],
         "properties": {
             "apiVersion": {"type": "string"},
-            "items": {"type": "array", "items": reference(&kind.definition)},
+            "items": {"type": "array", "items": reference(kind.definition)},
             "kind": {"type": "string"},
             "metadata": {"allOf": [reference("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")], "default": {}},
         },
@@ -296,7 +440,7 @@ fn add_paths(
     paths: &mut Map<String, Value>,
     lists: &mut Map<String, Value>,
     rt: &ResourceType,
-    kind: &KindSchema,
+    kind: &Described<'_>,
     tag: &str,
     prefix: &str,
 ) {
@@ -306,7 +450,7 @@ fn add_paths(
     } else {
         (format!("{base}/{}", rt.plural), "")
     };
-    let definition = kind.definition.as_str();
+    let definition = kind.definition;
     let create_only = rt.verbs.iter().all(|v| v == "create");
     let mut scope_parameters = Vec::new();
     if rt.namespaced() {
@@ -404,7 +548,7 @@ fn add_paths(
                 tag,
                 kind,
                 write_parameters(true),
-                Some(patch_request()),
+                Some(patch_request(kind.patches)),
                 ok_and_created.clone(),
             ),
         );
@@ -474,6 +618,50 @@ mod tests {
         for piece in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
             let name = piece.split('"').next().unwrap();
             assert!(schemas.get(name).is_some(), "dangling $ref {name}");
+        }
+    }
+
+    #[test]
+    fn custom_documents_describe_crd_kinds_without_strategic_merge() {
+        let rule = ResourceType {
+            group: "monitoring.coreos.com".into(),
+            version: "v1".into(),
+            kind: "PrometheusRule".into(),
+            plural: "prometheusrules".into(),
+            singular: "prometheusrule".into(),
+            scope: crate::sim::resources::Scope::Namespaced,
+            short_names: vec!["promrule".into()],
+            categories: Vec::new(),
+            verbs: vec!["get".into(), "list".into(), "patch".into(), "create".into()],
+            subresources: Vec::new(),
+        };
+        let structural = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"groups": {"type": "array", "items": {"type": "object"}}}}}});
+        let served = vec![(rule, structural)];
+        assert!(custom_group_version_document(&served, "monitoring.coreos.com", "v2").is_none());
+        let document = custom_group_version_document(&served, "monitoring.coreos.com", "v1").unwrap();
+        let name = custom_definition_name("monitoring.coreos.com", "v1", "PrometheusRule");
+        assert_eq!(name, "com.coreos.monitoring.v1.PrometheusRule");
+        let schema = &document["components"]["schemas"][&name];
+        assert_eq!(
+            schema["x-kubernetes-group-version-kind"],
+            json!([{"group": "monitoring.coreos.com", "kind": "PrometheusRule", "version": "v1"}])
+        );
+        assert_eq!(schema["properties"]["spec"]["properties"]["groups"]["type"], "array");
+        let patch = &document["paths"]["/apis/monitoring.coreos.com/v1/namespaces/{namespace}/prometheusrules/{name}"]
+            ["patch"];
+        assert_eq!(patch["operationId"], "patchMonitoringCoreosComV1NamespacedPrometheusRule");
+        assert!(patch["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "fieldValidation"));
+        let content = patch["requestBody"]["content"].as_object().unwrap();
+        assert!(content.contains_key("application/merge-patch+json"));
+        assert!(!content.contains_key("application/strategic-merge-patch+json"));
+        let text = document.to_string();
+        for piece in text.split("\"$ref\":\"#/components/schemas/").skip(1) {
+            let referenced = piece.split('"').next().unwrap();
+            assert!(
+                document["components"]["schemas"].get(referenced).is_some(),
+                "dangling $ref {referenced}"
+            );
         }
     }
 

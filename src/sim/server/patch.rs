@@ -23,8 +23,12 @@ pub enum Error {
         "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"
     )]
     UnsupportedMediaType,
-    /// The patched object is not valid (422).
-    #[error("{0}")]
+    /// A JSON patch operation failed (422 Invalid). Upstream answers with
+    /// `errors.NewGenericServerResponse(422, …)` (apiserver `endpoints/handlers/patch.go`
+    /// `applyJSPatch`), whose message is the generic text and drops the patch library's reason
+    /// (kept here for diagnostics), so kubectl prints `The request is invalid: the server
+    /// rejected our request due to an error in our request`.
+    #[error("the server rejected our request due to an error in our request")]
     Invalid(String),
     /// Server-side apply found fields owned by another manager (409). `details` is upstream's
     /// text after the count, e.g. `conflict with "kubectl" using apps/v1: .spec.replicas`.
@@ -142,6 +146,25 @@ pub fn decode_apply_body(body: &[u8]) -> Result<Value> {
 /// Applies a strategic-merge, JSON merge or JSON patch `body` to the `current` object of type
 /// `rt` and returns the patched object. Server-side apply goes through [`server_side_apply`].
 pub fn apply_patch(rt: &ResourceType, kind: PatchKind, current: &Value, body: &[u8]) -> Result<Value> {
+    let mut patched = patched_value(rt, kind, current, body)?;
+    omit_empty_metadata_maps(&mut patched);
+    Ok(patched)
+}
+
+/// Drops `metadata.labels` and `metadata.annotations` left empty (the last key removed by a
+/// patch or an apply): upstream decodes into ObjectMeta, whose maps are `omitempty`, so
+/// `kubectl annotate x key-` leaves no `annotations: {}` behind.
+fn omit_empty_metadata_maps(object: &mut Value) {
+    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+        for key in ["labels", "annotations"] {
+            if metadata.get(key).is_some_and(|m| m.as_object().is_some_and(Map::is_empty)) {
+                metadata.remove(key);
+            }
+        }
+    }
+}
+
+fn patched_value(rt: &ResourceType, kind: PatchKind, current: &Value, body: &[u8]) -> Result<Value> {
     match kind {
         PatchKind::Merge => {
             let patch = decode_json(body)?;
@@ -206,7 +229,7 @@ pub fn server_side_apply_at(
     // Quantities as the stored object holds them, so `cpu: 1` re-applied is no change.
     let mut applied = applied.clone();
     super::admission::normalize_quantities(rt, &mut applied);
-    Ok(managedfields::apply(
+    let mut next = managedfields::apply(
         current,
         &applied,
         node,
@@ -215,7 +238,9 @@ pub fn server_side_apply_at(
         target_of(rt),
         options.force,
         now,
-    )?)
+    )?;
+    omit_empty_metadata_maps(&mut next);
+    Ok(next)
 }
 
 /// Records in `new.metadata.managedFields` that `manager` made the change `old → new` with an

@@ -38,322 +38,150 @@ const IMAGES: Column = Column("Images", "string", 1, "Images referenced by each 
 /// Prints one object's cells.
 type RowPrinter = fn(&Value, Timestamp) -> Vec<Value>;
 
-/// The column set and a row printer for `rt`.
-fn printer(rt: &ResourceType) -> (Vec<Column>, RowPrinter) {
-    match (rt.group.as_str(), rt.kind.as_str()) {
-        ("", "Pod") => (
-            vec![
-                NAME,
-                Column(
-                    "Ready",
-                    "string",
-                    0,
-                    "The aggregate readiness state of this pod for accepting traffic.",
-                ),
-                Column("Status", "string", 0, "The aggregate status of the containers in this pod."),
-                Column(
-                    "Restarts",
-                    "string",
-                    0,
-                    "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
-                ),
-                AGE,
-                Column(
-                    "IP",
-                    "string",
-                    1,
-                    "podIP address allocated to the pod. Routable at least within the cluster.",
-                ),
-                Column("Node", "string", 1, "NodeName indicates in which node this pod is scheduled."),
-                Column(
-                    "Nominated Node",
-                    "string",
-                    1,
-                    "nominatedNodeName is set only when this pod preempts other pods on the node.",
-                ),
-                Column(
-                    "Readiness Gates",
-                    "string",
-                    1,
-                    "If specified, all readiness gates will be evaluated for pod readiness.",
-                ),
-            ],
-            pod_row,
-        ),
-        ("", "Node") => (
-            vec![
-                NAME,
-                Column("Status", "string", 0, "The status of the node"),
-                Column("Roles", "string", 0, "The roles of the node"),
-                AGE,
-                Column("Version", "string", 0, "Kubelet Version reported by the node."),
-                Column("Internal-IP", "string", 1, "List of addresses reachable to the node."),
-                Column("External-IP", "string", 1, "List of addresses reachable to the node."),
-                Column(
-                    "OS-Image",
-                    "string",
-                    1,
-                    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
-                ),
-                Column(
-                    "Kernel-Version",
-                    "string",
-                    1,
-                    "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
-                ),
-                Column(
-                    "Container-Runtime",
-                    "string",
-                    1,
-                    "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
-                ),
-            ],
-            node_row,
-        ),
-        ("apps", "DaemonSet") => (
-            vec![
-                NAME,
-                Column(
-                    "Desired",
-                    "integer",
-                    0,
-                    "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod).",
-                ),
-                Column(
-                    "Current",
-                    "integer",
-                    0,
-                    "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.",
-                ),
-                Column(
-                    "Ready",
-                    "integer",
-                    0,
-                    "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
-                ),
-                Column(
-                    "Up-to-date",
-                    "integer",
-                    0,
-                    "The total number of nodes that are running updated daemon pod",
-                ),
-                Column(
-                    "Available",
-                    "integer",
-                    0,
-                    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
-                ),
-                Column(
-                    "Node Selector",
-                    "string",
-                    0,
-                    "NodeSelector is a selector which must be true for the pod to fit on a node.",
-                ),
-                AGE,
-                CONTAINERS,
-                IMAGES,
-                Column(
-                    "Selector",
-                    "string",
-                    1,
-                    "A label query over pods that are managed by the daemon set.",
-                ),
-            ],
-            daemonset_row,
-        ),
-        ("apps", "Deployment") => (
-            vec![
-                NAME,
-                Column("Ready", "string", 0, "Number of the pod with ready state"),
-                Column(
-                    "Up-to-date",
-                    "string",
-                    0,
-                    "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
-                ),
-                Column(
-                    "Available",
-                    "string",
-                    0,
-                    "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
-                ),
-                AGE,
-                CONTAINERS,
-                IMAGES,
-                Column(
-                    "Selector",
-                    "string",
-                    1,
-                    "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
-                ),
-            ],
-            deployment_row,
-        ),
-        ("apps", "ReplicaSet") => (
-            vec![
-                NAME,
-                Column("Desired", "integer", 0, "Replicas is the number of desired pods."),
-                Column(
-                    "Current",
-                    "integer",
-                    0,
-                    "Replicas is the most recently observed number of non-terminating pods.",
-                ),
-                Column(
-                    "Ready",
-                    "integer",
-                    0,
-                    "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
-                ),
-                AGE,
-                CONTAINERS,
-                IMAGES,
-                Column(
-                    "Selector",
-                    "string",
-                    1,
-                    "Selector is a label query over pods that should match the replica count.",
-                ),
-            ],
-            replicaset_row,
-        ),
-        ("apps", "ControllerRevision") => (
-            vec![
-                NAME,
-                Column("Controller", "string", 0, "Controller of the object"),
-                Column(
-                    "Revision",
-                    "string",
-                    0,
-                    "Revision indicates the revision of the state represented by Data.",
-                ),
-                AGE,
-            ],
-            controllerrevision_row,
-        ),
-        ("batch", "Job") => (
-            vec![
-                NAME,
-                Column("Status", "string", 0, "Status of the job."),
-                Column("Completions", "string", 0, "The completion status of the job."),
-                Column("Duration", "string", 0, "Time required to complete the job."),
-                AGE,
-                CONTAINERS,
-                IMAGES,
-                Column("Selector", "string", 1, "A label query over pods that should match the pod count."),
-            ],
-            job_row,
-        ),
-        ("", "ConfigMap") => (
-            vec![NAME, Column("Data", "string", 0, "Data contains the configuration data."), AGE],
-            configmap_row,
-        ),
-        ("", "Secret") => (
-            vec![
-                NAME,
-                Column("Type", "string", 0, "Used to facilitate programmatic handling of secret data."),
-                Column("Data", "string", 0, "Data contains the secret data."),
-                AGE,
-            ],
-            secret_row,
-        ),
-        ("", "ServiceAccount") => (
-            vec![
-                NAME,
-                Column(
-                    "Secrets",
-                    "string",
-                    0,
-                    "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.",
-                ),
-                AGE,
-            ],
-            serviceaccount_row,
-        ),
-        ("", "ResourceQuota") => (
-            vec![
-                NAME,
-                AGE,
-                Column(
-                    "Request",
-                    "string",
-                    0,
-                    "Request represents a minimum amount of cpu/memory that a container may consume.",
-                ),
-                Column(
-                    "Limit",
-                    "string",
-                    0,
-                    "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
-                ),
-            ],
-            resourcequota_row,
-        ),
-        ("", "Namespace") => {
-            (vec![NAME, Column("Status", "string", 0, "The status of the namespace"), AGE], namespace_row)
-        }
-        ("", "Event") | ("events.k8s.io", "Event") => (
-            vec![
-                Column(
-                    "Last Seen",
-                    "string",
-                    0,
-                    "deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
-                ),
-                Column(
-                    "Type",
-                    "string",
-                    0,
-                    "type is the type of this event (Normal, Warning), new types could be added in the future.",
-                ),
-                Column("Reason", "string", 0, "reason is why the action was taken. It is human-readable."),
-                Column("Object", "string", 0, "regarding contains the object this Event is about."),
-                Column(
-                    "Subobject",
-                    "string",
-                    1,
-                    "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.",
-                ),
-                Column(
-                    "Source",
-                    "string",
-                    1,
-                    "reportingController is the name of the controller that emitted this Event.",
-                ),
-                Column(
-                    "Message",
-                    "string",
-                    0,
-                    "note is a human-readable description of the status of this operation.",
-                ),
-                Column(
-                    "First Seen",
-                    "string",
-                    1,
-                    "deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.",
-                ),
-                Column(
-                    "Count",
-                    "string",
-                    1,
-                    "deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.",
-                ),
-                Column("Name", "string", 1, NAME_DOC),
-            ],
-            event_row,
-        ),
-        ("coordination.k8s.io", "Lease") => {
-            (vec![NAME, Column("Holder", "string", 0, "The holder of the lease"), AGE], lease_row)
-        }
-        _ => (vec![NAME, Column("Created At", "date", 0, AGE_DOC)], generic_row),
-    }
+/// One kind's table: the `(group, kind)`s it serves, kubectl's columns and the row printer.
+struct Printer {
+    kinds: &'static [(&'static str, &'static str)],
+    columns: &'static [Column],
+    row: RowPrinter,
+}
+
+/// Every kind with a printer, as data: one column per line (descriptions are upstream's, from the
+/// printers' `TableColumnDefinition`s), so the table reads like the upstream column lists.
+#[rustfmt::skip]
+static PRINTERS: &[Printer] = &[
+    Printer { kinds: &[("", "Pod")], row: pod_row, columns: &[
+        NAME,
+        Column("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
+        Column("Status", "string", 0, "The aggregate status of the containers in this pod."),
+        Column("Restarts", "string", 0, "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+        AGE,
+        Column("IP", "string", 1, "podIP address allocated to the pod. Routable at least within the cluster."),
+        Column("Node", "string", 1, "NodeName indicates in which node this pod is scheduled."),
+        Column("Nominated Node", "string", 1, "nominatedNodeName is set only when this pod preempts other pods on the node."),
+        Column("Readiness Gates", "string", 1, "If specified, all readiness gates will be evaluated for pod readiness."),
+    ] },
+    Printer { kinds: &[("", "Node")], row: node_row, columns: &[
+        NAME,
+        Column("Status", "string", 0, "The status of the node"),
+        Column("Roles", "string", 0, "The roles of the node"),
+        AGE,
+        Column("Version", "string", 0, "Kubelet Version reported by the node."),
+        Column("Internal-IP", "string", 1, "List of addresses reachable to the node."),
+        Column("External-IP", "string", 1, "List of addresses reachable to the node."),
+        Column("OS-Image", "string", 1, "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
+        Column("Kernel-Version", "string", 1, "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."),
+        Column("Container-Runtime", "string", 1, "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2)."),
+    ] },
+    Printer { kinds: &[("apps", "DaemonSet")], row: daemonset_row, columns: &[
+        NAME,
+        Column("Desired", "integer", 0, "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod)."),
+        Column("Current", "integer", 0, "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod."),
+        Column("Ready", "integer", 0, "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition."),
+        Column("Up-to-date", "integer", 0, "The total number of nodes that are running updated daemon pod"),
+        Column("Available", "integer", 0, "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)"),
+        Column("Node Selector", "string", 0, "NodeSelector is a selector which must be true for the pod to fit on a node."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        Column("Selector", "string", 1, "A label query over pods that are managed by the daemon set."),
+    ] },
+    Printer { kinds: &[("apps", "Deployment")], row: deployment_row, columns: &[
+        NAME,
+        Column("Ready", "string", 0, "Number of the pod with ready state"),
+        Column("Up-to-date", "string", 0, "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
+        Column("Available", "string", 0, "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        Column("Selector", "string", 1, "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."),
+    ] },
+    Printer { kinds: &[("apps", "ReplicaSet")], row: replicaset_row, columns: &[
+        NAME,
+        Column("Desired", "integer", 0, "Replicas is the number of desired pods."),
+        Column("Current", "integer", 0, "Replicas is the most recently observed number of non-terminating pods."),
+        Column("Ready", "integer", 0, "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        Column("Selector", "string", 1, "Selector is a label query over pods that should match the replica count."),
+    ] },
+    Printer { kinds: &[("apps", "ControllerRevision")], row: controllerrevision_row, columns: &[
+        NAME,
+        Column("Controller", "string", 0, "Controller of the object"),
+        Column("Revision", "string", 0, "Revision indicates the revision of the state represented by Data."),
+        AGE,
+    ] },
+    Printer { kinds: &[("batch", "Job")], row: job_row, columns: &[
+        NAME,
+        Column("Status", "string", 0, "Status of the job."),
+        Column("Completions", "string", 0, "The completion status of the job."),
+        Column("Duration", "string", 0, "Time required to complete the job."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        Column("Selector", "string", 1, "A label query over pods that should match the pod count."),
+    ] },
+    Printer { kinds: &[("", "ConfigMap")], row: configmap_row, columns: &[
+        NAME,
+        Column("Data", "string", 0, "Data contains the configuration data."),
+        AGE,
+    ] },
+    Printer { kinds: &[("", "Secret")], row: secret_row, columns: &[
+        NAME,
+        Column("Type", "string", 0, "Used to facilitate programmatic handling of secret data."),
+        Column("Data", "string", 0, "Data contains the secret data."),
+        AGE,
+    ] },
+    Printer { kinds: &[("", "ServiceAccount")], row: serviceaccount_row, columns: &[
+        NAME,
+        Column("Secrets", "string", 0, "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."),
+        AGE,
+    ] },
+    Printer { kinds: &[("", "ResourceQuota")], row: resourcequota_row, columns: &[
+        NAME,
+        AGE,
+        Column("Request", "string", 0, "Request represents a minimum amount of cpu/memory that a container may consume."),
+        Column("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
+    ] },
+    Printer { kinds: &[("", "Namespace")], row: namespace_row, columns: &[
+        NAME,
+        Column("Status", "string", 0, "The status of the namespace"),
+        AGE,
+    ] },
+    Printer { kinds: &[("", "Event"), ("events.k8s.io", "Event")], row: event_row, columns: &[
+        Column("Last Seen", "string", 0, "deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type."),
+        Column("Type", "string", 0, "type is the type of this event (Normal, Warning), new types could be added in the future."),
+        Column("Reason", "string", 0, "reason is why the action was taken. It is human-readable."),
+        Column("Object", "string", 0, "regarding contains the object this Event is about."),
+        Column("Subobject", "string", 1, "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement."),
+        Column("Source", "string", 1, "reportingController is the name of the controller that emitted this Event."),
+        Column("Message", "string", 0, "note is a human-readable description of the status of this operation."),
+        Column("First Seen", "string", 1, "deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type."),
+        Column("Count", "string", 1, "deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type."),
+        Column("Name", "string", 1, NAME_DOC),
+    ] },
+    Printer { kinds: &[("coordination.k8s.io", "Lease")], row: lease_row, columns: &[
+        NAME,
+        Column("Holder", "string", 0, "The holder of the lease"),
+        AGE,
+    ] },
+];
+
+/// Types without a printer: the default convertor's columns (apiserver/pkg/registry/rest/table.go).
+static DEFAULT_PRINTER: Printer =
+    Printer { kinds: &[], columns: &[NAME, Column("Created At", "date", 0, AGE_DOC)], row: generic_row };
+
+/// The printer for `rt`.
+fn printer(rt: &ResourceType) -> &'static Printer {
+    let key = (rt.group.as_str(), rt.kind.as_str());
+    PRINTERS.iter().find(|printer| printer.kinds.contains(&key)).unwrap_or(&DEFAULT_PRINTER)
 }
 
 /// Renders `objects` (full objects of type `rt`) as a `Table` whose rows carry
 /// `PartialObjectMetadata` (the server default `includeObject=Metadata`), which kubectl reads
 /// for `-A`'s NAMESPACE column and `--show-labels`.
 pub fn render(rt: &ResourceType, objects: &[Value], resource_version: &str, now: Timestamp) -> Value {
-    let (columns, row) = printer(rt);
+    let Printer { columns, row, .. } = printer(rt);
     let rows: Vec<Value> = objects
         .iter()
         .map(|object| {
@@ -371,7 +199,7 @@ pub fn render(rt: &ResourceType, objects: &[Value], resource_version: &str, now:
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": {"resourceVersion": resource_version},
-        "columnDefinitions": definitions(&columns),
+        "columnDefinitions": definitions(columns),
         "rows": rows,
     })
 }
@@ -956,6 +784,24 @@ mod tests {
     use crate::sim::resources;
 
     const NOW: &str = "2026-01-01T12:00:00Z";
+
+    /// A misspelt kind in the printer table would silently get the default columns.
+    #[test]
+    fn every_printer_serves_a_served_kind_once() {
+        let types = resources::built_in();
+        let mut seen = BTreeSet::new();
+        for printer in PRINTERS {
+            for (group, kind) in printer.kinds {
+                assert!(
+                    types.iter().any(|rt| rt.group == *group && rt.kind == *kind),
+                    "{group}/{kind} is not served"
+                );
+                assert!(seen.insert((group, kind)), "{group}/{kind} has two printers");
+            }
+        }
+        let pods = resources::find(&types, "", "v1", "pods").unwrap();
+        assert_eq!(printer(pods).columns.len(), 9);
+    }
 
     fn table(plural: &str, group: &str, objects: &[Value]) -> Value {
         let types = resources::built_in();
