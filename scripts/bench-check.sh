@@ -31,6 +31,7 @@ work="$(mktemp -d)"
 cleanup() {
   "$bin" sim down --state-dir "$work/sim" >/dev/null 2>&1 || true
   "$bin" sim down --state-dir "$work/big" >/dev/null 2>&1 || true
+  "$bin" sim down --state-dir "$work/gpu" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -85,32 +86,59 @@ ratio=$(python3 -c "print(round($script_ms / max($check_ms, 0.1), 1))")
 echo "check stuck-rollout: ${check_ms} ms per run; kubectl script: ${script_ms} ms per run; ratio ${ratio}x"
 
 echo "== requests per check (simulator request log)"
-before=$(grep -c '^request ' "$work/sim/serve.log" || true)
+before=$(wc -l < "$work/sim/serve.log")
 "$bin" check stuck-rollout >/dev/null || true
 sleep 0.2
-tail -n +"$((before + 1))" "$work/sim/serve.log" | grep '^request ' | sed 's/^/  /'
-lists=$(tail -n +"$((before + 1))" "$work/sim/serve.log" | grep '^request ' | grep -c -E ' GET /apis?/[^ ?]*/(nodes|pods|daemonsets|prometheusrules)[ ?]' || true)
-total=$(tail -n +"$((before + 1))" "$work/sim/serve.log" | grep -c '^request ' || true)
+tail -n +"$((before + 1))" "$work/sim/serve.log" | grep '^request ' > "$work/one-check.log" || true
+sed 's/^/  /' "$work/one-check.log"
+lists=$(grep -c -E ' GET /apis?/[^ ?]*(nodes|pods|daemonsets|prometheusrules)[ ?]' "$work/one-check.log" || true)
+total=$(wc -l < "$work/one-check.log")
 echo "requests: $total = $lists lists (kinds the lab's tasks read: 4 — Node, Pod, DaemonSet, PrometheusRule) + 1 inventory GET + 1 GET /version (connect)"
 
+# `check` on a large simulator: the same four lists, over $nodes nodes (and their pods).
+big_runs=$(( runs < 5 ? runs : 5 ))
+time_big_check() {
+  "$bin" check stuck-rollout >/dev/null 2>&1 || true   # warm-up
+  if command -v hyperfine >/dev/null; then
+    hyperfine -N -i --warmup 1 --runs "$big_runs" "$bin check stuck-rollout"
+  else
+    (runs=$big_runs; echo "check stuck-rollout: $(mean_ms $check_cmd) ms per run")
+  fi
+}
 if [ "$nodes" -gt 0 ]; then
-  echo "== $nodes-node simulator"
+  # 1. `sim up --nodes N`: CPU workers only, so the lab's preflight refuses to start (it needs GPU
+  #    nodes); check still lists every node and pod and grades the unstarted lab.
+  echo "== sim up --nodes $nodes (CPU workers; the lab cannot start there)"
   start=$(date +%s%N)
   "$bin" sim up --state-dir "$work/big" --nodes "$nodes" --speed 10 >/dev/null
   echo "sim up --nodes $nodes: $(( ($(date +%s%N) - start) / 1000000 )) ms"
   export KUBECONFIG="$work/big/kubeconfig"
+  time_big_check
+  "$bin" sim down --state-dir "$work/big" >/dev/null
+  # 2. The lab started on $nodes GPU workers: the toolkit DaemonSet runs a pod on each, stalled
+  #    at one node.
+  echo "== $nodes GPU workers, stuck-rollout started"
+  {
+    echo "name: bench-$nodes-gpu"
+    echo "nodes:"
+    echo "  - {name: control-plane, role: control-plane, capacity: {cpu: 4, memory: 16Gi}}"
+    for i in $(seq "$nodes"); do
+      echo "  - name: gpu-$i"
+      echo "    labels: {nvidia.com/gpu.present: \"true\", feature.node.kubernetes.io/pci-10de.present: \"true\"}"
+      echo "    capacity: {cpu: 12, memory: 170Gi, pods: 110, ephemeral-storage: 200Gi}"
+      echo "    gpu: {model: A100-80GB, count: 1}"
+    done
+  } > "$work/gpu-topology.yaml"
   start=$(date +%s%N)
-  if "$bin" start stuck-rollout --variant image >/dev/null 2>"$work/big-start.err"; then
+  "$bin" sim up --state-dir "$work/gpu" --topology "$work/gpu-topology.yaml" --speed 10 >/dev/null
+  echo "sim up ($nodes GPU nodes): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  export KUBECONFIG="$work/gpu/kubeconfig"
+  start=$(date +%s%N)
+  if "$bin" start stuck-rollout --variant image >/dev/null 2>"$work/gpu-start.err"; then
     echo "start stuck-rollout: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    time_big_check
   else
-    echo "start stuck-rollout did not finish on $nodes nodes ($(tail -1 "$work/big-start.err")); timing check on the unstarted lab (same lists)"
+    echo "start stuck-rollout failed on $nodes GPU nodes: $(tail -1 "$work/gpu-start.err")"
   fi
-  "$bin" check stuck-rollout >/dev/null 2>&1 || true   # warm-up
-  big_runs=$(( runs < 5 ? runs : 5 ))
-  if command -v hyperfine >/dev/null; then
-    hyperfine -N -i --warmup 1 --runs "$big_runs" "$bin check stuck-rollout"
-  else
-    runs=$big_runs
-    echo "check stuck-rollout on $nodes nodes: $(mean_ms $check_cmd) ms per run"
-  fi
+  "$bin" sim down --state-dir "$work/gpu" >/dev/null || true
 fi

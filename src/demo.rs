@@ -81,11 +81,38 @@ impl TempSimulator {
     /// Stops it and removes its state; a failure to stop is a warning, so it cannot hide the
     /// outcome of the command that used it.
     pub fn stop(self, runtime: &tokio::runtime::Runtime) {
-        if let Err(error) = runtime.block_on(lifecycle::down(&self.state_dir)) {
-            eprintln!("warning: could not stop the temporary simulator: {error}");
+        if let Some(warning) = runtime.block_on(stop_simulator(&self.state_dir)) {
+            eprintln!("warning: {warning}");
         }
-        let _ = std::fs::remove_dir_all(&self.state_dir);
     }
+}
+
+/// `sim down` for a temporary simulator, then its state removed. A server still alive after
+/// `down` gave up on it (SIGTERM not honoured in time) is killed: a temporary simulator must not
+/// outlive its command. Returns a warning to print, if any.
+async fn stop_simulator(state_dir: &Path) -> Option<String> {
+    let pid = match lifecycle::pid_state(state_dir) {
+        Ok(lifecycle::PidState::Running(pid)) => Some(pid),
+        _ => None,
+    };
+    let warning = match lifecycle::down(state_dir).await {
+        Ok(_) => None,
+        Err(error) => match pid.filter(|pid| lifecycle::process_alive(*pid)) {
+            Some(pid) => {
+                let killed = i32::try_from(pid)
+                    .ok()
+                    .and_then(rustix::process::Pid::from_raw)
+                    .map(|raw| rustix::process::kill_process(raw, rustix::process::Signal::KILL));
+                match killed {
+                    Some(Ok(())) => Some(format!("the temporary simulator was killed: {error}")),
+                    _ => Some(format!("could not stop the temporary simulator (pid {pid}): {error}")),
+                }
+            }
+            None => Some(format!("could not stop the temporary simulator: {error}")),
+        },
+    };
+    let _ = std::fs::remove_dir_all(state_dir);
+    warning
 }
 
 /// A Ctrl-C or SIGTERM stops the simulator before the process exits, so an interrupted command
@@ -104,8 +131,9 @@ fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path, purpose: 
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
-        let _ = lifecycle::down(&state_dir).await;
-        let _ = std::fs::remove_dir_all(&state_dir);
+        if let Some(warning) = stop_simulator(&state_dir).await {
+            eprintln!("warning: {warning}");
+        }
         eprintln!("{purpose} interrupted: its simulator was stopped");
         std::process::exit(130);
     });

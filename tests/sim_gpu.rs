@@ -1103,6 +1103,7 @@ mod through_kubectl {
     const TS_4_RENAMED: &str = "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n";
     const MPS_2: &str =
         "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n";
+    const TS_4_STRICT: &str = "version: v1\nsharing:\n  timeSlicing:\n    failRequestsGreaterThanOne: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n";
     const MIG_SINGLE: &str = "version: v1\nflags:\n  migStrategy: single\n";
     const MIG_MIXED: &str = "version: v1\nflags:\n  migStrategy: mixed\n";
 
@@ -1113,6 +1114,7 @@ mod through_kubectl {
         ("mps-2", MPS_2),
         ("mig-single", MIG_SINGLE),
         ("mig-mixed", MIG_MIXED),
+        ("ts-4-strict", TS_4_STRICT),
     ];
 
     /// One row of gpu-domain.md §3.1 / one worked example of §4.2: node labels to set, then what
@@ -1340,6 +1342,13 @@ mod through_kubectl {
         assert!(init.contains("Label change detected: nvidia.com/device-plugin.config=\n"), "{init}");
         assert!(init.contains("No value set. Selecting default name: default\n"), "{init}");
         assert!(logs("nvidia-device-plugin-sidecar").ends_with("Already configured. Skipping update...\n"));
+        let gfd = pods.lines().find(|p| p.contains("feature-discovery")).unwrap();
+        let gfd_log = ok(
+            &sim.kubectl(&client, &["-n", "gpu-operator", "logs", gfd, "-c", "gpu-feature-discovery-ctr"]),
+            "gfd",
+        );
+        assert!(gfd_log.starts_with("Loading configuration.\n\nRunning with config:\n"), "{gfd_log}");
+        assert!(gfd_log.ends_with("Creating Labels\nSleeping for 60s\n"), "{gfd_log}");
 
         ok(
             &sim.kubectl(&client, &["run", "plain", "--image=nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"]),
@@ -1367,6 +1376,20 @@ mod through_kubectl {
             stderr(&exec),
             "Error from server (BadRequest): cannot exec into container \"plain\" in pod \"plain\": the lab-runner simulator runs no processes\n"
         );
+        // failRequestsGreaterThanOne: the kubelet rejects a pod asking for 2 shared GPUs.
+        label(&sim, &client, "gpu-1", &["nvidia.com/device-plugin.config=ts-4-strict"]);
+        wait(&sim, &client, &["node/gpu-1"], "jsonpath={.status.allocatable.nvidia\\.com/gpu}=4");
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: two-gpus}\nspec:\n  nodeSelector: {kubernetes.io/hostname: gpu-1}\n  containers:\n  - name: cuda\n    image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources: {limits: {nvidia.com/gpu: 2}}\n";
+        let path = sim.state_dir().join("two-gpus.yaml");
+        std::fs::write(&path, pod).unwrap();
+        ok(&sim.kubectl(&client, &["apply", "-f", path.to_str().unwrap()]), "two-gpus");
+        wait(&sim, &client, &["pod/two-gpus"], "jsonpath={.status.phase}=Failed");
+        let describe = ok(&sim.kubectl(&client, &["describe", "pod", "two-gpus"]), "describe");
+        let message = "Allocate failed due to rpc error: code = Unknown desc = invalid allocation request for \"nvidia.com/gpu\": invalid request: maximum request size for shared resources is 1; found 2, which is unexpected";
+        assert!(describe.contains("Reason:           UnexpectedAdmissionError"), "{describe}");
+        assert!(describe.contains(&format!("Message:          Pod was rejected: {message}")), "{describe}");
+        assert!(describe.contains(&format!("kubelet            {message}")), "{describe}");
+
         // Newer clients try WebSockets first, then SPDY: the refusal still arrives as one line.
         for newer in clients().into_iter().filter(|c| c.version == "1.37") {
             let exec = sim.kubectl(&newer, &["exec", "plain", "--", "nvidia-smi"]);
