@@ -4,7 +4,7 @@
 //!
 //! What varies from run to run is redacted: pod name suffixes (the only random part of the
 //! reports; revisions are template hashes, node names and counters are the lab's). Each report is
-//! a snapshot to read, not only to compare: see the review notes in the final report of issue #8.
+//! a snapshot to read as a learner would, not only to compare.
 
 use std::{
     path::{Path, PathBuf},
@@ -172,13 +172,14 @@ fn stuck_rollout_toleration_reports_at_start_and_solved() {
     stuck_rollout("toleration");
 }
 
-/// gpu-sharing at its start. Its solved state is not snapshotted yet: its reference solution does
-/// not finish on the simulator (`demo gpu-sharing` times out waiting for the MPS and MIG
-/// resources; issue #8, being fixed with the GPU emulation).
+/// gpu-sharing at its start and once solved (its solution labels the MIG geometry, waits for the
+/// MIG manager, then selects the plugin config).
 #[test]
-fn gpu_sharing_reports_at_start() {
+fn gpu_sharing_reports_at_start_and_solved() {
     let Some(lab) = Started::new("gpu-sharing", None) else { return };
     lab.snapshot_reports(Phase::Start, "");
+    let transcript = lab.solve();
+    lab.snapshot_reports(Phase::Solved, &transcript);
 }
 
 #[test]
