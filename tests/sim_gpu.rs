@@ -1342,6 +1342,13 @@ mod through_kubectl {
         assert!(init.contains("Label change detected: nvidia.com/device-plugin.config=\n"), "{init}");
         assert!(init.contains("No value set. Selecting default name: default\n"), "{init}");
         assert!(logs("nvidia-device-plugin-sidecar").ends_with("Already configured. Skipping update...\n"));
+        let gfd = pods.lines().find(|p| p.contains("feature-discovery")).unwrap();
+        let gfd_log = ok(
+            &sim.kubectl(&client, &["-n", "gpu-operator", "logs", gfd, "-c", "gpu-feature-discovery-ctr"]),
+            "gfd",
+        );
+        assert!(gfd_log.starts_with("Loading configuration.\n\nRunning with config:\n"), "{gfd_log}");
+        assert!(gfd_log.ends_with("Creating Labels\nSleeping for 60s\n"), "{gfd_log}");
 
         ok(
             &sim.kubectl(&client, &["run", "plain", "--image=nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"]),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::config::{EffectiveConfig, MigStrategy, PluginEnv, Renaming, SharingStrategy};
+use super::config::{Binary, EffectiveConfig, MigStrategy, PluginEnv, Renaming, SharingStrategy};
 
 /// Why the config-manager could not pick a config (`updateConfigName`); it then exits 1.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -265,8 +265,20 @@ impl DevicePluginPod {
         match EffectiveConfig::load(file, &self.plugin_env) {
             Ok((config, warnings)) => {
                 log.extend(warnings);
-                log.push(running_with(&config, &self.plugin_env));
-                log.push("Retrieving plugins.".to_string());
+                match self.plugin_env.binary {
+                    Binary::DevicePlugin => {
+                        log.push(running_with(&config, &self.plugin_env));
+                        log.push("Retrieving plugins.".to_string());
+                    }
+                    // cmd/gpu-feature-discovery/main.go `start` and `run`.
+                    Binary::FeatureDiscovery => {
+                        log.push("Loading configuration.".to_string());
+                        log.push(running_with(&config, &self.plugin_env));
+                        log.extend(
+                            ["Start running", "Creating Labels", "Sleeping for 60s"].map(String::from),
+                        );
+                    }
+                }
                 self.plugin = PluginPhase::Serving(config);
             }
             Err(error) => {
