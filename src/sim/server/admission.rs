@@ -66,6 +66,7 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
     if !object.is_object() {
         return;
     }
+    drop_zero_values(rt, object);
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("", "Pod") => {
             if let Some(spec) = object_mut(object, "spec") {
@@ -193,6 +194,65 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
         _ => {}
     }
     normalize_quantities(rt, object);
+}
+
+/// Workload spec fields that are plain (non-pointer) `omitempty` Go fields upstream
+/// (k8s.io/api apps/v1 types.go: `MinReadySeconds int32 json:"minReadySeconds,omitempty"`,
+/// `Paused bool json:"paused,omitempty"`).
+const SPEC_ZERO_OMITTED: &[&str] = &["minReadySeconds", "paused"];
+/// The same in a PodSpec (core/v1 types.go `NodeName string`, `HostNetwork bool`, …).
+const POD_SPEC_ZERO_OMITTED: &[&str] =
+    &["nodeName", "hostNetwork", "hostPID", "hostIPC", "hostname", "subdomain", "priorityClassName"];
+/// The same in a Container (`Stdin bool`, `StdinOnce bool`, `TTY bool`, `WorkingDir string`).
+const CONTAINER_ZERO_OMITTED: &[&str] = &["stdin", "stdinOnce", "tty", "workingDir"];
+
+fn remove_zero(map: &mut Map<String, Value>, keys: &[&str]) {
+    for key in keys {
+        let zero = match map.get(*key) {
+            Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+            Some(Value::Bool(b)) => !b,
+            Some(Value::String(text)) => text.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if zero {
+            map.remove(*key);
+        }
+    }
+}
+
+fn drop_pod_spec_zero_values(spec: &mut Map<String, Value>) {
+    remove_zero(spec, POD_SPEC_ZERO_OMITTED);
+    for list in ["initContainers", "containers"] {
+        if let Some(Value::Array(containers)) = spec.get_mut(list) {
+            for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+                remove_zero(container, CONTAINER_ZERO_OMITTED);
+            }
+        }
+    }
+}
+
+/// A field set to its Go zero value is the same as an absent one upstream: the request is
+/// decoded into a Go struct, so `minReadySeconds: 0` is neither stored nor seen by the
+/// strategies' `apiequality.Semantic.DeepEqual(new.Spec, old.Spec)` generation check
+/// (pkg/registry/apps/daemonset/strategy.go `PrepareForUpdate`). Without this, an explicit
+/// default in a manifest would bump `metadata.generation` on every apply.
+fn drop_zero_values(rt: &ResourceType, object: &mut Value) {
+    match (rt.group.as_str(), rt.kind.as_str()) {
+        ("", "Pod") => {
+            if let Some(spec) = object_mut(object, "spec") {
+                drop_pod_spec_zero_values(spec);
+            }
+        }
+        ("apps", "DaemonSet" | "Deployment" | "ReplicaSet") | ("batch", "Job") => {
+            let Some(spec) = object_mut(object, "spec") else { return };
+            remove_zero(spec, SPEC_ZERO_OMITTED);
+            if let Some(pod_spec) = spec.get_mut("template").and_then(|t| object_mut(t, "spec")) {
+                drop_pod_spec_zero_values(pod_spec);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn default_template(spec: &mut Map<String, Value>) {
@@ -984,6 +1044,27 @@ mod tests {
             "containers": [{"name": "c", "image": "cuda:12", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}});
         apply_defaults(&rt, &mut deployment);
         assert_eq!(deployment.pointer("/spec/template/spec/containers/0/resources/requests"), None);
+    }
+
+    #[test]
+    fn go_zero_values_of_plain_fields_are_dropped_and_pointers_kept() {
+        let rt = crate::sim::resources::built_in()
+            .into_iter()
+            .find(|rt| rt.group == "apps" && rt.kind == "DaemonSet")
+            .expect("daemonsets are built in");
+        let mut ds = json!({"metadata": {"name": "a"}, "spec": {
+            "minReadySeconds": 0, "revisionHistoryLimit": 0,
+            "template": {"spec": {"hostNetwork": false, "nodeName": "",
+                "containers": [{"name": "c", "image": "busybox:1.37", "tty": false, "stdin": true}]}}}});
+        apply_defaults(&rt, &mut ds);
+        let spec = &ds["spec"];
+        assert_eq!(spec.get("minReadySeconds"), None);
+        // A pointer field (`RevisionHistoryLimit *int32`): 0 is a value, not absence.
+        assert_eq!(spec["revisionHistoryLimit"], 0);
+        assert_eq!(spec["template"]["spec"].get("hostNetwork"), None);
+        assert_eq!(spec["template"]["spec"].get("nodeName"), None);
+        assert_eq!(spec["template"]["spec"]["containers"][0].get("tty"), None);
+        assert_eq!(spec["template"]["spec"]["containers"][0]["stdin"], true);
     }
 
     #[test]
