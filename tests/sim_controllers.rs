@@ -807,6 +807,16 @@ async fn the_template_generation_annotation_moves_with_the_template_and_labels_t
         ds["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("7");
     });
     assert_eq!(annotation(&cluster), (json!("1"), json!(1)));
+    // Fields written as their Go zero value are the same as absent ones: no bump of either, and
+    // they are not stored (upstream decodes into structs with `omitempty` plain fields).
+    cluster.change("daemonsets", "agent", |ds| {
+        ds["spec"]["minReadySeconds"] = json!(0);
+        ds["spec"]["template"]["spec"]["hostNetwork"] = json!(false);
+    });
+    assert_eq!(annotation(&cluster), (json!("1"), json!(1)));
+    let stored = cluster.get("daemonsets", "agent").unwrap();
+    assert_eq!(stored["spec"].get("minReadySeconds"), None);
+    assert_eq!(stored["spec"]["template"]["spec"].get("hostNetwork"), None);
     // A non-template spec change bumps generation only.
     cluster.change("daemonsets", "agent", |ds| ds["spec"]["revisionHistoryLimit"] = json!(5));
     assert_eq!(annotation(&cluster), (json!("1"), json!(2)));

@@ -122,6 +122,11 @@ async fn requests_keys_are_charged_and_enforced_and_pending_pods_count() {
     c.settle();
     let pending = c.sim.state.store.get_value(&rt("pods"), "team-a", "gpu-pod-2").unwrap();
     assert_eq!(pending["status"]["phase"], "Pending");
+    // `SetDefaults_Pod` copied the limit into requests, as the real API server stores it.
+    assert_eq!(
+        pending["spec"]["containers"][0]["resources"],
+        json!({"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}})
+    );
     assert_eq!(c.status("team-a", "gpu-quota")["used"], json!({"pods": "2", "requests.nvidia.com/gpu": "2"}));
     let (code, reason, message) = c.create_pod("team-a", pod("gpu-pod-3", gpus(1)), false).await.unwrap_err();
     assert_eq!((code, reason.as_str()), (403, "Forbidden"));

@@ -19,5 +19,6 @@ mod sim_gpu;
 mod sim_patch;
 mod sim_proto;
 mod sim_quota;
+mod sim_rbac;
 mod sim_serve;
 mod util;

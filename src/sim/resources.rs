@@ -309,6 +309,54 @@ const BUILT_IN: &[Row] = &[
         verbs: CREATE_ONLY,
         subresources: &[],
     },
+    // Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+    Row {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "ClusterRoleBinding",
+        plural: "clusterrolebindings",
+        scope: Cluster,
+        short_names: &[],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &[],
+    },
+    // Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+    Row {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "ClusterRole",
+        plural: "clusterroles",
+        scope: Cluster,
+        short_names: &[],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &[],
+    },
+    // Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+    Row {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "RoleBinding",
+        plural: "rolebindings",
+        scope: Namespaced,
+        short_names: &[],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &[],
+    },
+    // Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+    Row {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "Role",
+        plural: "roles",
+        scope: Namespaced,
+        short_names: &[],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &[],
+    },
 ];
 
 /// The built-in resource types, in discovery order.

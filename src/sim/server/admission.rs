@@ -66,10 +66,12 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
     if !object.is_object() {
         return;
     }
+    drop_zero_values(rt, object);
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("", "Pod") => {
             if let Some(spec) = object_mut(object, "spec") {
                 default_pod_spec(spec);
+                default_requests_from_limits(spec);
                 default_pod_admission(spec);
             }
             let qos = qos_class(object);
@@ -194,6 +196,65 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
     normalize_quantities(rt, object);
 }
 
+/// Workload spec fields that are plain (non-pointer) `omitempty` Go fields upstream
+/// (k8s.io/api apps/v1 types.go: `MinReadySeconds int32 json:"minReadySeconds,omitempty"`,
+/// `Paused bool json:"paused,omitempty"`).
+const SPEC_ZERO_OMITTED: &[&str] = &["minReadySeconds", "paused"];
+/// The same in a PodSpec (core/v1 types.go `NodeName string`, `HostNetwork bool`, …).
+const POD_SPEC_ZERO_OMITTED: &[&str] =
+    &["nodeName", "hostNetwork", "hostPID", "hostIPC", "hostname", "subdomain", "priorityClassName"];
+/// The same in a Container (`Stdin bool`, `StdinOnce bool`, `TTY bool`, `WorkingDir string`).
+const CONTAINER_ZERO_OMITTED: &[&str] = &["stdin", "stdinOnce", "tty", "workingDir"];
+
+fn remove_zero(map: &mut Map<String, Value>, keys: &[&str]) {
+    for key in keys {
+        let zero = match map.get(*key) {
+            Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+            Some(Value::Bool(b)) => !b,
+            Some(Value::String(text)) => text.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if zero {
+            map.remove(*key);
+        }
+    }
+}
+
+fn drop_pod_spec_zero_values(spec: &mut Map<String, Value>) {
+    remove_zero(spec, POD_SPEC_ZERO_OMITTED);
+    for list in ["initContainers", "containers"] {
+        if let Some(Value::Array(containers)) = spec.get_mut(list) {
+            for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+                remove_zero(container, CONTAINER_ZERO_OMITTED);
+            }
+        }
+    }
+}
+
+/// A field set to its Go zero value is the same as an absent one upstream: the request is
+/// decoded into a Go struct, so `minReadySeconds: 0` is neither stored nor seen by the
+/// strategies' `apiequality.Semantic.DeepEqual(new.Spec, old.Spec)` generation check
+/// (pkg/registry/apps/daemonset/strategy.go `PrepareForUpdate`). Without this, an explicit
+/// default in a manifest would bump `metadata.generation` on every apply.
+fn drop_zero_values(rt: &ResourceType, object: &mut Value) {
+    match (rt.group.as_str(), rt.kind.as_str()) {
+        ("", "Pod") => {
+            if let Some(spec) = object_mut(object, "spec") {
+                drop_pod_spec_zero_values(spec);
+            }
+        }
+        ("apps", "DaemonSet" | "Deployment" | "ReplicaSet") | ("batch", "Job") => {
+            let Some(spec) = object_mut(object, "spec") else { return };
+            remove_zero(spec, SPEC_ZERO_OMITTED);
+            if let Some(pod_spec) = spec.get_mut("template").and_then(|t| object_mut(t, "spec")) {
+                drop_pod_spec_zero_values(pod_spec);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn default_template(spec: &mut Map<String, Value>) {
     let Some(template) = spec.get_mut("template") else { return };
     if let Some(pod_spec) = object_mut(template, "spec") {
@@ -259,6 +320,29 @@ fn default_container(container: &mut Map<String, Value>) {
             default_key(probe, "failureThreshold", json!(3));
             if let Some(Value::Object(http)) = probe.get_mut("httpGet") {
                 default_key(http, "scheme", json!("HTTP"));
+            }
+        }
+    }
+}
+
+/// `SetDefaults_Pod` (kubernetes/kubernetes pkg/apis/core/v1/defaults.go:164-193 at 023f88a): for
+/// every container and init container with limits, each limited resource without a request is
+/// requested at its limit — every resource name, extended ones such as `nvidia.com/gpu` included.
+/// Pods only: upstream keeps this out of `SetDefaults_PodSpec` so that templates (Deployment,
+/// DaemonSet, …) are stored as written and only the pods made from them carry the requests.
+fn default_requests_from_limits(spec: &mut Map<String, Value>) {
+    for list in ["initContainers", "containers"] {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else { continue };
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            let Some(Value::Object(resources)) = container.get_mut("resources") else { continue };
+            let Some(Value::Object(limits)) = resources.get("limits").cloned() else { continue };
+            let requests = resources.entry("requests").or_insert_with(|| json!({}));
+            if requests.is_null() {
+                *requests = json!({});
+            }
+            let Value::Object(requests) = requests else { continue };
+            for (name, limit) in limits {
+                requests.entry(name).or_insert(limit);
             }
         }
     }
@@ -900,6 +984,87 @@ mod tests {
         assert_eq!(pull_policy_for("localhost:5000/agent"), "Always");
         assert_eq!(pull_policy_for("nvcr.io/nvidia/k8s-device-plugin:v0.17.0"), "IfNotPresent");
         assert_eq!(pull_policy_for("busybox@sha256:abc"), "IfNotPresent");
+    }
+
+    fn defaulted_pod(init_containers: Value, containers: Value) -> Value {
+        let rt = crate::sim::resources::built_in()
+            .into_iter()
+            .find(|rt| rt.group.is_empty() && rt.kind == "Pod")
+            .expect("pods are built in");
+        let mut pod = json!({"metadata": {"name": "p"}, "spec": {
+            "initContainers": init_containers, "containers": containers}});
+        apply_defaults(&rt, &mut pod);
+        pod
+    }
+
+    #[test]
+    fn pod_requests_default_to_limits_for_every_resource() {
+        let init = json!([{"name": "init", "image": "busybox:1.37", "resources": {"limits": {"cpu": "1"}}}]);
+        let pod = defaulted_pod(
+            init,
+            json!([
+                {"name": "cuda", "image": "cuda:12", "resources": {"limits": {"nvidia.com/gpu": 1, "memory": "1Gi"}}},
+                {"name": "mixed", "image": "cuda:12",
+                 "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "500m"}}},
+                {"name": "plain", "image": "cuda:12"},
+            ]),
+        );
+        let resources = |path: &str| pod.pointer(path).cloned().unwrap_or(Value::Null);
+        assert_eq!(
+            resources("/spec/containers/0/resources/requests"),
+            json!({"nvidia.com/gpu": "1", "memory": "1Gi"})
+        );
+        assert_eq!(
+            resources("/spec/containers/1/resources/requests"),
+            json!({"cpu": "500m", "memory": "1Gi"})
+        );
+        assert_eq!(resources("/spec/containers/2/resources"), json!({}));
+        assert_eq!(resources("/spec/initContainers/0/resources/requests"), json!({"cpu": "1"}));
+        assert_eq!(pod["status"]["qosClass"], "Burstable");
+    }
+
+    #[test]
+    fn limits_only_pod_is_guaranteed() {
+        let pod = defaulted_pod(
+            json!([]),
+            json!([
+                {"name": "c", "image": "cuda:12", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+            ]),
+        );
+        assert_eq!(pod["status"]["qosClass"], "Guaranteed");
+    }
+
+    #[test]
+    fn templates_keep_their_limits_only() {
+        let rt = crate::sim::resources::built_in()
+            .into_iter()
+            .find(|rt| rt.group == "apps" && rt.kind == "Deployment")
+            .expect("deployments are built in");
+        let mut deployment = json!({"metadata": {"name": "d"}, "spec": {"template": {"spec": {
+            "containers": [{"name": "c", "image": "cuda:12", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}});
+        apply_defaults(&rt, &mut deployment);
+        assert_eq!(deployment.pointer("/spec/template/spec/containers/0/resources/requests"), None);
+    }
+
+    #[test]
+    fn go_zero_values_of_plain_fields_are_dropped_and_pointers_kept() {
+        let rt = crate::sim::resources::built_in()
+            .into_iter()
+            .find(|rt| rt.group == "apps" && rt.kind == "DaemonSet")
+            .expect("daemonsets are built in");
+        let mut ds = json!({"metadata": {"name": "a"}, "spec": {
+            "minReadySeconds": 0, "revisionHistoryLimit": 0,
+            "template": {"spec": {"hostNetwork": false, "nodeName": "",
+                "containers": [{"name": "c", "image": "busybox:1.37", "tty": false, "stdin": true}]}}}});
+        apply_defaults(&rt, &mut ds);
+        let spec = &ds["spec"];
+        assert_eq!(spec.get("minReadySeconds"), None);
+        // A pointer field (`RevisionHistoryLimit *int32`): 0 is a value, not absence.
+        assert_eq!(spec["revisionHistoryLimit"], 0);
+        assert_eq!(spec["template"]["spec"].get("hostNetwork"), None);
+        assert_eq!(spec["template"]["spec"].get("nodeName"), None);
+        assert_eq!(spec["template"]["spec"]["containers"][0].get("tty"), None);
+        assert_eq!(spec["template"]["spec"]["containers"][0]["stdin"], true);
     }
 
     #[test]

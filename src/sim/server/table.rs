@@ -160,6 +160,25 @@ static PRINTERS: &[Printer] = &[
         Column("Count", "string", 1, "deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type."),
         Column("Name", "string", 1, NAME_DOC),
     ] },
+    // Role and ClusterRole have no printer upstream: the default convertor's Name, Created At.
+    // pkg/printers/internalversion/printers.go roleBindingsColumnDefinitions and
+    // clusterRoleBindingsColumnDefinitions, printRoleBinding/printClusterRoleBinding.
+    Printer { kinds: &[("rbac.authorization.k8s.io", "RoleBinding")], row: binding_row, columns: &[
+        NAME,
+        Column("Role", "string", 0, "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."),
+        AGE,
+        Column("Users", "string", 1, "Users in the roleBinding"),
+        Column("Groups", "string", 1, "Groups in the roleBinding"),
+        Column("ServiceAccounts", "string", 1, "ServiceAccounts in the roleBinding"),
+    ] },
+    Printer { kinds: &[("rbac.authorization.k8s.io", "ClusterRoleBinding")], row: binding_row, columns: &[
+        NAME,
+        Column("Role", "string", 0, "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."),
+        AGE,
+        Column("Users", "string", 1, "Users in the clusterRoleBinding"),
+        Column("Groups", "string", 1, "Groups in the clusterRoleBinding"),
+        Column("ServiceAccounts", "string", 1, "ServiceAccounts in the clusterRoleBinding"),
+    ] },
     Printer { kinds: &[("coordination.k8s.io", "Lease")], row: lease_row, columns: &[
         NAME,
         Column("Holder", "string", 0, "The holder of the lease"),
@@ -768,6 +787,31 @@ fn lease_row(lease: &Value, now: Timestamp) -> Vec<Value> {
     ]
 }
 
+/// `printRoleBinding`/`printClusterRoleBinding`: the role as `Kind/name`, then (wide) the subjects
+/// split by `rbac.SubjectsStrings` (pkg/apis/rbac/helpers.go): users, groups, and service
+/// accounts as `namespace/name`, each list joined with `, `.
+fn binding_row(binding: &Value, now: Timestamp) -> Vec<Value> {
+    let role = format!("{}/{}", text(&binding["roleRef"]["kind"]), text(&binding["roleRef"]["name"]));
+    let (mut users, mut groups, mut accounts) = (Vec::new(), Vec::new(), Vec::new());
+    for subject in binding["subjects"].as_array().into_iter().flatten() {
+        let name = text(&subject["name"]);
+        match text(&subject["kind"]) {
+            "User" => users.push(name.to_string()),
+            "Group" => groups.push(name.to_string()),
+            "ServiceAccount" => accounts.push(format!("{}/{name}", text(&subject["namespace"]))),
+            _ => {}
+        }
+    }
+    vec![
+        binding["metadata"]["name"].clone(),
+        json!(role),
+        age(binding, now),
+        json!(users.join(", ")),
+        json!(groups.join(", ")),
+        json!(accounts.join(", ")),
+    ]
+}
+
 /// The default convertor: name and the creation time in RFC 3339 (UTC).
 fn generic_row(object: &Value, _now: Timestamp) -> Vec<Value> {
     let created = object["metadata"]["creationTimestamp"]
@@ -1026,6 +1070,34 @@ mod tests {
             printed(&table("events", "", &[event, scheduler_event]), true),
             printed(&table("leases", "coordination.k8s.io", &[lease]), true),
             printed(&table("customresourcedefinitions", "apiextensions.k8s.io", &[crd]), true),
+        ];
+        insta::assert_snapshot!(out.join("\n\n"));
+    }
+
+    #[test]
+    fn bindings_print_the_role_and_split_subjects() {
+        let binding = json!({
+            "metadata": {"name": "gpu-readers", "namespace": "team-a", "creationTimestamp": "2026-01-01T11:00:00Z"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+            "subjects": [
+                {"kind": "User", "name": "alice"}, {"kind": "User", "name": "bob"},
+                {"kind": "Group", "name": "team-a"},
+                {"kind": "ServiceAccount", "name": "agent", "namespace": "gpu-operator"},
+            ],
+        });
+        let role = json!({"metadata": {"name": "reader", "namespace": "team-a", "creationTimestamp": "2026-01-01T11:00:00Z"}});
+        let cluster_binding = json!({
+            "metadata": {"name": "plugin", "creationTimestamp": "2026-01-01T11:59:00Z"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "plugin-role"},
+        });
+        let out = [
+            printed(
+                &table("rolebindings", "rbac.authorization.k8s.io", std::slice::from_ref(&binding)),
+                false,
+            ),
+            printed(&table("rolebindings", "rbac.authorization.k8s.io", &[binding]), true),
+            printed(&table("roles", "rbac.authorization.k8s.io", &[role]), true),
+            printed(&table("clusterrolebindings", "rbac.authorization.k8s.io", &[cluster_binding]), true),
         ];
         insta::assert_snapshot!(out.join("\n\n"));
     }
