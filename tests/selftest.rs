@@ -52,6 +52,11 @@ fn stuck_rollout_toleration_passes_its_selftest() {
 }
 
 #[test]
+fn gpu_sharing_passes_its_selftest() {
+    passes("gpu_sharing", None, &["gpu-sharing"]);
+}
+
+#[test]
 fn a_correct_fixture_lab_passes_and_reset_brings_back_its_start() {
     passes("config_drift", Some(FIXTURES), &["config-drift"]);
 }

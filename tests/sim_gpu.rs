@@ -1401,3 +1401,30 @@ mod through_kubectl {
         }
     }
 }
+
+/// Labels GFD stopped writing are forgotten once removed: before, a MIG label dropped after a
+/// switch back to `default` kept GFD "changed" forever, so every sync rewrote
+/// `nvidia.com/gfd.timestamp`, each write woke the controllers again, and a served simulator span
+/// a core and would not stop on SIGTERM.
+#[tokio::test]
+async fn gfd_settles_after_labels_it_no_longer_writes_are_removed() {
+    let mut gpu = Gpu::new();
+    gpu.create("daemonsets", helm_gfd());
+    gpu.create("daemonsets", mig_manager());
+    gpu.install_plugin();
+    gpu.label("gpu-3", "nvidia.com/device-plugin.config", "mig-mixed");
+    gpu.label("gpu-3", "nvidia.com/mig.config", "all-1g.5gb");
+    gpu.run_for(30);
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig-1g.5gb.count").as_deref(), Some("7"));
+    gpu.label("gpu-3", "nvidia.com/device-plugin.config", "default");
+    gpu.run_for(30);
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/mig-1g.5gb.count"), None);
+    let settled = gpu.node_label("gpu-3", "nvidia.com/gfd.timestamp");
+    assert!(settled.is_some());
+    // Unrelated node changes make GFD look again; nothing it writes has changed.
+    for round in 0..3 {
+        gpu.label("gpu-3", "example.com/touched", &round.to_string());
+        gpu.run_for(60);
+    }
+    assert_eq!(gpu.node_label("gpu-3", "nvidia.com/gfd.timestamp"), settled);
+}

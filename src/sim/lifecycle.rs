@@ -842,6 +842,9 @@ fn note_stale(pid: Option<u32>, dir: &Path) {
 }
 
 /// Runs one `lab-runner sim …` command, printing its output; returns the exit code.
+/// How long `sim serve` waits for its tasks once it stops serving.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
 pub fn run_command(command: crate::cli::SimCommand) -> Result<u8> {
     use crate::cli::SimCommand;
     // One rustls provider for the whole process (kube's client and the server both use ring).
@@ -877,6 +880,9 @@ pub fn run_command(command: crate::cli::SimCommand) -> Result<u8> {
                 println!("export KUBECONFIG={}", record.kubeconfig.display());
                 println!("Press Ctrl-C to stop.");
             }))?;
+            // Controllers run synchronous reconcile rounds inside a task: a round that is still
+            // going must not keep the process alive after SIGTERM (dropping the runtime waits).
+            runtime.shutdown_timeout(SHUTDOWN_GRACE);
             println!("simulator stopped");
             Ok(exit::OK)
         }

@@ -359,7 +359,13 @@ impl GpuAgents {
                         label_patch.insert(key.clone(), Some(value.clone()));
                     }
                 }
-                written.extend(wanted.into_keys());
+                // What GFD writes now is what it owns from here on: a key it removed above is
+                // no longer its own, or `same` stays false and every sync rewrites the timestamp.
+                let owns_timestamp = written.contains(timestamp) || wanted.contains_key(timestamp);
+                *written = wanted.into_keys().collect();
+                if owns_timestamp {
+                    written.insert(timestamp.to_string());
+                }
             }
             label_patch.retain(|key, value| labels.get(key) != value.as_ref());
             if !label_patch.is_empty() {
