@@ -218,7 +218,7 @@ pub async fn check(
     let bundle = lab::loader::find(labs, &args.lab)?;
     let help = Help { hint: args.hint, reveal: args.reveal };
     let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(args)?).await?;
-    print_report(&report, args.format)?;
+    print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
 }
 
@@ -231,11 +231,11 @@ fn observations(args: &cli::CheckArgs) -> Result<engine::check::Observations, Er
 }
 
 /// A check report on stdout in the chosen format.
-fn print_report(report: &report::Report, format: cli::Format) -> Result<(), Error> {
+fn print_report(report: &report::Report, format: cli::Format, lang: cli::Lang) -> Result<(), Error> {
     match format {
         cli::Format::Human => {
             let mut out = anstream::stdout();
-            out.write_all(report::human(report, true).as_bytes())?;
+            out.write_all(report::human_in(report, true, lang).as_bytes())?;
             out.flush()?;
         }
         cli::Format::Json => {
@@ -303,7 +303,7 @@ pub async fn check_watch(
         n => format!("{n} evaluations"),
     };
     eprintln!("watch ended after {}s and {evaluations}: {ending}{regressed}", watched.elapsed.as_secs());
-    print_report(&watched.report, args.format)?;
+    print_report(&watched.report, args.format, lang)?;
     Ok(match watched.ending {
         engine::watch::Ending::TimedOut => exit::TIMED_OUT,
         _ if watched.report.passed => exit::OK,

@@ -116,9 +116,35 @@ impl Report {
     }
 }
 
-/// The report for a terminal. With `styled`, verdicts carry ANSI colours (print it through
-/// `anstream`, which strips them when stdout is not a terminal or `NO_COLOR` is set).
+/// The report for a terminal, its own words in English; see [`human_in`].
 pub fn human(report: &Report, styled: bool) -> String {
+    human_in(report, styled, crate::cli::Lang::En)
+}
+
+/// The words the human report adds around the lab's own texts, per language. Verdicts (PASS,
+/// FAIL, …) stay as they are in every language: they are codes, also in JSON and JUnit.
+struct Frame {
+    hint: &'static str,
+    score: &'static str,
+    stuck: &'static str,
+}
+
+impl Frame {
+    fn of(lang: crate::cli::Lang) -> Frame {
+        match lang {
+            crate::cli::Lang::En => Frame { hint: "hint", score: "score", stuck: "stuck?" },
+            crate::cli::Lang::Ja => {
+                Frame { hint: "ヒント", score: "得点", stuck: "行き詰まったら:" }
+            }
+        }
+    }
+}
+
+/// The report for a terminal, in `lang` (the lab's texts are already in it; this sets the
+/// report's own words). With `styled`, verdicts carry ANSI colours (print it through `anstream`,
+/// which strips them when stdout is not a terminal or `NO_COLOR` is set).
+pub fn human_in(report: &Report, styled: bool, lang: crate::cli::Lang) -> String {
+    let frame = Frame::of(lang);
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", report.lab, report.title);
     let width = report.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0);
@@ -143,7 +169,7 @@ pub fn human(report: &Report, styled: bool) -> String {
             let _ = writeln!(out, "            · {line}");
         }
         for (tier, hint) in task.hints.iter().enumerate() {
-            let _ = writeln!(out, "            hint {}: {}", tier + 1, hint.replace('\n', " "));
+            let _ = writeln!(out, "            {} {}: {}", frame.hint, tier + 1, hint.replace('\n', " "));
         }
         if let Some(solution) = &task.solution {
             for command in solution {
@@ -151,13 +177,13 @@ pub fn human(report: &Report, styled: bool) -> String {
             }
         }
     }
-    let _ = writeln!(out, "score {}/{}", report.score, report.total);
+    let _ = writeln!(out, "{} {}/{}", frame.score, report.score, report.total);
     let stuck = report
         .tasks
         .iter()
         .any(|t| t.status != TaskStatus::Pass && t.hints.is_empty() && t.hints_available > 0);
     if stuck {
-        let _ = writeln!(out, "stuck? lab-runner check {} --hint 1", report.lab);
+        let _ = writeln!(out, "{} lab-runner check {} --hint 1", frame.stuck, report.lab);
     }
     out
 }
