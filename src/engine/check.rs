@@ -91,15 +91,7 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration) -> R
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
         let (Some(one), Some(two)) = (find(first, id), find(second, id)) else { continue };
-        let unmet: Vec<String> = task
-            .needs
-            .iter()
-            .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
-            .map(|need| {
-                let status = statuses.get(&need.value).map(|s| s.as_str()).unwrap_or("not graded");
-                format!("needs {} ({status})", need.value)
-            })
-            .collect();
+        let unmet = unmet_needs(task, &statuses);
         let header = |n: u8, result: &TaskResult| format!("{}: {}", at(n), result.status.as_str());
         let (status, evidence, hints) = if !unmet.is_empty() {
             let hints = if two.hints.is_empty() { one.hints.clone() } else { two.hints.clone() };
@@ -192,6 +184,18 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
     probes
 }
 
+/// The evidence of a BLOCKED task: each of its `needs` that has not passed, with its status.
+fn unmet_needs(task: &crate::lab::model::Task, statuses: &BTreeMap<String, TaskStatus>) -> Vec<String> {
+    task.needs
+        .iter()
+        .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
+        .map(|need| {
+            let status = statuses.get(&need.value).map(|s| s.as_str()).unwrap_or("not graded");
+            format!("needs {} ({status})", need.value)
+        })
+        .collect()
+}
+
 /// Grades `bundle`'s tasks against an observation (pure: no requests).
 pub fn grade_observation(
     bundle: &Bundle,
@@ -205,15 +209,7 @@ pub fn grade_observation(
     let mut results: Vec<TaskResult> = Vec::new();
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
-        let unmet: Vec<String> = task
-            .needs
-            .iter()
-            .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
-            .map(|need| {
-                let status = statuses.get(&need.value).map(|s| s.as_str()).unwrap_or("not graded");
-                format!("needs {} ({status})", need.value)
-            })
-            .collect();
+        let unmet = unmet_needs(task, &statuses);
         let (status, evidence) = if !unmet.is_empty() {
             (TaskStatus::Blocked, unmet)
         } else {
