@@ -7,6 +7,8 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::session::{ClusterTarget, LabSource, Lang};
+
 /// Errors from resolving the command line.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -55,28 +57,26 @@ pub struct GlobalArgs {
     pub verbose: u8,
     /// Language of lab texts and reports (default: from LANG; ja when it starts with "ja").
     #[arg(long, global = true, value_enum)]
-    pub lang: Option<Lang>,
+    pub lang: Option<LangArg>,
     /// Read lab bundles from this directory instead of the ones built into the binary.
     #[arg(long, global = true, env = "LAB_RUNNER_LABS", value_name = "DIR")]
     pub labs: Option<PathBuf>,
 }
 
-/// A language lab texts exist in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Lang {
+/// A language lab texts exist in, as `--lang` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
     /// English.
-    #[default]
     En,
     /// Japanese.
     Ja,
 }
 
-impl Lang {
-    /// The language a `LANG`/`LC_ALL` value asks for: `ja_JP.UTF-8` → Japanese, else English.
-    pub fn from_locale(locale: Option<&str>) -> Lang {
-        match locale {
-            Some(value) if value.to_ascii_lowercase().starts_with("ja") => Lang::Ja,
-            _ => Lang::En,
+impl From<LangArg> for Lang {
+    fn from(lang: LangArg) -> Lang {
+        match lang {
+            LangArg::En => Lang::En,
+            LangArg::Ja => Lang::Ja,
         }
     }
 }
@@ -216,7 +216,7 @@ pub struct SelftestArgs {
     #[arg(long)]
     pub variant: Option<String>,
     /// Make the fresh simulator's delays pass this many times faster.
-    #[arg(long, default_value_t = crate::demo::SELFTEST_SPEED)]
+    #[arg(long, default_value_t = crate::engine::selftest::SELFTEST_SPEED)]
     pub speed: f64,
 }
 
@@ -301,24 +301,6 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Which cluster a command talks to, as resolved from the global options.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterTarget {
-    /// Explicit kubeconfig path, or `None` for kube's default search.
-    pub kubeconfig: Option<PathBuf>,
-    /// Explicit context, or `None` for the kubeconfig's current one.
-    pub context: Option<String>,
-}
-
-/// Where lab bundles come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LabSource {
-    /// The bundles compiled into the binary.
-    BuiltIn,
-    /// Bundles in a directory, for authoring.
-    Dir(PathBuf),
-}
-
 /// The resolved command line: everything a command needs, validated, before any work starts.
 #[derive(Debug)]
 pub struct Session {
@@ -359,7 +341,7 @@ impl Session {
             }
         }
         Ok(Session {
-            lang: lang.unwrap_or_else(|| Lang::from_locale(locale)),
+            lang: lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale)),
             verbosity: verbose,
             cluster: ClusterTarget { kubeconfig, context },
             labs,

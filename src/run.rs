@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use crate::{
     cli::{self, Cli, Command, Session},
     engine::{self, check::Help, cluster::Cluster},
-    exit, lab, report,
+    exit, lab, report, session,
 };
 
 /// Everything a command can fail with, as the binary reports it.
@@ -147,7 +147,7 @@ fn print(text: &str) -> Result<u8, Error> {
 
 /// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
 /// one-line summary and 0.
-fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Error> {
+fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8, Error> {
     let course = lab::lint::lint_course(paths, source)?;
     let reports = lab::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
@@ -179,7 +179,7 @@ fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Err
 }
 
 /// Runs an engine command on a fresh tokio runtime against the session's cluster.
-fn engine_command<'a, F, Fut>(target: &'a cli::ClusterTarget, command: F) -> Result<u8, Error>
+fn engine_command<'a, F, Fut>(target: &'a session::ClusterTarget, command: F) -> Result<u8, Error>
 where
     F: FnOnce(Cluster) -> Fut,
     Fut: std::future::Future<Output = Result<u8, Error>> + 'a,
@@ -194,8 +194,8 @@ where
 /// `start`: apply the lab and print its briefing.
 pub async fn start(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::StartArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
@@ -211,8 +211,8 @@ pub async fn start(
 /// `check`: grade the lab and print the report; exit 1 unless every task passed.
 pub async fn check(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::CheckArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
@@ -231,7 +231,7 @@ fn observations(args: &cli::CheckArgs) -> Result<engine::check::Observations, Er
 }
 
 /// A check report on stdout in the chosen format.
-fn print_report(report: &report::Report, format: cli::Format, lang: cli::Lang) -> Result<(), Error> {
+fn print_report(report: &report::Report, format: cli::Format, lang: session::Lang) -> Result<(), Error> {
     match format {
         cli::Format::Human => {
             let mut out = anstream::stdout();
@@ -253,8 +253,8 @@ fn print_report(report: &report::Report, format: cli::Format, lang: cli::Lang) -
 /// `--timeout`, and on Ctrl-C the final report's code.
 pub async fn check_watch(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::CheckArgs,
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
@@ -312,7 +312,11 @@ pub async fn check_watch(
 }
 
 /// `answer`: store a quiz answer in the lab's inventory.
-pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerArgs) -> Result<u8, Error> {
+pub async fn answer(
+    cluster: Cluster,
+    labs: &session::LabSource,
+    args: &cli::AnswerArgs,
+) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let bad = |text: String| Error::Engine(engine::Error::BadInput(text));
     let task = bundle
@@ -337,7 +341,7 @@ pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerA
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.
-pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
+pub async fn reset(cluster: Cluster, labs: &session::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
     let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
@@ -367,7 +371,11 @@ pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArg
 }
 
 /// `status`: the split-generation view of the lab's DaemonSets (or one named).
-pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusArgs) -> Result<u8, Error> {
+pub async fn status(
+    cluster: Cluster,
+    labs: &session::LabSource,
+    args: &cli::StatusArgs,
+) -> Result<u8, Error> {
     let mut header = String::new();
     let targets = match (&args.daemonset, &args.lab) {
         (Some(text), _) => vec![engine::status::parse_daemonset(text)?],
@@ -400,9 +408,9 @@ pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusA
 /// `check --contexts`: every learner's cluster graded concurrently into one report; a learner
 /// whose cluster cannot be reached is an ERROR row, not an abort.
 fn class_check(
-    cluster: &cli::ClusterTarget,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    cluster: &session::ClusterTarget,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::CheckArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
@@ -426,7 +434,7 @@ fn class_check(
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
         let target =
-            cli::ClusterTarget { kubeconfig: cluster.kubeconfig.clone(), context: Some(context.clone()) };
+            session::ClusterTarget { kubeconfig: cluster.kubeconfig.clone(), context: Some(context.clone()) };
         let bundle = &bundle;
         async move {
             let graded = async {

@@ -4,9 +4,7 @@
 //! cluster or the embedded simulator, which is never a special case here (the engine does not
 //! import `crate::sim`).
 
-pub mod alert;
 pub mod apply;
-pub mod builtin;
 pub mod check;
 pub mod cluster;
 pub mod inventory;
