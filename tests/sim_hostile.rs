@@ -8,7 +8,10 @@ use kube::{
     Api,
     api::{Patch, PatchParams, PostParams},
 };
-use lab_runner::sim::harness::Harness;
+use lab_runner::sim::{
+    auth::{self, Tokens},
+    harness::Harness,
+};
 use serde_json::{Value, json};
 
 /// One raw request; returns the status code and the JSON body.
@@ -281,4 +284,63 @@ async fn the_amplifying_patch_is_refused_by_a_real_server_that_stays_small() {
     let peak = peak_rss_bytes(pid);
     println!("simulator peak RSS after the amplifying patches: {} MiB", peak >> 20);
     assert!(peak < LIMIT, "the server's peak RSS reached {} MiB", peak >> 20);
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_matched_case_insensitively() {
+    let sim = Harness::start();
+    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
+    for (authorization, code) in [
+        ("Bearer admin-token", 200),
+        ("bearer admin-token", 200),
+        ("BEARER admin-token", 200),
+        ("bearer wrong-token", 401),
+        ("Basic admin-token", 401),
+    ] {
+        let request = axum::http::Request::builder()
+            .uri("/api/v1/namespaces")
+            .header("authorization", authorization)
+            .body(Body::empty())
+            .unwrap();
+        let response = tower::ServiceExt::oneshot(router.clone(), request).await.unwrap();
+        assert_eq!(response.status().as_u16(), code, "{authorization}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_state_directory_is_private_from_the_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let root = tempfile::tempdir().unwrap();
+    // A directory `sim up` creates itself (a temp dir would already be 0700).
+    let dir = root.path().join("state").join("sim");
+    let sim = |command: &str| {
+        crate::util::lab_runner()
+            .args(["sim", command, "--state-dir"])
+            .arg(&dir)
+            .args(if command == "up" { &["--nodes", "1"][..] } else { &[][..] })
+            .output()
+            .unwrap()
+    };
+    let up = sim("up");
+    assert!(up.status.success(), "{}", crate::util::stderr(&up));
+    let modes: Vec<(String, u32)> = ["", "store.db", "store.db-wal", "store.db-shm", "serve.log"]
+        .iter()
+        .map(|name| (name.to_string(), mode(&dir.join(name))))
+        .collect();
+    let down = sim("down");
+    assert!(down.status.success(), "{}", crate::util::stderr(&down));
+    assert_eq!(
+        modes,
+        [
+            ("", 0o700),
+            ("store.db", 0o600),
+            ("store.db-wal", 0o600),
+            ("store.db-shm", 0o600),
+            ("serve.log", 0o600)
+        ]
+        .map(|(name, mode)| (name.to_string(), mode))
+    );
 }
