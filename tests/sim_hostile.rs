@@ -210,10 +210,16 @@ async fn upstream_limits_table() {
 
 #[tokio::test]
 async fn copies_within_the_copy_budget_are_applied() {
-    // Seven doublings of a 1 KB map copy about 127 KiB in all, well under upstream's 3 MiB.
+    // Seven copies of a 1 KB annotation copy 7 KB in all, well under upstream's 3 MiB.
     let sim = with_target().await;
+    let mut operations =
+        vec![json!({"op": "add", "path": "/metadata/annotations", "value": {"a": "x".repeat(1000)}})];
+    operations.extend(
+        (0..7).map(|n| json!({"op": "copy", "from": "/metadata/annotations/a", "path": format!("/metadata/annotations/a{n}")})),
+    );
     let (code, body) =
-        call(&sim, "PATCH", TARGET, "application/json-patch+json", amplifying_patch(7).to_string()).await;
+        call(&sim, "PATCH", TARGET, "application/json-patch+json", Value::Array(operations).to_string())
+            .await;
     assert_eq!(code, 200, "{}", body["message"]);
     let annotations = body["metadata"]["annotations"].as_object().unwrap();
     assert_eq!(annotations.len(), 8);
@@ -343,4 +349,135 @@ fn the_state_directory_is_private_from_the_start() {
         ]
         .map(|(name, mode)| (name.to_string(), mode))
     );
+}
+
+#[tokio::test]
+async fn ill_typed_objects_are_refused_on_every_write_path() {
+    let sim = with_target().await;
+    let (code, body) = call(
+        &sim,
+        "POST",
+        "/api/v1/nodes",
+        "application/json",
+        json!({"metadata": {"name": "cpu-1"}}).to_string(),
+    )
+    .await;
+    assert_eq!(code, 201, "{body}");
+    let go = |text: &str| text.to_string();
+    let cannot_handle =
+        |kind: &str, error: &str| format!("{kind} in version \"v1\" cannot be handled as a {kind}: {error}");
+    let data_error = go("json: cannot unmarshal number into Go struct field ConfigMap.data of type string");
+    let labels_error = go(
+        "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string",
+    );
+    // (method, uri, content type, body, code, message; an empty message is not compared)
+    let cases: Vec<(&str, String, &str, String, u16, String)> = vec![
+        (
+            "POST",
+            CM.into(),
+            "application/json",
+            json!({"metadata": {"name": "a"}, "data": {"a": 1}}).to_string(),
+            400,
+            cannot_handle("ConfigMap", &data_error),
+        ),
+        (
+            "POST",
+            CM.into(),
+            "application/yaml",
+            "metadata:\n  name: a\n  labels: [x]\n".into(),
+            400,
+            cannot_handle("ConfigMap", &labels_error),
+        ),
+        (
+            "PUT",
+            TARGET.into(),
+            "application/json",
+            json!({"metadata": {"name": "target"}, "data": {"a": 1}}).to_string(),
+            400,
+            cannot_handle("ConfigMap", &data_error),
+        ),
+        (
+            "POST",
+            "/apis/apps/v1/namespaces/default/deployments".into(),
+            "application/json",
+            json!({"metadata": {"name": "d"}, "spec": {"replicas": "3"}}).to_string(),
+            400,
+            cannot_handle(
+                "Deployment",
+                "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32",
+            ),
+        ),
+        (
+            "POST",
+            "/apis/apps/v1/namespaces/default/deployments".into(),
+            "application/json",
+            r#"{"metadata": {"name": "d"}, "spec": {"replicas": 1e30}}"#.into(),
+            400,
+            cannot_handle(
+                "Deployment",
+                "json: cannot unmarshal number 1e30 into Go struct field DeploymentSpec.spec.replicas of type int32",
+            ),
+        ),
+        (
+            "POST",
+            "/api/v1/nodes".into(),
+            "application/json",
+            json!({"metadata": {"name": "n"}, "spec": {"podCIDR": 5}}).to_string(),
+            400,
+            cannot_handle(
+                "Node",
+                "json: cannot unmarshal number into Go struct field NodeSpec.spec.podCIDR of type string",
+            ),
+        ),
+        (
+            "PATCH",
+            "/api/v1/nodes/cpu-1".into(),
+            "application/json-patch+json",
+            json!([{"op": "add", "path": "/metadata/labels", "value": ["x"]}]).to_string(),
+            422,
+            String::new(),
+        ),
+        (
+            "PATCH",
+            TARGET.into(),
+            "application/merge-patch+json",
+            json!({"data": {"a": 1}}).to_string(),
+            422,
+            String::new(),
+        ),
+        (
+            "PATCH",
+            TARGET.into(),
+            "application/strategic-merge-patch+json",
+            json!({"metadata": {"labels": ["x"]}}).to_string(),
+            422,
+            String::new(),
+        ),
+        (
+            "PATCH",
+            format!("{TARGET}?fieldManager=m"),
+            "application/apply-patch+yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: target\ndata:\n  a: 1\n".into(),
+            400,
+            cannot_handle("ConfigMap", &data_error),
+        ),
+    ];
+    for (method, uri, content_type, body, code, message) in cases {
+        let (got, status) = call(&sim, method, &uri, content_type, body.clone()).await;
+        assert_eq!(got, code, "{method} {uri} {body}: {status}");
+        if !message.is_empty() {
+            assert_eq!(status["message"], message.as_str(), "{method} {uri} {body}");
+        }
+        if code == 422 {
+            // Upstream: field.Invalid(field.NewPath("patch"), <patched JSON>, <decode error>).
+            assert_eq!(status["details"]["causes"][0]["field"], "patch", "{status}");
+            let cause = status["details"]["causes"][0]["message"].as_str().unwrap();
+            assert!(cause.contains("json: cannot unmarshal "), "{cause}");
+        }
+    }
+    // Nothing ill-typed was stored: the node and the target are as they were.
+    let (_, node) = call(&sim, "GET", "/api/v1/nodes/cpu-1", "application/json", "").await;
+    assert_eq!(node["metadata"].get("labels"), None);
+    let (_, target) = call(&sim, "GET", TARGET, "application/json", "").await;
+    assert_eq!(target["data"], json!({"k": "v"}));
 }
