@@ -277,3 +277,25 @@ fn rollout_history_and_undo_over_written_revisions() {
         s.run("rollout undo ds/agent --to-revision=7");
     });
 }
+
+#[test]
+fn protobuf_creates_of_rbac_kinds_and_services() {
+    // Issue #16: these typed creates send protobuf too; the simulator answered 415.
+    for_every_client("protobuf_creates_of_rbac_kinds_and_services", |s| {
+        s.ok("create namespace team-a");
+        s.ok("create clusterrole x --verb=get --resource=pods");
+        s.ok("create clusterrole agg --aggregation-rule=lab=yes");
+        s.ok("create role r -n team-a --verb=get,list --resource=configmaps --resource-name=cfg");
+        s.ok("create clusterrolebinding xb --clusterrole=x --serviceaccount=team-a:default --user=ann");
+        s.ok("create rolebinding rb -n team-a --role=r --group=devs");
+        s.ok("create service clusterip web -n team-a --tcp=80:8080");
+        s.ok("create service externalname ext -n team-a --external-name=example.com");
+        s.ok("get clusterrole x -o jsonpath={.rules}");
+        s.ok("get clusterrole agg -o jsonpath={.aggregationRule}");
+        s.ok("get role r -n team-a -o jsonpath={.rules}");
+        s.ok("get clusterrolebinding xb -o jsonpath={.roleRef}/{.subjects}");
+        s.ok("get rolebinding rb -n team-a -o jsonpath={.roleRef}/{.subjects}");
+        s.ok("get service web -n team-a -o jsonpath={.spec.type}/{.spec.ports}/{.spec.selector}");
+        s.ok("get service ext -n team-a -o jsonpath={.spec.type}/{.spec.externalName}");
+    });
+}

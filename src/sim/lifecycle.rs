@@ -303,7 +303,7 @@ pub fn state_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
 /// Creates the state directory and proves it writable.
 pub fn ensure_writable(dir: &Path) -> Result<()> {
     let unwritable = |source| Error::StateDirUnwritable { path: dir.to_path_buf(), source };
-    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    super::private::create_dir(dir).map_err(unwritable)?;
     let probe = dir.join(".write-test");
     std::fs::write(&probe, b"ok").map_err(unwritable)?;
     std::fs::remove_file(&probe).map_err(unwritable)
@@ -528,8 +528,8 @@ async fn log_request(
         .headers()
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .and_then(|token| tokens.identify(token.trim()))
+        .and_then(super::auth::bearer_token)
+        .and_then(|token| tokens.identify(token))
         .map_or("anonymous", |identity| identity.user);
     let method = request.method().clone();
     let target =
@@ -648,7 +648,7 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
     let program =
         std::env::current_exe().map_err(|source| Error::Spawn { program: "lab-runner".into(), source })?;
     let log_path = dir.join(LOG_FILE);
-    let log = std::fs::File::create(&log_path)
+    let log = super::private::create_file(&log_path)
         .map_err(|source| Error::StateFile { path: log_path.clone(), source })?;
     let log_err = log.try_clone().map_err(|source| Error::StateFile { path: log_path.clone(), source })?;
     let mut command = std::process::Command::new(&program);

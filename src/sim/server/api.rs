@@ -18,7 +18,7 @@ use super::{
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
-    table, watch,
+    table, typecheck, watch,
 };
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
@@ -366,6 +366,8 @@ async fn object_body(
 ) -> Result<(Value, Vec<String>)> {
     let bytes = request::read_body(headers, body).await?;
     let mut object = request::decode_object(headers, &bytes, &target.rt.kind)?;
+    // Type errors come first: upstream's typed decode fails before strict checking reports.
+    typecheck::check_body(&target.rt, &object)?;
     let mut warnings = if request::content_type(headers) == "application/json" {
         // Re-read JSON for duplicate keys, which a parsed value no longer shows.
         fieldvalidation::decode_tracking_duplicates(&bytes)?.1
@@ -480,6 +482,8 @@ async fn patch(
         }
         let mut applied = patch::decode_apply_body(&bytes)?;
         request::check_type(&applied, &rt.api_version(), &rt.kind)?;
+        // The configuration is converted to the typed schema before anything is merged.
+        typecheck::check_body(rt, &applied)?;
         if let Some(namespace) = &target.namespace {
             applied["metadata"]["namespace"] = json!(namespace);
         }
@@ -502,6 +506,7 @@ async fn patch(
         target.modify(state, params.dry_run, |current| {
             let current = target.existing(current)?;
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
+            typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
             if let Some(admission) = &admission {

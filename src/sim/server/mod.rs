@@ -19,6 +19,7 @@ pub mod request;
 pub mod schema;
 pub mod status;
 pub mod table;
+pub mod typecheck;
 pub mod watch;
 use std::{
     sync::{Arc, RwLock},

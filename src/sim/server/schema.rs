@@ -438,7 +438,8 @@ pub struct Field<'a> {
 }
 
 impl<'a> Node<'a> {
-    fn resolve(self) -> Node<'a> {
+    /// The node behind `$ref`s (its `definition` then names the component).
+    pub fn resolve(self) -> Node<'a> {
         let mut node = self;
         for _ in 0..8 {
             let reference = node.schema.get("$ref").or_else(|| {
