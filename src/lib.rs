@@ -16,3 +16,4 @@ pub mod lab;
 pub mod report;
 pub mod run;
 pub mod sim;
+pub mod sim_command;
