@@ -47,7 +47,8 @@ impl TempSimulator {
         let options = ServeOptions {
             state_dir: state_dir.clone(),
             topology: TopologySource::BuiltIn,
-            port: None,
+            listen: lifecycle::DEFAULT_LISTEN,
+            tls_sans: Vec::new(),
             speed,
             control_plane: ControlPlane::Running,
         };

@@ -158,7 +158,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let bundle = lab::loader::find(&session.labs, &lab)?;
             print(&lab::show::show(&bundle, session.lang))
         }
-        Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
+        Command::Sim(command) => Ok(crate::sim_command::run_command(command)?),
     }
 }
 

@@ -104,7 +104,7 @@ fn a_port_in_use_is_bad_input() {
     let up =
         lab_runner().args(["sim", "up", "--port", &port, "--state-dir"]).arg(dir.path()).output().unwrap();
     assert_eq!(up.status.code(), Some(2));
-    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: port [PORT] on 127.0.0.1 is already in use: choose another with --port, or omit --port for a free one");
+    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: port [PORT] on 127.0.0.1 is already in use: choose another with --port or --listen, or omit the port for a free one");
     assert!(!dir.path().join("sim.pid").exists());
 }
 
@@ -270,4 +270,57 @@ async fn a_killed_server_keeps_acknowledged_writes_and_leaves_a_stale_pid_file()
     );
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client().await);
     assert!(namespaces.get_opt("team-a").await.unwrap().is_some());
+}
+
+/// The version the server behind `kubeconfig` answers, the certificate verified against
+/// `tls_server_name` when given (as kubeconfig's `tls-server-name` does).
+async fn version_through(kubeconfig: &str, tls_server_name: Option<&str>) -> Result<String, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).map_err(|e| e.to_string())?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    config.tls_server_name = tls_server_name.map(str::to_string);
+    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    // Debug, not Display: the rustls cause is in the source chain Display leaves out.
+    client.apiserver_version().await.map(|v| v.git_version).map_err(|e| format!("{e:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_listen_address_keeps_tls_verifiable_from_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    // What the image runs, on an unspecified address with a free port.
+    let up = sim(&["up", "--nodes", "1", "--listen", "0.0.0.0", "--tls-san", "sim.example"], dir.path());
+    let _stop = Stop(dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let written = std::fs::read_to_string(dir.path().join("kubeconfig")).unwrap();
+    let endpoint = regex::Regex::new(r"server: (https://127\.0\.0\.1:(\d+))").unwrap();
+    let captures = endpoint.captures(&written).expect("the kubeconfig names 127.0.0.1");
+    let port = captures[2].to_string();
+
+    // `sim kubeconfig --server` writes another address for the same CA and tokens.
+    let exported = sim(&["kubeconfig", "--server", &format!("https://localhost:{port}")], dir.path());
+    assert_eq!(exported.status.code(), Some(0), "{}", stderr(&exported));
+    let exported = stdout(&exported);
+    assert!(exported.contains(&format!("server: https://localhost:{port}\n")), "{exported}");
+    assert_eq!(version_through(&exported, None).await.as_deref(), Ok("v1.33.4"));
+    // The certificate names the --tls-san name and nothing else a client did not ask for.
+    assert_eq!(version_through(&written, Some("sim.example")).await.as_deref(), Ok("v1.33.4"));
+    let refused = version_through(&written, Some("other.example")).await.unwrap_err();
+    assert!(refused.contains("NotValidForName"), "{refused}");
+
+    // Without --server it is the running server's own kubeconfig.
+    let own = sim(&["kubeconfig"], dir.path());
+    assert_eq!(stdout(&own), written);
+}
+
+#[test]
+fn the_kubeconfig_needs_a_state_dir_a_simulator_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sim(&["kubeconfig", "--server", "https://127.0.0.1:6443"], dir.path());
+    assert_eq!(out.status.code(), Some(3));
+    insta::assert_snapshot!(redacted(&stderr(&out), dir.path()), @"error: no simulator state in [DIR]: start one with `lab-runner sim up` or `sim serve` first");
+    let bad = lab_runner().args(["sim", "serve", "--listen", "localhost:6443"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("`localhost:6443` is not an address"), "{}", stderr(&bad));
 }

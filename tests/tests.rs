@@ -2,6 +2,7 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod cli;
+mod containers;
 mod course_case;
 mod engine;
 mod engine_binary;
@@ -22,4 +23,5 @@ mod sim_proto;
 mod sim_quota;
 mod sim_rbac;
 mod sim_serve;
+mod support;
 mod util;

@@ -1,0 +1,3 @@
+//! Fixtures shared by the integration tests.
+
+pub mod container;
