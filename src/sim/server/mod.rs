@@ -16,6 +16,7 @@ pub mod podlog;
 pub mod protobuf;
 pub mod quota;
 pub mod request;
+pub mod scale;
 pub mod schema;
 pub mod status;
 pub mod table;

@@ -522,7 +522,7 @@ fn format_labels(map: &Value) -> String {
 }
 
 /// `metav1.LabelSelectorAsSelector(..).String()`: requirements sorted by key; `""` when empty.
-fn selector_string(selector: &Value) -> String {
+pub fn selector_string(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = Vec::new();
     if let Some(labels) = selector["matchLabels"].as_object() {
         for (key, value) in labels {
