@@ -991,6 +991,86 @@ async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
 }
 
 #[tokio::test]
+async fn an_indexed_job_gives_each_pod_its_index_and_records_completed_indexes() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/shard:v1", 30.0, 0);
+    let spec = json!({"completions": 3, "parallelism": 2, "completionMode": "Indexed"});
+    cluster.create("jobs", job("shard", "example.com/shard:v1", spec));
+    cluster.control.settle().unwrap();
+    let mut pods = cluster.pods();
+    pods.sort_by_key(|p| p["metadata"]["name"].as_str().unwrap().to_string());
+    assert_eq!(pods.len(), 2, "parallelism 2: the two lowest indexes");
+    for (index, pod) in pods.iter().enumerate() {
+        let index = index.to_string();
+        let name = pod["metadata"]["name"].as_str().unwrap();
+        assert!(name.starts_with(&format!("shard-{index}-")), "podGenerateNameWithIndex: {name}");
+        assert_eq!(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"], json!(index));
+        assert_eq!(pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"], json!(index));
+        assert_eq!(pod["spec"]["hostname"], json!(format!("shard-{index}")));
+        assert_eq!(
+            pod["spec"]["containers"][0]["env"],
+            json!([{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}}])
+        );
+    }
+    // The template itself is unchanged: only the pods carry the index.
+    let template = &cluster.get("jobs", "shard").unwrap()["spec"]["template"];
+    assert!(template["spec"]["containers"][0].get("env").is_none());
+
+    // Index 0 and 1 finish; index 2 starts and finishes; the Job completes with all three.
+    cluster.run_for(40);
+    let midway = cluster.get("jobs", "shard").unwrap();
+    assert_eq!(midway["status"]["completedIndexes"], json!("0,1"), "two adjacent indexes print as 0,1");
+    assert_eq!(midway["status"]["succeeded"], json!(2));
+    assert_eq!(midway["status"]["uncountedTerminatedPods"], json!({}), "indexes, not uids, count successes");
+    cluster.run_for(600);
+    let done = cluster.get("jobs", "shard").unwrap();
+    assert_eq!(done["status"]["completedIndexes"], json!("0-2"));
+    assert_eq!(done["status"]["succeeded"], json!(3));
+    assert_eq!(conditions(&done).last().unwrap().0, "Complete");
+    let mut indexes: Vec<String> = cluster
+        .pods()
+        .iter()
+        .map(|p| {
+            p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    indexes.sort();
+    assert_eq!(indexes, ["0", "1", "2"], "one pod per index");
+}
+
+#[tokio::test]
+async fn an_indexed_job_replaces_a_deleted_pod_with_the_same_index() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/shard:v1", 3600.0, 0);
+    let spec = json!({"completions": 4, "parallelism": 2, "completionMode": "Indexed"});
+    cluster.create("jobs", job("shard", "example.com/shard:v1", spec));
+    cluster.run_for(10);
+    let index_of =
+        |pod: &Value| pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].clone();
+    let first = cluster.pods().into_iter().find(|p| index_of(p) == json!("1")).unwrap();
+    cluster.delete("pods", first["metadata"]["name"].as_str().unwrap(), None);
+    cluster.run_for(60);
+    let running: Vec<Value> =
+        cluster.pods().into_iter().filter(|p| p["metadata"]["deletionTimestamp"].is_null()).collect();
+    let mut indexes: Vec<Value> = running.iter().map(index_of).collect();
+    indexes.sort_by_key(|v| v.as_str().unwrap().to_string());
+    assert_eq!(indexes, [json!("0"), json!("1")], "the lowest pending index is the deleted one");
+    assert_ne!(
+        running.iter().find(|p| index_of(p) == json!("1")).unwrap()["metadata"]["uid"],
+        first["metadata"]["uid"]
+    );
+    assert_eq!(
+        cluster.get("jobs", "shard").unwrap()["status"]["failed"],
+        json!(1),
+        "a deleted pod counts as failed"
+    );
+}
+
+#[tokio::test]
 async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
     let mut cluster = Cluster::three_workers();
     batch_image(&cluster, "example.com/long:v1", 3600.0, 0);

@@ -135,3 +135,58 @@ fn scale_deployments_and_replicasets_and_read_version_with_a_slash() {
     }
     same_for_every_client(transcripts, "scale_and_version");
 }
+
+const INDEXED_JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: shard
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0
+";
+
+const INDEXED_JOB_WITHOUT_COMPLETIONS: &str = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: unbounded
+spec:
+  completionMode: Indexed
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0
+";
+
+#[test]
+fn an_indexed_job_runs_one_pod_per_index_and_completes() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "2"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let job = session.manifest("shard.yaml", INDEXED_JOB);
+        let unbounded = session.manifest("unbounded.yaml", INDEXED_JOB_WITHOUT_COMPLETIONS);
+        session.run(&format!("create -f {unbounded}"));
+        session.ok(&format!("create -f {job}"));
+        session.wait("wait --for=condition=complete job/shard --timeout=120s");
+        session.ok("get job shard -o jsonpath={.status.completedIndexes}/{.status.succeeded}");
+        session.ok(
+            "get pods -l batch.kubernetes.io/job-name=shard --sort-by=.spec.hostname -o custom-columns=HOST:.spec.hostname,INDEX:.metadata.annotations.batch\\.kubernetes\\.io/job-completion-index,ENV:.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath,PHASE:.status.phase",
+        );
+        transcripts.push((client.version, session.finish()));
+    }
+    same_for_every_client(transcripts, "indexed_job");
+}

@@ -9,6 +9,7 @@ pub mod api;
 pub mod authz;
 pub mod discovery;
 pub mod fieldvalidation;
+pub mod kind_admission;
 pub mod managedfields;
 pub mod openapi;
 pub mod patch;
