@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 fn rt(plural: &str) -> ResourceType {
     let types = resources::built_in();
     let group = match plural {
-        "daemonsets" | "controllerrevisions" | "deployments" | "replicasets" => "apps",
+        "daemonsets" | "controllerrevisions" | "deployments" | "replicasets" | "statefulsets" => "apps",
         "jobs" => "batch",
         _ => "",
     };
@@ -1068,6 +1068,115 @@ async fn an_indexed_job_replaces_a_deleted_pod_with_the_same_index() {
         json!(1),
         "a deleted pod counts as failed"
     );
+}
+
+fn stateful_set(name: &str, image: &str, replicas: i64, policy: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"serviceName": name, "replicas": replicas, "podManagementPolicy": policy,
+                 "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "server", "image": image}]}}},
+    })
+}
+
+/// Names of the set's pods not being deleted, sorted.
+fn live_pod_names(cluster: &Cluster) -> Vec<String> {
+    let mut names: Vec<String> = cluster
+        .pods()
+        .iter()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn an_ordered_stateful_set_creates_each_pod_after_the_previous_is_ready() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/db:v1", 36_000.0, 0);
+    batch_image(&cluster, "example.com/db:v2", 36_000.0, 0);
+    cluster.create("statefulsets", stateful_set("db", "example.com/db:v1", 3, "OrderedReady"));
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["db-0"], "db-1 waits for db-0 to be Running and Ready");
+    let pod = cluster.get("pods", "db-0").unwrap();
+    let labels = &pod["metadata"]["labels"];
+    assert_eq!(labels["statefulset.kubernetes.io/pod-name"], json!("db-0"));
+    assert_eq!(labels["apps.kubernetes.io/pod-index"], json!("0"));
+    let revision = labels["controller-revision-hash"].as_str().unwrap().to_string();
+    assert!(revision.starts_with("db-"), "{revision}");
+    assert_eq!((&pod["spec"]["hostname"], &pod["spec"]["subdomain"]), (&json!("db-0"), &json!("db")));
+    assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], json!("StatefulSet"));
+    let history = cluster.list("controllerrevisions.apps");
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0]["metadata"]["name"], json!(revision));
+    assert_eq!(history[0]["data"]["spec"]["template"]["$patch"], json!("replace"));
+
+    cluster.run_for(60);
+    assert_eq!(live_pod_names(&cluster), ["db-0", "db-1", "db-2"]);
+    let status = cluster.get("statefulsets", "db").unwrap()["status"].clone();
+    assert_eq!(
+        status,
+        json!({"observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "currentReplicas": 3,
+               "updatedReplicas": 3, "availableReplicas": 3, "currentRevision": revision,
+               "updateRevision": revision, "collisionCount": 0})
+    );
+    let created: Vec<String> = cluster
+        .events_for("db")
+        .iter()
+        .filter(|e| e["reason"] == "SuccessfulCreate")
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        created,
+        [
+            "create Pod db-0 in StatefulSet db successful",
+            "create Pod db-1 in StatefulSet db successful",
+            "create Pod db-2 in StatefulSet db successful"
+        ]
+    );
+
+    // A new template rolls from the highest ordinal down, one pod at a time.
+    cluster.change("statefulsets", "db", |sts| {
+        sts["spec"]["template"]["spec"]["containers"][0]["image"] = json!("example.com/db:v2")
+    });
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["db-0", "db-1"], "db-2 goes first");
+    cluster.run_for(120);
+    let status = cluster.get("statefulsets", "db").unwrap()["status"].clone();
+    let update = status["updateRevision"].as_str().unwrap().to_string();
+    assert_ne!(update, revision);
+    assert_eq!((&status["currentRevision"], &status["updatedReplicas"]), (&json!(update), &json!(3)));
+    assert_eq!(cluster.list("controllerrevisions.apps").len(), 2);
+    for pod in cluster.pods() {
+        assert_eq!(pod["spec"]["containers"][0]["image"], json!("example.com/db:v2"));
+    }
+
+    // Scaling down removes the highest ordinal first, one at a time.
+    cluster.change("statefulsets", "db", |sts| sts["spec"]["replicas"] = json!(1));
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["db-0", "db-1"]);
+    cluster.run_for(60);
+    assert_eq!(live_pod_names(&cluster), ["db-0"]);
+}
+
+#[tokio::test]
+async fn a_parallel_stateful_set_creates_and_removes_every_pod_at_once() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/db:v1", 36_000.0, 0);
+    cluster.create("statefulsets", stateful_set("cache", "example.com/db:v1", 3, "Parallel"));
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1", "cache-2"]);
+    cluster.run_for(30);
+    cluster.change("statefulsets", "cache", |sts| sts["spec"]["replicas"] = json!(0));
+    cluster.control.settle().unwrap();
+    assert!(live_pod_names(&cluster).is_empty());
+    // A deleted pod comes back under its own name.
+    cluster.change("statefulsets", "cache", |sts| sts["spec"]["replicas"] = json!(2));
+    cluster.run_for(60);
+    assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1"]);
 }
 
 #[tokio::test]

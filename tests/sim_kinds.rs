@@ -190,3 +190,49 @@ fn an_indexed_job_runs_one_pod_per_index_and_completes() {
     }
     same_for_every_client(transcripts, "indexed_job");
 }
+
+const STATEFUL_SET: &str = "apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  serviceName: web
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - {name: nginx, image: nginx}
+";
+
+#[test]
+fn a_stateful_set_rolls_out_in_order_lists_and_scales() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "2"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let manifest = session.manifest("web.yaml", STATEFUL_SET);
+        session.ok(&format!("apply -f {manifest}"));
+        session.wait("rollout status sts/web --timeout=120s");
+        // Once rolled out, the final line (statefulset `StatusViewer`, default partition 0).
+        session.ok("rollout status sts/web --watch=false");
+        session.ok("get statefulsets");
+        session.ok("get sts web -o wide");
+        session.ok(
+            "get pods -l app=web -o custom-columns=NAME:.metadata.name,INDEX:.metadata.labels.apps\\.kubernetes\\.io/pod-index,HOST:.spec.hostname,SUBDOMAIN:.spec.subdomain,OWNER:.metadata.ownerReferences[0].kind",
+        );
+        session.ok("get events --field-selector involvedObject.kind=StatefulSet -o custom-columns=REASON:.reason,MESSAGE:.message --sort-by=.message");
+        session.ok("scale sts web --replicas=1");
+        session.wait("wait --for=delete pod/web-2 pod/web-1 --timeout=60s");
+        session.ok("get pods -l app=web -o name");
+        transcripts.push((client.version, session.finish()));
+    }
+    same_for_every_client(transcripts, "stateful_set");
+}

@@ -3,22 +3,90 @@
 //! Texts and field paths are upstream's (`pkg/apis/batch/validation/validation.go` and the other
 //! files each function cites), rendered as `admission::Cause`s.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::admission::Cause;
+use super::admission::{self, Cause};
 use crate::sim::resources::ResourceType;
 
 /// `maxParallelismForIndexedJob` (pkg/apis/batch/validation/validation.go).
 const MAX_PARALLELISM_FOR_INDEXED_JOB: i64 = 100_000;
 
 /// API defaults of these kinds, after `admission::apply_defaults`.
-pub fn apply_defaults(_rt: &ResourceType, _object: &mut Value) {}
+pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
+    if let ("apps", "StatefulSet") = (rt.group.as_str(), rt.kind.as_str()) {
+        default_stateful_set(object);
+    }
+}
+
+/// apps/v1/defaults.go `SetDefaults_StatefulSet` (v1.33: StatefulSetAutoDeletePVC on, the
+/// MaxUnavailableStatefulSet gate off, so no `maxUnavailable`).
+fn default_stateful_set(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    let mut default = |key: &str, value: Value| {
+        if spec.get(key).is_none_or(Value::is_null) {
+            spec.insert(key.to_string(), value);
+        }
+    };
+    default("replicas", json!(1));
+    default("podManagementPolicy", json!("OrderedReady"));
+    default("updateStrategy", json!({"type": "RollingUpdate"}));
+    default("revisionHistoryLimit", json!(10));
+    default("persistentVolumeClaimRetentionPolicy", json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
+    if let Some(strategy) = spec.get_mut("updateStrategy").and_then(Value::as_object_mut) {
+        if strategy.get("type").is_none_or(Value::is_null) {
+            strategy.insert("type".into(), json!("RollingUpdate"));
+        }
+        if strategy.get("type") == Some(&json!("RollingUpdate")) {
+            let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+            if rolling.is_null() {
+                *rolling = json!({});
+            }
+            if let Some(rolling) = rolling.as_object_mut() {
+                rolling.entry("partition").or_insert(json!(0));
+            }
+        }
+    }
+    if let Some(policy) = spec.get_mut("persistentVolumeClaimRetentionPolicy").and_then(Value::as_object_mut)
+    {
+        policy.entry("whenDeleted").or_insert(json!("Retain"));
+        policy.entry("whenScaled").or_insert(json!("Retain"));
+    }
+    admission::default_template(spec);
+}
 
 /// Validation of these kinds, after `admission::validate` (`old`: the stored object on update).
-pub fn validate(rt: &ResourceType, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<Cause> {
     let mut causes = Vec::new();
-    if let ("batch", "Job") = (rt.group.as_str(), rt.kind.as_str()) {
-        validate_completion_mode(&object["spec"], &mut causes);
+    match (rt.group.as_str(), rt.kind.as_str()) {
+        ("batch", "Job") => validate_completion_mode(&object["spec"], &mut causes),
+        ("apps", "StatefulSet") => {
+            // `ValidateStatefulSetSpec`: the selector, template labels and restart policy as
+            // for the other workloads, and the two policies' values.
+            admission::validate_workload(object, old, &mut causes);
+            admission::validate_template_restart_policy(object, &["Always"], &mut causes);
+            let spec = &object["spec"];
+            for (field, value, supported) in [
+                ("spec.podManagementPolicy", &spec["podManagementPolicy"], &["OrderedReady", "Parallel"][..]),
+                (
+                    "spec.updateStrategy.type",
+                    &spec["updateStrategy"]["type"],
+                    &["RollingUpdate", "OnDelete"][..],
+                ),
+            ] {
+                if let Some(text) = value.as_str().filter(|t| !supported.contains(t)) {
+                    let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+                    causes.push(Cause {
+                        reason: "FieldValueNotSupported".into(),
+                        message: format!(
+                            "Unsupported value: {text:?}: supported values: {}",
+                            list.join(", ")
+                        ),
+                        field: field.into(),
+                    });
+                }
+            }
+        }
+        _ => {}
     }
     causes
 }
@@ -70,8 +138,6 @@ fn invalid(field: &str, bad_value: &str, detail: &str) -> Cause {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::sim::resources;
 
