@@ -18,6 +18,7 @@ mod sim_apply;
 mod sim_controllers;
 mod sim_gpu;
 mod sim_hostile;
+mod sim_kinds;
 mod sim_patch;
 mod sim_proto;
 mod sim_quota;

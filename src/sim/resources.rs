@@ -235,6 +235,17 @@ const BUILT_IN: &[Row] = &[
     Row {
         group: "apps",
         version: "v1",
+        kind: "StatefulSet",
+        plural: "statefulsets",
+        scope: Namespaced,
+        short_names: &["sts"],
+        categories: &["all"],
+        verbs: ALL_VERBS,
+        subresources: &["status", "scale"],
+    },
+    Row {
+        group: "apps",
+        version: "v1",
         kind: "ControllerRevision",
         plural: "controllerrevisions",
         scope: Namespaced,

@@ -47,6 +47,7 @@ mod owners;
 mod quota;
 mod replicaset;
 mod scheduler;
+mod statefulset;
 mod taint_eviction;
 
 pub use config::Config;
@@ -110,6 +111,8 @@ pub struct Types {
     pub deployments: ResourceType,
     /// batch/v1 jobs.
     pub jobs: ResourceType,
+    /// apps/v1 statefulsets.
+    pub statefulsets: ResourceType,
 }
 
 impl Types {
@@ -125,6 +128,7 @@ impl Types {
             controllerrevisions: find("apps", "controllerrevisions")?,
             replicasets: find("apps", "replicasets")?,
             deployments: find("apps", "deployments")?,
+            statefulsets: find("apps", "statefulsets")?,
             jobs: resources::find(all, "batch", "v1", "jobs").cloned().ok_or(Error::MissingType("jobs"))?,
         })
     }
@@ -210,6 +214,7 @@ struct Dirty {
     replicasets: BTreeSet<Key>,
     deployments: BTreeSet<Key>,
     jobs: BTreeSet<Key>,
+    statefulsets: BTreeSet<Key>,
     retry_unschedulable: bool,
     nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
@@ -226,6 +231,7 @@ impl Dirty {
             && self.replicasets.is_empty()
             && self.deployments.is_empty()
             && self.jobs.is_empty()
+            && self.statefulsets.is_empty()
             && !self.retry_unschedulable
             && !self.nodes_changed
             && self.deleted_owners.is_empty()
@@ -272,6 +278,7 @@ pub struct Controllers {
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
     jobs: job::Jobs,
+    statefulsets: statefulset::StatefulSets,
     gc: gc::Collector,
     quotas: quota::QuotaStatus,
     nodes: Option<Arc<Vec<Node>>>,
@@ -307,6 +314,7 @@ impl Controllers {
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
             jobs: job::Jobs,
+            statefulsets: statefulset::StatefulSets,
             gc: gc::Collector::default(),
             quotas: quota::QuotaStatus::default(),
             nodes: None,
@@ -381,6 +389,7 @@ impl Controllers {
             ("replicasets.apps", &mut self.dirty.replicasets),
             ("deployments.apps", &mut self.dirty.deployments),
             ("jobs.batch", &mut self.dirty.jobs),
+            ("statefulsets.apps", &mut self.dirty.statefulsets),
         ] {
             for stored in store.list(group_resource, None, &all, None, None).items {
                 into.insert((stored.namespace.clone(), stored.name.clone()));
@@ -474,6 +483,9 @@ impl Controllers {
             "jobs.batch" => {
                 self.dirty.jobs.insert(key.clone());
             }
+            "statefulsets.apps" => {
+                self.dirty.statefulsets.insert(key.clone());
+            }
             "replicasets.apps" => {
                 self.dirty.replicasets.insert(key.clone());
                 match serde_json::from_str::<Value>(&object.json).ok().as_ref().and_then(controller_of) {
@@ -484,9 +496,13 @@ impl Controllers {
             }
             "controllerrevisions.apps" => {
                 if let Ok(value) = serde_json::from_str::<Value>(&object.json)
-                    && let Some(owner) = controller_of(&value).filter(|o| o.kind == "DaemonSet")
+                    && let Some(owner) = controller_of(&value)
                 {
-                    self.dirty.daemonsets.insert((key.0.clone(), owner.name));
+                    match owner.kind.as_str() {
+                        "DaemonSet" => self.dirty.daemonsets.insert((key.0.clone(), owner.name)),
+                        "StatefulSet" => self.dirty.statefulsets.insert((key.0.clone(), owner.name)),
+                        _ => false,
+                    };
                 }
                 self.dirty.dependents_changed = true;
             }
@@ -511,6 +527,7 @@ impl Controllers {
             "ReplicaSet" => self.dirty.replicasets.insert(key),
             "Deployment" => self.dirty.deployments.insert(key),
             "Job" => self.dirty.jobs.insert(key),
+            "StatefulSet" => self.dirty.statefulsets.insert(key),
             _ => false,
         };
     }
@@ -610,6 +627,9 @@ impl Controllers {
         }
         for key in &dirty.jobs {
             report(self.jobs.sync(&mut env, key));
+        }
+        for key in &dirty.statefulsets {
+            report(self.statefulsets.sync(&mut env, key));
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));

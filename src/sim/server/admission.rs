@@ -244,7 +244,7 @@ fn drop_zero_values(rt: &ResourceType, object: &mut Value) {
                 drop_pod_spec_zero_values(spec);
             }
         }
-        ("apps", "DaemonSet" | "Deployment" | "ReplicaSet") | ("batch", "Job") => {
+        ("apps", "DaemonSet" | "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
             let Some(spec) = object_mut(object, "spec") else { return };
             remove_zero(spec, SPEC_ZERO_OMITTED);
             if let Some(pod_spec) = spec.get_mut("template").and_then(|t| object_mut(t, "spec")) {
@@ -255,7 +255,7 @@ fn drop_zero_values(rt: &ResourceType, object: &mut Value) {
     }
 }
 
-fn default_template(spec: &mut Map<String, Value>) {
+pub(crate) fn default_template(spec: &mut Map<String, Value>) {
     let Some(template) = spec.get_mut("template") else { return };
     if let Some(pod_spec) = object_mut(template, "spec") {
         default_pod_spec(pod_spec);
@@ -467,7 +467,7 @@ fn normalize_pod_spec(spec: Option<&mut Value>) {
 pub fn normalize_quantities(rt: &ResourceType, object: &mut Value) {
     match rt.kind.as_str() {
         "Pod" => normalize_pod_spec(object.get_mut("spec")),
-        "DaemonSet" | "Deployment" | "ReplicaSet" | "Job" => {
+        "DaemonSet" | "Deployment" | "ReplicaSet" | "StatefulSet" | "Job" => {
             normalize_pod_spec(object.pointer_mut("/spec/template/spec"));
         }
         "ResourceQuota" => {
@@ -635,7 +635,7 @@ fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>)
     }
 }
 
-fn validate_workload(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+pub(crate) fn validate_workload(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
     let selector = object.pointer("/spec/selector").filter(|s| !s.is_null());
     let labels = object.pointer("/spec/template/metadata/labels").and_then(Value::as_object);
     match selector {
@@ -730,7 +730,7 @@ pub fn selector_matches(selector: &Value, labels: Option<&Map<String, Value>>) -
     true
 }
 
-fn validate_template_restart_policy(object: &Value, allowed: &[&str], causes: &mut Vec<Cause>) {
+pub(crate) fn validate_template_restart_policy(object: &Value, allowed: &[&str], causes: &mut Vec<Cause>) {
     let Some(policy) = object.pointer("/spec/template/spec/restartPolicy") else { return };
     if !allowed.iter().any(|a| policy.as_str() == Some(*a)) {
         causes.push(not_supported("spec.template.spec.restartPolicy", policy, allowed));

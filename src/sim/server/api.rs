@@ -103,7 +103,13 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let (parts, body) = request.into_parts();
     let path = ResourcePath::parse(parts.uri.path()).ok_or_else(ApiError::no_such_resource)?;
     let query = Query::from_uri(&parts.uri)?;
+    let scale = path.subresource.as_deref() == Some("scale");
     let target = resolve(&state, path)?;
+    if scale {
+        let (namespace, name) = (target.namespace(), target.name());
+        let (method, headers) = (&parts.method, &parts.headers);
+        return super::scale::serve(&state, &target.rt, namespace, name, method, &query, headers, body).await;
+    }
     let verb = match (&parts.method, target.name.is_some()) {
         (&Method::GET, true) => Verb::Get,
         (&Method::GET, false) if query.flag("watch") => Verb::Watch,
@@ -161,6 +167,10 @@ fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
     let subresource = match path.subresource.as_deref() {
         None => Subresource::Main,
         Some("status") if rt.subresources.iter().any(|s| s == "status") => Subresource::Status,
+        // Served by `scale.rs`, which writes the object itself.
+        Some("scale") if path.name.is_some() && rt.subresources.iter().any(|s| s == "scale") => {
+            Subresource::Main
+        }
         Some(_) => return Err(ApiError::no_such_resource()),
     };
     Ok(Target { rt, namespace: path.namespace, name: path.name, subresource })

@@ -183,6 +183,7 @@ const LIST_FIELDS: &[ListField] = &[
     lf!("io.k8s.api.apps.v1.DaemonSetStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
     lf!("io.k8s.api.apps.v1.DeploymentStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
     lf!("io.k8s.api.apps.v1.ReplicaSetStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
+    lf!("io.k8s.api.apps.v1.StatefulSetStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
     // batch/v1/types.go: conditions merge by type, but `+listType=atomic` for apply
     lf!("io.k8s.api.batch.v1.JobStatus", "conditions", merge_by("type"), ListType::Atomic),
     lf!("io.k8s.api.batch.v1.UncountedTerminatedPods", "failed", PatchMeta::NONE, ListType::Set),
@@ -273,6 +274,7 @@ fn build() -> Catalog {
     register::<core::v1::ResourceQuota>(&mut generator, &mut kinds);
     register::<core::v1::LimitRange>(&mut generator, &mut kinds);
     register::<apps::v1::DaemonSet>(&mut generator, &mut kinds);
+    register::<apps::v1::StatefulSet>(&mut generator, &mut kinds);
     register::<apps::v1::Deployment>(&mut generator, &mut kinds);
     register::<apps::v1::ReplicaSet>(&mut generator, &mut kinds);
     register::<apps::v1::ControllerRevision>(&mut generator, &mut kinds);

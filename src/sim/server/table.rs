@@ -105,6 +105,13 @@ static PRINTERS: &[Printer] = &[
         IMAGES,
         Column("Selector", "string", 1, "Selector is a label query over pods that should match the replica count."),
     ] },
+    Printer { kinds: &[("apps", "StatefulSet")], row: statefulset_row, columns: &[
+        NAME,
+        Column("Ready", "string", 0, "Number of the pod with ready state"),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+    ] },
     Printer { kinds: &[("apps", "ControllerRevision")], row: controllerrevision_row, columns: &[
         NAME,
         Column("Controller", "string", 0, "Controller of the object"),
@@ -522,7 +529,7 @@ fn format_labels(map: &Value) -> String {
 }
 
 /// `metav1.LabelSelectorAsSelector(..).String()`: requirements sorted by key; `""` when empty.
-fn selector_string(selector: &Value) -> String {
+pub fn selector_string(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = Vec::new();
     if let Some(labels) = selector["matchLabels"].as_object() {
         for (key, value) in labels {
@@ -607,6 +614,19 @@ fn replicaset_row(rs: &Value, now: Timestamp) -> Vec<Value> {
         names,
         images,
         json!(format_selector(&rs["spec"]["selector"])),
+    ]
+}
+
+/// printers.go `printStatefulSet`: READY is `readyReplicas/spec.replicas`.
+fn statefulset_row(sts: &Value, now: Timestamp) -> Vec<Value> {
+    let (names, images) = containers_and_images(&sts["spec"]["template"]);
+    let desired = sts["spec"]["replicas"].as_i64().unwrap_or(1);
+    vec![
+        sts["metadata"]["name"].clone(),
+        json!(format!("{}/{desired}", int(&sts["status"]["readyReplicas"]))),
+        age(sts, now),
+        names,
+        images,
     ]
 }
 

@@ -11,7 +11,7 @@ use crate::sim::{
     resources::ResourceType,
     server::{
         admission::{self, Cause},
-        quota,
+        kind_admission, quota,
     },
 };
 
@@ -48,7 +48,9 @@ fn name_of(object: &Value) -> &str {
 
 fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<()> {
     admission::apply_defaults(rt, object);
-    let causes = admission::validate(rt, object, old);
+    kind_admission::apply_defaults(rt, object);
+    let mut causes = admission::validate(rt, object, old);
+    causes.extend(kind_admission::validate(rt, object, old));
     if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
 }
 
