@@ -133,6 +133,9 @@ pub struct StartArgs {
     /// Seed that picks the default variant reproducibly.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Name the variant started (instructors; it answers a quiz, so learners do not see it).
+    #[arg(long)]
+    pub reveal: bool,
 }
 
 /// `check`.
@@ -183,6 +186,10 @@ pub struct ResetArgs {
     /// Reset to the state after this stage instead of the first one.
     #[arg(long, value_name = "STAGE")]
     pub to_stage: Option<String>,
+    /// Take the lab off the cluster: what it and its learners created deleted, every pre-image
+    /// restored, its inventory deleted (the cluster as before the first `start`).
+    #[arg(long, conflicts_with = "to_stage")]
+    pub remove: bool,
     /// Print the plan and change nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -117,7 +117,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             // An unknown stage is bad input, reported before the cluster is contacted.
             let bundle = lab::loader::find(&session.labs, &args.lab)?;
             engine::reset::stages_up_to(&bundle.lab, args.to_stage.as_deref())?;
-            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, session.lang, &args))
         }
         Command::Status(args) => {
             engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
@@ -201,7 +201,9 @@ pub async fn start(
     let bundle = lab::loader::find(labs, &args.lab)?;
     let options = engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed };
     let started = engine::start::start(&cluster, &bundle, lang, &options).await?;
-    let variant = started.variant.map(|v| format!(" (variant {v})")).unwrap_or_default();
+    // The variant answers the `cause` quiz: named only to an instructor who asks.
+    let variant =
+        started.variant.filter(|_| args.reveal).map(|v| format!(" (variant {v})")).unwrap_or_default();
     print(&format!(
         "started {}{variant}: {} objects applied\n\n{}\n",
         bundle.lab.id.value, started.applied, started.briefing
@@ -337,11 +339,20 @@ pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerA
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.
-pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
+pub async fn reset(
+    cluster: Cluster,
+    labs: &cli::LabSource,
+    lang: cli::Lang,
+    args: &cli::ResetArgs,
+) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
-    let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
+    let (inventory, steps) = if args.remove {
+        engine::reset::load_remove_plan(&cluster, &bundle).await?
+    } else {
+        engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?
+    };
+    let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
         return print(&format!("reset {} would:\n{plan}", args.lab));
     }
@@ -379,7 +390,7 @@ pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusA
                     None => format!("lab {id}: not started on this cluster\n"),
                     Some(inventory) => format!(
                         "lab {id}: variant {}, stages done [{}], facts captured [{}] (stored hashed)\n",
-                        inventory.variant.as_deref().unwrap_or("-"),
+                        inventory.variant_in(&bundle.lab).as_deref().unwrap_or("-"),
                         inventory.stages.join(", "),
                         inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
                     ),

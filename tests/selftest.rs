@@ -207,7 +207,7 @@ fn a_named_cluster_is_used_instead_of_a_fresh_simulator() {
         .unwrap();
     assert_eq!(
         stdout(&listed),
-        "reset config-drift would:\n  delete namespace config-drift and everything in it\n  apply stage namespace again\n"
+        "reset config-drift would:\n  delete Namespace config-drift (created by the lab)\n  apply stage namespace again\n"
     );
 }
 

@@ -237,7 +237,7 @@ pub fn grade_observation(
             solution: help.reveal.then(|| task.solution.clone()),
         });
     }
-    Report::new(&lab.id.value, lab.title.get(lang).trim(), inventory.and_then(|i| i.variant.clone()), results)
+    Report::new(&lab.id.value, lab.title.get(lang).trim(), inventory.and_then(|i| i.variant_in(lab)), results)
 }
 
 /// FAIL if any expectation fails, else ERROR if any could not be judged, else PASS.
@@ -307,9 +307,9 @@ fn broken_pod_spec(
     inventory: Option<&inventory::Inventory>,
 ) -> Option<Value> {
     let stage = bundle.lab.stages.iter().find(|s| s.id.value == stage)?;
-    let variant = inventory.and_then(|i| i.variant.as_deref());
+    let variant = inventory.and_then(|i| i.variant_in(&bundle.lab));
     stage
-        .manifests_for(variant)
+        .manifests_for(variant.as_deref())
         .into_iter()
         .filter_map(|file| bundle.manifests.get(file))
         .flatten()

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod inventory;
 pub mod observe;
 pub mod reset;
+pub mod reset_plan;
 pub mod selftest;
 pub mod start;
 pub mod status;
