@@ -261,6 +261,7 @@ pub async fn start(
         for document in stage_documents(bundle, stage, variant.as_deref()) {
             if let Ownership::Collision(identity) =
                 ownership(cluster, bundle, stage, &inventory, document).await?
+                && !collisions.contains(&identity.to_string())
             {
                 collisions.push(identity.to_string());
             }

@@ -1,0 +1,299 @@
+//! Labs on a cluster they did not create (issue #14): the brownfield fixture
+//! (`manifests/clusters/brownfield/`) applied first, then `start`, `reset` and `reset --remove`
+//! on the in-process simulator with its controllers on the manual clock; every pre-existing
+//! object (uid and normalized content) must come out exactly as it went in.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::{Path, PathBuf},
+};
+
+use kube::{
+    api::{Api, DynamicObject, Patch, PatchParams},
+    discovery::{Discovery, verbs},
+};
+use lab_runner::{
+    cli::{LabSource, Lang},
+    engine::{self, cluster::Cluster, inventory, start::StartOptions},
+    k8s::normalize::normalize,
+    lab::loader::{self, Bundle},
+    sim::{harness::Harness, lifecycle, topology::Topology},
+};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lab(id: &str) -> Bundle {
+    loader::find(&LabSource::Dir(repo().join("labs")), id).expect("the course lab loads")
+}
+
+/// A simulator with the default lab topology, its controllers running on the manual clock
+/// (jumping from one wake-up to the next, so simulated minutes pass at once).
+fn simulator() -> (Harness, Cluster, tokio::task::JoinHandle<()>) {
+    use lab_runner::sim::controllers::{Controllers, config::Config};
+    let sim = Harness::start();
+    let types = sim.state.types.read().expect("types lock").clone();
+    lifecycle::seed(&sim.state.store, &types, &Topology::default_lab(), sim.state.clock.now())
+        .expect("the topology seeds");
+    let cluster = Cluster::from_client(sim.client.clone(), "in-process", "harness");
+    let mut control = Controllers::new(sim.state.clone(), Config::defaults()).expect("controllers start");
+    let driver = tokio::spawn(async move {
+        loop {
+            control.settle().expect("controllers settle");
+            control.advance_to_next_event().expect("the clock advances");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    });
+    (sim, cluster, driver)
+}
+
+/// The fixture's documents, in file order (as `kubectl apply -f DIR` reads them).
+fn fixture_documents() -> Vec<Value> {
+    let dir = repo().join("manifests/clusters/brownfield");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&dir).expect("the fixture exists").map(|e| e.expect("an entry").path()).collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|file| {
+            let text = std::fs::read_to_string(file).expect("a readable manifest");
+            serde_saphyr::from_multiple::<Value>(&text).expect("the fixture parses")
+        })
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+/// Applies the brownfield fixture as its owners would (server-side apply, their own manager).
+async fn apply_brownfield(client: &kube::Client) {
+    let params = PatchParams::apply("platform-team").force();
+    for document in fixture_documents() {
+        let text = |p: &str| document.pointer(p).and_then(Value::as_str).map(str::to_string);
+        let (api_version, kind, name) =
+            (text("/apiVersion").unwrap(), text("/kind").unwrap(), text("/metadata/name").unwrap());
+        let namespace = text("/metadata/namespace");
+        // The CRD must be served before its first custom resource: retry while discovery catches up.
+        let mut attempts = 0;
+        loop {
+            let applied = async {
+                let (api, _) =
+                    engine::apply::api_for(client, &api_version, &kind, namespace.as_deref()).await?;
+                api.patch(&name, &params, &Patch::Apply(&document))
+                    .await
+                    .map_err(|e| engine::Error::api(format!("applying {kind} {name}"), &e))
+            }
+            .await;
+            match applied {
+                Ok(_) => break,
+                Err(e) if attempts < 100 => {
+                    attempts += 1;
+                    let _ = e;
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("the fixture applies: {e}"),
+            }
+        }
+    }
+}
+
+/// Every object of the cluster by uid: its `Kind namespace/name` and its normalized content
+/// (status left out of Nodes, whose heartbeats and allocatable move with the kubelet).
+async fn snapshot(client: &kube::Client) -> BTreeMap<String, (String, Value)> {
+    let discovery = Discovery::new(client.clone()).run().await.expect("discovery");
+    let mut objects = BTreeMap::new();
+    for group in discovery.groups() {
+        for (resource, capabilities) in group.recommended_resources() {
+            if !capabilities.supports_operation(verbs::LIST) || resource.kind == "Event" {
+                continue;
+            }
+            let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+            let Ok(list) = api.list(&Default::default()).await else { continue };
+            for object in list.items {
+                let uid = object.metadata.uid.clone().unwrap_or_default();
+                let place = object.metadata.namespace.clone().map(|n| format!("{n}/")).unwrap_or_default();
+                let shown =
+                    format!("{} {place}{}", resource.kind, object.metadata.name.clone().unwrap_or_default());
+                let mut value = serde_json::to_value(&object).expect("an object serializes");
+                normalize(&mut value);
+                if resource.kind == "Node" {
+                    value.as_object_mut().expect("an object").remove("status");
+                }
+                objects.insert(uid, (shown, value));
+            }
+        }
+    }
+    objects
+}
+
+/// The pre-existing objects that changed or went missing since `before`.
+fn changed(
+    before: &BTreeMap<String, (String, Value)>,
+    after: &BTreeMap<String, (String, Value)>,
+) -> Vec<String> {
+    before
+        .iter()
+        .filter_map(|(uid, (shown, content))| match after.get(uid) {
+            None => Some(format!("{shown} is gone")),
+            Some((_, now)) if now != content => Some(format!(
+                "{shown} changed:\n  before {}\n  after  {}",
+                serde_json::to_string(content).unwrap(),
+                serde_json::to_string(now).unwrap()
+            )),
+            Some(_) => None,
+        })
+        .collect()
+}
+
+/// What exists now that did not before (Events aside), polled until the garbage collector and
+/// the kubelet finished with what `reset --remove` deleted (graceful pod termination runs on the
+/// simulated clock).
+async fn left_over(client: &kube::Client, before: &BTreeMap<String, (String, Value)>) -> Vec<String> {
+    let mut left = Vec::new();
+    for _ in 0..200 {
+        let after = snapshot(client).await;
+        left = after
+            .iter()
+            .filter(|(uid, _)| !before.contains_key(*uid))
+            .map(|(_, (shown, _))| shown.clone())
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    left
+}
+
+async fn reset(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
+    let (inventory, plan) = engine::reset::load_plan(cluster, bundle).await.expect("a reset plan");
+    engine::reset::execute(cluster, bundle, inventory, &plan).await.expect("reset runs");
+    plan.iter().map(ToString::to_string).collect()
+}
+
+async fn remove(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
+    let (inventory, plan) = engine::reset::load_remove_plan(cluster, bundle).await.expect("a remove plan");
+    engine::reset::execute(cluster, bundle, inventory, &plan).await.expect("reset --remove runs");
+    plan.iter().map(ToString::to_string).collect()
+}
+
+fn variant(id: &str) -> StartOptions {
+    StartOptions { variant: Some(id.into()), seed: None }
+}
+
+fn assert_kept(
+    before: &BTreeMap<String, (String, Value)>,
+    after: &BTreeMap<String, (String, Value)>,
+    when: &str,
+) {
+    let changed = changed(before, after);
+    assert!(changed.is_empty(), "pre-existing objects changed {when}:\n{}", changed.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stuck_rollout_leaves_the_brownfield_cluster_exactly_as_it_found_it() {
+    let (sim, cluster, driver) = simulator();
+    apply_brownfield(&sim.client).await;
+    let before = snapshot(&sim.client).await;
+    let bundle = lab("stuck-rollout");
+
+    engine::start::start(&cluster, &bundle, Lang::En, &variant("image")).await.expect("start on brownfield");
+    let started = snapshot(&sim.client).await;
+    assert_kept(&before, &started, "by start (a pre-existing Namespace or CRD is used as it is)");
+    let recorded = inventory::load(&sim.client, "stuck-rollout").await.unwrap().expect("an inventory");
+    assert_eq!(recorded.progress, inventory::Progress::Complete);
+
+    // A learner's object in the lab's namespace, and the platform's rule untouched.
+    let learner: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(sim.client.clone(), "gpu-operator");
+    let note: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "learner-notes"}, "data": {"k": "v"}}),
+    )
+    .unwrap();
+    learner.create(&Default::default(), &note).await.unwrap();
+
+    let plan = reset(&cluster, &bundle).await;
+    insta::assert_snapshot!("brownfield_stuck_rollout_reset_plan", plan.join("\n"));
+    assert_kept(&before, &snapshot(&sim.client).await, "by reset");
+    assert!(learner.get_opt("learner-notes").await.unwrap().is_none(), "the learner's object is deleted");
+
+    let plan = remove(&cluster, &bundle).await;
+    insta::assert_snapshot!("brownfield_stuck_rollout_remove_plan", plan.join("\n"));
+    assert_kept(&before, &snapshot(&sim.client).await, "by reset --remove");
+    let left = left_over(&sim.client, &before).await;
+    assert!(left.is_empty(), "left of the lab after reset --remove: {left:?}");
+    assert!(inventory::load(&sim.client, "stuck-rollout").await.unwrap().is_none());
+    driver.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_of_the_same_name_stops_start_before_anything_changes() {
+    let (sim, cluster, driver) = simulator();
+    apply_brownfield(&sim.client).await;
+    // Someone else's DaemonSet under the name the lab applies.
+    let toolkit = &lab("stuck-rollout").manifests["manifests/container-toolkit/daemonset.yaml"][0];
+    let (api, _) =
+        engine::apply::api_for(&sim.client, "apps/v1", "DaemonSet", Some("gpu-operator")).await.unwrap();
+    api.patch(
+        "nvidia-container-toolkit-daemonset",
+        &PatchParams::apply("platform-team"),
+        &Patch::Apply(toolkit),
+    )
+    .await
+    .unwrap();
+    let before = snapshot(&sim.client).await;
+    let error = engine::start::start(&cluster, &lab("stuck-rollout"), Lang::En, &variant("image"))
+        .await
+        .expect_err("a collision refuses start");
+    assert_eq!(error.exit_code(), lab_runner::exit::BAD_INPUT);
+    assert_eq!(
+        error.to_string(),
+        "start stuck-rollout refused before changing anything: DaemonSet gpu-operator/nvidia-container-toolkit-daemonset \
+         already exists and this lab did not create it; delete or rename it, use another cluster, or declare it under \
+         `adopt:` in the lab's stage if taking it over is intended"
+    );
+    assert!(inventory::load(&sim.client, "stuck-rollout").await.unwrap().is_none(), "no inventory written");
+    // The controllers keep rolling the platform's DaemonSet out meanwhile, so compare what start
+    // could have written: labels anywhere, and no object of its own.
+    let after = snapshot(&sim.client).await;
+    let labelled: Vec<&String> = after
+        .values()
+        .filter(|(_, v)| v.pointer("/metadata/labels/lab-runner.io~1lab").is_some())
+        .map(|(shown, _)| shown)
+        .collect();
+    assert!(labelled.is_empty(), "a refused start labelled {labelled:?}");
+    let labels = |s: &BTreeMap<String, (String, Value)>| -> BTreeMap<String, Value> {
+        s.values()
+            .map(|(shown, v)| (shown.clone(), v.pointer("/metadata/labels").cloned().unwrap_or_default()))
+            .collect()
+    };
+    let before_labels = labels(&before);
+    let after_labels = labels(&after);
+    assert!(before_labels.iter().all(|(shown, l)| after_labels.get(shown) == Some(l)), "labels changed");
+    assert!(!after.values().any(|(shown, _)| shown == "Namespace lab-runner"), "no namespace of its own");
+    driver.abort();
+}
+
+/// The fixture's own files exist and are what the tests apply (instructors apply the same).
+#[test]
+fn the_fixture_names_what_the_issue_asks_for() {
+    let shown: BTreeSet<String> = fixture_documents()
+        .iter()
+        .map(|d| {
+            let text = |p: &str| d.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+            let ns = text("/metadata/namespace");
+            let place = if ns.is_empty() { String::new() } else { format!("{ns}/") };
+            format!("{} {place}{}", text("/kind"), text("/metadata/name"))
+        })
+        .collect();
+    for wanted in [
+        "CustomResourceDefinition prometheusrules.monitoring.coreos.com",
+        "PrometheusRule monitoring/platform-alerts",
+        "Namespace gpu-operator",
+        "Namespace team-ml",
+        "Node gpu-1",
+    ] {
+        assert!(shown.contains(wanted), "{wanted} missing from {shown:?}");
+    }
+    assert!(Path::new(&repo().join("manifests/clusters/brownfield/10-prometheusrules-crd.yaml")).exists());
+}
