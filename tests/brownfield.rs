@@ -297,3 +297,70 @@ fn the_fixture_names_what_the_issue_asks_for() {
     }
     assert!(Path::new(&repo().join("manifests/clusters/brownfield/10-prometheusrules-crd.yaml")).exists());
 }
+
+/// Starts both course labs one after the other and takes them off in `order`; in between and at
+/// the end, every pre-existing object is as it was, and after the last `--remove` nothing of
+/// either lab is left. With `brownfield` false the labs create gpu-operator themselves, so the
+/// first to leave hands it to the other (the namespace survives until the last one leaves).
+async fn two_labs(brownfield: bool, order: [&str; 2]) {
+    let (sim, cluster, driver) = simulator();
+    if brownfield {
+        apply_brownfield(&sim.client).await;
+    }
+    let before = snapshot(&sim.client).await;
+    let stuck = lab("stuck-rollout");
+    let sharing = lab("gpu-sharing");
+    engine::start::start(&cluster, &stuck, Lang::En, &variant("image")).await.expect("stuck-rollout starts");
+    engine::start::start(&cluster, &sharing, Lang::En, &StartOptions::default())
+        .await
+        .expect("gpu-sharing starts");
+    assert_kept(&before, &snapshot(&sim.client).await, "by starting both labs");
+    for bundle in [&stuck, &sharing] {
+        reset(&cluster, bundle).await;
+        assert_kept(&before, &snapshot(&sim.client).await, &format!("by reset {}", bundle.lab.id.value));
+    }
+    let [first, second] = order.map(lab);
+    let plan = remove(&cluster, &first).await;
+    let namespace =
+        plan.iter().find(|line| line.contains("Namespace gpu-operator")).cloned().unwrap_or_default();
+    if brownfield {
+        assert_eq!(namespace, "keep Namespace gpu-operator (existed before start)");
+    } else if order[0] == "stuck-rollout" {
+        assert!(
+            namespace
+                .starts_with("keep Namespace gpu-operator (it still holds objects that are not the lab's:"),
+            "{plan:?}"
+        );
+        assert!(
+            plan.contains(
+                &"hand Namespace gpu-operator over to lab gpu-sharing (it still uses it)".to_string()
+            ),
+            "{plan:?}"
+        );
+    }
+    assert!(
+        inventory::load(&sim.client, &second.lab.id.value).await.unwrap().is_some(),
+        "the other lab stays started"
+    );
+    assert_kept(&before, &snapshot(&sim.client).await, &format!("by reset --remove {}", order[0]));
+    remove(&cluster, &second).await;
+    assert_kept(&before, &snapshot(&sim.client).await, &format!("by reset --remove {}", order[1]));
+    let left = left_over(&sim.client, &before).await;
+    assert!(left.is_empty(), "left after both labs were removed: {left:?}");
+    driver.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_labs_on_brownfield_leave_in_either_order_stuck_rollout_first() {
+    two_labs(true, ["stuck-rollout", "gpu-sharing"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_labs_on_brownfield_leave_in_either_order_gpu_sharing_first() {
+    two_labs(true, ["gpu-sharing", "stuck-rollout"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_both_labs_created_survives_until_the_last_one_leaves() {
+    two_labs(false, ["stuck-rollout", "gpu-sharing"]).await;
+}
