@@ -225,6 +225,10 @@ pub struct SelftestArgs {
     /// Make the fresh simulator's delays pass this many times faster.
     #[arg(long, default_value_t = crate::demo::SELFTEST_SPEED)]
     pub speed: f64,
+    /// Apply the manifests in this directory (e.g. manifests/clusters/brownfield, a cluster that
+    /// already runs things) before the selftest, as a platform team would have.
+    #[arg(long, value_name = "DIR")]
+    pub fixture: Option<PathBuf>,
 }
 
 /// `demo`.

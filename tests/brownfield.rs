@@ -65,36 +65,12 @@ fn fixture_documents() -> Vec<Value> {
         .collect()
 }
 
-/// Applies the brownfield fixture as its owners would (server-side apply, their own manager).
+/// Applies the brownfield fixture as its owners would (server-side apply, their own manager),
+/// as `selftest --fixture` does.
 async fn apply_brownfield(client: &kube::Client) {
-    let params = PatchParams::apply("platform-team").force();
-    for document in fixture_documents() {
-        let text = |p: &str| document.pointer(p).and_then(Value::as_str).map(str::to_string);
-        let (api_version, kind, name) =
-            (text("/apiVersion").unwrap(), text("/kind").unwrap(), text("/metadata/name").unwrap());
-        let namespace = text("/metadata/namespace");
-        // The CRD must be served before its first custom resource: retry while discovery catches up.
-        let mut attempts = 0;
-        loop {
-            let applied = async {
-                let (api, _) =
-                    engine::apply::api_for(client, &api_version, &kind, namespace.as_deref()).await?;
-                api.patch(&name, &params, &Patch::Apply(&document))
-                    .await
-                    .map_err(|e| engine::Error::api(format!("applying {kind} {name}"), &e))
-            }
-            .await;
-            match applied {
-                Ok(_) => break,
-                Err(e) if attempts < 100 => {
-                    attempts += 1;
-                    let _ = e;
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                }
-                Err(e) => panic!("the fixture applies: {e}"),
-            }
-        }
-    }
+    engine::apply::apply_documents(client, &fixture_documents(), "platform-team")
+        .await
+        .expect("the fixture applies");
 }
 
 /// Every object of the cluster by uid: its `Kind namespace/name` and its normalized content

@@ -95,6 +95,36 @@ pub async fn apply(client: &kube::Client, lab: &str, stage: &str, document: &Val
     Ok(applied.metadata.uid.unwrap_or_default())
 }
 
+/// Server-side applies `documents` in order as `field_manager` (a cluster fixture, as its owners
+/// would); a custom resource whose CRD was applied a moment ago is retried for up to ten seconds
+/// while the CRD becomes served.
+pub async fn apply_documents(client: &kube::Client, documents: &[Value], field_manager: &str) -> Result<()> {
+    let params = PatchParams::apply(field_manager).force();
+    for document in documents {
+        let identity = Identity::of(field_manager, document)?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let applied = async {
+                let (api, _) =
+                    api_for(client, &identity.api_version, &identity.kind, identity.namespace.as_deref())
+                        .await?;
+                api.patch(&identity.name, &params, &Patch::Apply(document))
+                    .await
+                    .map_err(|e| Error::api(format!("applying {identity}"), &e))
+            }
+            .await;
+            match applied {
+                Ok(_) => break,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Orders a stage's documents: Namespaces, then CustomResourceDefinitions, then the rest in file
 /// order (a namespaced object needs its namespace; a custom resource needs its CRD served).
 pub fn apply_order(documents: &[&Value]) -> Vec<Value> {
