@@ -136,6 +136,9 @@ pub struct StartArgs {
     /// Name the variant started (instructors; it answers a quiz, so learners do not see it).
     #[arg(long)]
     pub reveal: bool,
+    /// Replace another variant whose breakage is applied without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// `check`.

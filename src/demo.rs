@@ -173,7 +173,8 @@ fn run_lab(
     };
 
     say(&format!("== lab-runner start {id}\n"))?;
-    let start_args = StartArgs { lab: id.clone(), variant: args.variant.clone(), seed: None, reveal: true };
+    let start_args =
+        StartArgs { lab: id.clone(), variant: args.variant.clone(), seed: None, reveal: true, yes: true };
     runtime.block_on(async { run::start(connect().await?, labs, lang, &start_args).await })?;
 
     say(&format!("== lab-runner status {id}\n"))?;

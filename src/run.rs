@@ -198,9 +198,35 @@ pub async fn start(
     lang: cli::Lang,
     args: &cli::StartArgs,
 ) -> Result<u8, Error> {
+    use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let options = engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed };
-    let started = engine::start::start(&cluster, &bundle, lang, &options).await?;
+    let mut options =
+        engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed, yes: args.yes };
+    let started = match engine::start::start(&cluster, &bundle, lang, &options).await {
+        Err(engine::Error::VariantChange { lab, running, wanted }) if std::io::stdin().is_terminal() => {
+            let which =
+                if args.reveal { format!(" (variant {running}, asked for {wanted})") } else { String::new() };
+            let mut err = std::io::stderr().lock();
+            write!(
+                err,
+                "lab {lab} is started with another variant{which} whose breakage is applied; starting a different one replaces it and forgets the answers. proceed? [y/N] "
+            )?;
+            err.flush()?;
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            if !matches!(line.trim(), "y" | "Y" | "yes") {
+                return Err(Error::Engine(engine::Error::BadInput("start cancelled".into())));
+            }
+            options.yes = true;
+            engine::start::start(&cluster, &bundle, lang, &options).await?
+        }
+        Err(engine::Error::VariantChange { lab, running, wanted }) if args.reveal => {
+            return Err(Error::Engine(engine::Error::BadInput(format!(
+                "lab {lab} is started with variant {running} whose breakage is applied; starting {wanted} replaces it and forgets the answers: pass --yes to proceed (stdin is not a terminal)"
+            ))));
+        }
+        other => other?,
+    };
     // The variant answers the `cause` quiz: named only to an instructor who asks.
     let variant =
         started.variant.filter(|_| args.reveal).map(|v| format!(" (variant {v})")).unwrap_or_default();
@@ -333,6 +359,9 @@ pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerA
             args.lab, args.lab
         ))
     })?;
+    if let Some(line) = inventory.incomplete_start() {
+        return Err(bad(format!("{line}; the answer is not recorded")));
+    }
     inventory.answers.insert(args.task.clone(), args.value.trim().to_string());
     engine::inventory::save(&cluster.client, &inventory).await?;
     print(&format!("answer for {} recorded; `lab-runner check {}` grades it\n", args.task, args.lab))
@@ -404,8 +433,19 @@ pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusA
             )));
         }
     };
+    // Half a start is no state to read: one line with the remedy, before the view.
+    let incomplete = match &args.lab {
+        Some(id) => engine::inventory::load(&cluster.client, id).await?.and_then(|i| i.incomplete_start()),
+        None => None,
+    };
     let text = engine::status::status(&cluster, &targets).await?;
-    print(&format!("{header}{text}"))
+    match incomplete {
+        Some(line) => {
+            print(&format!("{line}\n{header}{text}"))?;
+            Ok(exit::CHECKS_FAILED)
+        }
+        None => print(&format!("{header}{text}")),
+    }
 }
 
 /// `check --contexts`: every learner's cluster graded concurrently into one report; a learner

@@ -154,7 +154,7 @@ async fn remove(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
 }
 
 fn variant(id: &str) -> StartOptions {
-    StartOptions { variant: Some(id.into()), seed: None }
+    StartOptions { variant: Some(id.into()), seed: None, yes: false }
 }
 
 fn assert_kept(
@@ -339,4 +339,98 @@ async fn both_labs_on_brownfield_leave_in_either_order_gpu_sharing_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_both_labs_created_survives_until_the_last_one_leaves() {
     two_labs(false, ["stuck-rollout", "gpu-sharing"]).await;
+}
+
+/// Runs `start` until its inventory shows `stages_done` stages done, then drops it there, as a
+/// killed process would stop (what was applied stays; the inventory says how far it got).
+async fn interrupted_start(cluster: &Cluster, bundle: &Bundle, stages_done: usize) {
+    let client = cluster.client.clone();
+    let lab = bundle.lab.id.value.clone();
+    let reached = async move {
+        loop {
+            if let Ok(Some(recorded)) = inventory::load(&client, &lab).await
+                && recorded.stages.len() >= stages_done
+            {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    };
+    let options = variant("image");
+    tokio::select! {
+        finished = engine::start::start(cluster, bundle, Lang::En, &options) => {
+            panic!("start finished before it could be interrupted: {finished:?}")
+        }
+        () = reached => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_start_says_so_resumes_and_is_cleaned_up_by_reset() {
+    let bundle = lab("stuck-rollout");
+    let labs = LabSource::Dir(repo().join("labs"));
+    for stages_done in 0..bundle.lab.stages.len() {
+        // Interrupted, then resumed by `start` again.
+        let (sim, cluster, driver) = simulator();
+        apply_brownfield(&sim.client).await;
+        let before = snapshot(&sim.client).await;
+        interrupted_start(&cluster, &bundle, stages_done).await;
+        let recorded = inventory::load(&sim.client, "stuck-rollout").await.unwrap().expect("an inventory");
+        assert_eq!(recorded.progress, inventory::Progress::Incomplete);
+        let line = recorded.incomplete_start().expect("an incomplete start is told");
+        let report = engine::check::check(&cluster, &bundle, Lang::En, Default::default()).await.unwrap();
+        assert!(!report.passed);
+        for task in &report.tasks {
+            assert_eq!((task.status.as_str(), &task.evidence), ("ERROR", &vec![line.clone()]), "{}", task.id);
+        }
+        assert!(line.contains("run `lab-runner start stuck-rollout` again to resume it"), "{line}");
+        let args = lab_runner::cli::AnswerArgs {
+            lab: "stuck-rollout".into(),
+            task: "cause".into(),
+            value: "image".into(),
+        };
+        let refused =
+            lab_runner::run::answer(cluster.clone(), &labs, &args).await.expect_err("answer refuses");
+        assert_eq!(refused.exit_code(), lab_runner::exit::BAD_INPUT);
+        assert_eq!(refused.to_string(), format!("{line}; the answer is not recorded"));
+        assert!(inventory::load(&sim.client, "stuck-rollout").await.unwrap().unwrap().answers.is_empty());
+
+        engine::start::start(&cluster, &bundle, Lang::En, &variant("image")).await.expect("start resumes");
+        let resumed = inventory::load(&sim.client, "stuck-rollout").await.unwrap().unwrap();
+        assert_eq!(resumed.progress, inventory::Progress::Complete);
+        assert_eq!(resumed.stages, ["healthy", "break"]);
+        assert_kept(&before, &snapshot(&sim.client).await, "by an interrupted and resumed start");
+        driver.abort();
+
+        // Interrupted, then taken off by `reset --remove`.
+        let (sim, cluster, driver) = simulator();
+        apply_brownfield(&sim.client).await;
+        let before = snapshot(&sim.client).await;
+        interrupted_start(&cluster, &bundle, stages_done).await;
+        remove(&cluster, &bundle).await;
+        assert_kept(&before, &snapshot(&sim.client).await, "by reset --remove of an interrupted start");
+        let left = left_over(&sim.client, &before).await;
+        assert!(left.is_empty(), "left of an interrupted start after reset --remove: {left:?}");
+        driver.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_variant_over_an_applied_one_needs_yes_and_not_after_reset() {
+    let (_sim, cluster, driver) = simulator();
+    let bundle = lab("stuck-rollout");
+    engine::start::start(&cluster, &bundle, Lang::En, &variant("image")).await.unwrap();
+    let error = engine::start::start(&cluster, &bundle, Lang::En, &variant("resources")).await.unwrap_err();
+    assert_eq!(error.exit_code(), lab_runner::exit::BAD_INPUT);
+    let message = error.to_string();
+    assert!(message.contains("pass --yes to proceed"), "{message}");
+    assert!(!message.contains("image") && !message.contains("resources"), "names no variant: {message}");
+    // The same variant again needs no confirmation; after a reset to the first stage neither does
+    // another one.
+    engine::start::start(&cluster, &bundle, Lang::En, &variant("image")).await.expect("the same variant");
+    reset(&cluster, &bundle).await;
+    engine::start::start(&cluster, &bundle, Lang::En, &variant("resources")).await.expect("after reset");
+    let yes = StartOptions { variant: Some("toleration".into()), seed: None, yes: true };
+    engine::start::start(&cluster, &bundle, Lang::En, &yes).await.expect("--yes proceeds");
+    driver.abort();
 }

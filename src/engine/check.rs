@@ -207,10 +207,14 @@ pub fn grade_observation(
     let lab = &bundle.lab;
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
+    let incomplete = inventory.and_then(|i| i.incomplete_start());
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
         let unmet = unmet_needs(task, &statuses);
-        let (status, evidence) = if !unmet.is_empty() {
+        let (status, evidence) = if let Some(line) = &incomplete {
+            // Half a start is no state to grade: every task says so, none passes or fails.
+            (TaskStatus::Error, vec![line.clone()])
+        } else if !unmet.is_empty() {
             (TaskStatus::Blocked, unmet)
         } else {
             let outcomes: Vec<Outcome> =

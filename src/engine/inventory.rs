@@ -242,6 +242,22 @@ impl Inventory {
             .collect()
     }
 
+    /// For a start that did not finish, one line saying so with the remedy.
+    pub fn incomplete_start(&self) -> Option<String> {
+        if self.progress == Progress::Complete {
+            return None;
+        }
+        let done = if self.stages.is_empty() {
+            "before its first stage finished".to_string()
+        } else {
+            format!("after stage {}", self.stages.join(", "))
+        };
+        Some(format!(
+            "the start of lab {lab} did not finish (it stopped {done}): run `lab-runner start {lab}` again to resume it",
+            lab = self.lab
+        ))
+    }
+
     /// Whether the recorded variant is `id`.
     pub fn variant_is(&self, id: &str) -> bool {
         self.variant.as_ref().is_some_and(|v| v.matches(id, false))

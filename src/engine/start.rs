@@ -41,6 +41,8 @@ pub struct StartOptions {
     pub variant: Option<String>,
     /// `--seed`: picks the variant reproducibly when none is given.
     pub seed: Option<u64>,
+    /// `--yes`: replace another variant's applied stage without asking.
+    pub yes: bool,
 }
 
 /// What `start` did.
@@ -255,6 +257,23 @@ pub async fn start(
     let recorded = previous.as_ref().and_then(|i| i.variant_in(lab));
     let variant = choose_variant(lab, options, recorded.as_deref())?;
     let mut inventory = previous.unwrap_or_else(|| Inventory::new(id));
+    // A variant's stage applied (not only the shared first stage a reset leaves) is replaced
+    // only when confirmed.
+    let variant_applied = inventory
+        .stages
+        .iter()
+        .any(|done| lab.stages.iter().any(|s| &s.id.value == done && !s.variants.is_empty()));
+    if let (Some(running), Some(wanted)) = (&recorded, &variant)
+        && running != wanted
+        && variant_applied
+        && !options.yes
+    {
+        return Err(Error::VariantChange {
+            lab: id.clone(),
+            running: running.clone(),
+            wanted: wanted.clone(),
+        });
+    }
     // Every object of every stage, before anything is changed: a collision stops here.
     let mut collisions = Vec::new();
     for stage in &lab.stages {
