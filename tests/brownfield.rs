@@ -193,6 +193,10 @@ async fn stuck_rollout_leaves_the_brownfield_cluster_exactly_as_it_found_it() {
     assert_kept(&before, &snapshot(&sim.client).await, "by reset");
     assert!(learner.get_opt("learner-notes").await.unwrap().is_none(), "the learner's object is deleted");
 
+    // What `reset --remove --dry-run` prints, in Japanese (`--lang ja`).
+    let (_, dry) = engine::reset::load_remove_plan(&cluster, &bundle).await.unwrap();
+    let ja: Vec<String> = dry.iter().map(|a| a.render(Lang::Ja)).collect();
+    insta::assert_snapshot!("brownfield_stuck_rollout_remove_plan_ja", ja.join("\n"));
     let plan = remove(&cluster, &bundle).await;
     insta::assert_snapshot!("brownfield_stuck_rollout_remove_plan", plan.join("\n"));
     assert_kept(&before, &snapshot(&sim.client).await, "by reset --remove");
