@@ -133,6 +133,12 @@ pub struct StartArgs {
     /// Seed that picks the default variant reproducibly.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Name the variant started (instructors; it answers a quiz, so learners do not see it).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Replace another variant whose breakage is applied without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// `check`.
@@ -183,6 +189,10 @@ pub struct ResetArgs {
     /// Reset to the state after this stage instead of the first one.
     #[arg(long, value_name = "STAGE")]
     pub to_stage: Option<String>,
+    /// Take the lab off the cluster: what it and its learners created deleted, every pre-image
+    /// restored, its inventory deleted (the cluster as before the first `start`).
+    #[arg(long, conflicts_with = "to_stage")]
+    pub remove: bool,
     /// Print the plan and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -218,6 +228,10 @@ pub struct SelftestArgs {
     /// Make the fresh simulator's delays pass this many times faster.
     #[arg(long, default_value_t = crate::engine::selftest::SELFTEST_SPEED)]
     pub speed: f64,
+    /// Apply the manifests in this directory (e.g. manifests/clusters/brownfield, a cluster that
+    /// already runs things) before the selftest, as a platform team would have.
+    #[arg(long, value_name = "DIR")]
+    pub fixture: Option<PathBuf>,
 }
 
 /// `demo`.

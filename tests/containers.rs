@@ -30,7 +30,7 @@ async fn one_selftest_per_lab_passes_against_a_container() {
     }
     let dir = tempfile::tempdir().unwrap();
     // Simulated delays as fast as `selftest` makes its own simulator's (SELFTEST_SPEED).
-    let speed = lab_runner::demo::SELFTEST_SPEED.to_string();
+    let speed = lab_runner::engine::selftest::SELFTEST_SPEED.to_string();
     let args = ["--speed", speed.as_str()];
     let (rollout, sharing) =
         tokio::join!(SimCluster::start(dir.path(), &args), SimCluster::start(dir.path(), &args));

@@ -40,7 +40,7 @@ fn seeded() -> (Harness, Cluster) {
 }
 
 fn image_variant() -> StartOptions {
-    StartOptions { variant: Some("image".into()), seed: None }
+    StartOptions { variant: Some("image".into()), seed: None, yes: false }
 }
 
 /// Plays the DaemonSet controller and kubelet: one pod per GPU node, `revision(node)` says
@@ -143,7 +143,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
     assert_eq!(managers, ["lab-runner"]);
 
     let recorded = inventory::load(&sim.client, LAB).await.unwrap().expect("an inventory");
-    assert_eq!(recorded.variant.as_deref(), Some("image"));
+    assert!(recorded.variant_is("image"), "the variant is recorded (hashed)");
     assert_eq!(recorded.stages, ["baseline", "break"]);
     assert_eq!(recorded.applied.len(), 3, "the DaemonSet is recorded once");
 
@@ -164,7 +164,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
 #[tokio::test]
 async fn an_unknown_variant_is_refused_before_anything_is_applied() {
     let (sim, cluster) = seeded();
-    let options = StartOptions { variant: Some("toleration".into()), seed: None };
+    let options = StartOptions { variant: Some("toleration".into()), seed: None, yes: false };
     let error = engine::start::start(&cluster, &bundle(), Lang::En, &options).await.unwrap_err();
     assert_eq!(
         error.to_string(),

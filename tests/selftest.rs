@@ -36,9 +36,19 @@ fn passes(name: &str, labs: Option<&str>, args: &[&str]) {
     insta::assert_snapshot!(name, out);
 }
 
+/// The brownfield fixture (a cluster that already runs the GPU Operator's namespace, the
+/// Prometheus Operator's CRD with the platform's rules, another team): one variant of each lab
+/// runs its selftest there, the others on the plain simulator (CI time).
+const BROWNFIELD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/clusters/brownfield");
+
 #[test]
-fn stuck_rollout_image_passes_its_selftest() {
-    passes("stuck_rollout_image", None, &["stuck-rollout", "--variant", "image"]);
+fn stuck_rollout_image_passes_its_selftest_on_brownfield() {
+    passes("stuck_rollout_image", None, &["stuck-rollout", "--variant", "image", "--fixture", BROWNFIELD]);
+}
+
+#[test]
+fn gpu_sharing_passes_its_selftest_on_brownfield() {
+    passes("gpu_sharing_brownfield", None, &["gpu-sharing", "--fixture", BROWNFIELD]);
 }
 
 #[test]
@@ -207,7 +217,7 @@ fn a_named_cluster_is_used_instead_of_a_fresh_simulator() {
         .unwrap();
     assert_eq!(
         stdout(&listed),
-        "reset config-drift would:\n  delete namespace config-drift and everything in it\n  apply stage namespace again\n"
+        "reset config-drift would:\n  delete Namespace config-drift (created by the lab)\n  apply stage namespace again\n"
     );
 }
 

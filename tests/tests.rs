@@ -1,6 +1,7 @@
 //! The one integration test binary (one link keeps build time down on 2 cores); each module is a
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
+mod brownfield;
 mod cli;
 mod containers;
 mod course_case;

@@ -39,7 +39,7 @@ fn cluster() -> Observed {
 /// Grades with `observation` and nothing else: no files, no stages, the lab not started.
 fn grade_over(observation: &Observation, f: impl FnOnce(&Evidence) -> Outcome) -> Outcome {
     let (files, manifests) = (ExpectedFiles::new(), BTreeMap::new());
-    f(&Evidence { observation, started: None, files: &files, manifests: &manifests, stages: &[] })
+    f(&Evidence { observation, started: None, files: &files, manifests: &manifests, stages: &[], variant: None })
 }
 
 fn run(yaml: &str) -> Outcome {
@@ -116,6 +116,7 @@ fn match_from_an_expected_file() {
         files: &files,
         manifests: &manifests,
         stages: &[],
+        variant: None,
     };
     assert_eq!(
         evaluate(&m, "t", &evidence),
@@ -248,6 +249,7 @@ fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
         files: &files,
         manifests: &manifests,
         stages: &[],
+        variant: None,
     };
     let grade = |expect: String| evaluate_task(&task(&expect), &evidence);
     assert_eq!(grade(format!("{pass}{pass}")).outcome.status(), Status::Pass);
