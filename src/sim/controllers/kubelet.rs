@@ -26,7 +26,10 @@ use super::{
     scheduler::set_condition,
     timestamp,
 };
-use crate::sim::store::{DeleteOptions, DryRun, Subresource};
+use crate::sim::{
+    gpu::agent::ContainerEvent,
+    store::{DeleteOptions, DryRun, Subresource},
+};
 
 /// Where one container is.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,7 +173,7 @@ impl Kubelet {
         &mut self,
         env: &mut Env<'_>,
         changed: &BTreeSet<Key>,
-        gpu: &crate::sim::gpu::agent::GpuAgents,
+        gpu: &mut crate::sim::gpu::agent::GpuAgents,
     ) -> Result<()> {
         for key in changed {
             let Some(stored) = env.ctx.store.get("pods", &key.0, &key.1) else {
@@ -211,7 +214,7 @@ impl Kubelet {
                 reject_pod(env, key, &pod, &node_name, "UnexpectedAdmissionError", &message)?;
                 continue;
             }
-            self.reconcile(env, key, &pod, node)?;
+            self.reconcile(env, key, &pod, node, gpu)?;
         }
         Ok(())
     }
@@ -492,7 +495,14 @@ impl Kubelet {
         }
     }
 
-    fn reconcile(&mut self, env: &mut Env<'_>, key: &Key, pod: &Pod, node: &Node) -> Result<()> {
+    fn reconcile(
+        &mut self,
+        env: &mut Env<'_>,
+        key: &Key,
+        pod: &Pod,
+        node: &Node,
+        gpu: &mut crate::sim::gpu::agent::GpuAgents,
+    ) -> Result<()> {
         let now = env.ctx.now;
         let mut run = match self.pods.remove(key) {
             Some(run) => run,
@@ -532,7 +542,7 @@ impl Kubelet {
             let step = self.advance(env, pod, &mut run, index);
             run.containers[index].step = step;
         }
-        self.write_status(env, key, &run)?;
+        self.write_status(env, key, &run, gpu)?;
         if run.containers.iter().all(|c| matches!(c.step, Step::Terminated { .. }))
             && !run.containers.is_empty()
         {
@@ -582,7 +592,13 @@ impl Kubelet {
         }
     }
 
-    fn write_status(&self, env: &mut Env<'_>, key: &Key, run: &PodRun) -> Result<()> {
+    fn write_status(
+        &self,
+        env: &mut Env<'_>,
+        key: &Key,
+        run: &PodRun,
+        gpu: &mut crate::sim::gpu::agent::GpuAgents,
+    ) -> Result<()> {
         let now = env.ctx.now;
         let store = env.ctx.store;
         let types = env.ctx.types;
@@ -758,7 +774,12 @@ impl Kubelet {
             .flatten()
             .any(|c| c["image"].as_str().is_some_and(|image| image.starts_with("nvcr.io/nvidia/")));
         if nvidia && let Ok(pod) = serde_json::from_value::<Pod>(value.clone()) {
-            crate::sim::gpu::agent::overlay_pod_status(store, &pod, &before, &mut status, now);
+            let (wake, events) = gpu.kubelet_sync(store, &pod, &env.config.gpus, all_running, now);
+            if let Some(at) = wake {
+                env.timers.at(at, Wake::Pod(key.clone()));
+            }
+            record_restarts(env, &pod, &run.node, &events);
+            gpu.overlay_pod_status(&pod, &mut status);
         }
         if status == before {
             return Ok(());
@@ -767,6 +788,43 @@ impl Kubelet {
         match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),
+        }
+    }
+}
+
+/// The Events of the config-manager containers the GPU agents restarted or backed off, as the
+/// kubelet records them (`startContainer`, kuberuntime_container.go; `doBackOff`,
+/// kuberuntime_manager.go: `Back-off restarting failed container <name> in pod <format.Pod>`).
+fn record_restarts(env: &mut Env<'_>, pod: &Pod, node: &str, events: &[ContainerEvent]) {
+    let source = Source::kubelet(node);
+    for event in events {
+        match event {
+            ContainerEvent::Restarted(name) => {
+                let involved = Involved::of_pod(pod).container(name);
+                let image = pod
+                    .spec
+                    .as_ref()
+                    .into_iter()
+                    .flat_map(|s| s.init_containers.iter().flatten().chain(s.containers.iter()))
+                    .find(|c| c.name == *name)
+                    .and_then(|c| c.image.clone())
+                    .unwrap_or_default();
+                for (reason, message) in [
+                    ("Pulled", format!("Container image \"{image}\" already present on machine")),
+                    ("Created", format!("Created container: {name}")),
+                    ("Started", format!("Started container {name}")),
+                ] {
+                    env.recorder.record(&env.ctx, &involved, EventType::Normal, reason, &message, &source);
+                }
+            }
+            ContainerEvent::BackOff(name) => {
+                let involved = Involved::of_pod(pod).container(name);
+                let message = format!(
+                    "Back-off restarting failed container {name} in pod {}_{}({})",
+                    involved.name, involved.namespace, involved.uid
+                );
+                env.recorder.record(&env.ctx, &involved, EventType::Warning, "BackOff", &message, &source);
+            }
         }
     }
 }

@@ -613,7 +613,7 @@ impl Controllers {
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
-        report(self.kubelet.run(&mut env, &dirty.pods, &self.gpu));
+        report(self.kubelet.run(&mut env, &dirty.pods, &mut self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
