@@ -205,6 +205,14 @@ impl Kubelet {
             if self.pods.get(key).is_some_and(|run| run.uid != uid) {
                 self.forget(key);
             }
+            // A restarted simulator's kubelet finds its containers where the store says they
+            // are, as a real kubelet restart finds them in the container runtime.
+            if !self.pods.contains_key(key)
+                && pod.metadata.deletion_timestamp.is_none()
+                && let Some(run) = self.recover(env, key, node)
+            {
+                self.pods.insert(key.clone(), run);
+            }
             // Admission (`canAdmitPod`): the device manager asks the node's device plugin to
             // allocate before the pod's first start (sim::gpu, failRequestsGreaterThanOne).
             if !self.pods.contains_key(key)
@@ -217,6 +225,82 @@ impl Kubelet {
             self.reconcile(env, key, &pod, node, gpu)?;
         }
         Ok(())
+    }
+
+    /// The pod's run as its stored status records it, when every container is running or
+    /// terminated there (a kubelet restart: the runtime still has them, nothing is pulled,
+    /// created or started again, and no Event is recorded). `None` for anything else, which
+    /// starts afresh.
+    fn recover(&mut self, env: &Env<'_>, key: &Key, node: &Node) -> Option<PodRun> {
+        let stored = env.ctx.store.get_value(&env.ctx.types.pods, &key.0, &key.1).ok()?;
+        let status = &stored["status"];
+        let node_name = node.metadata.name.clone()?;
+        let host_ip = status["hostIP"].as_str()?.to_string();
+        let pod_ip = status["podIP"].as_str()?.to_string();
+        let started = status["startTime"].as_str()?.parse::<Timestamp>().ok()?;
+        let statuses = status["containerStatuses"].as_array()?;
+        let specs = stored["spec"]["containers"].as_array()?;
+        if specs.is_empty() || statuses.len() != specs.len() {
+            return None;
+        }
+        let mut containers = Vec::new();
+        for spec in specs {
+            let name = spec["name"].as_str()?;
+            let image = spec["image"].as_str().unwrap_or_default().to_string();
+            let status = statuses.iter().find(|s| s["name"] == name)?;
+            let container_id = status["containerID"].as_str()?.to_string();
+            let image_id = status["imageID"].as_str().unwrap_or_default().to_string();
+            let step = if let Some(running) = status["state"]["running"].as_object() {
+                let since = running.get("startedAt")?.as_str()?.parse::<Timestamp>().ok()?;
+                let ready_at = if status["ready"] == json!(true) {
+                    // Ready stays ready, even when a sped-up clock restarted behind its last run.
+                    since.min(env.ctx.now)
+                } else {
+                    later(since, env.config.timings.readiness_seconds)
+                };
+                let exits = match env.config.catalog.find(&image).map(|found| found.run) {
+                    Some(ImageRun::Exits { seconds, exit_code }) => Some((later(since, seconds), exit_code)),
+                    Some(ImageRun::Serves) | None => None,
+                };
+                Step::Running { started: since, ready_at, container_id, image_id, exits }
+            } else if status["state"]["terminated"].is_object() {
+                Step::Terminated {
+                    terminated: json!({"terminated": status["state"]["terminated"].clone()}),
+                    container_id,
+                    image_id,
+                }
+            } else {
+                return None;
+            };
+            containers.push(ContainerRun {
+                name: name.to_string(),
+                image,
+                step,
+                restarts: i32::try_from(status["restartCount"].as_i64().unwrap_or(0)).unwrap_or(0),
+                last_state: if status["lastState"].is_object() {
+                    status["lastState"].clone()
+                } else {
+                    json!({})
+                },
+            });
+        }
+        for container in &containers {
+            self.images.insert((node_name.clone(), normalize_image(&container.image)));
+        }
+        // Later pods on the node get the next addresses.
+        if let Some(last) = pod_ip.rsplit('.').next().and_then(|octet| octet.parse::<u32>().ok()) {
+            let next = self.next_ip.entry(node_name.clone()).or_insert(1);
+            *next = (*next).max(last);
+        }
+        Some(PodRun {
+            uid: stored["metadata"]["uid"].as_str()?.to_string(),
+            node: node_name,
+            host_ip,
+            pod_ip,
+            started,
+            containers,
+            lifecycle: Lifecycle::Active,
+        })
     }
 
     fn forget(&mut self, key: &Key) {
