@@ -1314,3 +1314,57 @@ async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
     assert_eq!(status["restartCount"], json!(2));
     assert!(status["state"]["running"].is_object());
 }
+
+#[tokio::test]
+async fn events_expire_an_hour_after_their_last_write() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.run_for(5);
+    assert_eq!(cluster.events_for("web").len(), 5);
+    // kube-apiserver's default --event-ttl is one hour from the last write.
+    cluster.run_for(3600 - 10);
+    assert_eq!(cluster.events_for("web").len(), 5);
+    cluster.run_for(10);
+    assert!(cluster.events_for("web").is_empty(), "{:?}", cluster.events_for("web"));
+    // A pod that keeps failing renews its BackOff event, which outlives its first siblings.
+    cluster.create("pods", plain_pod("broken", "example.com/missing:v1"));
+    cluster.run_for(3600 + 600);
+    let reasons: Vec<String> =
+        cluster.events_for("broken").iter().map(|e| e["reason"].as_str().unwrap().to_string()).collect();
+    assert!(reasons.contains(&"BackOff".to_string()), "{reasons:?}");
+    assert!(!reasons.contains(&"Scheduled".to_string()), "{reasons:?}");
+}
+
+#[tokio::test]
+async fn restarted_controllers_find_running_pods_where_the_store_left_them() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("deployments", deployment("web", "nginx:1.27", 3));
+    cluster.create("pods", plain_pod("single", "busybox:1.36"));
+    cluster.run_for(60);
+    let pods_before: BTreeMap<String, Value> = cluster
+        .pods()
+        .into_iter()
+        .map(|p| (p["metadata"]["name"].as_str().unwrap().to_string(), p))
+        .collect();
+    let events_before = cluster.list("events");
+    assert_eq!(pods_before.len(), 4);
+    for pod in pods_before.values() {
+        assert_eq!(pod["status"]["phase"], json!("Running"));
+    }
+
+    // A new control plane and kubelets over the same store, as after `sim down` / `sim up`.
+    let config = cluster.control.config().read().unwrap().clone();
+    cluster.control = Controllers::new(cluster.sim.state.clone(), config).unwrap();
+    cluster.control.settle().unwrap();
+    cluster.run_for(3);
+    let pods_after: BTreeMap<String, Value> = cluster
+        .pods()
+        .into_iter()
+        .map(|p| (p["metadata"]["name"].as_str().unwrap().to_string(), p))
+        .collect();
+    for (name, before) in &pods_before {
+        // Not pulled, created or started again: the object is not even rewritten.
+        assert_eq!(pods_after[name], *before, "{name}");
+    }
+    assert_eq!(cluster.list("events"), events_before);
+}

@@ -324,3 +324,92 @@ fn the_kubeconfig_needs_a_state_dir_a_simulator_used() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("`localhost:6443` is not an address"), "{}", stderr(&bad));
 }
+
+/// Pods by name: (uid, resourceVersion, `<phase>` or `<phase>/ready`) as the API shows them.
+async fn pod_states(client: kube::Client) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(client, "default");
+    let list = pods.list(&Default::default()).await.unwrap();
+    list.items
+        .into_iter()
+        .map(|pod| {
+            let status = pod.status.unwrap_or_default();
+            let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+            let phase = status.phase.unwrap_or_default() + if ready { "/ready" } else { "" };
+            let meta = pod.metadata;
+            (meta.name.unwrap(), (meta.uid.unwrap(), meta.resource_version.unwrap(), phase))
+        })
+        .collect()
+}
+
+/// Every Event as (namespace/name, count, resourceVersion).
+async fn event_states(client: kube::Client) -> Vec<(String, i32, String)> {
+    let events: kube::Api<k8s_openapi::api::core::v1::Event> = kube::Api::all(client);
+    let list = events.list(&Default::default()).await.unwrap();
+    let mut states: Vec<(String, i32, String)> = list
+        .items
+        .into_iter()
+        .map(|e| {
+            let meta = e.metadata;
+            (
+                format!("{}/{}", meta.namespace.unwrap_or_default(), meta.name.unwrap_or_default()),
+                e.count.unwrap_or(0),
+                meta.resource_version.unwrap_or_default(),
+            )
+        })
+        .collect();
+    states.sort();
+    states
+}
+
+async fn admin_client(dir: &Path) -> kube::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::read_from(dir.join("kubeconfig")).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_pods_keep_running_across_sim_down_and_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["up", "--nodes", "2", "--speed", "20"];
+    let up = sim(&args, dir.path());
+    let _stop = Stop(dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let client = admin_client(dir.path()).await;
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(client.clone(), "default");
+    let deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 4,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}},
+        },
+    }))
+    .unwrap();
+    deployments.create(&Default::default(), &deployment).await.unwrap();
+    // Until the four pods run and are ready (the clock runs 20x: a few wall seconds at most).
+    let mut before = pod_states(client.clone()).await;
+    for _ in 0..300 {
+        if before.len() == 4 && before.values().all(|(_, _, phase)| phase == "Running/ready") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        before = pod_states(client.clone()).await;
+    }
+    assert!(before.values().all(|(_, _, phase)| phase == "Running/ready"), "{before:?}");
+    // Let the readiness and ReplicaSet/Deployment status writes land before the snapshot.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let before = pod_states(client.clone()).await;
+    let events_before = event_states(client).await;
+
+    assert!(sim(&["down"], dir.path()).status.success());
+    let up = sim(&args, dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let client = admin_client(dir.path()).await;
+    // Give the restarted controllers time to act (an old kubelet restarted every pod here).
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(pod_states(client.clone()).await, before, "no pod left Running or was rewritten");
+    assert_eq!(event_states(client).await, events_before, "no new or updated Event");
+}

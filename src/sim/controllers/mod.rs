@@ -182,6 +182,8 @@ pub(crate) enum Wake {
     Job(Key),
     /// The NVIDIA components run again (a MIG reconfiguration finishes).
     Gpu,
+    /// Events reach their TTL.
+    EventTtl,
 }
 
 /// The timer queue.
@@ -270,6 +272,7 @@ pub struct Controllers {
     timers: Timers,
     dirty: Dirty,
     recorder: events::Recorder,
+    event_expiry: events::Expiry,
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
     gpu: crate::sim::gpu::agent::GpuAgents,
@@ -306,6 +309,7 @@ impl Controllers {
             timers: Timers::default(),
             dirty: Dirty::default(),
             recorder: events::Recorder::default(),
+            event_expiry: events::Expiry::default(),
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
             gpu: Default::default(),
@@ -321,6 +325,15 @@ impl Controllers {
             stats: Stats::default(),
         };
         controllers.resync_all();
+        // The Events already stored expire an hour after their last write, as their leases would.
+        let now = controllers.state.clock.now();
+        let all = |_: &Stored| true;
+        for stored in controllers.state.store.list("events", None, &all, None, None).items {
+            if let Ok(event) = serde_json::from_str::<Value>(&stored.json) {
+                let at = controllers.event_expiry.stored(&event, now.as_second());
+                controllers.timers.at(at, Wake::EventTtl);
+            }
+        }
         Ok(controllers)
     }
 
@@ -427,7 +440,14 @@ impl Controllers {
         let key = (object.namespace.clone(), object.name.clone());
         let deleted = event.event_type == StoreEventType::Deleted;
         match object.group_resource.as_str() {
-            "events" | "leases.coordination.k8s.io" => return,
+            "events" => {
+                if !deleted {
+                    let at = self.event_expiry.written(key, self.state.clock.now().as_second());
+                    self.timers.at(at, Wake::EventTtl);
+                }
+                return;
+            }
+            "leases.coordination.k8s.io" => return,
             "pods" => {
                 self.dirty.pods.insert(key.clone());
                 self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
@@ -565,9 +585,14 @@ impl Controllers {
     fn step(&mut self) -> Result<bool> {
         self.drain_feed();
         let now = self.state.clock.now();
+        let mut expire_events = false;
         for wake in self.timers.take_due(now) {
             self.stats.wakes += 1;
             match wake {
+                Wake::EventTtl => {
+                    expire_events = true;
+                    false
+                }
                 Wake::Pod(key) => self.dirty.pods.insert(key),
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
@@ -579,8 +604,14 @@ impl Controllers {
                 }
             };
         }
+        if expire_events {
+            let ctx = Ctx { store: &self.state.store, types: &self.types, now };
+            if let Some(at) = self.event_expiry.sweep(&ctx, &mut self.recorder) {
+                self.timers.at(at, Wake::EventTtl);
+            }
+        }
         if self.dirty.is_empty() && !self.quotas.has_work() {
-            return Ok(false);
+            return Ok(expire_events);
         }
         self.stats.steps += 1;
         let dirty = std::mem::take(&mut self.dirty);
@@ -633,7 +664,7 @@ impl Controllers {
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
-        report(self.kubelet.run(&mut env, &dirty.pods, &self.gpu));
+        report(self.kubelet.run(&mut env, &dirty.pods, &mut self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
