@@ -21,4 +21,4 @@ mod sim_proto;
 mod sim_quota;
 mod sim_rbac;
 mod sim_serve;
-mod util;
+mod support;
