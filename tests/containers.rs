@@ -12,7 +12,7 @@ use crate::{
     course_case::{DAEMONSET, TOPOLOGY},
     kubectl::{clients, kubectl_on_path},
     support::container::{SimCluster, unavailable},
-    util::{lab_runner, stderr, stdout},
+    support::binary::{lab_runner, stderr, stdout},
 };
 
 /// `lab-runner --kubeconfig K ARGS…`, its wall time printed (reported, never asserted).

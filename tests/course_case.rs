@@ -11,9 +11,10 @@ use std::{
 
 use serde_json::Value;
 
-use crate::{
-    kubectl::{Kubectl, Sim, clients},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::{Kubectl, clients},
+    sim::Sim,
 };
 
 /// Three workers; node-c carries a NoSchedule taint the DaemonSet first tolerates. No node has

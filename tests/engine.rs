@@ -1,7 +1,11 @@
 //! The lab engine on the in-process simulator: start, check, answer, reset and status on the
-//! engine's copy of the fixture lab, with the tests playing the DaemonSet controller's part
-//! through the API until the simulator's controllers land; and the built binary against an
-//! unreachable cluster.
+//! engine's copy of the fixture lab; and the built binary against an unreachable cluster.
+//!
+//! Most tests write the DaemonSet controller's and kubelet's part through the API themselves
+//! (`play_controller`): each pins one exact split-generation state for the grader, which the
+//! controllers (tested in `sim_controllers`) would only pass through. Where the engine must
+//! wait for the cluster to move, the simulator's own controllers run on the manual clock
+//! (`drive_controllers`).
 
 use std::path::PathBuf;
 
@@ -19,7 +23,7 @@ use lab_runner::{
 };
 use serde_json::{Value, json};
 
-use crate::util::{lab_runner, stderr};
+use crate::support::binary::{lab_runner, stderr};
 
 const LAB: &str = "broken-daemonset";
 const GPU_NODES: [&str; 3] = ["gpu-1", "gpu-2", "gpu-3"];

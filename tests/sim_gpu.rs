@@ -1204,12 +1204,12 @@ async fn fail_requests_greater_than_one_rejects_the_pod_on_the_node() {
 /// mig-manager DaemonSet acts on nvidia.com/mig.config), the Pending old pod, the MIG pod, quotas.
 #[test]
 fn demo_runs_the_gpu_sharing_lab_to_a_full_score() {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
-    let output = crate::util::lab_runner().args(["demo", "gpu-sharing"]).output().unwrap();
-    let out = crate::util::stdout(&output);
-    assert_eq!(output.status.code(), Some(0), "{out}\n{}", crate::util::stderr(&output));
+    let output = crate::support::binary::lab_runner().args(["demo", "gpu-sharing"]).output().unwrap();
+    let out = crate::support::binary::stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{}", crate::support::binary::stderr(&output));
     for task in ["time-slicing", "mps", "mig-mixed", "old-manifest", "mig-pod", "quotas"] {
         let passed = out.lines().any(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
@@ -1225,9 +1225,10 @@ fn demo_runs_the_gpu_sharing_lab_to_a_full_score() {
 mod through_kubectl {
     use std::process::Output;
 
-    use crate::{
-        kubectl::{Kubectl, Sim, clients},
-        util::{stderr, stdout},
+    use crate::support::{
+        binary::{stderr, stdout},
+        kubectl::{Kubectl, clients},
+        sim::Sim,
     };
 
     const LAB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/labs/gpu-sharing/manifests");

@@ -323,7 +323,7 @@ fn the_state_directory_is_private_from_the_start() {
     // A directory `sim up` creates itself (a temp dir would already be 0700).
     let dir = root.path().join("state").join("sim");
     let sim = |command: &str| {
-        crate::util::lab_runner()
+        crate::support::binary::lab_runner()
             .args(["sim", command, "--state-dir"])
             .arg(&dir)
             .args(if command == "up" { &["--nodes", "1"][..] } else { &[][..] })
@@ -331,13 +331,13 @@ fn the_state_directory_is_private_from_the_start() {
             .unwrap()
     };
     let up = sim("up");
-    assert!(up.status.success(), "{}", crate::util::stderr(&up));
+    assert!(up.status.success(), "{}", crate::support::binary::stderr(&up));
     let modes: Vec<(String, u32)> = ["", "store.db", "store.db-wal", "store.db-shm", "serve.log"]
         .iter()
         .map(|name| (name.to_string(), mode(&dir.join(name))))
         .collect();
     let down = sim("down");
-    assert!(down.status.success(), "{}", crate::util::stderr(&down));
+    assert!(down.status.success(), "{}", crate::support::binary::stderr(&down));
     assert_eq!(
         modes,
         [

@@ -6,7 +6,7 @@ use std::process::Output;
 
 use crate::{
     kubectl::{Kubectl, Sim, clients, redacted},
-    util::{stderr, stdout},
+    support::binary::{stderr, stdout},
 };
 
 /// Runs kubectl commands against one simulator and records what they print.

@@ -3,46 +3,32 @@
 //! history|undo` over ControllerRevisions written through the API. Transcripts are snapshotted
 //! (ages, uids and timestamps redacted) and must be the same for every client.
 
-use std::process::Output;
-
-use crate::{
-    kubectl::{Kubectl, Sim, clients, redacted},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::clients,
+    sim::Sim,
+    transcript::{Recorder, redacted},
 };
 
 /// Runs commands for one client and records what they print.
-struct Session<'a> {
-    sim: &'a Sim,
-    client: &'a Kubectl,
-    transcript: String,
+struct Session<'a>(Recorder<'a>);
+
+/// `run` and `ok` are the recorder's.
+impl<'a> std::ops::Deref for Session<'a> {
+    type Target = Recorder<'a>;
+
+    fn deref(&self) -> &Recorder<'a> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Session<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Session<'_> {
-    /// `kubectl <command>` (split on spaces), recorded.
-    fn run(&mut self, command: &str) -> Output {
-        let args: Vec<&str> = command.split(' ').collect();
-        let output = self.sim.kubectl(self.client, &args);
-        self.transcript.push_str(&format!("$ kubectl {command}\n{}{}", stdout(&output), stderr(&output)));
-        if !output.status.success() {
-            self.transcript.push_str(&format!("[exit {}]\n", output.status.code().unwrap_or(-1)));
-        }
-        self.transcript.push('\n');
-        output
-    }
-
-    /// Like [`Session::run`], and the command must succeed.
-    fn ok(&mut self, command: &str) -> String {
-        let output = self.run(command);
-        assert!(
-            output.status.success(),
-            "kubectl {} {command} failed: {}{}",
-            self.client.version,
-            stdout(&output),
-            stderr(&output)
-        );
-        stdout(&output)
-    }
-
     /// Writes `text` to `file` in a scratch dir and returns its path.
     fn file(&self, file: &str, text: &str) -> String {
         let path = self.sim.state_dir().join(format!("{}-{file}", self.client.version));
@@ -59,11 +45,15 @@ fn for_every_client(snapshot: &str, script: impl Fn(&mut Session<'_>)) {
     let mut first: Option<(&str, String)> = None;
     for client in &clients {
         let sim = Sim::up(&["--nodes", "1", "--api-only"]);
-        let mut session = Session { sim: &sim, client, transcript: String::new() };
+        let mut session = Session(Recorder::new(&sim, client, &[]));
         script(&mut session);
         let state_dir = sim.state_dir().to_str().unwrap().to_string();
-        let transcript =
-            session.transcript.replace(&state_dir, "<state>").replace(env!("CARGO_MANIFEST_DIR"), "<repo>");
+        let transcript = session
+            .0
+            .transcript
+            .0
+            .replace(&state_dir, "<state>")
+            .replace(env!("CARGO_MANIFEST_DIR"), "<repo>");
         let transcript = redacted(&transcript).replace(&format!("{}-", client.version), "");
         match &first {
             None => first = Some((client.version, transcript)),
@@ -213,14 +203,19 @@ fn custom_types_survive_a_restart() {
     let Some(client) = clients().into_iter().find(|c| c.version == "1.33") else { return };
     let sim = Sim::up(&["--nodes", "1"]);
     let crd = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/crds/prometheusrules.yaml");
-    let mut s = Session { sim: &sim, client: &client, transcript: String::new() };
+    let mut s = Session(Recorder::new(&sim, &client, &[]));
     s.ok(&format!("apply -f {crd}"));
     let rule = s.file("rule.yaml", PROMETHEUS_RULE);
     s.ok(&format!("create -f {rule}"));
     let state = sim.state_dir();
-    let down = crate::util::lab_runner().args(["sim", "down", "--state-dir"]).arg(&state).output().unwrap();
+    let down = crate::support::binary::lab_runner()
+        .args(["sim", "down", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
     assert!(down.status.success(), "{}", stderr(&down));
-    let up = crate::util::lab_runner().args(["sim", "up", "--state-dir"]).arg(&state).output().unwrap();
+    let up =
+        crate::support::binary::lab_runner().args(["sim", "up", "--state-dir"]).arg(&state).output().unwrap();
     assert!(up.status.success(), "{}", stderr(&up));
     assert_eq!(s.ok("get promrule -o name"), "prometheusrule.monitoring.coreos.com/gpu-alerts\n");
 }

@@ -3,7 +3,7 @@
 
 use std::{net::TcpListener, path::Path};
 
-use crate::util::{lab_runner, stderr, stdout};
+use crate::support::binary::{lab_runner, stderr, stdout};
 
 /// Hides what changes from run to run: the temp dir, ports, pids and uptimes.
 fn redacted(text: &str, dir: &Path) -> String {

@@ -26,4 +26,3 @@ mod sim_quota;
 mod sim_rbac;
 mod sim_serve;
 mod support;
-mod util;

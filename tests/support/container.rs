@@ -90,12 +90,12 @@ impl SimCluster {
         let container = request.start().await.unwrap_or_else(|e| panic!("starting {image}: {e}"));
         let port = container.get_host_port_ipv4(API_PORT).await.unwrap();
         let endpoint = format!("https://127.0.0.1:{port}");
-        let exported = crate::util::lab_runner()
+        let exported = crate::support::binary::lab_runner()
             .args(["sim", "kubeconfig", "--server", &endpoint, "--state-dir"])
             .arg(state_dir)
             .output()
             .unwrap();
-        assert!(exported.status.success(), "{}", crate::util::stderr(&exported));
+        assert!(exported.status.success(), "{}", crate::support::binary::stderr(&exported));
         let kubeconfig = state_dir.join(format!("kubeconfig-{port}"));
         std::fs::write(&kubeconfig, &exported.stdout).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
