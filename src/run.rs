@@ -412,7 +412,10 @@ pub async fn reset(
     };
     let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
-        return print(&format!("reset {} would:\n{plan}", args.lab));
+        return print(&match lang {
+            cli::Lang::Ja => format!("reset {} が行うこと:\n{plan}", args.lab),
+            _ => format!("reset {} would:\n{plan}", args.lab),
+        });
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {

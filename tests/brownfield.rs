@@ -438,3 +438,52 @@ async fn another_variant_over_an_applied_one_needs_yes_and_not_after_reset() {
     engine::start::start(&cluster, &bundle, Lang::En, &yes).await.expect("--yes proceeds");
     driver.abort();
 }
+
+/// Through the built binary against `lab-runner sim up`: `start` names the variant only with
+/// `--reveal`; another variant without a terminal exits 2 naming `--yes` without waiting;
+/// `reset --remove --dry-run --lang ja` prints the plan in Japanese; `reset --remove --yes`
+/// leaves the lab not started.
+#[test]
+fn the_binary_hides_the_variant_asks_for_yes_and_removes_the_lab() {
+    use crate::util::{lab_runner, stderr, stdout};
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("sim");
+    let up = lab_runner().args(["sim", "up", "--speed", "10", "--state-dir"]).arg(&state).output().unwrap();
+    assert!(up.status.success(), "sim up failed: {}", stderr(&up));
+    struct Down(PathBuf);
+    impl Drop for Down {
+        fn drop(&mut self) {
+            let _ = crate::util::lab_runner().args(["sim", "down", "--state-dir"]).arg(&self.0).output();
+        }
+    }
+    let _down = Down(state.clone());
+    let kubeconfig = state.join("kubeconfig");
+    let run = |args: &[&str]| {
+        lab_runner().arg("--kubeconfig").arg(&kubeconfig).args(args).write_stdin("").output().unwrap()
+    };
+
+    let started = run(&["start", "stuck-rollout", "--variant", "image"]);
+    assert_eq!(started.status.code(), Some(0), "{}", stderr(&started));
+    let first_line = stdout(&started).lines().next().unwrap_or_default().to_string();
+    assert_eq!(first_line, "started stuck-rollout: 5 objects applied");
+    let revealed = run(&["start", "stuck-rollout", "--variant", "image", "--reveal"]);
+    assert!(
+        stdout(&revealed).starts_with("started stuck-rollout (variant image): "),
+        "{}",
+        stdout(&revealed)
+    );
+
+    let other = run(&["start", "stuck-rollout", "--variant", "resources"]);
+    assert_eq!(other.status.code(), Some(2));
+    let message = stderr(&other);
+    assert!(message.contains("pass --yes to proceed") && !message.contains("image"), "{message}");
+
+    let dry = run(&["--lang", "ja", "reset", "stuck-rollout", "--remove", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    insta::assert_snapshot!("brownfield_binary_remove_dry_run_ja", stdout(&dry));
+    let removed = run(&["reset", "stuck-rollout", "--remove", "--yes"]);
+    assert_eq!(removed.status.code(), Some(0), "{}", stderr(&removed));
+    let answer = run(&["answer", "stuck-rollout", "cause", "image"]);
+    assert_eq!(answer.status.code(), Some(2));
+    assert!(stderr(&answer).contains("is not started on this cluster"), "{}", stderr(&answer));
+}
