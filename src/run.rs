@@ -413,7 +413,7 @@ pub async fn reset(
     let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
         return print(&match lang {
-            cli::Lang::Ja => format!("reset {} が行うこと:\n{plan}", args.lab),
+            session::Lang::Ja => format!("reset {} が行うこと:\n{plan}", args.lab),
             _ => format!("reset {} would:\n{plan}", args.lab),
         });
     }

@@ -13,10 +13,10 @@ use kube::{
     discovery::{Discovery, verbs},
 };
 use lab_runner::{
-    session::{LabSource, Lang},
     engine::{self, cluster::Cluster, inventory, start::StartOptions},
     k8s::normalize::normalize,
     lab::loader::{self, Bundle},
+    session::{LabSource, Lang},
     sim::{harness::Harness, lifecycle, topology::Topology},
 };
 use serde_json::Value;
@@ -445,7 +445,7 @@ async fn another_variant_over_an_applied_one_needs_yes_and_not_after_reset() {
 /// leaves the lab not started.
 #[test]
 fn the_binary_hides_the_variant_asks_for_yes_and_removes_the_lab() {
-    use crate::util::{lab_runner, stderr, stdout};
+    use crate::support::binary::{lab_runner, stderr, stdout};
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("sim");
     let up = lab_runner().args(["sim", "up", "--speed", "10", "--state-dir"]).arg(&state).output().unwrap();
@@ -453,7 +453,10 @@ fn the_binary_hides_the_variant_asks_for_yes_and_removes_the_lab() {
     struct Down(PathBuf);
     impl Drop for Down {
         fn drop(&mut self) {
-            let _ = crate::util::lab_runner().args(["sim", "down", "--state-dir"]).arg(&self.0).output();
+            let _ = crate::support::binary::lab_runner()
+                .args(["sim", "down", "--state-dir"])
+                .arg(&self.0)
+                .output();
         }
     }
     let _down = Down(state.clone());

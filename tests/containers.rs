@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::{
     course_case::{DAEMONSET, TOPOLOGY},
-    kubectl::{clients, kubectl_on_path},
-    support::container::{SimCluster, unavailable},
     support::binary::{lab_runner, stderr, stdout},
+    support::container::{SimCluster, unavailable},
+    support::kubectl::{clients, kubectl_on_path},
 };
 
 /// `lab-runner --kubeconfig K ARGS…`, its wall time printed (reported, never asserted).

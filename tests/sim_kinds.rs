@@ -5,8 +5,12 @@
 use std::process::Output;
 
 use crate::{
-    kubectl::{Kubectl, Sim, clients, redacted},
     support::binary::{stderr, stdout},
+    support::{
+        kubectl::{Kubectl, clients},
+        sim::Sim,
+        transcript::redacted,
+    },
 };
 
 /// Runs kubectl commands against one simulator and records what they print.

@@ -161,12 +161,7 @@ impl Inventory {
 
     /// What a grading needs of this record: the variant, the answers and the facts.
     pub fn started(&self) -> Started<'_> {
-        Started {
-            lab: &self.lab,
-            variant: self.variant.as_ref(),
-            answers: &self.answers,
-            facts: &self.facts,
-        }
+        Started { lab: &self.lab, variant: self.variant.as_ref(), answers: &self.answers, facts: &self.facts }
     }
 
     /// Records an object once: the first record keeps its origin and pre-image (a re-applied

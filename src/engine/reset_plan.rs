@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::inventory::{AppliedObject, Inventory, Origin, PreImage};
 use crate::{
-    session::Lang,
     lab::model::{Lab, LearnerObjects},
+    session::Lang,
 };
 
 /// What the reset is for.
