@@ -481,3 +481,61 @@ async fn ill_typed_objects_are_refused_on_every_write_path() {
     let (_, target) = call(&sim, "GET", TARGET, "application/json", "").await;
     assert_eq!(target["data"], json!({"k": "v"}));
 }
+
+#[tokio::test]
+async fn objects_are_validated_as_validate_object_meta_and_the_kind_validators_do() {
+    let sim = with_target().await;
+    let deployment = |replicas: i64| {
+        json!({"metadata": {"name": "d"}, "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    };
+    // (uri, body, the field of the first cause)
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (CM, json!({"metadata": {"name": "a/b"}}), "metadata.name"),
+        (CM, json!({"metadata": {"name": "UPPER"}}), "metadata.name"),
+        (CM, json!({"metadata": {"name": "with space"}}), "metadata.name"),
+        (CM, json!({"metadata": {"name": ".."}}), "metadata.name"),
+        (CM, json!({"metadata": {"generateName": "Bad-"}}), "metadata.generateName"),
+        (CM, json!({"metadata": {"name": "a", "labels": {"bad key!": "v"}}}), "metadata.labels"),
+        (CM, json!({"metadata": {"name": "a", "labels": {"k": "x".repeat(64)}}}), "metadata.labels"),
+        (
+            CM,
+            json!({"metadata": {"name": "a", "annotations": {"a": "x".repeat(300 * 1024)}}}),
+            "metadata.annotations",
+        ),
+        ("/api/v1/namespaces", json!({"metadata": {"name": "a.b"}}), "metadata.name"),
+        ("/apis/apps/v1/namespaces/default/deployments", deployment(-1), "spec.replicas"),
+    ];
+    for (uri, body, field) in cases {
+        let (code, status) = call(&sim, "POST", uri, "application/json", body.to_string()).await;
+        assert_eq!(code, 422, "{uri} {body}: {status}");
+        assert_eq!(status["reason"], "Invalid");
+        assert_eq!(status["details"]["causes"][0]["field"], field, "{status}");
+    }
+    let (_, status) =
+        call(&sim, "POST", CM, "application/json", json!({"metadata": {"name": "UPPER"}}).to_string()).await;
+    assert_eq!(
+        status["message"],
+        "ConfigMap \"UPPER\" is invalid: metadata.name: Invalid value: \"UPPER\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    );
+    // The same rules hold for patches: a label key added by a merge patch is refused.
+    let (code, status) = call(
+        &sim,
+        "PATCH",
+        TARGET,
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"bad key!": "v"}}}).to_string(),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    // What upstream accepts still passes.
+    let (code, status) = call(
+        &sim,
+        "POST",
+        CM,
+        "application/json",
+        json!({"metadata": {"name": "ok.name-1", "labels": {"nvidia.com/device-plugin.config": "a100_mig-1g"}}}).to_string(),
+    )
+    .await;
+    assert_eq!(code, 201, "{status}");
+}

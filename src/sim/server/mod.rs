@@ -10,6 +10,7 @@ pub mod authz;
 pub mod discovery;
 pub mod fieldvalidation;
 pub mod managedfields;
+pub mod objectmeta;
 pub mod openapi;
 pub mod patch;
 pub mod podlog;
