@@ -539,3 +539,22 @@ async fn objects_are_validated_as_validate_object_meta_and_the_kind_validators_d
     .await;
     assert_eq!(code, 201, "{status}");
 }
+
+#[tokio::test]
+async fn the_engine_lists_around_a_malformed_object_an_older_store_kept() {
+    let sim = Harness::start();
+    let nodes = lab_runner::sim::resources::built_in().into_iter().find(|t| t.plural == "nodes").unwrap();
+    // Written straight into the store, as a store from before the schema checks may hold it.
+    for node in [
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu-1", "labels": ["x"]}}),
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": {"gpu": "yes"}}}),
+    ] {
+        sim.state.store.create(&nodes, node).unwrap();
+    }
+    let key = lab_runner::grade::KindKey::new("v1", "Node");
+    let listed = lab_runner::engine::observe::list_kind(&sim.client, &key).await.unwrap();
+    let names: Vec<&str> = listed.iter().filter_map(|n| n.pointer("/metadata/name")?.as_str()).collect();
+    assert_eq!(names, ["gpu-1"]);
+    let typed = lab_runner::engine::observe::list_nodes(&sim.client).await.unwrap();
+    assert_eq!(typed.len(), 1);
+}
