@@ -558,3 +558,208 @@ async fn the_engine_lists_around_a_malformed_object_an_older_store_kept() {
     let typed = lab_runner::engine::observe::list_nodes(&sim.client).await.unwrap();
     assert_eq!(typed.len(), 1);
 }
+
+// --- property tests over the router ------------------------------------------------------------
+
+mod router_properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn method() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        let prefix = prop::sample::select(vec![
+            "/api/v1",
+            "/apis/apps/v1",
+            "/apis/batch/v1",
+            "/apis/rbac.authorization.k8s.io/v1",
+            "/api/v1/namespaces/default",
+            "/apis/apps/v1/namespaces/default",
+            "/api",
+            "/apis",
+            "/openapi/v3",
+            "",
+        ]);
+        let segment = prop_oneof![
+            prop::sample::select(vec![
+                "pods",
+                "configmaps",
+                "nodes",
+                "namespaces",
+                "daemonsets",
+                "deployments",
+                "jobs",
+                "status",
+                "log",
+                "exec",
+                "target",
+                "default",
+                "..",
+                ".",
+                "scale",
+                "finalize",
+                "clusterroles",
+            ])
+            .prop_map(str::to_string),
+            "[a-zA-Z0-9._~%-]{0,12}",
+        ];
+        (prefix, prop::collection::vec(segment, 0..5))
+            .prop_map(|(prefix, segments)| format!("{prefix}/{}", segments.join("/")))
+    }
+
+    fn query() -> impl Strategy<Value = String> {
+        let key = prop::sample::select(vec![
+            "labelSelector",
+            "fieldSelector",
+            "watch",
+            "limit",
+            "continue",
+            "resourceVersion",
+            "resourceVersionMatch",
+            "dryRun",
+            "fieldManager",
+            "fieldValidation",
+            "timeoutSeconds",
+            "propagationPolicy",
+            "force",
+            "allowWatchBookmarks",
+            "sendInitialEvents",
+            "gracePeriodSeconds",
+        ]);
+        let value = prop_oneof![
+            "[a-z0-9=!,()/. -]{0,24}",
+            prop::sample::select(vec![
+                "true",
+                "0",
+                "-1",
+                "99999999999999999999",
+                "app in (a,b)",
+                "x!=",
+                "All"
+            ])
+            .prop_map(str::to_string),
+        ];
+        prop::collection::vec((key, value), 0..4).prop_map(|pairs| {
+            pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    let v: String = v
+                        .bytes()
+                        .map(|b| {
+                            if b.is_ascii_alphanumeric() {
+                                (b as char).to_string()
+                            } else {
+                                format!("%{b:02X}")
+                            }
+                        })
+                        .collect();
+                    format!("{k}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+    }
+
+    fn content_type() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "application/json",
+            "application/yaml",
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+            "application/vnd.kubernetes.protobuf",
+            "text/plain",
+            "",
+        ])
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+            "[a-zA-Z0-9/._ -]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop::sample::select(vec![
+                        "metadata",
+                        "name",
+                        "labels",
+                        "annotations",
+                        "spec",
+                        "data",
+                        "replicas",
+                        "op",
+                        "path",
+                        "value",
+                        "from",
+                        "apiVersion",
+                        "kind",
+                        "containers",
+                        "selector",
+                        "$patch",
+                        "items",
+                    ])
+                    .prop_map(str::to_string),
+                    inner,
+                    0..4,
+                )
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn body() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..64),
+            json_value().prop_map(|v| v.to_string().into_bytes()),
+            json_value().prop_map(|v| {
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p"}, "data": v})
+                    .to_string()
+                    .into_bytes()
+            }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever arrives, the router answers (no panic), in time, and never with a 500: a
+        /// client's mistake is a 4xx.
+        #[test]
+        fn arbitrary_requests_never_panic_hang_or_500(
+            method in method(), path in path(), query in query(), content_type in content_type(), body in body(),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let sim = with_target().await;
+                let uri = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
+                let Ok(request) = axum::http::Request::builder()
+                    .method(method)
+                    .uri(&uri)
+                    .header("content-type", content_type)
+                    .body(Body::from(body.clone()))
+                else {
+                    return Ok(()); // not a request a client could send
+                };
+                let response = tokio::time::timeout(std::time::Duration::from_secs(20), sim.request(request))
+                    .await
+                    .map_err(|_| TestCaseError::fail(format!("{method} {uri} hung")))?;
+                prop_assert!(
+                    response.status().as_u16() != 500,
+                    "{method} {uri} [{content_type}] {:?} -> 500",
+                    String::from_utf8_lossy(&body)
+                );
+                Ok(())
+            })?;
+        }
+    }
+}
