@@ -481,3 +481,285 @@ async fn ill_typed_objects_are_refused_on_every_write_path() {
     let (_, target) = call(&sim, "GET", TARGET, "application/json", "").await;
     assert_eq!(target["data"], json!({"k": "v"}));
 }
+
+#[tokio::test]
+async fn objects_are_validated_as_validate_object_meta_and_the_kind_validators_do() {
+    let sim = with_target().await;
+    let deployment = |replicas: i64| {
+        json!({"metadata": {"name": "d"}, "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    };
+    // (uri, body, the field of the first cause)
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (CM, json!({"metadata": {"name": "a/b"}}), "metadata.name"),
+        (CM, json!({"metadata": {"name": "UPPER"}}), "metadata.name"),
+        (CM, json!({"metadata": {"name": "with space"}}), "metadata.name"),
+        (CM, json!({"metadata": {"name": ".."}}), "metadata.name"),
+        (CM, json!({"metadata": {"generateName": "Bad-"}}), "metadata.generateName"),
+        (CM, json!({"metadata": {"name": "a", "labels": {"bad key!": "v"}}}), "metadata.labels"),
+        (CM, json!({"metadata": {"name": "a", "labels": {"k": "x".repeat(64)}}}), "metadata.labels"),
+        (
+            CM,
+            json!({"metadata": {"name": "a", "annotations": {"a": "x".repeat(300 * 1024)}}}),
+            "metadata.annotations",
+        ),
+        ("/api/v1/namespaces", json!({"metadata": {"name": "a.b"}}), "metadata.name"),
+        ("/apis/apps/v1/namespaces/default/deployments", deployment(-1), "spec.replicas"),
+    ];
+    for (uri, body, field) in cases {
+        let (code, status) = call(&sim, "POST", uri, "application/json", body.to_string()).await;
+        assert_eq!(code, 422, "{uri} {body}: {status}");
+        assert_eq!(status["reason"], "Invalid");
+        assert_eq!(status["details"]["causes"][0]["field"], field, "{status}");
+    }
+    let (_, status) =
+        call(&sim, "POST", CM, "application/json", json!({"metadata": {"name": "UPPER"}}).to_string()).await;
+    assert_eq!(
+        status["message"],
+        "ConfigMap \"UPPER\" is invalid: metadata.name: Invalid value: \"UPPER\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    );
+    // The same rules hold for patches: a label key added by a merge patch is refused.
+    let (code, status) = call(
+        &sim,
+        "PATCH",
+        TARGET,
+        "application/merge-patch+json",
+        json!({"metadata": {"labels": {"bad key!": "v"}}}).to_string(),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    // What upstream accepts still passes.
+    let (code, status) = call(
+        &sim,
+        "POST",
+        CM,
+        "application/json",
+        json!({"metadata": {"name": "ok.name-1", "labels": {"nvidia.com/device-plugin.config": "a100_mig-1g"}}}).to_string(),
+    )
+    .await;
+    assert_eq!(code, 201, "{status}");
+}
+
+#[tokio::test]
+async fn the_engine_lists_around_a_malformed_object_an_older_store_kept() {
+    let sim = Harness::start();
+    let nodes = lab_runner::sim::resources::built_in().into_iter().find(|t| t.plural == "nodes").unwrap();
+    // Written straight into the store, as a store from before the schema checks may hold it.
+    for node in [
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu-1", "labels": ["x"]}}),
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": {"gpu": "yes"}}}),
+    ] {
+        sim.state.store.create(&nodes, node).unwrap();
+    }
+    let key = lab_runner::grade::KindKey::new("v1", "Node");
+    let listed = lab_runner::engine::observe::list_kind(&sim.client, &key).await.unwrap();
+    let names: Vec<&str> = listed.iter().filter_map(|n| n.pointer("/metadata/name")?.as_str()).collect();
+    assert_eq!(names, ["gpu-1"]);
+    let typed = lab_runner::engine::observe::list_nodes(&sim.client).await.unwrap();
+    assert_eq!(typed.len(), 1);
+}
+
+// --- property tests over the router ------------------------------------------------------------
+
+mod router_properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn method() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        let prefix = prop::sample::select(vec![
+            "/api/v1",
+            "/apis/apps/v1",
+            "/apis/batch/v1",
+            "/apis/rbac.authorization.k8s.io/v1",
+            "/api/v1/namespaces/default",
+            "/apis/apps/v1/namespaces/default",
+            "/api",
+            "/apis",
+            "/openapi/v3",
+            "",
+        ]);
+        let segment = prop_oneof![
+            prop::sample::select(vec![
+                "pods",
+                "configmaps",
+                "nodes",
+                "namespaces",
+                "daemonsets",
+                "deployments",
+                "jobs",
+                "status",
+                "log",
+                "exec",
+                "target",
+                "default",
+                "..",
+                ".",
+                "scale",
+                "finalize",
+                "clusterroles",
+            ])
+            .prop_map(str::to_string),
+            "[a-zA-Z0-9._~%-]{0,12}",
+        ];
+        (prefix, prop::collection::vec(segment, 0..5))
+            .prop_map(|(prefix, segments)| format!("{prefix}/{}", segments.join("/")))
+    }
+
+    fn query() -> impl Strategy<Value = String> {
+        let key = prop::sample::select(vec![
+            "labelSelector",
+            "fieldSelector",
+            "watch",
+            "limit",
+            "continue",
+            "resourceVersion",
+            "resourceVersionMatch",
+            "dryRun",
+            "fieldManager",
+            "fieldValidation",
+            "timeoutSeconds",
+            "propagationPolicy",
+            "force",
+            "allowWatchBookmarks",
+            "sendInitialEvents",
+            "gracePeriodSeconds",
+        ]);
+        let value = prop_oneof![
+            "[a-z0-9=!,()/. -]{0,24}",
+            prop::sample::select(vec![
+                "true",
+                "0",
+                "-1",
+                "99999999999999999999",
+                "app in (a,b)",
+                "x!=",
+                "All"
+            ])
+            .prop_map(str::to_string),
+        ];
+        prop::collection::vec((key, value), 0..4).prop_map(|pairs| {
+            pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    let v: String = v
+                        .bytes()
+                        .map(|b| {
+                            if b.is_ascii_alphanumeric() {
+                                (b as char).to_string()
+                            } else {
+                                format!("%{b:02X}")
+                            }
+                        })
+                        .collect();
+                    format!("{k}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+    }
+
+    fn content_type() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec![
+            "application/json",
+            "application/yaml",
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+            "application/vnd.kubernetes.protobuf",
+            "text/plain",
+            "",
+        ])
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+            "[a-zA-Z0-9/._ -]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(
+                    prop::sample::select(vec![
+                        "metadata",
+                        "name",
+                        "labels",
+                        "annotations",
+                        "spec",
+                        "data",
+                        "replicas",
+                        "op",
+                        "path",
+                        "value",
+                        "from",
+                        "apiVersion",
+                        "kind",
+                        "containers",
+                        "selector",
+                        "$patch",
+                        "items",
+                    ])
+                    .prop_map(str::to_string),
+                    inner,
+                    0..4,
+                )
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn body() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..64),
+            json_value().prop_map(|v| v.to_string().into_bytes()),
+            json_value().prop_map(|v| {
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p"}, "data": v})
+                    .to_string()
+                    .into_bytes()
+            }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Whatever arrives, the router answers (no panic), in time, and never with a 500: a
+        /// client's mistake is a 4xx.
+        #[test]
+        fn arbitrary_requests_never_panic_hang_or_500(
+            method in method(), path in path(), query in query(), content_type in content_type(), body in body(),
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let sim = with_target().await;
+                let uri = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
+                let Ok(request) = axum::http::Request::builder()
+                    .method(method)
+                    .uri(&uri)
+                    .header("content-type", content_type)
+                    .body(Body::from(body.clone()))
+                else {
+                    return Ok(()); // not a request a client could send
+                };
+                let response = tokio::time::timeout(std::time::Duration::from_secs(20), sim.request(request))
+                    .await
+                    .map_err(|_| TestCaseError::fail(format!("{method} {uri} hung")))?;
+                prop_assert!(
+                    response.status().as_u16() != 500,
+                    "{method} {uri} [{content_type}] {:?} -> 500",
+                    String::from_utf8_lossy(&body)
+                );
+                Ok(())
+            })?;
+        }
+    }
+}

@@ -90,8 +90,10 @@ pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
     if lab.requires.nodes.is_empty() {
         return Ok(());
     }
-    let nodes: Api<Node> = Api::all(cluster.client.clone());
-    let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes for the preflight", &e))?.items;
+    // Through the observer's tolerant LIST: a malformed foreign node is skipped, not fatal.
+    let nodes = super::observe::list_nodes(&cluster.client)
+        .await
+        .map_err(|e| Error::api("listing nodes for the preflight", &e))?;
     for requirement in &lab.requires.nodes {
         let selector = requirement.selector.to_k8s();
         let matching: Vec<&Node> = nodes
@@ -209,10 +211,10 @@ pub async fn can_apply(cluster: &Cluster, bundle: &Bundle) -> Result<()> {
 async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
     let restore = &lab.reset.restore;
     if !restore.node_labels.is_empty() && inventory.pre_images.node_labels.is_empty() {
-        let nodes: Api<Node> = Api::all(cluster.client.clone());
-        let list =
-            list_all(&nodes).await.map_err(|e| Error::api("listing nodes to record their labels", &e))?;
-        for node in list.items {
+        let nodes = super::observe::list_nodes(&cluster.client)
+            .await
+            .map_err(|e| Error::api("listing nodes to record their labels", &e))?;
+        for node in nodes {
             let labels = node.metadata.labels.unwrap_or_default();
             let recorded =
                 restore.node_labels.iter().map(|key| (key.clone(), labels.get(key).cloned())).collect();
@@ -740,8 +742,9 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
             }
         }
         Symptom::DesiredDropped => {
-            let nodes: Api<Node> = Api::all(cluster.client.clone());
-            let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items;
+            let nodes = super::observe::list_nodes(&cluster.client)
+                .await
+                .map_err(|e| Error::api("listing nodes", &e))?;
             // A node the DaemonSet no longer wants that has no daemon pod left; it must be one
             // of the nodes the lab requires (the GPU nodes), so unrelated nodes do not count.
             let dropped: Vec<String> = nodes

@@ -633,6 +633,31 @@ fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>)
     {
         causes.push(required("metadata.namespace", ""));
     }
+    causes.extend(super::objectmeta::validate(rt, object));
+    validate_ranges(rt, object, causes);
+}
+
+/// `ValidateNonnegativeField` on the counts of the course's workload kinds (apps
+/// `ValidateDeploymentSpec`/`ValidateReplicaSetSpec`/`ValidateDaemonSetSpec`, batch
+/// `validateJobSpec`).
+fn validate_ranges(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>) {
+    let fields: &[&str] = match (rt.group.as_str(), rt.kind.as_str()) {
+        ("apps", "Deployment" | "ReplicaSet") => &["replicas", "minReadySeconds", "revisionHistoryLimit"],
+        ("apps", "DaemonSet") => &["minReadySeconds", "revisionHistoryLimit"],
+        ("batch", "Job") => &["parallelism", "completions", "backoffLimit"],
+        _ => &[],
+    };
+    for field in fields {
+        if let Some(value) = object.pointer(&format!("/spec/{field}")).and_then(Value::as_i64)
+            && value < 0
+        {
+            causes.push(invalid(
+                format!("spec.{field}"),
+                &value.to_string(),
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
 }
 
 pub(crate) fn validate_workload(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {

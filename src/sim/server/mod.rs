@@ -11,6 +11,7 @@ pub mod discovery;
 pub mod fieldvalidation;
 pub mod kind_admission;
 pub mod managedfields;
+pub mod objectmeta;
 pub mod openapi;
 pub mod patch;
 pub mod podlog;
