@@ -2,7 +2,7 @@
 //! converted to the JSON the JSON path would have received.
 //!
 //! kubectl's typed clients (`create namespace|configmap|secret|quota|deployment|job|
-//! serviceaccount`, `auth can-i`) send protobuf and do not retry in JSON after a 415
+//! serviceaccount|priorityclass`, `auth can-i`) send protobuf and do not retry in JSON after a 415
 //! (kubectl-api.md §2.2). The wire format is upstream's
 //! (apimachinery/pkg/runtime/serializer/protobuf/protobuf.go): the 4-byte magic `k8s\0`, then a
 //! `runtime.Unknown{typeMeta, raw, contentEncoding, contentType}` whose `raw` is the typed
@@ -109,6 +109,9 @@ pub fn decode(body: &[u8]) -> Result<Value> {
             deployment(apps::Deployment::decode(raw.as_slice()).map_err(decode_error)?)?
         }
         ("batch/v1", "Job") => job(batch::Job::decode(raw.as_slice()).map_err(decode_error)?)?,
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            priority_class(PriorityClass::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             access_review(authz::SelfSubjectAccessReview::decode(raw.as_slice()).map_err(decode_error)?)?
         }
@@ -443,6 +446,17 @@ message!(JobSpec reject [pod_failure_policy, success_policy] {
 
 fn job(message: Job) -> Result<Value> {
     convert!(message => Job reject [] { "metadata": metadata, "spec": spec, "status": status => server_owned })
+}
+
+use k8s_pb::api::scheduling::v1::PriorityClass;
+
+/// `kubectl create priorityclass`.
+fn priority_class(message: PriorityClass) -> Result<Value> {
+    // `value` has no omitempty (0 is sent and kept); `preemptionPolicy` is a pointer.
+    convert!(message => PriorityClass reject [] {
+        "metadata": metadata, "value": value => Pointer, "globalDefault": global_default,
+        "description": description, "preemptionPolicy": preemption_policy => Pointer,
+    })
 }
 
 use authz::{

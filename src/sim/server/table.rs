@@ -112,6 +112,18 @@ static PRINTERS: &[Printer] = &[
         CONTAINERS,
         IMAGES,
     ] },
+    Printer { kinds: &[("scheduling.k8s.io", "PriorityClass")], row: priorityclass_row, columns: &[
+        NAME,
+        Column("Value", "integer", 0, "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec."),
+        Column("Global-Default", "boolean", 0, "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority."),
+        AGE,
+        Column("PreemptionPolicy", "string", 0, "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."),
+    ] },
+    Printer { kinds: &[("node.k8s.io", "RuntimeClass")], row: runtimeclass_row, columns: &[
+        NAME,
+        Column("Handler", "string", 0, "Handler is the name of the underlying runtime and configuration."),
+        AGE,
+    ] },
     Printer { kinds: &[("apps", "ControllerRevision")], row: controllerrevision_row, columns: &[
         NAME,
         Column("Controller", "string", 0, "Controller of the object"),
@@ -628,6 +640,22 @@ fn statefulset_row(sts: &Value, now: Timestamp) -> Vec<Value> {
         names,
         images,
     ]
+}
+
+/// printers.go `printPriorityClass`.
+fn priorityclass_row(pc: &Value, now: Timestamp) -> Vec<Value> {
+    vec![
+        pc["metadata"]["name"].clone(),
+        json!(int(&pc["value"])),
+        json!(pc["globalDefault"].as_bool().unwrap_or(false)),
+        age(pc, now),
+        json!(text(&pc["preemptionPolicy"])),
+    ]
+}
+
+/// printers.go `printRuntimeClass`.
+fn runtimeclass_row(rc: &Value, now: Timestamp) -> Vec<Value> {
+    vec![rc["metadata"]["name"].clone(), json!(text(&rc["handler"])), age(rc, now)]
 }
 
 /// printers.go `printControllerRevision`: CONTROLLER is `<kind>.<group>/<name>` in lower case.
