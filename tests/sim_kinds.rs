@@ -283,3 +283,45 @@ fn priority_and_runtime_classes_are_resolved_at_pod_admission() {
     }
     same_for_every_client(transcripts, "priority_and_runtime_classes");
 }
+
+const CLAIM: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: scratch
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 10Gi
+";
+
+const CLAIM_WITHOUT_SIZE: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: sizeless
+spec:
+  accessModes: [ReadWriteOnce]
+";
+
+#[test]
+fn a_persistent_volume_claim_is_stored_and_listed_as_kubectl_shows_it() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "1", "--api-only"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let claim = session.manifest("scratch.yaml", CLAIM);
+        let sizeless = session.manifest("sizeless.yaml", CLAIM_WITHOUT_SIZE);
+        session.ok(&format!("apply -f {claim}"));
+        session.ok(&format!("apply -f {claim}"));
+        session.run(&format!("apply -f {sizeless}"));
+        session.ok("get pvc");
+        session.ok("get persistentvolumeclaims scratch -o wide");
+        session.ok("get pvc scratch -o jsonpath={.status.phase}/{.spec.volumeMode}");
+        transcripts.push((client.version, session.finish()));
+    }
+    same_for_every_client(transcripts, "persistent_volume_claim");
+}

@@ -177,6 +177,18 @@ const BUILT_IN: &[Row] = &[
         verbs: ALL_VERBS,
         subresources: &[],
     },
+    // Stored only: no volume is provisioned or bound, so a claim stays Pending (docs/simulator.md).
+    Row {
+        group: "",
+        version: "v1",
+        kind: "PersistentVolumeClaim",
+        plural: "persistentvolumeclaims",
+        scope: Namespaced,
+        short_names: &["pvc"],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &["status"],
+    },
     Row {
         group: "",
         version: "v1",

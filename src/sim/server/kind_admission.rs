@@ -34,6 +34,15 @@ const RUNTIME_CLASSES: &str = "runtimeclasses.node.k8s.io";
 pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("apps", "StatefulSet") => default_stateful_set(object),
+        // core/v1 `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`.
+        ("", "PersistentVolumeClaim") => {
+            if object["status"]["phase"].as_str().is_none_or(str::is_empty) {
+                object["status"]["phase"] = json!("Pending");
+            }
+            if object["spec"].is_object() && object["spec"]["volumeMode"].is_null() {
+                object["spec"]["volumeMode"] = json!("Filesystem");
+            }
+        }
         // scheduling/v1 `SetDefaults_PriorityClass`.
         ("scheduling.k8s.io", "PriorityClass") if object["preemptionPolicy"].is_null() => {
             object["preemptionPolicy"] = json!("PreemptLowerPriority");
@@ -208,6 +217,20 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("batch", "Job") => validate_completion_mode(&object["spec"], &mut causes),
         ("scheduling.k8s.io", "PriorityClass") => validate_priority_class(object, old, &mut causes),
+        ("", "PersistentVolumeClaim") => {
+            // `ValidatePersistentVolumeClaimSpec` (pkg/apis/core/validation/validation.go).
+            let spec = &object["spec"];
+            if spec["accessModes"].as_array().is_none_or(Vec::is_empty) {
+                causes.push(required("spec.accessModes", "at least 1 access mode is required"));
+            }
+            if spec["resources"]["requests"]["storage"].is_null() {
+                causes.push(Cause {
+                    reason: "FieldValueRequired".into(),
+                    message: "Required value".into(),
+                    field: "spec.resources[storage]".into(),
+                });
+            }
+        }
         ("node.k8s.io", "RuntimeClass") if object["handler"].as_str().is_none_or(str::is_empty) => {
             causes.push(Cause {
                 reason: "FieldValueRequired".into(),

@@ -284,6 +284,7 @@ fn build() -> Catalog {
     register::<apiextensions::v1::CustomResourceDefinition>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectAccessReview>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectRulesReview>(&mut generator, &mut kinds);
+    register::<core::v1::PersistentVolumeClaim>(&mut generator, &mut kinds);
     register::<scheduling::v1::PriorityClass>(&mut generator, &mut kinds);
     register::<node::v1::RuntimeClass>(&mut generator, &mut kinds);
     register::<rbac::v1::ClusterRoleBinding>(&mut generator, &mut kinds);
