@@ -240,3 +240,92 @@ fn a_stateful_set_rolls_out_in_order_lists_and_scales() {
     }
     same_for_every_client(transcripts, "stateful_set");
 }
+
+const RUNTIME_CLASS: &str = "apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: nvidia
+handler: nvidia
+";
+
+#[test]
+fn priority_and_runtime_classes_are_resolved_at_pod_admission() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "1", "--api-only"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let class = format!("high-{}", client.version.replace('.', "-"));
+        session.ok("get priorityclasses");
+        // kubectl's generator sends a protobuf body.
+        session.ok(&format!("create priorityclass {class} --value=1000 --description=training"));
+        session.run("create priorityclass system-mine --value=10");
+        session.run("create priorityclass huge --value=2000000000");
+        session.ok(&format!(
+            "run p1 --image=nginx --overrides={{\"spec\":{{\"priorityClassName\":\"{class}\"}}}}"
+        ));
+        session.ok("get pod p1 -o jsonpath={.spec.priority}/{.spec.preemptionPolicy}");
+        session.ok(
+            "run p2 --image=nginx --overrides={\"spec\":{\"priorityClassName\":\"system-node-critical\"}}",
+        );
+        session.ok("get pod p2 -o jsonpath={.spec.priority}");
+        session.run("run p3 --image=nginx --overrides={\"spec\":{\"priorityClassName\":\"missing\"}}");
+        // GPU Operator clusters run pods with runtimeClassName: nvidia; without the class the
+        // apiserver's RuntimeClass admission refuses them.
+        session.run("run p4 --image=nginx --overrides={\"spec\":{\"runtimeClassName\":\"nvidia\"}}");
+        let manifest = session.manifest("nvidia.yaml", RUNTIME_CLASS);
+        session.ok(&format!("apply -f {manifest}"));
+        session.ok("run p4 --image=nginx --overrides={\"spec\":{\"runtimeClassName\":\"nvidia\"}}");
+        session.ok("get runtimeclass nvidia");
+        session.ok(&format!("delete priorityclass {class}"));
+        session.ok("delete runtimeclass nvidia");
+        let transcript = session.finish().replace(&class, "high");
+        transcripts.push((client.version, transcript));
+    }
+    same_for_every_client(transcripts, "priority_and_runtime_classes");
+}
+
+const CLAIM: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: scratch
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 10Gi
+";
+
+const CLAIM_WITHOUT_SIZE: &str = "apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: sizeless
+spec:
+  accessModes: [ReadWriteOnce]
+";
+
+#[test]
+fn a_persistent_volume_claim_is_stored_and_listed_as_kubectl_shows_it() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "1", "--api-only"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let claim = session.manifest("scratch.yaml", CLAIM);
+        let sizeless = session.manifest("sizeless.yaml", CLAIM_WITHOUT_SIZE);
+        session.ok(&format!("apply -f {claim}"));
+        session.ok(&format!("apply -f {claim}"));
+        session.run(&format!("apply -f {sizeless}"));
+        session.ok("get pvc");
+        session.ok("get persistentvolumeclaims scratch -o wide");
+        session.ok("get pvc scratch -o jsonpath={.status.phase}/{.spec.volumeMode}");
+        transcripts.push((client.version, session.finish()));
+    }
+    same_for_every_client(transcripts, "persistent_volume_claim");
+}

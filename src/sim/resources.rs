@@ -177,6 +177,18 @@ const BUILT_IN: &[Row] = &[
         verbs: ALL_VERBS,
         subresources: &[],
     },
+    // Stored only: no volume is provisioned or bound, so a claim stays Pending (docs/simulator.md).
+    Row {
+        group: "",
+        version: "v1",
+        kind: "PersistentVolumeClaim",
+        plural: "persistentvolumeclaims",
+        scope: Namespaced,
+        short_names: &["pvc"],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &["status"],
+    },
     Row {
         group: "",
         version: "v1",
@@ -318,6 +330,30 @@ const BUILT_IN: &[Row] = &[
         short_names: &[],
         categories: &[],
         verbs: CREATE_ONLY,
+        subresources: &[],
+    },
+    // Resolved into pods' `spec.priority` by the Priority admission plugin (kind_admission.rs).
+    Row {
+        group: "scheduling.k8s.io",
+        version: "v1",
+        kind: "PriorityClass",
+        plural: "priorityclasses",
+        scope: Cluster,
+        short_names: &["pc"],
+        categories: &[],
+        verbs: ALL_VERBS,
+        subresources: &[],
+    },
+    // Looked up by the RuntimeClass admission plugin (kind_admission.rs).
+    Row {
+        group: "node.k8s.io",
+        version: "v1",
+        kind: "RuntimeClass",
+        plural: "runtimeclasses",
+        scope: Cluster,
+        short_names: &[],
+        categories: &[],
+        verbs: ALL_VERBS,
         subresources: &[],
     },
     // Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).

@@ -111,6 +111,8 @@ pub async fn serve(
     // Custom types are served again after a restart (their CRDs are in the store).
     crate::sim::crd::reconcile(&state)
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
+    crate::sim::server::ensure_system_priority_classes(&state)
+        .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
     // The control plane and kubelets run beside the API, on the store (DESIGN §4).
     let controllers = match options.control_plane {
         ControlPlane::Running => Some(crate::sim::controllers::spawn(state.clone(), controller_config)?),

@@ -2,7 +2,8 @@
 //! converted to the JSON the JSON path would have received.
 //!
 //! kubectl's typed clients (`create namespace|configmap|secret|quota|deployment|job|
-//! serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding`, `auth can-i`) send
+//! serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding|
+//! priorityclass`, `auth can-i`) send
 //! protobuf and do not retry in JSON after a 415
 //! (kubectl-api.md §2.2). The wire format is upstream's
 //! (apimachinery/pkg/runtime/serializer/protobuf/protobuf.go): the 4-byte magic `k8s\0`, then a
@@ -123,6 +124,9 @@ pub fn decode(body: &[u8]) -> Result<Value> {
         }
         ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
             role_binding(rbac::RoleBinding::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            priority_class(PriorityClass::decode(raw.as_slice()).map_err(decode_error)?)?
         }
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             access_review(authz::SelfSubjectAccessReview::decode(raw.as_slice()).map_err(decode_error)?)?
@@ -508,6 +512,17 @@ fn cluster_role_binding(message: ClusterRoleBinding) -> Result<Value> {
 fn role_binding(message: RoleBinding) -> Result<Value> {
     convert!(message => RoleBinding reject [] {
         "metadata": metadata, "subjects": subjects, "roleRef": role_ref,
+    })
+}
+
+use k8s_pb::api::scheduling::v1::PriorityClass;
+
+/// `kubectl create priorityclass`.
+fn priority_class(message: PriorityClass) -> Result<Value> {
+    // `value` has no omitempty (0 is sent and kept); `preemptionPolicy` is a pointer.
+    convert!(message => PriorityClass reject [] {
+        "metadata": metadata, "value": value => Pointer, "globalDefault": global_default,
+        "description": description, "preemptionPolicy": preemption_policy => Pointer,
     })
 }
 

@@ -259,7 +259,7 @@ fn register<T: JsonSchema + Resource>(
 }
 
 fn build() -> Catalog {
-    use k8s_openapi::api::{apps, authorization, batch, coordination, core, events, rbac};
+    use k8s_openapi::api::{apps, authorization, batch, coordination, core, events, node, rbac, scheduling};
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     let mut generator = SchemaSettings::openapi3().into_generator();
     let mut kinds = Vec::new();
@@ -284,6 +284,9 @@ fn build() -> Catalog {
     register::<apiextensions::v1::CustomResourceDefinition>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectAccessReview>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectRulesReview>(&mut generator, &mut kinds);
+    register::<core::v1::PersistentVolumeClaim>(&mut generator, &mut kinds);
+    register::<scheduling::v1::PriorityClass>(&mut generator, &mut kinds);
+    register::<node::v1::RuntimeClass>(&mut generator, &mut kinds);
     register::<rbac::v1::ClusterRoleBinding>(&mut generator, &mut kinds);
     register::<rbac::v1::ClusterRole>(&mut generator, &mut kinds);
     register::<rbac::v1::RoleBinding>(&mut generator, &mut kinds);

@@ -147,6 +147,18 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     meta::reset_status_for_create(&group_resource, has_status(rt), &mut object);
     meta::normalise_quantities(&group_resource, &mut object);
     prepare_for_write(&group_resource, &mut object, None, txn.now);
+    if group_resource == "pods" {
+        let get =
+            |group_resource: &str, name: &str| txn.get(group_resource, "", name).and_then(|s| s.value().ok());
+        let list = |group_resource: &str| -> Vec<Value> {
+            txn.list_in(group_resource, "").iter().filter_map(|s| s.value().ok()).collect()
+        };
+        kind_admission::admit_pod(&mut object, &get, &list).map_err(|message| Error::Forbidden {
+            resource: group_resource.clone(),
+            name: name_of(&object).to_string(),
+            message,
+        })?;
+    }
     admit(rt, &mut object, None)?;
     charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
