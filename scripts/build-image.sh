@@ -29,7 +29,7 @@ if [ -n "${LAB_RUNNER_BINARY:-}" ]; then
   binary="$LAB_RUNNER_BINARY"
 else
   cargo build --release --locked
-  binary=target/release/lab-runner
+  binary="${CARGO_TARGET_DIR:-target}/release/lab-runner"
 fi
 
 context=target/image
