@@ -15,8 +15,12 @@ kubectl="${KUBECTL_1_33:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}"
 busybox="${BUSYBOX:-/bin/busybox}"
 
 [ -x "$kubectl" ] || { echo "error: kubectl 1.33 not found at $kubectl (set KUBECTL_1_33)" >&2; exit 2; }
-"$kubectl" version --client 2>/dev/null | grep -q 'v1\.33\.' \
-  || { echo "error: $kubectl is not kubectl 1.33" >&2; exit 2; }
+# Read the whole output first: `grep -q` closing the pipe early fails the pipeline (pipefail).
+client_version="$("$kubectl" version --client 2>/dev/null || true)"
+case "$client_version" in
+  *v1.33.*) ;;
+  *) echo "error: $kubectl is not kubectl 1.33: $client_version" >&2; exit 2 ;;
+esac
 # A dynamically linked busybox would need its own libraries: insist on the static one.
 if ! [ -x "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
   echo "error: no static busybox at $busybox (apt-get install busybox-static, or set BUSYBOX)" >&2
@@ -29,7 +33,7 @@ if [ -n "${LAB_RUNNER_BINARY:-}" ]; then
   binary="$LAB_RUNNER_BINARY"
 else
   cargo build --release --locked
-  binary=target/release/lab-runner
+  binary="${CARGO_TARGET_DIR:-target}/release/lab-runner"
 fi
 
 context=target/image
