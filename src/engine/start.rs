@@ -23,6 +23,7 @@ use super::{
 use crate::{
     grade::builtin::pod_state,
     k8s::{
+        condition::object_condition_true,
         daemon,
         quantity::Quantity,
         selector::{LabelSelector, labels_of},
@@ -627,22 +628,17 @@ async fn get(cluster: &Cluster, target: &ObjectRef) -> Result<Option<Value>> {
     Ok(found.map(|o| serde_json::to_value(o).unwrap_or(Value::Null)))
 }
 
-fn condition_true(object: &Value, kind: &str) -> bool {
-    object.pointer("/status/conditions").and_then(Value::as_array).into_iter().flatten().any(|c| {
-        c.get("type").and_then(Value::as_str) == Some(kind)
-            && c.get("status").and_then(Value::as_str) == Some("True")
-    })
-}
-
 async fn poll(cluster: &Cluster, wait: &Wait, targeted: &[LabelSelector]) -> Result<Poll> {
     let Some(object) = get(cluster, &wait.target).await? else {
         return Ok(Poll::Pending(format!("{} {} does not exist", wait.target.kind, wait.target.name)));
     };
     let number = |pointer: &str| object.pointer(pointer).and_then(Value::as_i64).unwrap_or(0);
     match wait.condition {
-        WaitFor::Established if condition_true(&object, "Established") => Ok(Poll::Done(None)),
+        WaitFor::Established if object_condition_true(&object, "Established") => Ok(Poll::Done(None)),
         WaitFor::Established => Ok(Poll::Pending("not Established yet".into())),
-        WaitFor::Available if condition_true(&object, "Available") || condition_true(&object, "Complete") => {
+        WaitFor::Available
+            if object_condition_true(&object, "Available") || object_condition_true(&object, "Complete") =>
+        {
             Ok(Poll::Done(None))
         }
         WaitFor::Available => Ok(Poll::Pending("not Available yet".into())),

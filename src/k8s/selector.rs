@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use serde_json::Value;
 
 /// Errors from parsing a selector.
@@ -99,6 +100,62 @@ impl LabelSelector {
             }
         })
     }
+}
+
+/// `metav1.LabelSelectorAsSelector` over the API type: every `matchLabels` pair is an `In` of
+/// one value, every expression its operator. `None` for an operator upstream refuses
+/// (`"x" is not a valid label selector operator`), which callers treat as selecting nothing.
+/// An absent or empty selector selects everything here; callers that must refuse it
+/// (`LabelSelectorAsSelector` of nil selects nothing) check emptiness first.
+pub fn from_api(selector: &metav1::LabelSelector) -> Option<LabelSelector> {
+    let labels = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .map(|(key, value)| LabelRequirement { key: key.clone(), op: LabelOp::In(vec![value.clone()]) });
+    let mut requirements: Vec<LabelRequirement> = labels.collect();
+    for expression in selector.match_expressions.iter().flatten() {
+        let values = expression.values.clone().unwrap_or_default();
+        let op = match expression.operator.as_str() {
+            "In" => LabelOp::In(values),
+            "NotIn" => LabelOp::NotIn(values),
+            "Exists" => LabelOp::Exists,
+            "DoesNotExist" => LabelOp::DoesNotExist,
+            _ => return None,
+        };
+        requirements.push(LabelRequirement { key: expression.key.clone(), op });
+    }
+    Some(LabelSelector { requirements })
+}
+
+/// `metav1.LabelSelectorAsSelector(selector).Matches(labels)` for the API type; an invalid
+/// operator matches nothing.
+///
+/// ```
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+/// use lab_runner::k8s::selector::api_selector_matches;
+/// use std::collections::BTreeMap;
+/// let selector = LabelSelector { match_labels: Some(BTreeMap::from([("app".into(), "web".into())])), ..Default::default() };
+/// assert!(api_selector_matches(&selector, &BTreeMap::from([("app".into(), "web".into())])));
+/// assert!(!api_selector_matches(&selector, &BTreeMap::new()));
+/// ```
+pub fn api_selector_matches(selector: &metav1::LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    from_api(selector).is_some_and(|selector| selector.matches(labels))
+}
+
+/// [`api_selector_matches`] over JSON as stored: the selector (`spec.selector`) and a label map.
+/// A selector that is not a `LabelSelector` at all (the schema check refuses those before
+/// admission) matches nothing; non-string label values are ignored as in [`labels_of`].
+pub fn json_selector_matches(selector: &Value, labels: Option<&serde_json::Map<String, Value>>) -> bool {
+    let Ok(selector) = serde_json::from_value::<metav1::LabelSelector>(selector.clone()) else {
+        return false;
+    };
+    let labels: BTreeMap<String, String> = labels
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+        .collect();
+    api_selector_matches(&selector, &labels)
 }
 
 /// Splits on commas that are not inside parentheses.
@@ -444,6 +501,39 @@ mod tests {
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn api_selectors_match_as_label_selector_as_selector() {
+        let labels = labels(&[("app", "web"), ("tier", "front")]);
+        let selector = |value: serde_json::Value| {
+            serde_json::from_value::<metav1::LabelSelector>(value).expect("a LabelSelector")
+        };
+        let cases = [
+            (json!({}), true),
+            (json!({"matchLabels": {"app": "web"}}), true),
+            (json!({"matchLabels": {"app": "db"}}), false),
+            (json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]}), true),
+            (json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}), false),
+            (json!({"matchExpressions": [{"key": "canary", "operator": "NotIn", "values": ["x"]}]}), true),
+            (json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}), true),
+            (json!({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}), false),
+            (json!({"matchExpressions": [{"key": "tier", "operator": "Gt", "values": ["1"]}]}), false),
+            (
+                json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "x", "operator": "Exists"}]}),
+                false,
+            ),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(api_selector_matches(&selector(value.clone()), &labels), expected, "{value}");
+            let json_labels = json!({"app": "web", "tier": "front", "n": 1});
+            assert_eq!(json_selector_matches(&value, json_labels.as_object()), expected, "{value}");
+        }
+        assert!(!json_selector_matches(&json!({"matchLabels": ["app"]}), None));
+        assert!(json_selector_matches(
+            &json!({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}),
+            None
+        ));
     }
 
     #[test]

@@ -130,9 +130,7 @@ fn all_crds(state: &SimState) -> Result<Vec<Value>> {
 }
 
 fn is_established(crd: &Value) -> bool {
-    crd["status"]["conditions"]
-        .as_array()
-        .is_some_and(|c| c.iter().any(|c| c["type"] == "Established" && c["status"] == "True"))
+    crate::k8s::condition::object_condition_true(crd, "Established")
 }
 
 /// Brings served types in line with the stored CRDs: establishes new CRDs (conditions and

@@ -31,7 +31,10 @@ use super::{
     owners::{self, Owner, selector_is_empty},
     timestamp,
 };
-use crate::sim::store::{self, DeleteOptions, DryRun, Stored, Subresource};
+use crate::{
+    k8s::condition,
+    sim::store::{self, DeleteOptions, DryRun, Stored, Subresource},
+};
 
 /// The finalizer a Job's pods carry until the controller counted them.
 pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
@@ -176,16 +179,9 @@ fn has_tracking_finalizer(pod: &Value) -> bool {
         .is_some_and(|list| list.iter().any(|f| f == JOB_TRACKING_FINALIZER))
 }
 
-fn condition_true(job: &Value, type_: &str) -> bool {
-    job["status"]["conditions"]
-        .as_array()
-        .is_some_and(|list| list.iter().any(|c| c["type"] == type_ && c["status"] == "True"))
-}
-
+/// `podutil.IsPodReady`.
 fn is_pod_ready(pod: &Value) -> bool {
-    pod["status"]["conditions"]
-        .as_array()
-        .is_some_and(|list| list.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+    condition::object_condition_true(pod, "Ready")
 }
 
 fn int(value: &Value) -> i64 {
@@ -268,7 +264,8 @@ impl Jobs {
             Owner { api_version: "batch/v1", kind: "Job", namespace: &key.0, name: &key.1, uid: &uid };
         let pods_rt = env.ctx.types.pods.clone();
         let pods = owners::claim(env, &pods_rt, &owner, &selector)?;
-        let finished = condition_true(&job, "Complete") || condition_true(&job, "Failed");
+        let finished = condition::object_condition_true(&job, "Complete")
+            || condition::object_condition_true(&job, "Failed");
         if finished || !job["metadata"]["deletionTimestamp"].is_null() {
             // Nothing is created any more; pods still tracked are released once they stop.
             for pod in pods.iter().filter(|p| has_tracking_finalizer(p) && pod_state(p) != PodState::Active) {
@@ -279,9 +276,9 @@ impl Jobs {
         let mut ctx = new_sync_ctx(key, job, uid.clone(), pods);
 
         // `syncJob`: the end is decided before managing pods.
-        ctx.finish = if condition_true(&ctx.job, "FailureTarget") {
+        ctx.finish = if condition::object_condition_true(&ctx.job, "FailureTarget") {
             Some(Finish::Failed)
-        } else if condition_true(&ctx.job, "SuccessCriteriaMet") {
+        } else if condition::object_condition_true(&ctx.job, "SuccessCriteriaMet") {
             Some(Finish::Succeeded)
         } else if exceeds_backoff_limit(&ctx) || past_backoff_limit_on_failure(&ctx) {
             Some(Finish::Failed)
@@ -466,7 +463,7 @@ impl Jobs {
                 json!({"type": type_, "status": "True", "lastProbeTime": timestamp(now),
                        "lastTransitionTime": timestamp(now), "reason": reason, "message": message})
             };
-            if !condition_true(&json!({"status": status.clone()}), finish.interim()) {
+            if !crate::k8s::condition::is_true(&status["conditions"], finish.interim()) {
                 push_condition(&mut status, condition(finish.interim()));
             }
             if terminating == 0 && active_now == 0 {

@@ -6,33 +6,15 @@
 //! removed); an orphan that matches is adopted (a controller reference added) unless it is being
 //! deleted.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::{Value, json};
 
 use super::{Env, Error, Result, controller_of};
+use crate::k8s::selector::api_selector_matches;
 use crate::sim::{
     resources::ResourceType,
     store::{DryRun, Stored, Subresource},
 };
-
-/// `metav1.LabelSelectorAsSelector(...).Matches(labels)`.
-pub(crate) fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let by_labels = selector.match_labels.iter().flatten().all(|(k, v)| labels.get(k) == Some(v));
-    let by_expressions = selector.match_expressions.iter().flatten().all(|requirement| {
-        let values = requirement.values.clone().unwrap_or_default();
-        let value = labels.get(&requirement.key);
-        match requirement.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
-    });
-    by_labels && by_expressions
-}
 
 /// Whether a selector selects nothing in particular (`{}`).
 pub(crate) fn selector_is_empty(selector: &LabelSelector) -> bool {
@@ -78,12 +60,12 @@ pub(crate) fn claim(
 ) -> Result<Vec<Value>> {
     let store = env.ctx.store;
     let relevant =
-        |stored: &Stored| stored.json.contains(owner.uid) || selector_matches(selector, &stored.labels);
+        |stored: &Stored| stored.json.contains(owner.uid) || api_selector_matches(selector, &stored.labels);
     let mut claimed = Vec::new();
     let group_resource = rt.group_resource();
     for stored in store.list(&group_resource, Some(owner.namespace), &relevant, None, None).items {
         let mut value: Value = stored.value().map_err(Error::Store)?;
-        let matches = selector_matches(selector, &stored.labels);
+        let matches = api_selector_matches(selector, &stored.labels);
         match controller_of(&value) {
             Some(controller) if controller.uid == owner.uid => {
                 if matches {
@@ -109,6 +91,8 @@ pub(crate) fn claim(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
 
@@ -123,9 +107,9 @@ mod tests {
                 values: None,
             }]),
         };
-        assert!(selector_matches(&selector, &labels));
+        assert!(api_selector_matches(&selector, &labels));
         let other: BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
-        assert!(!selector_matches(&selector, &other));
+        assert!(!api_selector_matches(&selector, &other));
         assert!(selector_is_empty(&LabelSelector::default()));
     }
 }

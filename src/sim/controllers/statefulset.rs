@@ -66,9 +66,7 @@ enum PodState {
 }
 
 fn pod_state(pod: &Value) -> PodState {
-    let ready = pod["status"]["conditions"]
-        .as_array()
-        .is_some_and(|list| list.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
+    let ready = crate::k8s::condition::object_condition_true(pod, "Ready");
     if !pod["metadata"]["deletionTimestamp"].is_null() {
         return PodState::Terminating;
     }

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::sim::resources::ResourceType;
+use crate::{k8s::condition, sim::resources::ResourceType};
 
 const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 const AGE_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
@@ -315,10 +315,6 @@ fn age(object: &Value, now: Timestamp) -> Value {
     json!(since(&object["metadata"]["creationTimestamp"], now))
 }
 
-fn condition_true(conditions: &Value, kind: &str) -> bool {
-    conditions.as_array().is_some_and(|cs| cs.iter().any(|c| c["type"] == kind && c["status"] == "True"))
-}
-
 /// printers.go `printPod` (v1.33): READY, STATUS (phase, then reasons from init containers and
 /// containers walked last to first, `Terminating` on deletion), RESTARTS with the last restart's age.
 fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
@@ -401,7 +397,7 @@ fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
         break;
     }
 
-    if !initializing || condition_true(&status["conditions"], "Initialized") {
+    if !initializing || condition::is_true(&status["conditions"], "Initialized") {
         restarts = restartable_restarts;
         last_restart = last_restartable_restart;
         let mut has_running = false;
@@ -434,7 +430,7 @@ fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
         }
         // "change pod status back to Running if there is at least one container still running"
         if reason == "Completed" {
-            if has_running && condition_true(&status["conditions"], "Ready") {
+            if has_running && condition::is_true(&status["conditions"], "Ready") {
                 reason = "Running".to_string();
             } else if !error_reason.is_empty() {
                 reason = error_reason;
@@ -470,7 +466,7 @@ fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
         Some(gates) if !gates.is_empty() => {
             let true_gates = gates
                 .iter()
-                .filter(|gate| condition_true(&status["conditions"], text(&gate["conditionType"])))
+                .filter(|gate| condition::is_true(&status["conditions"], text(&gate["conditionType"])))
                 .count();
             format!("{true_gates}/{}", gates.len())
         }
@@ -758,17 +754,17 @@ fn job_row(job: &Value, now: Timestamp) -> Vec<Value> {
         (Some(start), Some(end)) => human_duration(end.duration_since(start).as_secs()),
     };
     let conditions = &status["conditions"];
-    let state = if condition_true(conditions, "Complete") {
+    let state = if condition::is_true(conditions, "Complete") {
         "Complete"
-    } else if condition_true(conditions, "Failed") {
+    } else if condition::is_true(conditions, "Failed") {
         "Failed"
     } else if !job["metadata"]["deletionTimestamp"].is_null() {
         "Terminating"
-    } else if condition_true(conditions, "Suspended") {
+    } else if condition::is_true(conditions, "Suspended") {
         "Suspended"
-    } else if condition_true(conditions, "FailureTarget") {
+    } else if condition::is_true(conditions, "FailureTarget") {
         "FailureTarget"
-    } else if condition_true(conditions, "SuccessCriteriaMet") {
+    } else if condition::is_true(conditions, "SuccessCriteriaMet") {
         "SuccessCriteriaMet"
     } else {
         "Running"

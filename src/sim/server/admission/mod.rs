@@ -1,0 +1,47 @@
+//! Admission before an object is stored: `defaults` (API defaults), then `validation` (422 causes).
+//!
+//! The registry runs [`apply_defaults`] then [`validate`] inside its write, in upstream's order
+//! (`k8s.io/apiserver/pkg/registry/rest/create.go` `BeforeCreate`: defaulting happens at decode,
+//! then `PrepareForCreate`, then `Validate`).
+
+use crate::sim::resources::ResourceType;
+
+mod defaults;
+mod validation;
+
+pub(crate) use defaults::default_template;
+pub use defaults::{apply_defaults, normalize_quantities, pull_policy_for, quantity_string};
+pub use validation::validate;
+pub(crate) use validation::{validate_template_restart_policy, validate_workload};
+
+/// One validation failure, as a `Status` cause (`field`, `reason`, `message`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    /// `FieldValueInvalid`, `FieldValueRequired`, …
+    pub reason: String,
+    /// The upstream message text.
+    pub message: String,
+    /// The field path, e.g. `spec.updateStrategy.rollingUpdate.maxUnavailable`.
+    pub field: String,
+}
+
+impl std::fmt::Display for Cause {
+    /// `field.Error.Error()`: `<field>: <body>`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// The `Status.message` of a 422 Invalid: `DaemonSet.apps "x" is invalid: <errors>`, with
+/// several errors aggregated as `[e1, e2]` (apimachinery/pkg/api/errors `NewInvalid`).
+pub fn invalid_message(rt: &ResourceType, name: &str, causes: &[Cause]) -> String {
+    let kind = if rt.group.is_empty() { rt.kind.clone() } else { format!("{}.{}", rt.kind, rt.group) };
+    match causes {
+        [] => format!("{kind} {name:?} is invalid"),
+        [only] => format!("{kind} {name:?} is invalid: {only}"),
+        many => {
+            let parts: Vec<String> = many.iter().map(Cause::to_string).collect();
+            format!("{kind} {name:?} is invalid: [{}]", parts.join(", "))
+        }
+    }
+}
