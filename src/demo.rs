@@ -51,6 +51,7 @@ impl TempSimulator {
             tls_sans: Vec::new(),
             speed,
             control_plane: ControlPlane::Running,
+            verbosity: 0,
         };
         let started = runtime.block_on(lifecycle::up(&options))?;
         stop_on_signal(runtime, &state_dir, purpose);

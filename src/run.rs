@@ -32,7 +32,7 @@ pub enum Error {
     Lab(#[from] lab::loader::Error),
     /// Lint could not read the bundles it was given.
     #[error(transparent)]
-    Lint(#[from] lab::lint::Error),
+    Lint(#[from] engine::lint::Error),
     /// An engine command failed (cluster, API, wait, preflight).
     #[error(transparent)]
     Engine(#[from] engine::Error),
@@ -158,7 +158,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let bundle = lab::loader::find(&session.labs, &lab)?;
             print(&lab::show::show(&bundle, session.lang))
         }
-        Command::Sim(command) => Ok(crate::sim_command::run_command(command)?),
+        Command::Sim(command) => Ok(crate::sim_command::run_command(command, session.verbosity)?),
     }
 }
 
@@ -172,8 +172,8 @@ fn print(text: &str) -> Result<u8, Error> {
 /// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
 /// one-line summary and 0.
 fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8, Error> {
-    let course = lab::lint::lint_course(paths, source)?;
-    let reports = lab::lint::lint(paths, source)?;
+    let course = engine::lint::lint_course(paths, source)?;
+    let reports = engine::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
     let labs = reports.len();
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// Maps `sim up`/`sim serve`'s arguments onto the simulator's own options.
-fn options(args: SimUpArgs) -> Result<ServeOptions> {
+fn options(args: SimUpArgs, verbosity: u8) -> Result<ServeOptions> {
     let topology = match (args.topology, args.nodes) {
         (Some(path), _) => TopologySource::File(path),
         (None, Some(n)) => TopologySource::Generated(n),
@@ -31,6 +31,7 @@ fn options(args: SimUpArgs) -> Result<ServeOptions> {
         tls_sans: args.tls_sans,
         speed: args.speed,
         control_plane: if args.api_only { ControlPlane::ApiOnly } else { ControlPlane::Running },
+        verbosity,
     })
 }
 
@@ -43,14 +44,15 @@ fn note_stale(pid: Option<u32>, dir: &Path) {
 /// How long `sim serve` waits for its tasks once it stops serving.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// Runs one `lab-runner sim …` command, printing its output; returns the exit code.
-pub fn run_command(command: SimCommand) -> Result<u8> {
+/// Runs one `lab-runner sim …` command, printing its output; returns the exit code. `verbosity`
+/// is the global `-v` count, handed on to a server `sim up` starts.
+pub fn run_command(command: SimCommand, verbosity: u8) -> Result<u8> {
     // One rustls provider for the whole process (kube's client and the server both use ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::Serve)?;
     match command {
         SimCommand::Up(args) => {
-            let options = options(args)?;
+            let options = options(args, verbosity)?;
             let started = runtime.block_on(lifecycle::up(&options))?;
             note_stale(started.removed_stale_pid, &options.state_dir);
             let record = started.record;
@@ -60,7 +62,7 @@ pub fn run_command(command: SimCommand) -> Result<u8> {
             Ok(exit::OK)
         }
         SimCommand::Serve(args) => {
-            let options = options(args)?;
+            let options = options(args, verbosity)?;
             runtime.block_on(lifecycle::serve(&options, None, |prepared| {
                 note_stale(prepared.removed_stale_pid, &options.state_dir);
                 let record = &prepared.record;

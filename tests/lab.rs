@@ -3,10 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use lab_runner::lab::{
-    lint,
-    loader::{self, BundleRoot},
-    model,
+use lab_runner::{
+    engine::lint,
+    lab::{
+        loader::{self, BundleRoot},
+        model,
+    },
 };
 use miette::GraphicalTheme;
 

@@ -1,4 +1,4 @@
-//! The lab engine: start, check, answer, reset, status and selftest against any cluster through `kube`.
+//! The lab engine: start, check, answer, reset, status and selftest against any cluster through `kube`, and lint.
 //!
 //! It speaks only the Kubernetes API (DESIGN §2.1): the same code runs against kind, k3s, a cloud
 //! cluster or the embedded simulator, which is never a special case here (the engine does not
@@ -8,6 +8,7 @@ pub mod apply;
 pub mod check;
 pub mod cluster;
 pub mod inventory;
+pub mod lint;
 pub mod observe;
 pub mod reset;
 pub mod reset_plan;

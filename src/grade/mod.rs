@@ -10,11 +10,12 @@
 pub mod alert;
 pub mod builtin;
 pub mod evidence;
+mod gradable;
 pub mod observed;
 pub mod partial;
 pub mod path;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
@@ -27,6 +28,7 @@ use self::{
     partial::{Rules, show},
     path::FieldPath,
 };
+pub use crate::lab::loader::ExpectedFiles;
 use crate::{
     k8s::quantity::Quantity,
     lab::model::{
@@ -68,9 +70,6 @@ pub enum Error {
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Expected partial objects loaded from a bundle's files, by path relative to the bundle.
-pub type ExpectedFiles = BTreeMap<String, Value>;
 
 /// The result of evaluating one expectation (or one task).
 #[derive(Debug, Clone, PartialEq, Eq)]

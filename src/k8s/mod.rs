@@ -3,6 +3,7 @@
 pub mod affinity;
 pub mod condition;
 pub mod daemon;
+pub mod job;
 pub mod normalize;
 pub mod quantity;
 pub mod resources;

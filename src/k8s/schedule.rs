@@ -760,7 +760,7 @@ pub fn apply_scheduling_gated_condition(pod: &mut serde_json::Value, now: k8s_op
         return;
     }
     let conditions = &pod["status"]["conditions"];
-    if conditions.as_array().is_some_and(|c| c.iter().any(|c| c["type"] == "PodScheduled")) {
+    if super::condition::find(conditions, "PodScheduled").is_some() {
         return;
     }
     if !pod["status"].is_object() {

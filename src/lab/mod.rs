@@ -1,6 +1,8 @@
-//! The lab bundle format: model, loader (file:line:col errors), lint, and `labs list|show` text.
+//! The lab bundle format: model, loader (file:line:col errors) and `labs list|show` text.
+//!
+//! Grading reads this layer, never the other way round: what the loader needs to know from
+//! grading it asks through [`loader::Gradable`]; `lint` (which grades) is `crate::engine::lint`.
 
-pub mod lint;
 pub mod loader;
 pub mod model;
 pub mod show;

@@ -3,7 +3,6 @@
 pub mod auth;
 pub mod clock;
 pub mod controllers;
-pub mod crd;
 pub mod gpu;
 pub mod harness;
 pub mod kubeconfig;

@@ -15,16 +15,22 @@ use std::{
 use include_dir::{Dir, include_dir};
 use serde_json::Value;
 
-pub use self::diagnostics::{Position, Problem, sort_problems};
+pub use self::{
+    diagnostics::{Position, Problem, sort_problems},
+    validate::Gradable,
+};
 use self::{
     diagnostics::{SourceFile, problem_without_position},
     validate::Checker,
 };
 use super::model::{Lab, Spanned};
-use crate::{grade::ExpectedFiles, session::LabSource};
+use crate::session::LabSource;
 
 mod diagnostics;
 mod validate;
+
+/// Expected partial objects loaded from a bundle's files, by path relative to the bundle.
+pub type ExpectedFiles = BTreeMap<String, Value>;
 
 /// The lab bundles compiled into the binary (the repository's `labs/` directory).
 pub static BUILT_IN: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/labs");
@@ -390,7 +396,7 @@ pub fn read(root: BundleRoot) -> Result<Loaded> {
 }
 
 /// A problem pointing into a bundle's `lab.yaml`, for lint.
-pub(super) fn problem_at<T>(
+pub(crate) fn problem_at<T>(
     bundle: &Bundle,
     spanned: &Spanned<T>,
     label: &str,

@@ -9,13 +9,20 @@ use std::{
 use serde_json::Value;
 
 use super::{
-    BundleRoot,
+    BundleRoot, ExpectedFiles,
     diagnostics::{Problem, SourceFile},
 };
-use crate::{
-    grade::{self, ExpectedFiles},
-    lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor},
-};
+use crate::lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor};
+
+/// Whether grading can judge an expectation at all (its expected source is there, its lists are
+/// declared, its paths and quantities parse), asked before any cluster is involved.
+///
+/// Grading owns the answer: `grade` implements this for the expectation types that need it, so
+/// the lab layer never imports `grade` (grade → lab is the one direction, docs/architecture.md).
+pub trait Gradable {
+    /// `Err` with the message grading would give when it cannot judge this expectation.
+    fn gradable(&self, files: &ExpectedFiles) -> Result<(), String>;
+}
 
 /// Collects the problems of one bundle while reading the files `lab.yaml` names.
 pub(super) struct Checker<'a> {
@@ -348,14 +355,14 @@ impl Checker<'_> {
                         (None, Some(file)) => self.expected_file(file).is_some(),
                     };
                     // A missing or unreadable file is already reported.
-                    let error = grade::prepare_match(m, &self.expected).err().map(|e| e.to_string());
+                    let error = m.gradable(&self.expected).err();
                     if let (true, Some(error)) = (available, error) {
                         complain(self, error);
                     }
                 }
                 Expectation::Quantity(q) => {
-                    if let Err(error) = grade::prepare_quantity(q) {
-                        complain(self, error.to_string());
+                    if let Err(error) = q.gradable(&self.expected) {
+                        complain(self, error);
                     }
                 }
                 Expectation::Schedulable(s) => match (&s.pods, &s.pod_file) {
@@ -366,11 +373,8 @@ impl Checker<'_> {
                     _ => complain(self, "give exactly one of `pods` and `podFile`".to_string()),
                 },
                 Expectation::QuotaInForce(q) => {
-                    if crate::k8s::quantity::Quantity::from_json(&q.hard).is_err() {
-                        complain(
-                            self,
-                            format!("hard {} is not a Kubernetes quantity", grade::partial::show(&q.hard)),
-                        );
+                    if let Err(error) = q.gradable(&self.expected) {
+                        complain(self, error);
                     }
                     if let Some(file) = &q.probe_file {
                         self.expected_file(file);

@@ -422,7 +422,7 @@ impl Deployments {
         }
         let budget = budget(&sync.deployment, sync.replicas)?;
         let existing = |type_: &str| -> Option<Value> {
-            current["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == type_).cloned())
+            crate::k8s::condition::find(&current["conditions"], type_).cloned()
         };
         let condition = |type_: &str, ok: bool, reason: &str, message: String, update: bool| {
             let previous = existing(type_);

@@ -820,9 +820,8 @@ impl Kubelet {
         if !status.is_object() {
             status = json!({});
         }
-        let scheduled = status["conditions"]
-            .as_array()
-            .and_then(|c| c.iter().find(|c| c["type"] == "PodScheduled").cloned())
+        let scheduled = crate::k8s::condition::find(&status["conditions"], "PodScheduled")
+            .cloned()
             .unwrap_or_else(|| condition("PodScheduled", true, None, None));
         let mut holder = json!({"status": {"conditions": status["conditions"].clone()}});
         for wanted in wanted.iter_mut() {
@@ -830,11 +829,7 @@ impl Kubelet {
         }
         let kept: Vec<Value> = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
             .iter()
-            .filter_map(|type_| {
-                holder["status"]["conditions"]
-                    .as_array()
-                    .and_then(|c| c.iter().find(|c| c["type"] == *type_).cloned())
-            })
+            .filter_map(|type_| crate::k8s::condition::find(&holder["status"]["conditions"], type_).cloned())
             .chain(std::iter::once(scheduled))
             .collect();
         status["conditions"] = json!(kept);

@@ -274,6 +274,9 @@ pub struct ServeOptions {
     pub speed: f64,
     /// Whether the scheduler, kubelets and controllers run beside the API.
     pub control_plane: ControlPlane,
+    /// `-v` count: a detached server (`up`) is started with as many, so its log lines (the
+    /// controllers' warnings among them) reach `serve.log`.
+    pub verbosity: u8,
 }
 
 /// 127.0.0.1 with a port the kernel picks: a simulator nobody else on the network reaches.
@@ -379,6 +382,7 @@ mod tests {
             tls_sans: sans.iter().map(|s| s.to_string()).collect(),
             speed: 1.0,
             control_plane: ControlPlane::Running,
+            verbosity: 0,
         }
     }
 

@@ -108,25 +108,7 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
     let log = crate::sim::private::create_file(&log_path)
         .map_err(|source| Error::StateFile { path: log_path.clone(), source })?;
     let log_err = log.try_clone().map_err(|source| Error::StateFile { path: log_path.clone(), source })?;
-    let mut command = std::process::Command::new(&program);
-    command.args(["sim", "serve", "--state-dir"]).arg(dir);
-    match &options.topology {
-        TopologySource::BuiltIn => {}
-        TopologySource::File(path) => {
-            command.arg("--topology").arg(path);
-        }
-        TopologySource::Generated(n) => {
-            command.args(["--nodes", &n.to_string()]);
-        }
-    }
-    command.args(["--listen", &options.listen.to_string()]);
-    for name in &options.tls_sans {
-        command.args(["--tls-san", name]);
-    }
-    command.args(["--speed", &options.speed.to_string()]);
-    if options.control_plane == ControlPlane::ApiOnly {
-        command.arg("--api-only");
-    }
+    let mut command = serve_command(&program, options);
     command.stdin(std::process::Stdio::null()).stdout(log).stderr(log_err);
     #[cfg(unix)]
     {
@@ -169,6 +151,34 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// The `sim serve` command line `up` runs for `options` (`-v`/`-vv` as given to `up`: the
+/// served process installs its own log subscriber from them, writing to `serve.log`).
+fn serve_command(program: &Path, options: &ServeOptions) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.args(["sim", "serve", "--state-dir"]).arg(&options.state_dir);
+    match &options.topology {
+        TopologySource::BuiltIn => {}
+        TopologySource::File(path) => {
+            command.arg("--topology").arg(path);
+        }
+        TopologySource::Generated(n) => {
+            command.args(["--nodes", &n.to_string()]);
+        }
+    }
+    command.args(["--listen", &options.listen.to_string()]);
+    for name in &options.tls_sans {
+        command.args(["--tls-san", name]);
+    }
+    command.args(["--speed", &options.speed.to_string()]);
+    if options.control_plane == ControlPlane::ApiOnly {
+        command.arg("--api-only");
+    }
+    if options.verbosity > 0 {
+        command.arg(format!("-{}", "v".repeat(usize::from(options.verbosity))));
+    }
+    command
 }
 
 /// Whether the server behind `kubeconfig` answers `GET /version` (TLS verified with its CA,
@@ -334,6 +344,45 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+
+    #[test]
+    fn the_served_process_gets_the_options_and_verbosity_of_up() {
+        let mut options = ServeOptions {
+            state_dir: PathBuf::from("/state"),
+            topology: TopologySource::Generated(3),
+            listen: "127.0.0.1:6443".parse().unwrap(),
+            tls_sans: vec!["sim.local".into()],
+            speed: 2.0,
+            control_plane: ControlPlane::ApiOnly,
+            verbosity: 0,
+        };
+        let args = |options: &ServeOptions| -> Vec<String> {
+            let command = serve_command(Path::new("/bin/lab-runner"), options);
+            command.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+        };
+        let quiet = args(&options);
+        assert_eq!(
+            quiet,
+            [
+                "sim",
+                "serve",
+                "--state-dir",
+                "/state",
+                "--nodes",
+                "3",
+                "--listen",
+                "127.0.0.1:6443",
+                "--tls-san",
+                "sim.local",
+                "--speed",
+                "2",
+                "--api-only"
+            ]
+        );
+        options.verbosity = 2;
+        assert_eq!(args(&options).last().map(String::as_str), Some("-vv"));
+        assert_eq!(args(&options)[..quiet.len()], quiet[..]);
+    }
 
     #[test]
     fn pid_files_are_absent_running_or_stale() {

@@ -109,7 +109,7 @@ pub async fn serve(
     let seeded = seed(&store, &types, &topology, clock.now())?;
     let state = Arc::new(SimState::new(store, clock));
     // Custom types are served again after a restart (their CRDs are in the store).
-    crate::sim::crd::reconcile(&state)
+    crate::sim::server::crd::reconcile(&state)
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
     crate::sim::server::ensure_system_priority_classes(&state)
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;

@@ -14,7 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::{
-    AppState, authz, fieldvalidation,
+    AppState, authz, crd, fieldvalidation,
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
@@ -23,7 +23,6 @@ use super::{
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
     sim::{
-        crd,
         resources::{self, ResourceType},
         store::{Deletion, DryRun, Outcome, Stored, Subresource},
     },

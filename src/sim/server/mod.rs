@@ -7,6 +7,7 @@
 pub mod admission;
 pub mod api;
 pub mod authz;
+pub mod crd;
 pub mod discovery;
 pub mod fieldvalidation;
 pub mod kind_admission;

@@ -53,7 +53,7 @@ fn served_types(state: &AppState) -> Vec<ResourceType> {
 /// The custom types served from CRDs with their schemas (none when the store cannot be read:
 /// the built-in documents are still served).
 fn custom_schemas(state: &AppState) -> Vec<(ResourceType, Value)> {
-    crate::sim::crd::served_schemas(state).unwrap_or_default()
+    super::crd::served_schemas(state).unwrap_or_default()
 }
 
 async fn root(State(state): State<AppState>) -> Response {

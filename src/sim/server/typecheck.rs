@@ -9,7 +9,7 @@
 //! reported, in document order, as Go's decoder keeps the first (`saveError`). `null` decodes
 //! to the zero value anywhere. The schemas are the k8s-openapi ones the server publishes
 //! ([`super::schema`]); custom resources are checked against their structural schema in
-//! [`crate::sim::crd`].
+//! [`super::crd`].
 
 use serde_json::{Number, Value};
 

@@ -66,7 +66,7 @@ fn prepare_for_write(
     match (group_resource, old) {
         ("daemonsets.apps", _) => crate::k8s::daemon::prepare_template_generation(object, old),
         ("pods", None) => crate::k8s::schedule::apply_scheduling_gated_condition(object, now),
-        ("jobs.batch", None) => crate::sim::controllers::job::generate_selector(object),
+        ("jobs.batch", None) => crate::k8s::job::generate_selector(object),
         _ => {}
     }
 }

@@ -4,7 +4,7 @@
 //! `pkg/apis/apps/validation/validation.go` and `pkg/apis/batch/validation/validation.go`,
 //! rendered by `apimachinery/pkg/util/validation/field/errors.go` `ErrorBody`.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{Cause, defaults::quantity_string};
 use crate::{
@@ -150,7 +150,7 @@ fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>)
     {
         causes.push(required("metadata.namespace", ""));
     }
-    causes.extend(super::objectmeta::validate(rt, object));
+    causes.extend(super::super::objectmeta::validate(rt, object));
     validate_ranges(rt, object, causes);
 }
 

@@ -1,6 +1,7 @@
 //! `lab-runner lint`: everything the loader checks, plus authoring rules — no vacuous task, hints
 //! on every task, every text in `en` and `ja`, points above zero, a reference solution.
 //!
+//! It lives in the engine because it uses both layers below: the lab's loader and grading.
 //! Vacuity is judged by [`crate::grade`] itself, built-in checks included: every task is graded
 //! against an empty cluster (each kind the task looks at observed, with no objects, no probe sent,
 //! the lab not started). A task that passes there would pass before the learner did anything
@@ -8,12 +9,12 @@
 
 use std::path::Path;
 
-use super::{
-    loader::{self, Bundle, BundleRoot, Problem, problem_at},
-    model::{Lab, Spanned, Text},
-};
 use crate::{
     grade::{self, Evidence, Observation, Observed, Status},
+    lab::{
+        loader::{self, Bundle, BundleRoot, Problem, problem_at},
+        model::{Lab, Spanned, Text},
+    },
     session::LabSource,
 };
 

@@ -12,18 +12,19 @@
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
+use k8s_openapi::jiff;
+
 use super::{
+    SimState,
+    admission::{self, Cause},
+    fieldvalidation::Mode,
+    status::ApiError,
+    table,
+};
+use crate::sim::{
     resources::{self, ResourceType, Scope},
-    server::{
-        SimState,
-        admission::{self, Cause},
-        fieldvalidation::Mode,
-        status::ApiError,
-        table,
-    },
     store::{self, DeleteOptions, DryRun, Subresource},
 };
-use k8s_openapi::jiff;
 
 /// The group-resource CRDs are stored under.
 pub const CRD_GROUP_RESOURCE: &str = "customresourcedefinitions.apiextensions.k8s.io";
@@ -537,13 +538,13 @@ mod tests {
     use crate::sim::{clock::Clock, store::Store};
 
     fn prometheus_rule_crd() -> Value {
-        let text = include_str!("../../manifests/crds/prometheusrules.yaml");
+        let text = include_str!("../../../manifests/crds/prometheusrules.yaml");
         serde_saphyr::from_str(text).unwrap()
     }
 
     fn state_with_crd() -> (SimState, ResourceType) {
         let state = SimState::new(Store::in_memory().unwrap(), Clock::real());
-        crate::sim::server::ensure_system_namespaces(&state).unwrap();
+        super::super::ensure_system_namespaces(&state).unwrap();
         state.store.create(&crd_type(), prometheus_rule_crd()).unwrap();
         reconcile(&state).unwrap();
         let rt = state.types.read().unwrap().iter().find(|t| t.kind == "PrometheusRule").cloned().unwrap();

@@ -1,0 +1,35 @@
+//! The loader's question "can grading judge this expectation?", answered by grading itself.
+//!
+//! [`Gradable`] is declared by the lab layer and implemented here, so a bundle is refused at load
+//! time with the very message grading would give, while `lab` never imports `grade`.
+
+use super::{partial::show, prepare_match, prepare_quantity};
+use crate::{
+    k8s::quantity::Quantity,
+    lab::{
+        loader::{ExpectedFiles, Gradable},
+        model::{MatchExpectation, QuantityExpectation, QuotaInForceCheck},
+    },
+};
+
+impl Gradable for MatchExpectation {
+    fn gradable(&self, files: &ExpectedFiles) -> Result<(), String> {
+        prepare_match(self, files).map(drop).map_err(|e| e.to_string())
+    }
+}
+
+impl Gradable for QuantityExpectation {
+    fn gradable(&self, _: &ExpectedFiles) -> Result<(), String> {
+        prepare_quantity(self).map(drop).map_err(|e| e.to_string())
+    }
+}
+
+impl Gradable for QuotaInForceCheck {
+    /// `builtin::quota_in_force` compares `hard` as a quantity.
+    fn gradable(&self, _: &ExpectedFiles) -> Result<(), String> {
+        match Quantity::from_json(&self.hard) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!("hard {} is not a Kubernetes quantity", show(&self.hard))),
+        }
+    }
+}
