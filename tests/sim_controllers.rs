@@ -328,6 +328,33 @@ async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_ups
     assert_eq!(scheduled[0]["message"], json!("Successfully assigned default/trainer to gpu-big"));
 }
 
+#[tokio::test]
+async fn a_stored_node_that_no_longer_decodes_is_skipped_and_pods_still_schedule() {
+    // `metadata.labels` as a list: what an older store (before the server checked types) may
+    // hold. The store below the HTTP layer takes it, as that older server did.
+    let mut broken = node("cpu-1", json!([]), 0);
+    broken["metadata"]["labels"] = json!(["x"]);
+    let mut cluster = Cluster::new(vec![broken, node("node-a", json!([]), 0)]);
+    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.run_for(30);
+    let pod = cluster.get("pods", "web").unwrap();
+    assert_eq!(pod["spec"]["nodeName"], json!("node-a"), "{pod:#}");
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    // A pod that does not decode either is skipped; the next one is still scheduled.
+    cluster.create(
+        "pods",
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "odd", "namespace": "default", "labels": ["y"]},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]},
+        }),
+    );
+    cluster.create("pods", plain_pod("api", "nginx:1.27"));
+    cluster.run_for(30);
+    assert_eq!(cluster.get("pods", "api").unwrap()["spec"]["nodeName"], json!("node-a"));
+    assert!(cluster.get("pods", "odd").unwrap()["spec"]["nodeName"].is_null());
+}
+
 fn plain_pod(name: &str, image: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Pod",

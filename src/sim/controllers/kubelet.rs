@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 use super::{
     Env, Error, Key, Result, Wake,
     config::{ImageRun, normalize_image},
-    decode,
     events::{EventType, Involved, Source},
     later,
     scheduler::set_condition,
     timestamp,
+    undecodable::decode_or_skip,
 };
 use crate::sim::{
     gpu::agent::ContainerEvent,
@@ -180,7 +180,7 @@ impl Kubelet {
                 self.forget(key);
                 continue;
             };
-            let pod: Pod = decode(&stored)?;
+            let Some(pod) = decode_or_skip::<Pod>(&stored) else { continue };
             let Some(node_name) =
                 pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty())
             else {

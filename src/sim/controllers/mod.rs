@@ -49,6 +49,7 @@ mod replicaset;
 mod scheduler;
 mod statefulset;
 mod taint_eviction;
+mod undecodable;
 
 pub use config::Config;
 
@@ -574,7 +575,8 @@ impl Controllers {
         }
         let all = |_: &Stored| true;
         let page = self.state.store.list("nodes", None, &all, None, None);
-        let nodes: Vec<Node> = page.items.iter().map(|stored| decode(stored)).collect::<Result<_>>()?;
+        // A node that does not decode is left out (and reported), never a reason to stop.
+        let nodes: Vec<Node> = undecodable::decode_all(page.items.iter().map(|stored| &**stored));
         let nodes = Arc::new(nodes);
         self.nodes = Some(nodes.clone());
         Ok(nodes)

@@ -17,8 +17,9 @@ use k8s_openapi::{
 use serde_json::{Value, json};
 
 use super::{
-    Env, Error, Key, Result, decode,
+    Env, Error, Key, Result,
     events::{EventType, Involved, Source},
+    undecodable::{decode_all, decode_or_skip},
 };
 use crate::{
     k8s::{
@@ -52,7 +53,7 @@ impl Scheduler {
         let mut candidates: Vec<Pod> = Vec::new();
         for (namespace, name) in changed {
             if let Some(stored) = store.get("pods", namespace, name) {
-                let pod: Pod = decode(&stored)?;
+                let Some(pod) = decode_or_skip::<Pod>(&stored) else { continue };
                 let uid = pod.metadata.uid.clone().unwrap_or_default();
                 if wants_scheduling(&pod) && !self.unschedulable.contains(&uid) {
                     candidates.push(pod);
@@ -62,7 +63,7 @@ impl Scheduler {
         if retry && !self.unschedulable.is_empty() {
             let waiting = |stored: &Stored| !stored.json.contains("\"nodeName\"");
             for stored in store.list("pods", None, &waiting, None, None).items {
-                let pod: Pod = decode(&stored)?;
+                let Some(pod) = decode_or_skip::<Pod>(&stored) else { continue };
                 let uid = pod.metadata.uid.clone().unwrap_or_default();
                 if self.unschedulable.contains(&uid) && wants_scheduling(&pod) {
                     candidates.push(pod);
@@ -75,12 +76,8 @@ impl Scheduler {
         // The scheduler's pod informer skips terminal pods (`scheduler.go`, field selector
         // `status.phase!=Succeeded,status.phase!=Failed`).
         let assigned = |stored: &Stored| stored.json.contains("\"nodeName\"");
-        let mut pods: Vec<Pod> = store
-            .list("pods", None, &assigned, None, None)
-            .items
-            .iter()
-            .map(|stored| decode::<Pod>(stored))
-            .collect::<Result<Vec<_>>>()?
+        let page = store.list("pods", None, &assigned, None, None);
+        let mut pods: Vec<Pod> = decode_all::<Pod>(page.items.iter().map(|stored| &**stored))
             .into_iter()
             .filter(|pod| pod_phase_class(pod) != PodPhaseClass::Terminal)
             .collect();

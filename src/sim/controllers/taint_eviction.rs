@@ -17,10 +17,11 @@ use k8s_openapi::{
 use serde_json::json;
 
 use super::{
-    Env, Error, Key, Result, Wake, decode,
+    Env, Error, Key, Result, Wake,
     events::{EventType, Involved, Source},
     scheduler::set_condition,
     timestamp,
+    undecodable::decode_or_skip,
 };
 use crate::{
     k8s::taints::{TaintEffect, find_untolerated_taint, tolerates_taint},
@@ -59,12 +60,12 @@ impl TaintEviction {
         if nodes_changed {
             let bound = |stored: &Stored| stored.json.contains("\"nodeName\"");
             for stored in env.ctx.store.list("pods", None, &bound, None, None).items {
-                pods.push(decode(&stored)?);
+                pods.extend(decode_or_skip::<Pod>(&stored));
             }
         } else {
             for (namespace, name) in changed {
                 if let Some(stored) = env.ctx.store.get("pods", namespace, name) {
-                    pods.push(decode(&stored)?);
+                    pods.extend(decode_or_skip::<Pod>(&stored));
                 }
             }
         }
