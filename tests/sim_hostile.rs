@@ -763,3 +763,61 @@ mod router_properties {
         }
     }
 }
+
+#[tokio::test]
+async fn out_of_range_values_and_changes_to_immutable_fields_are_refused_through_the_router() {
+    let sim = with_target().await;
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i",
+        "ports": [{"containerPort": 70000}]}]}});
+    let quota = json!({"metadata": {"name": "q"}, "spec": {"hard": {"cpu": "-1"}}});
+    let node = json!({"metadata": {"name": "n"}, "spec": {"podCIDR": "10.0.0.0/40"}});
+    // (uri, body, the field of the first cause)
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("/api/v1/namespaces/default/pods", pod, "spec.containers[0].ports[0].containerPort"),
+        ("/api/v1/namespaces/default/resourcequotas", quota, "spec.hard[cpu]"),
+        ("/api/v1/nodes", node, "spec.podCIDRs[0]"),
+    ];
+    for (uri, body, field) in cases {
+        let (code, status) = call(&sim, "POST", uri, "application/json", body.to_string()).await;
+        assert_eq!(code, 422, "{uri} {body}: {status}");
+        assert_eq!(status["details"]["causes"][0]["field"], field, "{status}");
+    }
+
+    const JOBS: &str = "/apis/batch/v1/namespaces/default/jobs";
+    let job = json!({"metadata": {"name": "train"}, "spec": {"template": {"spec": {
+        "containers": [{"name": "main", "image": "cuda:12"}], "restartPolicy": "Never"}}}});
+    let (code, status) = call(&sim, "POST", JOBS, "application/json", job.to_string()).await;
+    assert_eq!(code, 201, "{status}");
+    let patch =
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "cuda:13"}]}}}});
+    let (code, status) = call(
+        &sim,
+        "PATCH",
+        &format!("{JOBS}/train"),
+        "application/strategic-merge-patch+json",
+        patch.to_string(),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "Job.batch \"train\" is invalid: spec.template: Invalid value: core.PodTemplateSpec{…}: field is immutable"
+    );
+
+    let frozen = json!({"metadata": {"name": "frozen"}, "immutable": true, "data": {"k": "v"}});
+    let (code, _) = call(&sim, "POST", CM, "application/json", frozen.to_string()).await;
+    assert_eq!(code, 201);
+    let (code, status) = call(
+        &sim,
+        "PATCH",
+        &format!("{CM}/frozen"),
+        "application/merge-patch+json",
+        json!({"data": {"k": "w"}}).to_string(),
+    )
+    .await;
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+}

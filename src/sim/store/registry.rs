@@ -50,6 +50,8 @@ fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<(
     admission::apply_defaults(rt, object);
     kind_admission::apply_defaults(rt, object);
     let mut causes = admission::validate(rt, object, old);
+    causes.extend(admission::ranges::validate(rt, object));
+    causes.extend(admission::immutable::validate(rt, object, old));
     causes.extend(kind_admission::validate(rt, object, old));
     if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
 }

@@ -1,4 +1,4 @@
-//! Admission before an object is stored: `defaults` (API defaults), then `validation` (422 causes).
+//! Admission before an object is stored: `defaults` (API defaults), then `validation`, `ranges` and `immutable` (422 causes).
 //!
 //! The registry runs [`apply_defaults`] then [`validate`] inside its write, in upstream's order
 //! (`k8s.io/apiserver/pkg/registry/rest/create.go` `BeforeCreate`: defaulting happens at decode,
@@ -7,6 +7,8 @@
 use crate::sim::resources::ResourceType;
 
 mod defaults;
+pub mod immutable;
+pub mod ranges;
 mod validation;
 
 pub(crate) use defaults::default_template;

@@ -12,13 +12,13 @@ use crate::{
     sim::resources::ResourceType,
 };
 
-fn required(field: impl Into<String>, detail: &str) -> Cause {
+pub(super) fn required(field: impl Into<String>, detail: &str) -> Cause {
     let message =
         if detail.is_empty() { "Required value".to_string() } else { format!("Required value: {detail}") };
     Cause { reason: "FieldValueRequired".into(), message, field: field.into() }
 }
 
-fn invalid(field: impl Into<String>, bad_value: &str, detail: &str) -> Cause {
+pub(super) fn invalid(field: impl Into<String>, bad_value: &str, detail: &str) -> Cause {
     Cause {
         reason: "FieldValueInvalid".into(),
         message: format!("Invalid value: {bad_value}: {detail}"),
@@ -36,7 +36,7 @@ fn not_supported(field: impl Into<String>, bad_value: &Value, supported: &[&str]
 }
 
 /// A bad value as `ErrorBody` prints simple types: strings quoted, numbers and bools bare.
-fn go_value(value: &Value) -> String {
+pub(super) fn go_value(value: &Value) -> String {
     match value {
         Value::String(s) => format!("{s:?}"),
         Value::Null => "null".into(),
@@ -212,7 +212,7 @@ pub(crate) fn validate_workload(object: &Value, old: Option<&Value>, causes: &mu
 }
 
 /// `%#v` of a `*metav1.LabelSelector` as `field.Invalid` prints it.
-fn go_label_selector(selector: &Value) -> String {
+pub(super) fn go_label_selector(selector: &Value) -> String {
     let labels = selector.get("matchLabels").and_then(Value::as_object);
     let expressions = match selector.get("matchExpressions").and_then(Value::as_array) {
         Some(items) if !items.is_empty() => {
@@ -339,7 +339,7 @@ fn validate_resources(resources: Option<&Value>, path: &str, causes: &mut Vec<Ca
     }
 }
 
-fn validate_quantity(name: &str, quantity: &Value, path: &str, causes: &mut Vec<Cause>) {
+pub(super) fn validate_quantity(name: &str, quantity: &Value, path: &str, causes: &mut Vec<Cause>) {
     let text = quantity_text(quantity);
     let Ok(quantity) = text.parse::<Quantity>() else {
         causes.push(invalid(
