@@ -240,6 +240,20 @@ pub fn canonical(text: &str) -> Result<String> {
     Ok(quantity.canonical_string(format))
 }
 
+/// A quantity sent as a JSON number (`"nvidia.com/gpu": 1` from YAML) as the API server stores
+/// it: decoded into a `resource.Quantity` and serialised in canonical form (`1000` → `1k`,
+/// `0.5` → `500m`); a number that is no quantity keeps its JSON spelling.
+///
+/// ```
+/// use lab_runner::k8s::quantity::json_number_text;
+/// assert_eq!(json_number_text(&serde_json::Number::from_f64(0.5).unwrap()), "500m");
+/// assert_eq!(json_number_text(&serde_json::Number::from(2000)), "2k");
+/// ```
+pub fn json_number_text(number: &serde_json::Number) -> String {
+    let text = number.to_string();
+    canonical(&text).unwrap_or(text)
+}
+
 impl Quantity {
     fn canonical_string(self, format: Format) -> String {
         if self.nanos == 0 {

@@ -429,10 +429,93 @@ pub fn fits_request(
     reasons
 }
 
+/// `ComputePodQOS` (`pkg/apis/core/helper/qos/qos.go`) over a pod spec as JSON: only cpu and
+/// memory count, and only positive quantities, summed over containers and init containers;
+/// BestEffort when none is set, Guaranteed when every container limits both and the summed
+/// requests equal the summed limits, Burstable otherwise. A request left out defaults to its
+/// limit first (`SetDefaults_Pod` runs before the QoS class is computed).
+pub fn qos_class(spec: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    fn positive(list: &Value) -> BTreeMap<&str, Quantity> {
+        list.as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| matches!(name.as_str(), "cpu" | "memory"))
+            .filter_map(|(name, value)| Some((name.as_str(), Quantity::from_json(value).ok()?)))
+            .filter(|(_, quantity)| *quantity > Quantity::ZERO)
+            .collect()
+    }
+    fn add<'a>(total: &mut BTreeMap<&'a str, Quantity>, name: &'a str, quantity: Quantity) {
+        let sum = total.get(name).map_or(Some(quantity), |t| t.checked_add(quantity));
+        total.insert(name, sum.unwrap_or(quantity));
+    }
+    let (mut requests, mut limits) = (BTreeMap::new(), BTreeMap::new());
+    let mut guaranteed = true;
+    let containers =
+        ["containers", "initContainers"].into_iter().filter_map(|list| spec[list].as_array()).flatten();
+    for container in containers {
+        let resources = &container["resources"];
+        let limited = positive(&resources["limits"]);
+        let mut requested = positive(&resources["requests"]);
+        for (name, limit) in &limited {
+            if resources["requests"].get(*name).is_none() {
+                requested.insert(name, *limit);
+            }
+        }
+        if !(limited.contains_key("cpu") && limited.contains_key("memory")) {
+            guaranteed = false;
+        }
+        for (name, quantity) in requested {
+            add(&mut requests, name, quantity);
+        }
+        for (name, quantity) in limited {
+            add(&mut limits, name, quantity);
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        "BestEffort"
+    } else if guaranteed
+        && requests.len() == limits.len()
+        && requests.iter().all(|(n, r)| limits.get(n) == Some(r))
+    {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{NodeStatus, PodStatus, ResourceRequirements};
+
+    #[test]
+    fn qos_classes_are_compute_pod_qos() {
+        use serde_json::json;
+        let cases = [
+            (json!({"containers": [{"name": "a"}]}), "BestEffort"),
+            (json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}), "Guaranteed"),
+            (json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]}), "Burstable"),
+            // Quantities compare by value, not spelling; zeros and other resources do not count.
+            (
+                json!({"containers": [{"resources": {"requests": {"cpu": "1000m", "memory": "1Gi"},
+                    "limits": {"cpu": 1, "memory": "1024Mi", "nvidia.com/gpu": "1"}}}]}),
+                "Guaranteed",
+            ),
+            (
+                json!({"containers": [{"resources": {"requests": {"cpu": "0"}, "limits": {"nvidia.com/gpu": "1"}}}]}),
+                "BestEffort",
+            ),
+            (
+                json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+                    "initContainers": [{"resources": {"requests": {"cpu": "1"}}}]}),
+                "Burstable",
+            ),
+        ];
+        for (spec, expected) in cases {
+            assert_eq!(qos_class(&spec), expected, "{spec}");
+        }
+    }
 
     fn list(pairs: &[(&str, &str)]) -> BTreeMap<String, ApiQuantity> {
         pairs.iter().map(|(k, v)| (k.to_string(), ApiQuantity(v.to_string()))).collect()

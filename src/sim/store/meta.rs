@@ -86,7 +86,7 @@ pub fn reset_status_for_create(group_resource: &str, has_status: bool, object: &
     match group_resource {
         "nodes" => {}
         "pods" => {
-            let qos = qos_class(map.get("spec").unwrap_or(&Value::Null));
+            let qos = crate::k8s::resources::qos_class(map.get("spec").unwrap_or(&Value::Null));
             map.insert("status".into(), serde_json::json!({"phase": "Pending", "qosClass": qos}));
         }
         "namespaces" => {
@@ -114,35 +114,6 @@ pub fn label_namespace_name(namespace: &mut Map<String, Value>) {
     }
     if let Some(labels) = metadata.get_mut("labels").and_then(Value::as_object_mut) {
         labels.insert("kubernetes.io/metadata.name".into(), name);
-    }
-}
-
-/// Upstream `qos.GetPodQOS` for cpu and memory: Guaranteed when every container has limits for
-/// both equal to its requests, BestEffort with no requests or limits at all, else Burstable.
-fn qos_class(spec: &Value) -> &'static str {
-    let containers: Vec<&Value> =
-        ["initContainers", "containers"].iter().filter_map(|key| spec[*key].as_array()).flatten().collect();
-    let mut any_set = false;
-    let mut guaranteed = true;
-    for container in &containers {
-        let requests = &container["resources"]["requests"];
-        let limits = &container["resources"]["limits"];
-        for resource in ["cpu", "memory"] {
-            let (request, limit) = (&requests[resource], &limits[resource]);
-            if !request.is_null() || !limit.is_null() {
-                any_set = true;
-            }
-            // A missing request defaults to the limit.
-            let request = if request.is_null() { limit } else { request };
-            if limit.is_null() || request != limit {
-                guaranteed = false;
-            }
-        }
-    }
-    match (any_set, guaranteed) {
-        (false, _) => "BestEffort",
-        (true, true) => "Guaranteed",
-        (true, false) => "Burstable",
     }
 }
 
@@ -176,7 +147,7 @@ fn walk(value: &mut Value, in_quantity_map: bool) {
         Value::Object(map) => {
             for (key, child) in map.iter_mut() {
                 if in_quantity_map && let Value::Number(number) = child {
-                    *child = Value::String(quantity_text(number));
+                    *child = Value::String(crate::k8s::quantity::json_number_text(number));
                     continue;
                 }
                 walk(child, QUANTITY_MAPS.contains(&key.as_str()) && child.is_object());
@@ -184,23 +155,6 @@ fn walk(value: &mut Value, in_quantity_map: bool) {
         }
         Value::Array(items) => items.iter_mut().for_each(|item| walk(item, false)),
         _ => {}
-    }
-}
-
-fn quantity_text(number: &serde_json::Number) -> String {
-    if number.is_i64() || number.is_u64() {
-        return number.to_string();
-    }
-    let float = number.as_f64().unwrap_or_default();
-    let millis = float * 1000.0;
-    if millis.fract() == 0.0 && millis.abs() < 1e15 {
-        if (millis / 1000.0).fract() == 0.0 {
-            format!("{}", millis as i64 / 1000)
-        } else {
-            format!("{}m", millis as i64)
-        }
-    } else {
-        number.to_string()
     }
 }
 
@@ -221,15 +175,6 @@ mod tests {
             json!({"nvidia.com/gpu": "1", "cpu": "500m"})
         );
         assert_eq!(pod["spec"]["terminationGracePeriodSeconds"], json!(30));
-    }
-
-    #[test]
-    fn qos_classes() {
-        assert_eq!(qos_class(&json!({"containers": [{"name": "a"}]})), "BestEffort");
-        let g = json!({"containers": [{"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]});
-        assert_eq!(qos_class(&g), "Guaranteed");
-        let b = json!({"containers": [{"resources": {"requests": {"cpu": "1"}}}]});
-        assert_eq!(qos_class(&b), "Burstable");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::sim::resources::ResourceType;
+use crate::{k8s::quantity::json_number_text, sim::resources::ResourceType};
 
 fn object_mut<'a>(parent: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
     let map = parent.as_object_mut()?;
@@ -36,7 +36,7 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
                 default_requests_from_limits(spec);
                 default_pod_admission(spec);
             }
-            let qos = qos_class(object);
+            let qos = crate::k8s::resources::qos_class(&object["spec"]);
             if let Some(status) = object_mut(object, "status") {
                 default_key(status, "phase", json!("Pending"));
                 default_key(status, "qosClass", json!(qos));
@@ -347,47 +347,6 @@ fn default_pod_admission(spec: &mut Map<String, Value>) {
     }
 }
 
-/// `GetPodQOS`: Guaranteed when every container's cpu and memory requests equal limits,
-/// BestEffort when nothing is requested or limited, Burstable otherwise.
-fn qos_class(pod: &Value) -> &'static str {
-    let containers: Vec<&Value> = ["initContainers", "containers"]
-        .iter()
-        .filter_map(|list| pod.pointer(&format!("/spec/{list}")).and_then(Value::as_array))
-        .flatten()
-        .collect();
-    let mut any = false;
-    let mut guaranteed = true;
-    for container in &containers {
-        let requests = container.pointer("/resources/requests").and_then(Value::as_object);
-        let limits = container.pointer("/resources/limits").and_then(Value::as_object);
-        for resource in ["cpu", "memory"] {
-            let request = requests.and_then(|r| r.get(resource));
-            let limit = limits.and_then(|l| l.get(resource));
-            if request.is_some() || limit.is_some() {
-                any = true;
-            }
-            if limit.is_none() || request.is_some_and(|r| Some(r) != limit) {
-                guaranteed = false;
-            }
-        }
-    }
-    if !any {
-        "BestEffort"
-    } else if guaranteed && !containers.is_empty() {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
-}
-
-/// Quantities sent as JSON numbers (`"nvidia.com/gpu": 1` from YAML) become strings, as the
-/// real server's `resource.Quantity` serialises them: in canonical form (`1000` → `1k`,
-/// `0.5` → `500m`).
-pub fn quantity_string(number: &serde_json::Number) -> String {
-    let text = number.to_string();
-    crate::k8s::quantity::canonical(&text).unwrap_or(text)
-}
-
 /// Every quantity in a `map` (requests, limits, hard, …) in the spelling the API server stores:
 /// numbers become strings and strings their canonical form (`cpu: "0.5"` is stored as `500m`,
 /// so, as upstream, re-applying such a manifest says `configured`). Malformed strings stay as
@@ -396,7 +355,7 @@ fn normalize_map(map: Option<&mut Value>) {
     if let Some(Value::Object(map)) = map {
         for value in map.values_mut() {
             match value {
-                Value::Number(n) => *value = Value::String(quantity_string(n)),
+                Value::Number(n) => *value = Value::String(json_number_text(n)),
                 Value::String(text) => {
                     if let Ok(canonical) = crate::k8s::quantity::canonical(text) {
                         *text = canonical;
@@ -547,11 +506,5 @@ mod tests {
         assert_eq!(spec["template"]["spec"].get("nodeName"), None);
         assert_eq!(spec["template"]["spec"]["containers"][0].get("tty"), None);
         assert_eq!(spec["template"]["spec"]["containers"][0]["stdin"], true);
-    }
-
-    #[test]
-    fn yaml_numbers_print_as_quantities() {
-        assert_eq!(quantity_string(&serde_json::Number::from_f64(0.5).unwrap()), "500m");
-        assert_eq!(quantity_string(&serde_json::Number::from(2)), "2");
     }
 }

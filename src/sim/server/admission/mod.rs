@@ -12,7 +12,7 @@ pub mod ranges;
 mod validation;
 
 pub(crate) use defaults::default_template;
-pub use defaults::{apply_defaults, normalize_quantities, pull_policy_for, quantity_string};
+pub use defaults::{apply_defaults, normalize_quantities, pull_policy_for};
 pub use validation::validate;
 pub(crate) use validation::{validate_template_restart_policy, validate_workload};
 

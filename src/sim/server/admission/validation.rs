@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Cause, defaults::quantity_string};
+use super::Cause;
 use crate::{
     k8s::{quantity::Quantity, selector::json_selector_matches},
     sim::resources::ResourceType,
@@ -286,7 +286,7 @@ fn is_hugepages(resource: &str) -> bool {
 fn quantity_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
-        Value::Number(n) => quantity_string(n),
+        Value::Number(n) => crate::k8s::quantity::json_number_text(n),
         other => other.to_string(),
     }
 }
