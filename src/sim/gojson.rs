@@ -42,7 +42,11 @@ pub fn sorted(value: Value) -> Value {
 struct GoFormatter;
 
 impl Formatter for GoFormatter {
-    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()> {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
         let bytes = fragment.as_bytes();
         let mut start = 0;
         let mut index = 0;
@@ -52,8 +56,12 @@ impl Formatter for GoFormatter {
                 b'>' => (b"\\u003e", 1),
                 b'&' => (b"\\u0026", 1),
                 // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
-                0xE2 if bytes.get(index + 1) == Some(&0x80) && bytes.get(index + 2) == Some(&0xA8) => (b"\\u2028", 3),
-                0xE2 if bytes.get(index + 1) == Some(&0x80) && bytes.get(index + 2) == Some(&0xA9) => (b"\\u2029", 3),
+                0xE2 if bytes.get(index + 1) == Some(&0x80) && bytes.get(index + 2) == Some(&0xA8) => {
+                    (b"\\u2028", 3)
+                }
+                0xE2 if bytes.get(index + 1) == Some(&0x80) && bytes.get(index + 2) == Some(&0xA9) => {
+                    (b"\\u2029", 3)
+                }
                 _ => {
                     index += 1;
                     continue;
@@ -83,6 +91,9 @@ mod tests {
     #[test]
     fn keys_are_sorted_bytewise_at_every_depth() {
         let value = json!({"spec": {"b": 1, "$patch": "replace", "A": [{"z": null, "a": true}]}, "a": 2});
-        assert_eq!(to_string(&sorted(value)), r#"{"a":2,"spec":{"$patch":"replace","A":[{"a":true,"z":null}],"b":1}}"#);
+        assert_eq!(
+            to_string(&sorted(value)),
+            r#"{"a":2,"spec":{"$patch":"replace","A":[{"a":true,"z":null}],"b":1}}"#
+        );
     }
 }

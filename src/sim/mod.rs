@@ -4,6 +4,7 @@ pub mod auth;
 pub mod clock;
 pub mod controllers;
 pub mod crd;
+pub mod cron;
 pub mod gojson;
 pub mod gpu;
 pub mod harness;

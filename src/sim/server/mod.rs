@@ -8,6 +8,7 @@ pub mod admission;
 pub mod api;
 pub mod authz;
 pub mod discovery;
+pub mod eviction;
 pub mod fieldvalidation;
 pub mod kind_admission;
 pub mod managedfields;
