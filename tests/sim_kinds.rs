@@ -329,3 +329,178 @@ fn a_persistent_volume_claim_is_stored_and_listed_as_kubectl_shows_it() {
     }
     same_for_every_client(transcripts, "persistent_volume_claim");
 }
+
+const DAEMON_SET: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels: {app: agent}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers:
+      - name: main
+        image: nginx:1.26
+        command: [sh, -c, 'sleep 1 && exec nginx -g \"daemon off;\"']
+";
+
+#[test]
+fn rollout_undo_of_a_daemon_set_compares_revisions_as_kubectl_does() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "2"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let manifest = session.manifest("agent.yaml", DAEMON_SET);
+        session.ok(&format!("apply -f {manifest}"));
+        session.wait("rollout status ds/agent --timeout=120s");
+        session.ok("set image ds/agent main=nginx:1.27");
+        session.wait("rollout status ds/agent --timeout=120s");
+        session.ok("rollout history ds/agent");
+        session.ok("rollout history ds/agent --revision=1");
+        // kubectl compares the revision's data bytes with its own json.Marshal of the
+        // DaemonSet's template (`daemonSetMatch`): the revision must hold Go's bytes (sorted
+        // keys, `$patch` first, `&` as \u0026, the typed zero fields).
+        let undo_current = session.run("rollout undo ds/agent --to-revision=2");
+        assert!(undo_current.status.success(), "{}", stderr(&undo_current));
+        session.ok("rollout undo ds/agent --to-revision=1");
+        session.wait("rollout status ds/agent --timeout=120s");
+        session.ok("get ds agent -o jsonpath={.spec.template.spec.containers[0].image}");
+        session.ok("rollout history ds/agent");
+        let mut transcript = session.finish();
+        if client.version == "1.37" {
+            // kubectl 1.37's apimachinery omits the zero creationTimestamp and resources
+            // (`omitzero`), so its bytes differ from a 1.33 controller's: against a real 1.33
+            // cluster it too says "rolled back" (and the patch changes nothing).
+            let rolled =
+                "$ kubectl rollout undo ds/agent --to-revision=2\ndaemonset.apps/agent rolled back\n";
+            assert!(transcript.contains(rolled), "{transcript}");
+            transcript = transcript.replace(
+                rolled,
+                "$ kubectl rollout undo ds/agent --to-revision=2\ndaemonset.apps/agent skipped rollback (current template already matches revision 2)\n",
+            );
+            // kubectl 1.37 also warns, client-side, that an undo leaves the last-applied
+            // annotation as it is.
+            let warning = "Warning: resource daemonsets/agent was previously managed with 'kubectl apply'. Rolling back will not update the kubectl.kubernetes.io/last-applied-configuration annotation, which may cause unexpected behavior on future 'kubectl apply' operations. Consider using 'kubectl apply' with your previous configuration file instead.\n";
+            assert!(transcript.contains(warning), "{transcript}");
+            transcript = transcript.replace(warning, "");
+        }
+        transcripts.push((client.version, transcript));
+    }
+    same_for_every_client(transcripts, "daemon_set_rollout_undo");
+}
+
+const EVICTION: &str =
+    r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"POD","namespace":"NAMESPACE"}}"#;
+
+/// Two replicas labelled per client (`run: VERSION`), so one client's drain never selects
+/// another's pods.
+const WEB: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {run: VERSION}
+  template:
+    metadata:
+      labels: {run: VERSION}
+    spec:
+      containers:
+      - {name: nginx, image: nginx}
+";
+
+#[test]
+fn a_disruption_budget_blocks_an_eviction_and_drain_honours_it() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "2"]);
+    let suffix = regex::Regex::new("node-debugger-NODE-[a-z0-9]{5}").unwrap();
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let run = format!("v{}", client.version.replace('.', "-"));
+        let manifest = session.manifest("web.yaml", &WEB.replace("VERSION", &run));
+        session.ok(&format!("apply -f {manifest}"));
+        session.wait("rollout status deployment/web --timeout=120s");
+        // kubectl's generator sends a protobuf body.
+        session.ok(&format!("create pdb web --selector=run={run} --min-available=2"));
+        session.wait("wait --for=jsonpath={.status.currentHealthy}=2 pdb/web --timeout=60s");
+        session.ok("get pdb web");
+        session.ok("get pdb web -o jsonpath={.status.currentHealthy}/{.status.desiredHealthy}/{.status.expectedPods}/{.status.disruptionsAllowed}");
+        let pod =
+            stdout(&session.quiet(&format!("get pods -l run={run} -o jsonpath={{.items[0].metadata.name}}")))
+                .trim()
+                .to_string();
+        let eviction = EVICTION.replace("POD", &pod).replace("NAMESPACE", &session.namespace);
+        let file = session.manifest("eviction.json", &eviction);
+        session.run(&format!(
+            "create --raw /api/v1/namespaces/{}/pods/{pod}/eviction -f {file}",
+            session.namespace
+        ));
+        session.ok("patch pdb web --type=merge -p {\"spec\":{\"minAvailable\":1}}");
+        session.wait("wait --for=jsonpath={.status.disruptionsAllowed}=1 pdb/web --timeout=60s");
+        session.ok("get pdb web");
+        // Drain the node of one pod: its eviction takes the one disruption; a second pod on the
+        // same node waits (429, retried every 5 s by kubectl) until the replacement is Ready.
+        let node = stdout(&session.quiet(&format!("get pod {pod} -o jsonpath={{.spec.nodeName}}")))
+            .trim()
+            .to_string();
+        let drain = session
+            .quiet(&format!("drain {node} --pod-selector=run={run} --ignore-daemonsets --timeout=120s"));
+        assert!(drain.status.success(), "drain: {}{}", stdout(&drain), stderr(&drain));
+        assert!(stdout(&drain).contains(&format!("node/{node} drained")), "{}", stdout(&drain));
+        session
+            .transcript
+            .push_str("$ kubectl drain NODE --pod-selector=run=RUN --ignore-daemonsets\n[drained]\n\n");
+        session.wait("wait --for=jsonpath={.status.currentHealthy}=2 pdb/web --timeout=120s");
+        let on_drained = stdout(
+            &session.quiet(&format!("get pods -l run={run} --field-selector=spec.nodeName={node} -o name")),
+        );
+        assert_eq!(on_drained.trim(), "", "pods left on the drained node");
+        session.ok(&format!("uncordon {node}"));
+        // Not recorded: kubectl 1.37 words the deletion otherwise.
+        assert!(session.quiet("delete deployment web").status.success());
+        // No process runs on a simulated node: its debugging pod is refused, at once.
+        session.run(&format!("debug node/{node} --image=busybox --profile=general"));
+        let transcript = session.finish().replace(&pod, "POD").replace(&node, "NODE").replace(&run, "RUN");
+        let transcript = suffix.replace_all(&transcript, "node-debugger-NODE-xxxxx").into_owned();
+        transcripts.push((client.version, transcript));
+    }
+    same_for_every_client(transcripts, "disruption_budget_and_drain");
+}
+
+#[test]
+fn a_cron_job_is_created_listed_and_instantiated_by_hand() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "1"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        // kubectl's generator sends a protobuf body.
+        session.ok("create cronjob nightly --image=nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0 --schedule=@daily");
+        session.run("create cronjob broken --image=busybox --schedule=61");
+        session.ok("get cronjobs");
+        session.ok("get cj nightly -o wide");
+        session.ok("get cj nightly -o jsonpath={.spec.concurrencyPolicy}/{.spec.suspend}/{.spec.successfulJobsHistoryLimit}/{.spec.jobTemplate.spec.template.spec.restartPolicy}");
+        session.ok("create job manual --from=cronjob/nightly");
+        session.wait("wait --for=condition=complete job/manual --timeout=120s");
+        session.ok("get job manual -o jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.annotations.cronjob\\.kubernetes\\.io/instantiate}");
+        session.ok("patch cj nightly --type=merge -p {\"spec\":{\"suspend\":true}}");
+        session.ok("get cj nightly");
+        transcripts.push((client.version, session.finish()));
+    }
+    same_for_every_client(transcripts, "cron_job");
+}

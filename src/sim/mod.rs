@@ -3,6 +3,8 @@
 pub mod auth;
 pub mod clock;
 pub mod controllers;
+pub mod cron;
+pub mod gojson;
 pub mod gpu;
 pub mod harness;
 pub mod kubeconfig;

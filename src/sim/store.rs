@@ -177,7 +177,8 @@ impl Stored {
             group_resource: group_resource.to_string(),
             namespace: value["metadata"]["namespace"].as_str().unwrap_or_default().to_string(),
             name: value["metadata"]["name"].as_str().unwrap_or_default().to_string(),
-            json: serde_json::to_string(value)?.into(),
+            // Go's bytes, as kube-apiserver serves them (see `gojson`).
+            json: crate::sim::gojson::to_string(value).into(),
             labels: selector::labels_of(value),
             fields: selector::selectable_fields(group_resource, value),
         })

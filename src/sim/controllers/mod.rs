@@ -37,8 +37,10 @@ use super::{
 };
 
 pub mod config;
+mod cronjob;
 mod daemonset;
 mod deployment;
+mod disruption;
 pub mod events;
 mod gc;
 pub mod job;
@@ -114,6 +116,10 @@ pub struct Types {
     pub jobs: ResourceType,
     /// apps/v1 statefulsets.
     pub statefulsets: ResourceType,
+    /// policy/v1 poddisruptionbudgets.
+    pub poddisruptionbudgets: ResourceType,
+    /// batch/v1 cronjobs.
+    pub cronjobs: ResourceType,
 }
 
 impl Types {
@@ -130,7 +136,9 @@ impl Types {
             replicasets: find("apps", "replicasets")?,
             deployments: find("apps", "deployments")?,
             statefulsets: find("apps", "statefulsets")?,
+            poddisruptionbudgets: find("policy", "poddisruptionbudgets")?,
             jobs: resources::find(all, "batch", "v1", "jobs").cloned().ok_or(Error::MissingType("jobs"))?,
+            cronjobs: find("batch", "cronjobs")?,
         })
     }
 }
@@ -185,6 +193,10 @@ pub(crate) enum Wake {
     Gpu,
     /// Events reach their TTL.
     EventTtl,
+    /// A CronJob is synced again (its next scheduled time).
+    CronJob(Key),
+    /// The budgets of a namespace are synced again (an eviction's two-minute timeout).
+    Disruption(String),
 }
 
 /// The timer queue.
@@ -218,6 +230,9 @@ struct Dirty {
     deployments: BTreeSet<Key>,
     jobs: BTreeSet<Key>,
     statefulsets: BTreeSet<Key>,
+    cronjobs: BTreeSet<Key>,
+    /// Namespaces whose PodDisruptionBudgets are synced.
+    budgets: BTreeSet<String>,
     retry_unschedulable: bool,
     nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
@@ -235,6 +250,8 @@ impl Dirty {
             && self.deployments.is_empty()
             && self.jobs.is_empty()
             && self.statefulsets.is_empty()
+            && self.budgets.is_empty()
+            && self.cronjobs.is_empty()
             && !self.retry_unschedulable
             && !self.nodes_changed
             && self.deleted_owners.is_empty()
@@ -283,6 +300,8 @@ pub struct Controllers {
     deployments: deployment::Deployments,
     jobs: job::Jobs,
     statefulsets: statefulset::StatefulSets,
+    disruption: disruption::Disruption,
+    cronjobs: cronjob::CronJobs,
     gc: gc::Collector,
     quotas: quota::QuotaStatus,
     nodes: Option<Arc<Vec<Node>>>,
@@ -320,6 +339,8 @@ impl Controllers {
             deployments: deployment::Deployments,
             jobs: job::Jobs,
             statefulsets: statefulset::StatefulSets,
+            disruption: disruption::Disruption,
+            cronjobs: cronjob::CronJobs,
             gc: gc::Collector::default(),
             quotas: quota::QuotaStatus::default(),
             nodes: None,
@@ -404,10 +425,14 @@ impl Controllers {
             ("deployments.apps", &mut self.dirty.deployments),
             ("jobs.batch", &mut self.dirty.jobs),
             ("statefulsets.apps", &mut self.dirty.statefulsets),
+            ("cronjobs.batch", &mut self.dirty.cronjobs),
         ] {
             for stored in store.list(group_resource, None, &all, None, None).items {
                 into.insert((stored.namespace.clone(), stored.name.clone()));
             }
+        }
+        for stored in store.list("poddisruptionbudgets.policy", None, &all, None, None).items {
+            self.dirty.budgets.insert(stored.namespace.clone());
         }
         if let Ok(counts) = store.count_by_type() {
             for (group_resource, _) in counts {
@@ -451,6 +476,7 @@ impl Controllers {
             "leases.coordination.k8s.io" => return,
             "pods" => {
                 self.dirty.pods.insert(key.clone());
+                self.dirty.budgets.insert(key.0.clone());
                 self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
                 let value: Value = serde_json::from_str(&object.json).unwrap_or(Value::Null);
                 let terminal = matches!(value["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
@@ -500,15 +526,29 @@ impl Controllers {
             }
             "deployments.apps" => {
                 self.dirty.deployments.insert(key.clone());
+                self.dirty.budgets.insert(key.0.clone());
+            }
+            "poddisruptionbudgets.policy" => {
+                self.dirty.budgets.insert(key.0.clone());
             }
             "jobs.batch" => {
                 self.dirty.jobs.insert(key.clone());
+                if let Ok(value) = serde_json::from_str::<Value>(&object.json)
+                    && let Some(owner) = controller_of(&value)
+                {
+                    self.owner_changed(&key.0, owner);
+                }
+            }
+            "cronjobs.batch" => {
+                self.dirty.cronjobs.insert(key.clone());
             }
             "statefulsets.apps" => {
                 self.dirty.statefulsets.insert(key.clone());
+                self.dirty.budgets.insert(key.0.clone());
             }
             "replicasets.apps" => {
                 self.dirty.replicasets.insert(key.clone());
+                self.dirty.budgets.insert(key.0.clone());
                 match serde_json::from_str::<Value>(&object.json).ok().as_ref().and_then(controller_of) {
                     Some(owner) => self.owner_changed(&key.0, owner),
                     None => self.orphan_changed(&key.0),
@@ -549,6 +589,7 @@ impl Controllers {
             "Deployment" => self.dirty.deployments.insert(key),
             "Job" => self.dirty.jobs.insert(key),
             "StatefulSet" => self.dirty.statefulsets.insert(key),
+            "CronJob" => self.dirty.cronjobs.insert(key),
             _ => false,
         };
     }
@@ -600,6 +641,8 @@ impl Controllers {
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
                 Wake::Deployment(key) => self.dirty.deployments.insert(key),
                 Wake::Job(key) => self.dirty.jobs.insert(key),
+                Wake::Disruption(namespace) => self.dirty.budgets.insert(namespace),
+                Wake::CronJob(key) => self.dirty.cronjobs.insert(key),
                 Wake::Gpu => {
                     self.dirty.gpu = true;
                     true
@@ -664,10 +707,17 @@ impl Controllers {
         for key in &dirty.statefulsets {
             report(self.statefulsets.sync(&mut env, key));
         }
+        for key in &dirty.cronjobs {
+            report(self.cronjobs.sync(&mut env, key));
+        }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
         report(self.kubelet.run(&mut env, &dirty.pods, &mut self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
+        // After the kubelet, so a pod's readiness counts in the same step.
+        for namespace in &dirty.budgets {
+            report(self.disruption.sync_namespace(&mut env, namespace));
+        }
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {
             match self.gpu.sync(&state.store, &self.types.nodes, &config.gpus, now) {

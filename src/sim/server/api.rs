@@ -103,6 +103,15 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let path = ResourcePath::parse(parts.uri.path()).ok_or_else(ApiError::no_such_resource)?;
     let query = Query::from_uri(&parts.uri)?;
     let scale = path.subresource.as_deref() == Some("scale");
+    if path.subresource.as_deref() == Some("eviction") && path.group.is_empty() && path.plural == "pods" {
+        let (Some(namespace), Some(name)) = (path.namespace.as_deref(), path.name.as_deref()) else {
+            return Err(ApiError::no_such_resource());
+        };
+        if parts.method != Method::POST {
+            return Err(ApiError::method_not_allowed());
+        }
+        return super::eviction::serve(&state, namespace, name, &query, &parts.headers, body).await;
+    }
     let target = resolve(&state, path)?;
     if scale {
         let (namespace, name) = (target.namespace(), target.name());

@@ -43,6 +43,38 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
                 object["spec"]["volumeMode"] = json!("Filesystem");
             }
         }
+        // batch/v1 `SetDefaults_CronJob`; the job template's pod spec gets the pod defaults
+        // (the generated defaulter), not the Job's own.
+        ("batch", "CronJob") => {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                for (key, value) in [
+                    ("concurrencyPolicy", json!("Allow")),
+                    ("suspend", json!(false)),
+                    ("successfulJobsHistoryLimit", json!(3)),
+                    ("failedJobsHistoryLimit", json!(1)),
+                ] {
+                    if spec.get(key).is_none_or(Value::is_null) {
+                        spec.insert(key.into(), value);
+                    }
+                }
+                if let Some(job_spec) =
+                    spec.get_mut("jobTemplate").and_then(|t| t.get_mut("spec")).and_then(Value::as_object_mut)
+                {
+                    admission::default_template(job_spec);
+                }
+            }
+        }
+        // policy/v1: the create strategy resets the status; Go writes its four counters.
+        ("policy", "PodDisruptionBudget") => {
+            if !object["status"].is_object() {
+                object["status"] = json!({});
+            }
+            for key in ["disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"] {
+                if object["status"][key].is_null() {
+                    object["status"][key] = json!(0);
+                }
+            }
+        }
         // scheduling/v1 `SetDefaults_PriorityClass`.
         ("scheduling.k8s.io", "PriorityClass") if object["preemptionPolicy"].is_null() => {
             object["preemptionPolicy"] = json!("PreemptLowerPriority");
@@ -217,6 +249,8 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
     match (rt.group.as_str(), rt.kind.as_str()) {
         ("batch", "Job") => validate_completion_mode(&object["spec"], &mut causes),
         ("scheduling.k8s.io", "PriorityClass") => validate_priority_class(object, old, &mut causes),
+        ("batch", "CronJob") => validate_cron_job(&object["spec"], &mut causes),
+        ("policy", "PodDisruptionBudget") => validate_disruption_budget(&object["spec"], &mut causes),
         ("", "PersistentVolumeClaim") => {
             // `ValidatePersistentVolumeClaimSpec` (pkg/apis/core/validation/validation.go).
             let spec = &object["spec"];
@@ -338,6 +372,105 @@ fn validate_completion_mode(spec: &Value, causes: &mut Vec<Cause>) {
             message: format!("Unsupported value: {other:?}: supported values: \"NonIndexed\", \"Indexed\""),
             field: "spec.completionMode".into(),
         }),
+    }
+}
+
+/// `ValidateCronJobSpec` (pkg/apis/batch/validation/validation.go): the schedule parses
+/// (`validateScheduleFormat`), the time zone is known, the policy is supported, and the job
+/// template's pods restart `OnFailure` or `Never`.
+fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
+    match spec["schedule"].as_str().filter(|s| !s.is_empty()) {
+        None => causes.push(Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: "spec.schedule".into(),
+        }),
+        Some(schedule) => {
+            if let Err(error) = crate::sim::cron::parse(schedule) {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!("Invalid value: {schedule:?}: {error}"),
+                    field: "spec.schedule".into(),
+                });
+            } else if schedule.contains("TZ") && spec["timeZone"].is_string() {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {schedule:?}: cannot use both timeZone field and TZ or CRON_TZ in schedule"
+                    ),
+                    field: "spec.schedule".into(),
+                });
+            }
+        }
+    }
+    if let Some(zone) = spec["timeZone"].as_str()
+        && k8s_openapi::jiff::tz::TimeZone::get(zone).is_err()
+    {
+        causes.push(Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!("Invalid value: {zone:?}: unknown time zone {zone}"),
+            field: "spec.timeZone".into(),
+        });
+    }
+    if let Some(policy) = spec["concurrencyPolicy"].as_str()
+        && !["Allow", "Forbid", "Replace"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: {policy:?}: supported values: \"Allow\", \"Forbid\", \"Replace\""
+            ),
+            field: "spec.concurrencyPolicy".into(),
+        });
+    }
+    let restart = &spec["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"];
+    if let Some(policy) = restart.as_str()
+        && !["OnFailure", "Never"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!("Unsupported value: {policy:?}: supported values: \"OnFailure\", \"Never\""),
+            field: "spec.jobTemplate.spec.template.spec.restartPolicy".into(),
+        });
+    }
+}
+
+/// `ValidatePodDisruptionBudgetSpec` (pkg/apis/policy/validation/validation.go): each bound a
+/// non-negative integer or a percentage of at most 100%, and a supported eviction policy.
+fn validate_disruption_budget(spec: &Value, causes: &mut Vec<Cause>) {
+    for field in ["minAvailable", "maxUnavailable"] {
+        let path = format!("spec.{field}");
+        match &spec[field] {
+            Value::Number(number) if number.as_i64().is_some_and(|n| n < 0) => {
+                causes.push(invalid(&path, &number.to_string(), "must be greater than or equal to 0"));
+            }
+            Value::String(text) => match text.strip_suffix('%').map(str::parse::<i64>) {
+                Some(Ok(percent)) if percent > 100 => {
+                    causes.push(invalid(&path, &format!("{text:?}"), "must not be greater than 100%"));
+                }
+                Some(Ok(percent)) if percent < 0 => {
+                    causes.push(invalid(&path, &format!("{text:?}"), "must be greater than or equal to 0"));
+                }
+                Some(Ok(_)) => {}
+                _ => causes.push(invalid(
+                    &path,
+                    &format!("{text:?}"),
+                    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                )),
+            },
+            _ => {}
+        }
+    }
+    if let Some(policy) = spec["unhealthyPodEvictionPolicy"].as_str()
+        && !["AlwaysAllow", "IfHealthyBudget"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: {policy:?}: supported values: \"AlwaysAllow\", \"IfHealthyBudget\""
+            ),
+            field: "spec.unhealthyPodEvictionPolicy".into(),
+        });
     }
 }
 

@@ -9,6 +9,7 @@ pub mod api;
 pub mod authz;
 pub mod crd;
 pub mod discovery;
+pub mod eviction;
 pub mod fieldvalidation;
 pub mod kind_admission;
 pub mod managedfields;

@@ -24,6 +24,7 @@ use k8s_pb::{
             ScopedResourceSelectorRequirement, Secret, SecretKeySelector, Service, ServiceAccount,
             ServicePort, ServiceSpec, Toleration, VolumeMount,
         },
+        policy::v1 as policy,
         rbac::v1 as rbac,
     },
     apimachinery::pkg::{
@@ -68,6 +69,17 @@ pub enum Error {
         /// The envelope's kind.
         kind: String,
     },
+    /// The pod `kubectl debug node/…` creates (`node-debugger-<node>-<suffix>`, pinned to the
+    /// node): the simulator runs no processes, so there is no node to debug.
+    #[error(
+        "pods \"{name}\" is forbidden: the simulator runs no containers, so node {node:?} has no host namespaces or filesystem to debug; read its state with kubectl describe node {node}"
+    )]
+    NodeDebugPod {
+        /// The debug pod's name.
+        name: String,
+        /// The node it targets.
+        node: String,
+    },
     /// A field no kubectl generator sets, which the converter refuses rather than drops.
     #[error("{kind}.{field} is not supported in protobuf bodies by the simulator; send application/json")]
     UnsupportedField {
@@ -80,6 +92,17 @@ pub enum Error {
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `kubectl debug node/<node>` (kubectl pkg/cmd/debug `generateNodeDebugPod`): a pod named
+/// `node-debugger-<node>-<suffix>` with `nodeName` set, host namespaces and the node's root
+/// mounted. Recognised so that it is refused (403, as an admission plugin refuses) with a
+/// reason rather than as a media type the simulator does not read.
+fn node_debug_pod(raw: &[u8]) -> Option<Error> {
+    let pod = k8s_pb::api::core::v1::Pod::decode(raw).ok()?;
+    let name = pod.metadata?.name?;
+    let node = pod.spec?.node_name.filter(|node| !node.is_empty())?;
+    name.starts_with(&format!("node-debugger-{node}-")).then_some(Error::NodeDebugPod { name, node })
+}
 
 /// Decodes a protobuf body into the JSON object (with `apiVersion` and `kind` from the
 /// envelope) that the JSON path would have received.
@@ -112,6 +135,13 @@ pub fn decode(body: &[u8]) -> Result<Value> {
             deployment(apps::Deployment::decode(raw.as_slice()).map_err(decode_error)?)?
         }
         ("batch/v1", "Job") => job(batch::Job::decode(raw.as_slice()).map_err(decode_error)?)?,
+        ("batch/v1", "CronJob") => cron_job(batch::CronJob::decode(raw.as_slice()).map_err(decode_error)?)?,
+        ("policy/v1", "PodDisruptionBudget") => {
+            disruption_budget(policy::PodDisruptionBudget::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("policy/v1", "Eviction") => {
+            eviction(policy::Eviction::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
         ("v1", "Service") => service(Service::decode(raw.as_slice()).map_err(decode_error)?)?,
         ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
             cluster_role(rbac::ClusterRole::decode(raw.as_slice()).map_err(decode_error)?)?
@@ -133,6 +163,11 @@ pub fn decode(body: &[u8]) -> Result<Value> {
         }
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
             rules_review(authz::SelfSubjectRulesReview::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("v1", "Pod") => {
+            return Err(
+                node_debug_pod(raw.as_slice()).unwrap_or(Error::UnsupportedKind { api_version, kind })
+            );
         }
         _ => return Err(Error::UnsupportedKind { api_version, kind }),
     };
@@ -464,6 +499,47 @@ fn job(message: Job) -> Result<Value> {
     convert!(message => Job reject [] { "metadata": metadata, "spec": spec, "status": status => server_owned })
 }
 
+use batch::{CronJob, CronJobSpec, JobTemplateSpec};
+message!(JobTemplateSpec reject [] { "metadata": metadata, "spec": spec });
+message!(CronJobSpec reject [] {
+    "schedule": schedule, "timeZone": time_zone => Pointer,
+    "startingDeadlineSeconds": starting_deadline_seconds => Pointer, "concurrencyPolicy": concurrency_policy,
+    "suspend": suspend => Pointer, "jobTemplate": job_template,
+    "successfulJobsHistoryLimit": successful_jobs_history_limit => Pointer,
+    "failedJobsHistoryLimit": failed_jobs_history_limit => Pointer,
+});
+
+/// `kubectl create cronjob`.
+fn cron_job(message: CronJob) -> Result<Value> {
+    convert!(message => CronJob reject [] { "metadata": metadata, "spec": spec, "status": status => server_owned })
+}
+
+use policy::{Eviction, PodDisruptionBudget, PodDisruptionBudgetSpec};
+message!(PodDisruptionBudgetSpec reject [] {
+    "minAvailable": min_available, "selector": selector, "maxUnavailable": max_unavailable,
+    "unhealthyPodEvictionPolicy": unhealthy_pod_eviction_policy => Pointer,
+});
+
+/// `kubectl create poddisruptionbudget`.
+fn disruption_budget(message: PodDisruptionBudget) -> Result<Value> {
+    convert!(message => PodDisruptionBudget reject [] {
+        "metadata": metadata, "spec": spec, "status": status => server_owned,
+    })
+}
+
+use k8s_pb::apimachinery::pkg::apis::meta::v1::{DeleteOptions, Preconditions};
+message!(Preconditions reject [] { "uid": uid => Pointer, "resourceVersion": resource_version => Pointer });
+message!(DeleteOptions reject [ignore_store_read_error_with_cluster_breaking_potential] {
+    "gracePeriodSeconds": grace_period_seconds => Pointer, "preconditions": preconditions,
+    "orphanDependents": orphan_dependents => Pointer, "propagationPolicy": propagation_policy => Pointer,
+    "dryRun": dry_run,
+});
+
+/// The eviction `kubectl drain` posts (`policy/v1` Eviction).
+fn eviction(message: Eviction) -> Result<Value> {
+    convert!(message => Eviction reject [] { "metadata": metadata, "deleteOptions": delete_options })
+}
+
 // `kubectl create service clusterip|nodeport|loadbalancer|externalname` (create_service.go)
 // sets ports, selector, type, clusterIP and externalName; the rest is refused, not dropped.
 message!(ServiceSpec reject [external_ips, load_balancer_ip, load_balancer_source_ranges,
@@ -580,6 +656,12 @@ impl From<Error> for super::status::ApiError {
             Error::UnsupportedKind { .. } => {
                 super::status::ApiError::unsupported_media_type(error.to_string())
             }
+            Error::NodeDebugPod { ref name, .. } => super::status::ApiError {
+                code: 403,
+                reason: "Forbidden",
+                details: Some(serde_json::json!({"name": name, "kind": "pods"})),
+                message: error.to_string(),
+            },
             _ => super::status::ApiError::bad_request(error.to_string()),
         }
     }

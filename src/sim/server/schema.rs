@@ -259,7 +259,9 @@ fn register<T: JsonSchema + Resource>(
 }
 
 fn build() -> Catalog {
-    use k8s_openapi::api::{apps, authorization, batch, coordination, core, events, node, rbac, scheduling};
+    use k8s_openapi::api::{
+        apps, authorization, batch, coordination, core, events, node, policy, rbac, scheduling,
+    };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     let mut generator = SchemaSettings::openapi3().into_generator();
     let mut kinds = Vec::new();
@@ -279,6 +281,8 @@ fn build() -> Catalog {
     register::<apps::v1::ReplicaSet>(&mut generator, &mut kinds);
     register::<apps::v1::ControllerRevision>(&mut generator, &mut kinds);
     register::<batch::v1::Job>(&mut generator, &mut kinds);
+    register::<batch::v1::CronJob>(&mut generator, &mut kinds);
+    register::<policy::v1::PodDisruptionBudget>(&mut generator, &mut kinds);
     register::<events::v1::Event>(&mut generator, &mut kinds);
     register::<coordination::v1::Lease>(&mut generator, &mut kinds);
     register::<apiextensions::v1::CustomResourceDefinition>(&mut generator, &mut kinds);

@@ -151,6 +151,25 @@ static PRINTERS: &[Printer] = &[
         IMAGES,
         Column("Selector", "string", 1, "A label query over pods that should match the pod count."),
     ] },
+    Printer { kinds: &[("batch", "CronJob")], row: cronjob_row, columns: &[
+        NAME,
+        Column("Schedule", "string", 0, "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+        Column("Timezone", "string", 0, "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"),
+        Column("Suspend", "boolean", 0, "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false."),
+        Column("Active", "integer", 0, "A list of pointers to currently running jobs."),
+        Column("Last Schedule", "string", 0, "Information when was the last time the job was successfully scheduled."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        Column("Selector", "string", 1, "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"),
+    ] },
+    Printer { kinds: &[("policy", "PodDisruptionBudget")], row: poddisruptionbudget_row, columns: &[
+        NAME,
+        Column("Min Available", "string", 0, "The minimum number of pods that must be available."),
+        Column("Max Unavailable", "string", 0, "The maximum number of pods that may be unavailable."),
+        Column("Allowed Disruptions", "integer", 0, "Calculated number of pods that may be disrupted at this time."),
+        AGE,
+    ] },
     Printer { kinds: &[("", "ConfigMap")], row: configmap_row, columns: &[
         NAME,
         Column("Data", "string", 0, "Data contains the configuration data."),
@@ -779,6 +798,56 @@ fn job_row(job: &Value, now: Timestamp) -> Vec<Value> {
         names,
         images,
         json!(format_selector(&spec["selector"])),
+    ]
+}
+
+/// printers.go `printCronJob`: `<none>` for an unset time zone or a CronJob never scheduled;
+/// `printBoolPtr` for `suspend`.
+fn cronjob_row(cj: &Value, now: Timestamp) -> Vec<Value> {
+    let spec = &cj["spec"];
+    let last_schedule = match &cj["status"]["lastScheduleTime"] {
+        Value::Null => "<none>".to_string(),
+        at => since(at, now),
+    };
+    let suspend = match spec["suspend"].as_bool() {
+        Some(true) => "True",
+        Some(false) => "False",
+        None => "<unset>",
+    };
+    let job_spec = &spec["jobTemplate"]["spec"];
+    let (names, images) = containers_and_images(&job_spec["template"]);
+    let selector = if job_spec["selector"].is_null() {
+        "<none>".to_string()
+    } else {
+        format_selector(&job_spec["selector"])
+    };
+    vec![
+        cj["metadata"]["name"].clone(),
+        spec["schedule"].clone(),
+        json!(spec["timeZone"].as_str().unwrap_or("<none>")),
+        json!(suspend),
+        json!(cj["status"]["active"].as_array().map_or(0, Vec::len)),
+        json!(last_schedule),
+        age(cj, now),
+        names,
+        images,
+        json!(selector),
+    ]
+}
+
+/// printers.go `printPodDisruptionBudget`: `N/A` for the bound that is not set.
+fn poddisruptionbudget_row(pdb: &Value, now: Timestamp) -> Vec<Value> {
+    let bound = |value: &Value| match value {
+        Value::Null => "N/A".to_string(),
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    vec![
+        pdb["metadata"]["name"].clone(),
+        json!(bound(&pdb["spec"]["minAvailable"])),
+        json!(bound(&pdb["spec"]["maxUnavailable"])),
+        json!(int(&pdb["status"]["disruptionsAllowed"])),
+        age(pdb, now),
     ]
 }
 

@@ -38,6 +38,7 @@ pub fn tracks_generation(group_resource: &str) -> bool {
             | "statefulsets.apps"
             | "jobs.batch"
             | "cronjobs.batch"
+            | "poddisruptionbudgets.policy"
             | "customresourcedefinitions.apiextensions.k8s.io"
     ) || is_custom(group_resource)
 }

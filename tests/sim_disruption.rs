@@ -1,0 +1,257 @@
+//! PodDisruptionBudgets, the eviction subresource and CronJobs on the simulator's manual clock: budget status as the disruption controller computes it, evictions refused with 429 or granted, Jobs created at each scheduled minute.
+
+use k8s_openapi::jiff::SignedDuration;
+use lab_runner::sim::{
+    controllers::{Config, Controllers},
+    harness::Harness,
+    resources::{self, ResourceType},
+    store::{DryRun, Stored, Subresource},
+};
+use serde_json::{Value, json};
+
+fn rt(group: &str, plural: &str) -> ResourceType {
+    resources::find(&resources::built_in(), group, "v1", plural).unwrap().clone()
+}
+
+struct Cluster {
+    sim: Harness,
+    control: Controllers,
+}
+
+impl Cluster {
+    fn new() -> Cluster {
+        let sim = Harness::start();
+        for name in ["node-a", "node-b"] {
+            let allocatable = json!({"cpu": "8", "memory": "32Gi", "pods": "110"});
+            sim.state
+                .store
+                .create(
+                    &rt("", "nodes"),
+                    json!({
+                        "apiVersion": "v1", "kind": "Node",
+                        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                        "status": {"capacity": allocatable, "allocatable": allocatable,
+                                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]},
+                    }),
+                )
+                .unwrap();
+        }
+        let control = Controllers::new(sim.state.clone(), Config::defaults()).unwrap();
+        Cluster { sim, control }
+    }
+
+    fn run_for(&mut self, seconds: i64) {
+        self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
+    }
+
+    fn create(&self, group: &str, plural: &str, object: Value) -> Value {
+        self.sim.state.store.create(&rt(group, plural), object).unwrap()
+    }
+
+    fn get(&self, group: &str, plural: &str, name: &str) -> Value {
+        self.sim.state.store.get_value(&rt(group, plural), "default", name).unwrap()
+    }
+
+    fn list(&self, group_resource: &str) -> Vec<Value> {
+        let all = |_: &Stored| true;
+        let page = self.sim.state.store.list(group_resource, Some("default"), &all, None, None);
+        page.items.iter().map(|s| s.value().unwrap()).collect()
+    }
+
+    fn pod_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .list("pods")
+            .iter()
+            .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// `POST …/pods/{name}/eviction`; the status code and body.
+    async fn evict(&self, pod: &str) -> (u16, Value) {
+        let body = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": "default"}});
+        let request = axum::http::Request::builder()
+            .method("POST")
+            .uri(format!("/api/v1/namespaces/default/pods/{pod}/eviction"))
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let response = self.sim.request(request).await;
+        let code = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (code, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    fn events(&self, reason: &str) -> Vec<String> {
+        self.list("events")
+            .into_iter()
+            .filter(|e| e["reason"] == json!(reason))
+            .map(|e| e["message"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+fn deployment(replicas: i64) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}},
+    })
+}
+
+fn budget(bound: &str, value: Value) -> Value {
+    json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+           "metadata": {"name": "web", "namespace": "default"},
+           "spec": {bound: value, "selector": {"matchLabels": {"app": "web"}}}})
+}
+
+fn counts(pdb: &Value) -> [i64; 4] {
+    let status = &pdb["status"];
+    let n = |field: &str| status[field].as_i64().unwrap();
+    [n("currentHealthy"), n("desiredHealthy"), n("expectedPods"), n("disruptionsAllowed")]
+}
+
+#[tokio::test]
+async fn a_budget_counts_ready_pods_and_evictions_respect_it() {
+    let mut cluster = Cluster::new();
+    cluster.create("apps", "deployments", deployment(3));
+    cluster.create("policy", "poddisruptionbudgets", budget("minAvailable", json!(2)));
+    cluster.run_for(60);
+    let pdb = cluster.get("policy", "poddisruptionbudgets", "web");
+    // [currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed]
+    assert_eq!(counts(&pdb), [3, 2, 3, 1]);
+    assert_eq!(pdb["status"]["observedGeneration"], json!(1));
+    assert_eq!(pdb["status"]["conditions"][0]["reason"], json!("SufficientPods"));
+
+    let pods = cluster.pod_names();
+    let (code, status) = cluster.evict(&pods[0]).await;
+    assert_eq!((code, &status["status"]), (201, &json!("Success")));
+    // The budget took the disruption at once; a second eviction before the replacement is
+    // Ready is refused with upstream's text and cause (the counts are the status as last
+    // written: the controller has not run since the first eviction).
+    let pdb = cluster.get("policy", "poddisruptionbudgets", "web");
+    assert_eq!(pdb["status"]["disruptionsAllowed"], json!(0));
+    assert!(pdb["status"]["disruptedPods"][&pods[0]].is_string());
+    let (code, status) = cluster.evict(&pods[1]).await;
+    assert_eq!(code, 429);
+    assert_eq!(status["reason"], json!("TooManyRequests"));
+    assert_eq!(status["message"], json!("Cannot evict pod as it would violate the pod's disruption budget."));
+    assert_eq!(
+        status["details"]["causes"][0],
+        json!({"reason": "DisruptionBudget", "message": "The disruption budget web needs 2 healthy pods and has 3 currently"})
+    );
+    // Once the ReplicaSet's replacement is Ready, one disruption is allowed again.
+    cluster.run_for(60);
+    let pdb = cluster.get("policy", "poddisruptionbudgets", "web");
+    assert_eq!(counts(&pdb), [3, 2, 3, 1]);
+    assert!(pdb["status"]["disruptedPods"].is_null());
+    assert!(!cluster.pod_names().contains(&pods[0]));
+    let (code, _) = cluster.evict(&pods[1]).await;
+    assert_eq!(code, 201);
+    // A pod that does not exist is 404 as a GET would be.
+    let (code, status) = cluster.evict("missing").await;
+    assert_eq!((code, status["message"].as_str().unwrap()), (404, "pods \"missing\" not found"));
+}
+
+#[tokio::test]
+async fn max_unavailable_counts_the_deployments_replicas_and_unmanaged_pods_are_reported() {
+    let mut cluster = Cluster::new();
+    cluster.create("apps", "deployments", deployment(4));
+    cluster.create("policy", "poddisruptionbudgets", budget("maxUnavailable", json!("50%")));
+    cluster.run_for(60);
+    assert_eq!(counts(&cluster.get("policy", "poddisruptionbudgets", "web")), [4, 2, 4, 2]);
+    // A bare pod with the label has no controller: upstream warns and leaves it out of the scale.
+    cluster.create(
+        "",
+        "pods",
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "namespace": "default", "labels": {"app": "web"}},
+               "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}),
+    );
+    cluster.run_for(60);
+    assert_eq!(counts(&cluster.get("policy", "poddisruptionbudgets", "web")), [5, 2, 4, 3]);
+    assert_eq!(cluster.events("UnmanagedPods").len(), 1);
+    // An unready pod's eviction does not take a disruption while the budget is met.
+    let mut stray = cluster.get("", "pods", "stray");
+    stray["status"]["conditions"] = json!([{"type": "Ready", "status": "False"}]);
+    stray["status"]["phase"] = json!("Running");
+    cluster.sim.state.store.update(&rt("", "pods"), stray, Subresource::Status, DryRun::Off).unwrap();
+    let before = cluster.get("policy", "poddisruptionbudgets", "web")["status"]["disruptionsAllowed"].clone();
+    let (code, _) = cluster.evict("stray").await;
+    assert_eq!(code, 201);
+    assert_eq!(cluster.get("policy", "poddisruptionbudgets", "web")["status"]["disruptionsAllowed"], before);
+}
+
+fn cron_job(schedule: &str, policy: &str) -> Value {
+    json!({"apiVersion": "batch/v1", "kind": "CronJob",
+           "metadata": {"name": "tick", "namespace": "default"},
+           "spec": {"schedule": schedule, "concurrencyPolicy": policy, "successfulJobsHistoryLimit": 2,
+                    "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure",
+                        "containers": [{"name": "main", "image": "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"}]}}}}}})
+}
+
+fn job_names(cluster: &Cluster) -> Vec<String> {
+    let mut names: Vec<String> = cluster
+        .list("jobs.batch")
+        .iter()
+        .filter(|j| j["metadata"]["deletionTimestamp"].is_null())
+        .map(|j| j["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_cron_job_creates_a_job_each_scheduled_minute_and_keeps_its_history_limit() {
+    let mut cluster = Cluster::new();
+    let created = cluster.create("batch", "cronjobs", cron_job("*/1 * * * *", "Allow"));
+    let cj = cluster.get("batch", "cronjobs", "tick");
+    assert_eq!(cj["spec"]["suspend"], json!(false));
+    assert_eq!(cj["spec"]["failedJobsHistoryLimit"], json!(1));
+    let start: k8s_openapi::jiff::Timestamp =
+        created["metadata"]["creationTimestamp"].as_str().unwrap().parse().unwrap();
+    let first_minute = (start.as_second() / 60 + 1) * 60;
+    cluster.run_for(first_minute - start.as_second());
+    assert_eq!(job_names(&cluster), vec![format!("tick-{}", first_minute / 60)]);
+    let job = cluster.get("batch", "jobs", &format!("tick-{}", first_minute / 60));
+    assert_eq!(job["metadata"]["ownerReferences"][0]["kind"], json!("CronJob"));
+    let cj = cluster.get("batch", "cronjobs", "tick");
+    assert_eq!(cj["status"]["active"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        cj["status"]["lastScheduleTime"]
+            .as_str()
+            .unwrap()
+            .parse::<k8s_openapi::jiff::Timestamp>()
+            .unwrap()
+            .as_second(),
+        first_minute
+    );
+    // Four more minutes: each Job completes; two successful ones are kept.
+    cluster.run_for(4 * 60 + 30);
+    let names = job_names(&cluster);
+    assert!(names.len() <= 3, "{names:?}");
+    assert!(names.contains(&format!("tick-{}", first_minute / 60 + 4)), "{names:?}");
+    assert!(!cluster.events("SawCompletedJob").is_empty());
+    assert!(!cluster.events("SuccessfulDelete").is_empty());
+    assert!(cluster.get("batch", "cronjobs", "tick")["status"]["lastSuccessfulTime"].is_string());
+}
+
+#[tokio::test]
+async fn a_suspended_cron_job_creates_nothing_and_an_invalid_schedule_is_refused() {
+    let mut cluster = Cluster::new();
+    let mut suspended = cron_job("@hourly", "Forbid");
+    suspended["spec"]["suspend"] = json!(true);
+    cluster.create("batch", "cronjobs", suspended);
+    cluster.run_for(2 * 3600);
+    assert!(job_names(&cluster).is_empty());
+    let mut bad = cron_job("61 * * * *", "Allow");
+    bad["metadata"]["name"] = json!("bad");
+    let error = cluster.sim.state.store.create(&rt("batch", "cronjobs"), bad).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"
+    );
+}
