@@ -111,7 +111,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| check(cluster, &session.labs, session.lang, &args))
         }
         Command::Answer(args) => {
-            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, session.lang, &args))
         }
         Command::Reset(args) => {
             // An unknown stage is bad input, reported before the cluster is contacted.
@@ -145,12 +145,19 @@ fn print(text: &str) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
-/// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
-/// one-line summary and 0.
+/// `lint`: warnings on stderr (they never change the exit code); every problem of the course file
+/// and of every bundle on stderr and exit 2, or a one-line summary and 0.
 fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Error> {
     let course = lab::lint::lint_course(paths, source)?;
     let reports = lab::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
+    {
+        let mut err = std::io::stderr().lock();
+        for warning in reports.iter().flat_map(|r| &r.warnings) {
+            let at = warning.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
+            writeln!(err, "warning: {}{at}: {}", warning.file, warning.message)?;
+        }
+    }
     let labs = reports.len();
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     if problems == 0 {
@@ -311,29 +318,16 @@ pub async fn check_watch(
     })
 }
 
-/// `answer`: store a quiz answer in the lab's inventory.
-pub async fn answer(cluster: Cluster, labs: &cli::LabSource, args: &cli::AnswerArgs) -> Result<u8, Error> {
+/// `answer`: check a quiz answer's domain and the attempts left, then store it in the inventory.
+pub async fn answer(
+    cluster: Cluster,
+    labs: &cli::LabSource,
+    lang: cli::Lang,
+    args: &cli::AnswerArgs,
+) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let bad = |text: String| Error::Engine(engine::Error::BadInput(text));
-    let task = bundle
-        .lab
-        .task(&args.task)
-        .ok_or_else(|| bad(format!("lab {} has no task {:?}", args.lab, args.task)))?;
-    if task.kind != lab::model::TaskKind::Quiz {
-        return Err(bad(format!(
-            "task {} is not a quiz: it is graded from the cluster by `check`",
-            args.task
-        )));
-    }
-    let mut inventory = engine::inventory::load(&cluster.client, &args.lab).await?.ok_or_else(|| {
-        bad(format!(
-            "lab {} is not started on this cluster: run `lab-runner start {}` first",
-            args.lab, args.lab
-        ))
-    })?;
-    inventory.answers.insert(args.task.clone(), args.value.trim().to_string());
-    engine::inventory::save(&cluster.client, &inventory).await?;
-    print(&format!("answer for {} recorded; `lab-runner check {}` grades it\n", args.task, args.lab))
+    let recorded = engine::answer::answer(&cluster, &bundle, &args.task, &args.value, lang).await?;
+    print(&format!("{}\n", recorded.message(&args.lab, &args.task, lang)))
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.

@@ -2,7 +2,7 @@
 //! force and quiz answers. Each returns a graded [`Outcome`] with evidence; what cannot be
 //! judged is ERROR, never PASS or FAIL (DESIGN §2.3).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::{
     api::{
@@ -13,7 +13,10 @@ use k8s_openapi::{
 };
 use serde_json::Value;
 
-use super::{inventory::Inventory, observe::typed};
+use super::{
+    inventory::{HashedFact, Inventory},
+    observe::typed,
+};
 use crate::{
     grade::{KindKey, Observed, Outcome},
     k8s::{daemon, quantity::Quantity},
@@ -193,7 +196,13 @@ pub fn analyse_rollout(observed: &Observed, target: &ObjectRef) -> Result<Rollou
 
 /// Evaluates a `rollout` check. `broken_template`: the containers of the stage named
 /// `brokenStage`, which do not count as converged.
-pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_pod_spec: Option<&Value>) -> Outcome {
+/// `facts`: the inventory's, holding the nodes captured at start ([`super::captured`]).
+pub fn rollout(
+    check: &RolloutCheck,
+    observed: &Observed,
+    broken_pod_spec: Option<&Value>,
+    facts: Option<&BTreeMap<String, HashedFact>>,
+) -> Outcome {
     let analysis = match analyse_rollout(observed, &check.target) {
         Ok(analysis) => analysis,
         Err(Error::Missing(what)) => return Outcome::Fail(vec![format!("{what} does not exist")]),
@@ -235,8 +244,17 @@ pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_pod_spec: Optio
     }
     if let Some(selector) = &check.nodes {
         let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
+        let captured = facts.and_then(|facts| super::captured::judge(selector, facts, nodes));
         let wanted = nodes.iter().filter(|n| crate::grade::observed::selector_matches(selector, n)).count();
-        if counters.desired_number_scheduled as usize != wanted {
+        if let Some((at_start, node_problems)) = captured {
+            problems.extend(node_problems);
+            if counters.desired_number_scheduled as usize != at_start {
+                problems.push(format!(
+                    "DESIRED is {} but {at_start} nodes matched the lab's node selector at start",
+                    counters.desired_number_scheduled
+                ));
+            }
+        } else if counters.desired_number_scheduled as usize != wanted {
             problems.push(format!(
                 "DESIRED is {} but {wanted} nodes match the lab's node selector",
                 counters.desired_number_scheduled
@@ -428,8 +446,34 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
 }
 
 /// Evaluates a `quiz` check: the stored answer against the captured (hashed) fact or the
-/// accepted answers, never against a hard-coded value in the engine.
+/// accepted answers, never against a hard-coded value in the engine; the attempts used are part
+/// of the evidence (`attempt 1 of 1: locked`).
 pub fn quiz(check: &QuizCheck, task: &str, inventory: Option<&Inventory>) -> Outcome {
+    let outcome = quiz_verdict(check, task, inventory);
+    let used = inventory.and_then(|i| i.attempts.get(task)).copied().unwrap_or(0);
+    if used == 0 {
+        return outcome;
+    }
+    let line = match check.attempts {
+        Some(limit) if used >= limit => format!("attempt {used} of {limit}: the answer is locked"),
+        Some(limit) => format!("attempt {used} of {limit}"),
+        None if used == 1 => "answered once".to_string(),
+        None => format!("answered {used} times"),
+    };
+    match outcome {
+        Outcome::Pass(mut evidence) => {
+            evidence.push(line);
+            Outcome::Pass(evidence)
+        }
+        Outcome::Fail(mut evidence) => {
+            evidence.push(line);
+            Outcome::Fail(evidence)
+        }
+        other => other,
+    }
+}
+
+fn quiz_verdict(check: &QuizCheck, task: &str, inventory: Option<&Inventory>) -> Outcome {
     let Some(inventory) = inventory else {
         return Outcome::Error(vec!["the lab has not been started on this cluster (no inventory)".into()]);
     };

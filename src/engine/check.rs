@@ -268,7 +268,7 @@ fn evaluate(
                 .broken_stage
                 .as_deref()
                 .and_then(|stage| broken_pod_spec(bundle, stage, check, inventory));
-            builtin::rollout(check, observed, broken.as_ref())
+            builtin::rollout(check, observed, broken.as_ref(), inventory.map(|i| &i.facts))
         }
         Expectation::Quiz(check) => builtin::quiz(check, task, inventory),
         Expectation::QuotaInForce(check) => {

@@ -123,6 +123,8 @@ pub struct Inventory {
     pub facts: BTreeMap<String, HashedFact>,
     /// Quiz answers by task id.
     pub answers: BTreeMap<String, String>,
+    /// How many answers `answer` recorded, by task id.
+    pub attempts: BTreeMap<String, u32>,
 }
 
 impl Inventory {
@@ -153,6 +155,7 @@ impl Inventory {
             ("preImages".to_string(), json(json!(self.pre_images))),
             ("facts".to_string(), json(json!(self.facts))),
             ("answers".to_string(), json(json!(self.answers))),
+            ("attempts".to_string(), json(json!(self.attempts))),
         ])
     }
 
@@ -175,6 +178,7 @@ impl Inventory {
             pre_images: field(data, "preImages")?,
             facts: field(data, "facts")?,
             answers: field(data, "answers")?,
+            attempts: field(data, "attempts")?,
         })
     }
 }
@@ -235,6 +239,7 @@ mod tests {
         inventory.variant = Some("image".into());
         inventory.facts.insert("affectedNode".into(), HashedFact::new("gpu-1"));
         inventory.answers.insert("find-node".into(), "gpu-1".into());
+        inventory.attempts.insert("find-node".into(), 2);
         inventory.record(AppliedObject {
             api_version: "v1".into(),
             kind: "Namespace".into(),

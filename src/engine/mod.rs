@@ -5,8 +5,10 @@
 //! import `crate::sim`).
 
 pub mod alert;
+pub mod answer;
 pub mod apply;
 pub mod builtin;
+pub mod captured;
 pub mod check;
 pub mod cluster;
 pub mod inventory;

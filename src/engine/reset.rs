@@ -279,6 +279,7 @@ pub async fn execute(
                     inventory.applied.clear();
                     inventory.facts.clear();
                     inventory.answers.clear();
+                    inventory.attempts.clear();
                     inventory.stages.clear();
                     first_stage = false;
                 }

@@ -252,10 +252,12 @@ pub async fn start(
         // Another variant's facts and answers do not carry over.
         inventory.facts.clear();
         inventory.answers.clear();
+        inventory.attempts.clear();
     }
     inventory.variant = variant.clone();
     inventory.stages.clear();
     record_pre_images(cluster, lab, &mut inventory).await?;
+    super::captured::capture(cluster, lab, &mut inventory).await?;
     inventory::save(&cluster.client, &inventory).await?;
     let mut applied = 0;
     for stage in &lab.stages {
