@@ -7,6 +7,8 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::session::{ClusterTarget, LabSource, Lang};
+
 /// Errors from resolving the command line.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -55,28 +57,26 @@ pub struct GlobalArgs {
     pub verbose: u8,
     /// Language of lab texts and reports (default: from LANG; ja when it starts with "ja").
     #[arg(long, global = true, value_enum)]
-    pub lang: Option<Lang>,
+    pub lang: Option<LangArg>,
     /// Read lab bundles from this directory instead of the ones built into the binary.
     #[arg(long, global = true, env = "LAB_RUNNER_LABS", value_name = "DIR")]
     pub labs: Option<PathBuf>,
 }
 
-/// A language lab texts exist in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Lang {
+/// A language lab texts exist in, as `--lang` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
     /// English.
-    #[default]
     En,
     /// Japanese.
     Ja,
 }
 
-impl Lang {
-    /// The language a `LANG`/`LC_ALL` value asks for: `ja_JP.UTF-8` → Japanese, else English.
-    pub fn from_locale(locale: Option<&str>) -> Lang {
-        match locale {
-            Some(value) if value.to_ascii_lowercase().starts_with("ja") => Lang::Ja,
-            _ => Lang::En,
+impl From<LangArg> for Lang {
+    fn from(lang: LangArg) -> Lang {
+        match lang {
+            LangArg::En => Lang::En,
+            LangArg::Ja => Lang::Ja,
         }
     }
 }
@@ -216,7 +216,7 @@ pub struct SelftestArgs {
     #[arg(long)]
     pub variant: Option<String>,
     /// Make the fresh simulator's delays pass this many times faster.
-    #[arg(long, default_value_t = crate::demo::SELFTEST_SPEED)]
+    #[arg(long, default_value_t = crate::engine::selftest::SELFTEST_SPEED)]
     pub speed: f64,
 }
 
@@ -301,24 +301,6 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Which cluster a command talks to, as resolved from the global options.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterTarget {
-    /// Explicit kubeconfig path, or `None` for kube's default search.
-    pub kubeconfig: Option<PathBuf>,
-    /// Explicit context, or `None` for the kubeconfig's current one.
-    pub context: Option<String>,
-}
-
-/// Where lab bundles come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LabSource {
-    /// The bundles compiled into the binary.
-    BuiltIn,
-    /// Bundles in a directory, for authoring.
-    Dir(PathBuf),
-}
-
 /// The resolved command line: everything a command needs, validated, before any work starts.
 #[derive(Debug)]
 pub struct Session {
@@ -330,8 +312,19 @@ pub struct Session {
     pub cluster: ClusterTarget,
     /// Where labs come from.
     pub labs: LabSource,
+    /// `check`'s durations, parsed once here.
+    pub check_durations: CheckDurations,
     /// The command, as typed.
     pub command: Command,
+}
+
+/// The durations `check` was given, parsed (none for other commands).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckDurations {
+    /// `--confirm`: observe twice, this far apart.
+    pub confirm: Option<Duration>,
+    /// `--timeout` of `--watch`.
+    pub timeout: Option<Duration>,
 }
 
 impl Session {
@@ -350,19 +343,21 @@ impl Session {
             Some(dir) => return Err(Error::LabsDirMissing(dir)),
             None => LabSource::BuiltIn,
         };
+        let mut check_durations = CheckDurations::default();
         if let Command::Check(CheckArgs { confirm, timeout, .. }) = &cli.command {
-            if let Some(value) = confirm {
-                parse_duration("--confirm", value)?;
-            }
-            if let Some(value) = timeout {
-                parse_duration("--timeout", value)?;
-            }
+            let parse =
+                |flag, value: &Option<String>| value.as_deref().map(|v| parse_duration(flag, v)).transpose();
+            check_durations = CheckDurations {
+                confirm: parse("--confirm", confirm)?,
+                timeout: parse("--timeout", timeout)?,
+            };
         }
         Ok(Session {
-            lang: lang.unwrap_or_else(|| Lang::from_locale(locale)),
+            lang: lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale)),
             verbosity: verbose,
             cluster: ClusterTarget { kubeconfig, context },
             labs,
+            check_durations,
             command: cli.command,
         })
     }
@@ -414,6 +409,23 @@ mod tests {
         assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::LabsDirMissing(_))));
         let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--confirm", "soon"]).unwrap();
         assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::BadDuration { .. })));
+        let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--watch", "--timeout", "2x"]).unwrap();
+        assert!(matches!(
+            Session::resolve_with_locale(cli, None),
+            Err(Error::BadDuration { flag: "--timeout", .. })
+        ));
+    }
+
+    #[test]
+    fn check_durations_are_parsed_once_into_the_session() {
+        let s = session(&["check", "x", "--confirm", "2m"], None);
+        assert_eq!(
+            s.check_durations,
+            CheckDurations { confirm: Some(Duration::from_secs(120)), timeout: None }
+        );
+        let s = session(&["check", "x", "--watch", "--timeout", "90"], None);
+        assert_eq!(s.check_durations.timeout, Some(Duration::from_secs(90)));
+        assert_eq!(session(&["labs", "list"], None).check_durations, CheckDurations::default());
     }
 
     #[test]

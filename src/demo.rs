@@ -11,12 +11,13 @@ use std::{
 };
 
 use crate::{
-    cli::{CheckArgs, ClusterTarget, DemoArgs, Format, LabSource, Lang, SelftestArgs, StartArgs, StatusArgs},
+    cli::{self, CheckArgs, DemoArgs, Format, SelftestArgs, StartArgs, StatusArgs},
     engine::{
         self,
         selftest::{End, Shell, ShellOutput},
     },
     exit, lab, run,
+    session::{ClusterTarget, LabSource, Lang},
     sim::{
         kubeconfig::KUBECONFIG_FILE,
         lifecycle::{self, ControlPlane, ServeOptions, TopologySource},
@@ -27,14 +28,6 @@ use crate::{
 /// Simulated delays (image pulls, readiness) pass this many times faster in a demo, slow enough
 /// to watch.
 const DEMO_SPEED: f64 = 10.0;
-
-/// Simulated delays pass this many times faster in a selftest (`--speed`'s default). Waits and
-/// back-offs keep their order as on a real cluster; only their length shrinks. Measured on a
-/// loaded 2-core machine, three selftests at once: every stuck-rollout variant passed at 100x,
-/// 200x and 500x alike (twice each); 200x keeps a margin below the highest factor seen to work.
-/// Beyond ~50x the wall time hardly changes: what is left is real time in the solutions
-/// (`kubectl rollout status --timeout=20s`, which waits the full 20 s on a stalled rollout).
-pub const SELFTEST_SPEED: f64 = 200.0;
 
 /// A simulator in a temporary state directory, stopped by [`TempSimulator::stop`] or by a
 /// Ctrl-C/SIGTERM (the process then exits 130), so no background server outlives the command.
@@ -243,7 +236,9 @@ fn run_lab(
         timeout: None,
         contexts: Vec::new(),
     };
-    runtime.block_on(async { run::check(connect().await?, labs, lang, &check_args).await })
+    runtime.block_on(async {
+        run::check(connect().await?, labs, lang, &check_args, cli::CheckDurations::default()).await
+    })
 }
 
 /// The solution runner for `kubeconfig`; bundles read from a directory are passed on

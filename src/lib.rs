@@ -1,6 +1,7 @@
 //! `lab-runner`: runs the hands-on labs of a Kubernetes GPU-sharing course and grades them.
 //!
-//! Layers (DESIGN §3): [`cli`] resolves arguments into a [`cli::Session`]; [`engine`] runs
+//! Layers (DESIGN §3): [`cli`] resolves arguments into a [`cli::Session`] of domain types
+//! ([`session`]: language, cluster target, lab source); [`engine`] runs
 //! `start`/`check`/`reset` against any cluster through `kube`; [`lab`] loads and lints lab
 //! bundles; [`grade`] matches observed objects against expectations; [`report`] renders results;
 //! [`k8s`] holds Kubernetes semantics shared by the engine and the simulator; [`sim`] is the
@@ -15,4 +16,5 @@ pub mod k8s;
 pub mod lab;
 pub mod report;
 pub mod run;
+pub mod session;
 pub mod sim;

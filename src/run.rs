@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use crate::{
     cli::{self, Cli, Command, Session},
     engine::{self, check::Help, cluster::Cluster},
-    exit, lab, report,
+    exit, lab, report, session,
 };
 
 /// Everything a command can fail with, as the binary reports it.
@@ -76,7 +76,10 @@ impl Error {
 
 /// Resolves the command line, runs it, prints any error, and returns the exit code.
 pub fn main(cli: Cli) -> ExitCode {
-    let outcome = Session::resolve(cli).map_err(Error::from).and_then(execute);
+    let outcome = Session::resolve(cli).map_err(Error::from).and_then(|session| {
+        install_tracing(session.verbosity);
+        execute(session)
+    });
     match outcome {
         Ok(code) => exit::code(code),
         // A closed pipe (`lab-runner labs list | head`) is not a failure, as in ripgrep.
@@ -87,6 +90,27 @@ pub fn main(cli: Cli) -> ExitCode {
             exit::code(code)
         }
     }
+}
+
+/// `-v` and `-vv`: log lines (the simulator's controllers' warnings among them) on stderr, ours
+/// at info and at debug level; `RUST_LOG`, when set, is the filter instead (with or without `-v`).
+/// `sim serve`'s stderr is its log: `sim up` writes it into the state directory's `serve.log`,
+/// and the detached server inherits `RUST_LOG`. With neither, nothing is installed and stderr
+/// carries only what commands print.
+fn install_tracing(verbosity: u8) {
+    let filter = match (tracing_subscriber::EnvFilter::try_from_default_env(), verbosity) {
+        (Ok(from_env), _) => from_env,
+        (Err(_), 0) => return,
+        // Other crates' lines (rustls' handshakes at debug) stay one level quieter than ours.
+        (Err(_), 1) => tracing_subscriber::EnvFilter::new("warn,lab_runner=info"),
+        (Err(_), _) => tracing_subscriber::EnvFilter::new("info,lab_runner=debug"),
+    };
+    // A second install (a test calling `main` twice) keeps the first; that is not an error.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }
 
 /// Runs one command and returns its exit code.
@@ -102,14 +126,14 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| start(cluster, &session.labs, session.lang, &args))
         }
         Command::Check(args) if args.watch => engine_command(&session.cluster, |cluster| {
-            check_watch(cluster, &session.labs, session.lang, &args)
+            check_watch(cluster, &session.labs, session.lang, &args, session.check_durations)
         }),
         Command::Check(args) if !args.contexts.is_empty() => {
-            class_check(&session.cluster, &session.labs, session.lang, &args)
+            class_check(&session.cluster, &session.labs, session.lang, &args, session.check_durations)
         }
-        Command::Check(args) => {
-            engine_command(&session.cluster, |cluster| check(cluster, &session.labs, session.lang, &args))
-        }
+        Command::Check(args) => engine_command(&session.cluster, |cluster| {
+            check(cluster, &session.labs, session.lang, &args, session.check_durations)
+        }),
         Command::Answer(args) => {
             engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, session.lang, &args))
         }
@@ -147,7 +171,7 @@ fn print(text: &str) -> Result<u8, Error> {
 
 /// `lint`: warnings on stderr (they never change the exit code); every problem of the course file
 /// and of every bundle on stderr and exit 2, or a one-line summary and 0.
-fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Error> {
+fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8, Error> {
     let course = lab::lint::lint_course(paths, source)?;
     let reports = lab::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
@@ -186,7 +210,7 @@ fn lint(paths: &[std::path::PathBuf], source: &cli::LabSource) -> Result<u8, Err
 }
 
 /// Runs an engine command on a fresh tokio runtime against the session's cluster.
-fn engine_command<'a, F, Fut>(target: &'a cli::ClusterTarget, command: F) -> Result<u8, Error>
+fn engine_command<'a, F, Fut>(target: &'a session::ClusterTarget, command: F) -> Result<u8, Error>
 where
     F: FnOnce(Cluster) -> Fut,
     Fut: std::future::Future<Output = Result<u8, Error>> + 'a,
@@ -201,8 +225,8 @@ where
 /// `start`: apply the lab and print its briefing.
 pub async fn start(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::StartArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
@@ -218,27 +242,28 @@ pub async fn start(
 /// `check`: grade the lab and print the report; exit 1 unless every task passed.
 pub async fn check(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::CheckArgs,
+    durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let help = Help { hint: args.hint, reveal: args.reveal };
-    let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(args)?).await?;
+    let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(durations)).await?;
     print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
 }
 
 /// Once, or twice `--confirm DURATION` apart.
-fn observations(args: &cli::CheckArgs) -> Result<engine::check::Observations, Error> {
-    Ok(match &args.confirm {
-        Some(text) => engine::check::Observations::Confirmed(cli::parse_duration("--confirm", text)?),
+fn observations(durations: cli::CheckDurations) -> engine::check::Observations {
+    match durations.confirm {
+        Some(apart) => engine::check::Observations::Confirmed(apart),
         None => engine::check::Observations::Once,
-    })
+    }
 }
 
 /// A check report on stdout in the chosen format.
-fn print_report(report: &report::Report, format: cli::Format, lang: cli::Lang) -> Result<(), Error> {
+fn print_report(report: &report::Report, format: cli::Format, lang: session::Lang) -> Result<(), Error> {
     match format {
         cli::Format::Human => {
             let mut out = anstream::stdout();
@@ -260,15 +285,15 @@ fn print_report(report: &report::Report, format: cli::Format, lang: cli::Lang) -
 /// `--timeout`, and on Ctrl-C the final report's code.
 pub async fn check_watch(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::CheckArgs,
+    durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
     let help = Help { hint: args.hint, reveal: args.reveal };
-    let timeout = args.timeout.as_deref().map(|t| cli::parse_duration("--timeout", t)).transpose()?;
-    let options = engine::watch::WatchOptions { timeout, ..Default::default() };
+    let options = engine::watch::WatchOptions { timeout: durations.timeout, ..Default::default() };
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -321,8 +346,8 @@ pub async fn check_watch(
 /// `answer`: check a quiz answer's domain and the attempts left, then store it in the inventory.
 pub async fn answer(
     cluster: Cluster,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::AnswerArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
@@ -331,7 +356,7 @@ pub async fn answer(
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.
-pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
+pub async fn reset(cluster: Cluster, labs: &session::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
     let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
@@ -361,7 +386,11 @@ pub async fn reset(cluster: Cluster, labs: &cli::LabSource, args: &cli::ResetArg
 }
 
 /// `status`: the split-generation view of the lab's DaemonSets (or one named).
-pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusArgs) -> Result<u8, Error> {
+pub async fn status(
+    cluster: Cluster,
+    labs: &session::LabSource,
+    args: &cli::StatusArgs,
+) -> Result<u8, Error> {
     let mut header = String::new();
     let targets = match (&args.daemonset, &args.lab) {
         (Some(text), _) => vec![engine::status::parse_daemonset(text)?],
@@ -394,10 +423,11 @@ pub async fn status(cluster: Cluster, labs: &cli::LabSource, args: &cli::StatusA
 /// `check --contexts`: every learner's cluster graded concurrently into one report; a learner
 /// whose cluster cannot be reached is an ERROR row, not an abort.
 fn class_check(
-    cluster: &cli::ClusterTarget,
-    labs: &cli::LabSource,
-    lang: cli::Lang,
+    cluster: &session::ClusterTarget,
+    labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::CheckArgs,
+    durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let contexts: Vec<String> = if args.contexts == ["all"] {
@@ -416,11 +446,11 @@ fn class_check(
         args.contexts.clone()
     };
     let help = Help { hint: args.hint, reveal: args.reveal };
-    let observations = observations(args)?;
+    let observations = observations(durations);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
         let target =
-            cli::ClusterTarget { kubeconfig: cluster.kubeconfig.clone(), context: Some(context.clone()) };
+            session::ClusterTarget { kubeconfig: cluster.kubeconfig.clone(), context: Some(context.clone()) };
         let bundle = &bundle;
         async move {
             let graded = async {

@@ -11,10 +11,10 @@ use k8s_openapi::api::{
 };
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use lab_runner::{
-    cli::{LabSource, Lang},
     engine::{self, check::Help, cluster::Cluster, inventory, start::StartOptions},
     lab::loader::{self, Bundle},
     report,
+    session::{LabSource, Lang},
     sim::{harness::Harness, lifecycle, topology::Topology},
 };
 use serde_json::{Value, json};

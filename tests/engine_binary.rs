@@ -262,7 +262,7 @@ fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String) {
 
 /// The lab's reference alert rule: the heredoc of its `alert` task's solution.
 fn reference_alert_rule() -> String {
-    let bundle = lab_runner::lab::loader::find(&lab_runner::cli::LabSource::BuiltIn, LAB).unwrap();
+    let bundle = lab_runner::lab::loader::find(&lab_runner::session::LabSource::BuiltIn, LAB).unwrap();
     let solution = &bundle.lab.task("alert").expect("the lab has an alert task").solution[0];
     let body = solution.split_once('\n').expect("a heredoc").1;
     body.rsplit_once("YAML").expect("the heredoc ends with YAML").0.to_string()

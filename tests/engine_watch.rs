@@ -5,7 +5,6 @@
 use std::{path::PathBuf, time::Duration};
 
 use lab_runner::{
-    cli::{LabSource, Lang},
     engine::{
         self,
         check::Help,
@@ -16,6 +15,7 @@ use lab_runner::{
     },
     lab::loader::{self, Bundle},
     report::{TaskStatus, live::History},
+    session::{LabSource, Lang},
     sim::{harness::Harness, lifecycle, topology::Topology},
 };
 use tokio::sync::{mpsc, oneshot};

@@ -327,7 +327,7 @@ fn cli_unknown_lab_exits_2_with_the_known_ids() {
 fn cli_built_in_labs_are_listed_honestly() {
     let output = lab_runner().args(["labs", "list"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let ids: Vec<String> = loader::roots(&lab_runner::cli::LabSource::BuiltIn)
+    let ids: Vec<String> = loader::roots(&lab_runner::session::LabSource::BuiltIn)
         .unwrap()
         .iter()
         .map(BundleRoot::dir_name)

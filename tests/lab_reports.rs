@@ -109,7 +109,7 @@ impl Started {
     /// Runs every task's reference solution in `needs` order, as `demo` does: `sh -c` with the
     /// simulator's kubeconfig and this binary first on the PATH. Returns the transcript.
     fn solve(&self) -> String {
-        let bundle = loader::find(&lab_runner::cli::LabSource::BuiltIn, self.lab).unwrap();
+        let bundle = loader::find(&lab_runner::session::LabSource::BuiltIn, self.lab).unwrap();
         let mut transcript = String::new();
         for task in bundle.lab.tasks_in_needs_order() {
             for command in &task.solution {

@@ -16,7 +16,11 @@ const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests");
 
 /// The ids of the labs built into the binary.
 fn built_in_ids() -> Vec<String> {
-    loader::roots(&lab_runner::cli::LabSource::BuiltIn).unwrap().iter().map(BundleRoot::dir_name).collect()
+    loader::roots(&lab_runner::session::LabSource::BuiltIn)
+        .unwrap()
+        .iter()
+        .map(BundleRoot::dir_name)
+        .collect()
 }
 
 /// Every file under `dir`, as paths relative to it, sorted.
@@ -59,7 +63,7 @@ fn every_built_in_lab_lints_clean() {
 
 #[test]
 fn the_course_file_lists_every_built_in_lab_once() {
-    let read = loader::read_course(&lab_runner::cli::LabSource::BuiltIn).unwrap();
+    let read = loader::read_course(&lab_runner::session::LabSource::BuiltIn).unwrap();
     let problems: Vec<String> = read.problems.iter().map(ToString::to_string).collect();
     assert!(problems.is_empty(), "{problems:#?}");
     let course = read.course.expect("labs/course.yaml is built in");
@@ -206,7 +210,7 @@ fn labs_show_in_both_languages() {
 
 #[test]
 fn the_reference_alert_rule_fires_on_a_stalled_rollout_and_not_on_a_restored_one() {
-    use lab_runner::engine::alert::{DaemonSetState, Evaluated, evaluate};
+    use lab_runner::grade::alert::{DaemonSetState, Evaluated, evaluate};
     let text =
         std::fs::read_to_string(Path::new(MANIFESTS).join("monitoring/daemonset-rollout-rule.yaml")).unwrap();
     let rule: Value = serde_saphyr::from_str(&text).unwrap();

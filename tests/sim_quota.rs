@@ -375,9 +375,9 @@ async fn object_counts_are_tracked() {
 #[tokio::test]
 async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
     use lab_runner::{
-        cli::{LabSource, Lang},
         engine::{self, check::Help, cluster::Cluster as EngineCluster},
         lab::loader,
+        session::{LabSource, Lang},
     };
     let mut c = Cluster::new();
     let labs = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("labs");

@@ -13,11 +13,11 @@ use super::{
     inventory,
 };
 use crate::{
-    cli::Lang,
     lab::{
         loader::Bundle,
         model::{AnswerMatching, Expectation, Fact, QuizCheck, Task, TaskKind},
     },
+    session::Lang,
 };
 
 /// What `answer` recorded.

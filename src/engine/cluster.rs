@@ -5,7 +5,7 @@ use std::{future::Future, time::Duration};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::cli::ClusterTarget;
+use crate::session::ClusterTarget;
 
 /// How long connecting and the first request may take before the cluster counts as unreachable.
 pub const REACH_TIMEOUT: Duration = Duration::from_secs(8);

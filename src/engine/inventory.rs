@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Error, FIELD_MANAGER, LAB_LABEL, Result, cluster::with_retries};
+pub use crate::grade::evidence::HashedFact;
+use crate::grade::evidence::Started;
 
 /// The namespace holding every lab's inventory.
 pub const NAMESPACE: &str = "lab-runner";
@@ -59,53 +61,6 @@ pub struct PreImages {
     pub config_maps: Vec<ConfigMapPreImage>,
 }
 
-/// A captured fact, salted and hashed: the exact value's digest and the case-folded one's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HashedFact {
-    /// Random salt, hex.
-    pub salt: String,
-    /// SHA-256 of salt and the trimmed value, hex.
-    pub exact: String,
-    /// SHA-256 of salt and the trimmed, lower-cased value, hex.
-    pub folded: String,
-}
-
-impl HashedFact {
-    /// Hashes `value` with a fresh random salt.
-    pub fn new(value: &str) -> HashedFact {
-        use ring::rand::SecureRandom;
-        let mut salt = [0u8; 16];
-        ring::rand::SystemRandom::new().fill(&mut salt).expect("the system random source works");
-        let salt = hex(&salt);
-        HashedFact {
-            exact: digest(&salt, value.trim()),
-            folded: digest(&salt, &value.trim().to_lowercase()),
-            salt,
-        }
-    }
-
-    /// Whether `answer` equals the hashed value, exactly or ignoring case.
-    pub fn matches(&self, answer: &str, case_insensitive: bool) -> bool {
-        if case_insensitive {
-            digest(&self.salt, &answer.trim().to_lowercase()) == self.folded
-        } else {
-            digest(&self.salt, answer.trim()) == self.exact
-        }
-    }
-}
-
-fn digest(salt: &str, value: &str) -> String {
-    let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-    context.update(salt.as_bytes());
-    context.update(b":");
-    context.update(value.as_bytes());
-    hex(context.finish().as_ref())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// What the inventory holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inventory {
@@ -131,6 +86,17 @@ impl Inventory {
     /// An empty inventory for `lab`.
     pub fn new(lab: &str) -> Inventory {
         Inventory { lab: lab.to_string(), ..Inventory::default() }
+    }
+
+    /// What a grading needs of this record: the variant, the answers and the facts.
+    pub fn started(&self) -> Started<'_> {
+        Started {
+            lab: &self.lab,
+            variant: self.variant.as_deref(),
+            answers: &self.answers,
+            facts: &self.facts,
+            attempts: &self.attempts,
+        }
     }
 
     /// Records an applied object once.

@@ -4,10 +4,8 @@
 //! cluster or the embedded simulator, which is never a special case here (the engine does not
 //! import `crate::sim`).
 
-pub mod alert;
 pub mod answer;
 pub mod apply;
-pub mod builtin;
 pub mod captured;
 pub mod check;
 pub mod cluster;

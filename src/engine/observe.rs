@@ -4,7 +4,7 @@
 //! plural), so a check costs exactly one request per kind; a kind whose guessed plural the
 //! server does not know is resolved through discovery once and listed again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use kube::{
     api::{Api, ApiResource, DynamicObject, GroupVersionKind},
@@ -13,29 +13,7 @@ use kube::{
 use serde_json::Value;
 
 use super::cluster::{list_all, one_line};
-use crate::grade::{KindKey, Observed};
-
-/// An observation: the objects listed, and why any kind could not be.
-#[derive(Debug, Clone, Default)]
-pub struct Observation {
-    /// The listed objects, by kind.
-    pub observed: Observed,
-    /// Kinds that could not be listed, with the reason on one line.
-    pub failures: BTreeMap<KindKey, String>,
-    /// The `dryRun=All` probes sent, by probe file.
-    pub probes: BTreeMap<String, Probe>,
-}
-
-/// What a `dryRun=All` create probe got.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Probe {
-    /// Admission accepted it.
-    Admitted,
-    /// Admission rejected it, with the server's message.
-    Rejected(String),
-    /// It could not be sent or judged, with why.
-    NotSent(String),
-}
+use crate::grade::{KindKey, Observation};
 
 /// The group-version-kind of a key (`apps/v1` → group `apps`, version `v1`).
 pub fn gvk_of(key: &KindKey) -> GroupVersionKind {
@@ -96,11 +74,6 @@ pub async fn observe(client: &kube::Client, kinds: &BTreeSet<KindKey>) -> Observ
         }
     }
     observation
-}
-
-/// Parses observed JSON objects of one kind into a typed object, skipping any that do not parse.
-pub fn typed<T: serde::de::DeserializeOwned>(objects: &[Value]) -> Vec<T> {
-    objects.iter().filter_map(|o| serde_json::from_value(o.clone()).ok()).collect()
 }
 
 #[cfg(test)]

@@ -12,12 +12,11 @@ use serde_json::Value;
 
 use super::{
     Error, Result, apply,
-    builtin::pod_state,
     cluster::{Cluster, list_all, with_retries},
     inventory::{self, ConfigMapPreImage, HashedFact, Inventory},
 };
 use crate::{
-    cli::Lang,
+    grade::builtin::pod_state,
     k8s::{
         daemon,
         quantity::Quantity,
@@ -27,6 +26,7 @@ use crate::{
         loader::Bundle,
         model::{Lab, ObjectRef, Symptom, Wait, WaitFor},
     },
+    session::Lang,
 };
 
 /// What `start` was asked.

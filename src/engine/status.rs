@@ -5,13 +5,14 @@ use std::{collections::BTreeSet, fmt::Write as _};
 
 use comfy_table::{Table, presets::NOTHING};
 
-use super::{
-    Result,
-    builtin::{self, RolloutAnalysis},
-    cluster::Cluster,
-    observe,
+use super::{Result, cluster::Cluster, observe};
+use crate::{
+    grade::{
+        KindKey,
+        builtin::{self, RolloutAnalysis},
+    },
+    lab::model::ObjectRef,
 };
-use crate::{grade::KindKey, lab::model::ObjectRef};
 
 /// The DaemonSets a lab's rollout checks and waits name.
 pub fn daemon_sets_of(lab: &crate::lab::model::Lab) -> Vec<ObjectRef> {

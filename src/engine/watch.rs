@@ -27,13 +27,13 @@ use tokio::sync::mpsc;
 
 use super::{Error, Result, check, cluster::Cluster, inventory, observe};
 use crate::{
-    cli::Lang,
-    grade::KindKey,
+    grade::{self, KindKey},
     lab::loader::Bundle,
     report::{
         Report,
         live::{Change, Checklist},
     },
+    session::Lang,
 };
 
 /// How `watch` waits.
@@ -136,7 +136,7 @@ enum Signal {
 /// # async fn example(cluster: lab_runner::engine::cluster::Cluster, bundle: lab_runner::lab::loader::Bundle) {
 /// use lab_runner::engine::{check::Help, watch};
 /// let stop = async { let _ = tokio::signal::ctrl_c().await; };
-/// let watched = watch::watch(&cluster, &bundle, lab_runner::cli::Lang::En, Help::default(),
+/// let watched = watch::watch(&cluster, &bundle, lab_runner::session::Lang::En, Help::default(),
 ///     watch::WatchOptions::default(), stop, |update| eprint!("{}",
 ///         lab_runner::report::live::change_lines(update.changes, update.checklist, update.elapsed)))
 ///     .await;
@@ -157,7 +157,7 @@ pub async fn watch(
     let mut tasks = tokio::task::JoinSet::new();
     let mut feeds: Vec<Feed> = Vec::new();
     let mut kinds: Vec<(KindKey, usize)> = Vec::new();
-    for key in check::kinds_for(&bundle.lab) {
+    for key in grade::kinds_for(&bundle.lab.tasks) {
         let gvk = observe::gvk_of(&key);
         let writer = Writer::new(ApiResource::from_gvk(&gvk));
         let index = feeds.len();
@@ -299,7 +299,7 @@ async fn evaluate(
     kinds: &[(KindKey, usize)],
     inventory_feed: usize,
 ) -> Result<Report> {
-    let mut observation = observe::Observation::default();
+    let mut observation = grade::Observation::default();
     for (key, index) in kinds {
         let feed = &feeds[*index];
         match &feed.state {

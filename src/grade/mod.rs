@@ -1,20 +1,28 @@
-//! Matchers that compare observed cluster objects with a lab's expectations.
+//! Grading: every kind of expectation, judged over the observed evidence.
 //!
-//! Pure functions over an [`Observed`] object set: partial-object match, absence, counts and
-//! quantity comparisons. Each returns an [`Outcome`] — PASS, FAIL or ERROR — with evidence a
-//! learner can read. A kind that was not observed makes an expectation ERROR, never PASS or FAIL
-//! (DESIGN §2.3). The named built-in checks (`rollout`, `devicePluginConfig`, …) need the engine;
-//! here they are ERROR.
+//! Pure functions over an [`Evidence`] (the objects observed, the probes sent, what `start`
+//! recorded, the bundle's files): partial-object match, absence, counts and quantity comparisons
+//! here, the built-in domain checks in [`builtin`] and [`alert`]. Each returns an [`Outcome`] —
+//! PASS, FAIL or ERROR — with evidence a learner can read. A kind that was not observed makes an
+//! expectation ERROR, never PASS or FAIL (DESIGN §2.3). The engine observes, [`evaluate_task`]
+//! grades, the report renders; lint grades the same way against an empty cluster.
 
+pub mod alert;
+pub mod builtin;
+pub mod captured;
+pub mod evidence;
 pub mod observed;
 pub mod partial;
 pub mod path;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-pub use self::observed::{KindKey, Observed};
+pub use self::{
+    evidence::{Evidence, Observation, Probe, Started},
+    observed::{KindKey, Observed},
+};
 use self::{
     observed::{describe, describe_target},
     partial::{Rules, show},
@@ -24,7 +32,7 @@ use crate::{
     k8s::quantity::Quantity,
     lab::model::{
         AbsentExpectation, CountExpectation, Expectation, MatchExpectation, Quantifier, QuantityExpectation,
-        Target, Task,
+        RolloutCheck, Target, Task,
     },
 };
 
@@ -72,7 +80,7 @@ pub enum Outcome {
     Pass(Vec<String>),
     /// It does not hold; the evidence says what was observed where, against what was expected.
     Fail(Vec<String>),
-    /// It could not be judged (not observed, or needs the engine); never a pass or a fail.
+    /// It could not be judged (not observed, not started, not sent); never a pass or a fail.
     Error(Vec<String>),
 }
 
@@ -130,20 +138,35 @@ pub fn target_of(expectation: &Expectation) -> Option<&Target> {
     }
 }
 
-/// The kinds the matcher expectations of `tasks` look at: what the engine lists (once each) before
-/// evaluating them. Built-in checks name their own kinds in the engine.
-pub fn kinds_needed<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> std::collections::BTreeSet<KindKey> {
-    tasks
-        .into_iter()
-        .flat_map(|t| &t.expect)
-        .filter_map(target_of)
-        .map(|target| KindKey::new(&target.api_version, &target.kind))
-        .collect()
+/// The kinds one expectation looks at: its target's, or the kinds a built-in check reads.
+pub fn kinds_of(expectation: &Expectation) -> Vec<KindKey> {
+    let key = KindKey::new;
+    if let Some(target) = target_of(expectation) {
+        return vec![key(&target.api_version, &target.kind)];
+    }
+    match expectation {
+        Expectation::Rollout(_) => vec![key("apps/v1", "DaemonSet"), key("v1", "Node"), key("v1", "Pod")],
+        Expectation::QuotaInForce(_) => vec![key("v1", "ResourceQuota")],
+        Expectation::DevicePluginConfig(_) => vec![key("v1", "ConfigMap"), key("v1", "Node")],
+        Expectation::Schedulable(_) => vec![key("v1", "Node"), key("v1", "Pod")],
+        Expectation::AlertRule(check) => {
+            vec![key(&check.rules.api_version, &check.rules.kind), key("apps/v1", "DaemonSet")]
+        }
+        _ => Vec::new(),
+    }
 }
 
-/// Evaluates every expectation of `task` against `observed`.
-pub fn evaluate_task(task: &Task, files: &ExpectedFiles, observed: &Observed) -> TaskOutcome {
-    let expectations: Vec<Outcome> = task.expect.iter().map(|e| evaluate(e, files, observed)).collect();
+/// Every kind the expectations of `tasks` look at: what the engine lists (once each) before
+/// grading them, and what lint observes empty to find vacuous tasks.
+pub fn kinds_for<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> BTreeSet<KindKey> {
+    tasks.into_iter().flat_map(|t| &t.expect).flat_map(kinds_of).collect()
+}
+
+/// Grades every expectation of `task` and combines them: FAIL if any fails; else ERROR if any
+/// could not be judged; else PASS. The evidence is that of the expectations with the verdict.
+pub fn evaluate_task(task: &Task, evidence: &Evidence) -> TaskOutcome {
+    let expectations: Vec<Outcome> =
+        task.expect.iter().map(|e| evaluate(e, &task.id.value, evidence)).collect();
     let worst = expectations.iter().map(Outcome::status).max_by_key(|s| match s {
         Status::Pass => 0,
         Status::Error => 1,
@@ -165,19 +188,57 @@ pub fn evaluate_task(task: &Task, files: &ExpectedFiles, observed: &Observed) ->
     TaskOutcome { outcome, expectations }
 }
 
-/// Evaluates one expectation against `observed`. Built-in checks are ERROR here: the engine
-/// evaluates them.
-pub fn evaluate(expectation: &Expectation, files: &ExpectedFiles, observed: &Observed) -> Outcome {
-    match expectation {
-        Expectation::Match(m) => evaluate_match(m, files, observed),
+/// Grades one expectation of the task with id `task` over `evidence`. An ERROR names why any
+/// kind it looks at could not be listed, instead of only "not observed".
+pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> Outcome {
+    let observed = evidence.observed();
+    let outcome = match expectation {
+        Expectation::Match(m) => evaluate_match(m, evidence.files, observed),
         Expectation::Absent(a) => evaluate_absent(a, observed),
         Expectation::Count(c) => evaluate_count(c, observed),
         Expectation::Quantity(q) => evaluate_quantity(q, observed),
-        builtin => Outcome::error(format!(
-            "`{}` is a built-in check evaluated by the engine, not by the pure matchers",
-            builtin.name()
-        )),
+        Expectation::Rollout(check) => {
+            let broken =
+                check.broken_stage.as_deref().and_then(|stage| broken_pod_spec(evidence, stage, check));
+            builtin::rollout(check, observed, broken.as_ref(), evidence.started.map(|s| s.facts))
+        }
+        Expectation::Quiz(check) => builtin::quiz(check, task, evidence.started),
+        Expectation::QuotaInForce(check) => {
+            let probe = check.probe_file.as_ref().map(|f| evidence.observation.probes.get(&f.value));
+            builtin::quota_in_force(check, observed, probe)
+        }
+        Expectation::Schedulable(check) => builtin::schedulable(check, evidence.files, observed),
+        Expectation::DevicePluginConfig(check) => builtin::device_plugin_config(check, observed),
+        Expectation::AlertRule(check) => alert::alert_rule(check, observed),
+    };
+    match outcome {
+        Outcome::Error(mut lines) => {
+            for kind in kinds_of(expectation) {
+                if let Some(reason) = evidence.observation.failures.get(&kind) {
+                    lines.push(format!("listing {} {}: {reason}", kind.api_version, kind.kind));
+                }
+            }
+            Outcome::Error(lines)
+        }
+        other => other,
     }
+}
+
+/// The pod spec of the rollout target's template as the lab's broken stage applied it (for the
+/// variant started).
+fn broken_pod_spec(evidence: &Evidence, stage: &str, check: &RolloutCheck) -> Option<Value> {
+    let stage = evidence.stages.iter().find(|s| s.id.value == stage)?;
+    let variant = evidence.started.and_then(|s| s.variant);
+    stage
+        .manifests_for(variant)
+        .into_iter()
+        .filter_map(|file| evidence.manifests.get(file))
+        .flatten()
+        .find(|doc| {
+            doc.get("kind").and_then(Value::as_str) == Some(check.target.kind.as_str())
+                && doc.pointer("/metadata/name").and_then(Value::as_str) == Some(check.target.name.as_str())
+        })
+        .and_then(|doc| doc.pointer("/spec/template/spec").cloned())
 }
 
 /// The expected object and rules of a `match`, validated: the source exists, every list has a

@@ -153,6 +153,11 @@ pub fn describe_selector(selector: &LabelSelector) -> String {
     parts.join(",")
 }
 
+/// Parses observed JSON objects of one kind into a typed object, skipping any that do not parse.
+pub fn typed<T: serde::de::DeserializeOwned>(objects: &[Value]) -> Vec<T> {
+    objects.iter().filter_map(|o| serde_json::from_value(o.clone()).ok()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

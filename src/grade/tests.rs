@@ -1,4 +1,6 @@
-//! Matcher tests: every expectation kind, every outcome, quantities, unobserved kinds.
+//! Grading tests: every matcher, every outcome, quantities, unobserved kinds, built-ins through the one entry point.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
@@ -34,8 +36,15 @@ fn cluster() -> Observed {
     observed
 }
 
+/// Grades with `observation` and nothing else: no files, no stages, the lab not started.
+fn grade_over(observation: &Observation, f: impl FnOnce(&Evidence) -> Outcome) -> Outcome {
+    let (files, manifests) = (ExpectedFiles::new(), BTreeMap::new());
+    f(&Evidence { observation, started: None, files: &files, manifests: &manifests, stages: &[] })
+}
+
 fn run(yaml: &str) -> Outcome {
-    evaluate(&expectation(yaml), &ExpectedFiles::new(), &cluster())
+    let observation = Observation { observed: cluster(), ..Observation::default() };
+    grade_over(&observation, |evidence| evaluate(&expectation(yaml), "t", evidence))
 }
 
 #[test]
@@ -99,11 +108,20 @@ fn match_from_an_expected_file() {
     let m = expectation(
         "match:\n  target: {apiVersion: apps/v1, kind: DaemonSet, name: toolkit}\n  expectedFile: expected/ds.yaml\n",
     );
+    let observation = Observation { observed: cluster(), ..Observation::default() };
+    let manifests = BTreeMap::new();
+    let evidence = Evidence {
+        observation: &observation,
+        started: None,
+        files: &files,
+        manifests: &manifests,
+        stages: &[],
+    };
     assert_eq!(
-        evaluate(&m, &files, &cluster()),
+        evaluate(&m, "t", &evidence),
         Outcome::Fail(vec!["daemonset lab/toolkit: status.numberReady is 2, expected 3".into()])
     );
-    assert_eq!(evaluate(&m, &ExpectedFiles::new(), &cluster()).status(), Status::Error);
+    assert_eq!(grade_over(&observation, |evidence| evaluate(&m, "t", evidence)).status(), Status::Error);
 }
 
 #[test]
@@ -194,17 +212,21 @@ fn an_unobserved_kind_is_an_error_for_every_matcher() {
 }
 
 #[test]
-fn builtins_are_errors_in_the_pure_layer() {
-    let outcome = run(
-        "rollout:\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}\n  state: converged\n",
+fn builtins_are_graded_here_and_error_on_what_was_not_observed() {
+    let rollout = "rollout:\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}\n  state: converged\n";
+    assert_eq!(run(rollout), Outcome::Error(vec!["v1 Pod was not observed".into()]));
+    assert_eq!(
+        run("quiz:\n  fact: affectedNode\n"),
+        Outcome::Error(vec!["the lab has not been started on this cluster (no inventory)".into()])
     );
+    // A kind that could not be listed says why, for built-ins as for matchers.
+    let mut observation = Observation { observed: cluster(), ..Observation::default() };
+    observation.failures.insert(KindKey::new("v1", "Pod"), "forbidden (403)".into());
+    let outcome = grade_over(&observation, |evidence| evaluate(&expectation(rollout), "t", evidence));
     assert_eq!(
         outcome,
-        Outcome::Error(vec![
-            "`rollout` is a built-in check evaluated by the engine, not by the pure matchers".into()
-        ])
+        Outcome::Error(vec!["v1 Pod was not observed".into(), "listing v1 Pod: forbidden (403)".into()])
     );
-    assert_eq!(run("quiz:\n  fact: affectedNode\n").status(), Status::Error);
 }
 
 #[test]
@@ -218,7 +240,16 @@ fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
     let pass = "  - absent: {target: {apiVersion: v1, kind: Node, name: x}}\n";
     let fail = "  - absent: {target: {apiVersion: v1, kind: Node, name: gpu-1}}\n";
     let error = "  - absent: {target: {apiVersion: v1, kind: Pod, name: x}}\n";
-    let grade = |expect: String| evaluate_task(&task(&expect), &ExpectedFiles::new(), &cluster());
+    let observation = Observation { observed: cluster(), ..Observation::default() };
+    let (files, manifests) = (ExpectedFiles::new(), BTreeMap::new());
+    let evidence = Evidence {
+        observation: &observation,
+        started: None,
+        files: &files,
+        manifests: &manifests,
+        stages: &[],
+    };
+    let grade = |expect: String| evaluate_task(&task(&expect), &evidence);
     assert_eq!(grade(format!("{pass}{pass}")).outcome.status(), Status::Pass);
     assert_eq!(grade(format!("{pass}{error}")).outcome.status(), Status::Error);
     let mixed = grade(format!("{error}{fail}{pass}"));
@@ -244,7 +275,7 @@ match:
 }
 
 #[test]
-fn kinds_needed_are_the_matcher_targets() {
+fn kinds_for_cover_matcher_targets_and_builtins() {
     let task: Task = serde_saphyr::from_str(
         "id: t\ntitle: {en: T}\ndescription: {en: D}\npoints: 1\nexpect:\n\
          - absent: {target: {apiVersion: v1, kind: Pod}}\n\
@@ -252,5 +283,8 @@ fn kinds_needed_are_the_matcher_targets() {
          - rollout: {target: {apiVersion: apps/v1, kind: DaemonSet, name: d}, state: converged}\n",
     )
     .unwrap();
-    assert_eq!(kinds_needed([&task]).into_iter().collect::<Vec<_>>(), [KindKey::new("v1", "Pod")]);
+    assert_eq!(
+        kinds_for([&task]).into_iter().collect::<Vec<_>>(),
+        [KindKey::new("apps/v1", "DaemonSet"), KindKey::new("v1", "Node"), KindKey::new("v1", "Pod")]
+    );
 }

@@ -2,9 +2,10 @@
 //! on every task, every text in `en` and `ja`, points above zero, a reference solution — and
 //! warnings (exit code unchanged) for graded tasks that declare no shortcuts.
 //!
-//! Vacuity is judged with the real matchers of [`crate::grade`]: every task is evaluated against
-//! an empty cluster (each kind the task looks at observed, with no objects). A task that passes
-//! there would pass before the learner did anything (anchors.md §C1, NVIDIA aicr#1075).
+//! Vacuity is judged by [`crate::grade`] itself, built-in checks included: every task is graded
+//! against an empty cluster (each kind the task looks at observed, with no objects, no probe sent,
+//! the lab not started). A task that passes there would pass before the learner did anything
+//! (anchors.md §C1, NVIDIA aicr#1075).
 
 use std::path::Path;
 
@@ -13,8 +14,8 @@ use super::{
     model::{Lab, Spanned, TaskKind, Text},
 };
 use crate::{
-    cli::LabSource,
-    grade::{self, Observed, Status},
+    grade::{self, Evidence, Observation, Observed, Status},
+    session::LabSource,
 };
 
 /// Errors that stop lint before it can look at a bundle.
@@ -98,7 +99,8 @@ pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
             &variant.description,
         );
     }
-    let observed = empty_cluster(lab);
+    let empty = empty_cluster(lab);
+    let evidence = Evidence::new(bundle, &empty, None);
     for task in &lab.tasks {
         let id = &task.id;
         text(&mut problems, id, format!("task {:?}'s title", id.value), &task.title);
@@ -133,7 +135,7 @@ pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
                 Some("`selftest` runs each task's `solution` commands to prove the task can pass".into()),
             ));
         }
-        let graded = grade::evaluate_task(task, &bundle.expected, &observed);
+        let graded = grade::evaluate_task(task, &evidence);
         if graded.outcome.status() == Status::Pass {
             let evidence = graded.outcome.evidence().join("; ");
             problems.push(problem_at(
@@ -173,6 +175,6 @@ pub fn authoring_warnings(bundle: &Bundle) -> Vec<Problem> {
 }
 
 /// Every kind the lab's expectations look at, observed with no objects.
-fn empty_cluster(lab: &Lab) -> Observed {
-    Observed::empty_of(grade::kinds_needed(&lab.tasks))
+fn empty_cluster(lab: &Lab) -> Observation {
+    Observation { observed: Observed::empty_of(grade::kinds_for(&lab.tasks)), ..Observation::default() }
 }

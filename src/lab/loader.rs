@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use super::model::{Expectation, Lab, Spanned, TaskKind, WaitFor};
 use crate::{
-    cli::LabSource,
     grade::{self, ExpectedFiles},
+    session::LabSource,
 };
 
 /// The lab bundles compiled into the binary (the repository's `labs/` directory).

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 pub use serde_saphyr::Spanned;
 
-use crate::cli::Lang;
+use crate::session::Lang;
 
 /// The only `apiVersion` this build reads.
 pub const API_VERSION: &str = "lab-runner.io/v1";

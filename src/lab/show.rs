@@ -8,7 +8,7 @@ use super::{
     loader::{Bundle, Course},
     model::{Stage, TaskKind, Wait},
 };
-use crate::cli::{LabSource, Lang};
+use crate::session::{LabSource, Lang};
 
 /// Words of the listing in each language.
 fn word(lang: Lang, en: &'static str, ja: &'static str) -> &'static str {

@@ -118,7 +118,7 @@ impl Report {
 
 /// The report for a terminal, its own words in English; see [`human_in`].
 pub fn human(report: &Report, styled: bool) -> String {
-    human_in(report, styled, crate::cli::Lang::En)
+    human_in(report, styled, crate::session::Lang::En)
 }
 
 /// The words the human report adds around the lab's own texts, per language. Verdicts (PASS,
@@ -130,10 +130,10 @@ struct Frame {
 }
 
 impl Frame {
-    fn of(lang: crate::cli::Lang) -> Frame {
+    fn of(lang: crate::session::Lang) -> Frame {
         match lang {
-            crate::cli::Lang::En => Frame { hint: "hint", score: "score", stuck: "stuck?" },
-            crate::cli::Lang::Ja => {
+            crate::session::Lang::En => Frame { hint: "hint", score: "score", stuck: "stuck?" },
+            crate::session::Lang::Ja => {
                 Frame { hint: "ヒント", score: "得点", stuck: "行き詰まったら:" }
             }
         }
@@ -143,7 +143,7 @@ impl Frame {
 /// The report for a terminal, in `lang` (the lab's texts are already in it; this sets the
 /// report's own words). With `styled`, verdicts carry ANSI colours (print it through `anstream`,
 /// which strips them when stdout is not a terminal or `NO_COLOR` is set).
-pub fn human_in(report: &Report, styled: bool, lang: crate::cli::Lang) -> String {
+pub fn human_in(report: &Report, styled: bool, lang: crate::session::Lang) -> String {
     let frame = Frame::of(lang);
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", report.lab, report.title);

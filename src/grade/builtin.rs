@@ -1,6 +1,7 @@
-//! The built-in checks the engine evaluates over an observation: rollout analysis, quota in
-//! force and quiz answers. Each returns a graded [`Outcome`] with evidence; what cannot be
-//! judged is ERROR, never PASS or FAIL (DESIGN §2.3).
+//! The built-in domain checks, graded over the evidence: rollout, quota in force, quiz, schedulable, device-plugin config.
+//!
+//! Pure functions like the matchers: each returns a graded [`Outcome`] with evidence; what cannot
+//! be judged is ERROR, never PASS or FAIL (DESIGN §2.3).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,13 +15,13 @@ use k8s_openapi::{
 use serde_json::Value;
 
 use super::{
-    inventory::{HashedFact, Inventory},
-    observe::typed,
+    Observed, Outcome,
+    evidence::{HashedFact, Probe, Started},
+    observed::typed,
 };
 use crate::{
-    grade::{KindKey, Observed, Outcome},
     k8s::{daemon, quantity::Quantity},
-    lab::model::{AnswerMatching, Expectation, Fact, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
+    lab::model::{AnswerMatching, Fact, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
 };
 
 /// Errors from the built-in checks' own inputs.
@@ -39,21 +40,6 @@ pub enum Error {
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// The kinds a built-in expectation lists.
-pub fn kinds_of(expectation: &Expectation) -> Vec<KindKey> {
-    let key = KindKey::new;
-    match expectation {
-        Expectation::Rollout(_) => vec![key("apps/v1", "DaemonSet"), key("v1", "Node"), key("v1", "Pod")],
-        Expectation::QuotaInForce(_) => vec![key("v1", "ResourceQuota")],
-        Expectation::DevicePluginConfig(_) => vec![key("v1", "ConfigMap"), key("v1", "Node")],
-        Expectation::Schedulable(_) => vec![key("v1", "Node"), key("v1", "Pod")],
-        Expectation::AlertRule(check) => {
-            vec![KindKey::new(&check.rules.api_version, &check.rules.kind), key("apps/v1", "DaemonSet")]
-        }
-        _ => Vec::new(),
-    }
-}
 
 fn kind<'a>(observed: &'a Observed, api_version: &str, kind: &str) -> Result<&'a [Value]> {
     observed.objects(api_version, kind).ok_or_else(|| Error::NotObserved(format!("{api_version} {kind}")))
@@ -245,7 +231,7 @@ pub fn rollout(
     if let Some(selector) = &check.nodes {
         let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
         let captured = facts.and_then(|facts| super::captured::judge(selector, facts, nodes));
-        let wanted = nodes.iter().filter(|n| crate::grade::observed::selector_matches(selector, n)).count();
+        let wanted = nodes.iter().filter(|n| super::observed::selector_matches(selector, n)).count();
         if let Some((at_start, node_problems)) = captured {
             problems.extend(node_problems);
             if counters.desired_number_scheduled as usize != at_start {
@@ -361,9 +347,8 @@ fn quantities(map: Option<&Value>) -> String {
 pub fn quota_in_force(
     check: &crate::lab::model::QuotaInForceCheck,
     observed: &Observed,
-    probe: Option<Option<&super::observe::Probe>>,
+    probe: Option<Option<&Probe>>,
 ) -> Outcome {
-    use super::observe::Probe;
     let probed = match probe {
         None => None,
         Some(None) => return Outcome::Error(vec!["the over-quota probe was not sent".into()]),
@@ -448,9 +433,9 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
 /// Evaluates a `quiz` check: the stored answer against the captured (hashed) fact or the
 /// accepted answers, never against a hard-coded value in the engine; the attempts used are part
 /// of the evidence (`attempt 1 of 1: locked`).
-pub fn quiz(check: &QuizCheck, task: &str, inventory: Option<&Inventory>) -> Outcome {
-    let outcome = quiz_verdict(check, task, inventory);
-    let used = inventory.and_then(|i| i.attempts.get(task)).copied().unwrap_or(0);
+pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outcome {
+    let outcome = quiz_verdict(check, task, started);
+    let used = started.and_then(|s| s.attempts.get(task)).copied().unwrap_or(0);
     if used == 0 {
         return outcome;
     }
@@ -473,8 +458,8 @@ pub fn quiz(check: &QuizCheck, task: &str, inventory: Option<&Inventory>) -> Out
     }
 }
 
-fn quiz_verdict(check: &QuizCheck, task: &str, inventory: Option<&Inventory>) -> Outcome {
-    let Some(inventory) = inventory else {
+fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outcome {
+    let Some(inventory) = started else {
         return Outcome::Error(vec!["the lab has not been started on this cluster (no inventory)".into()]);
     };
     let Some(answer) = inventory.answers.get(task) else {
@@ -502,7 +487,7 @@ fn quiz_verdict(check: &QuizCheck, task: &str, inventory: Option<&Inventory>) ->
             Some(_) => judged = true,
         }
     }
-    let by_variant = inventory.variant.as_ref().and_then(|v| check.accept_by_variant.get(v));
+    let by_variant = inventory.variant.and_then(|v| check.accept_by_variant.get(v));
     let accepted: Vec<&String> = check.accept.iter().chain(by_variant.into_iter().flatten()).collect();
     if accepted.iter().any(|a| same(a, answer)) {
         return Outcome::Pass(vec![format!("answer {answer:?} is accepted")]);
@@ -527,7 +512,7 @@ pub fn fact_name(fact: Fact) -> &'static str {
 /// `PodScheduled` condition (a dry-run create does not schedule, so it is not used).
 pub fn schedulable(
     check: &crate::lab::model::SchedulableCheck,
-    files: &crate::grade::ExpectedFiles,
+    files: &super::ExpectedFiles,
     observed: &Observed,
 ) -> Outcome {
     use crate::{k8s::schedule, lab::model::Schedulability};
@@ -546,13 +531,13 @@ pub fn schedulable(
         if pods.is_empty() {
             return Outcome::Fail(vec![format!(
                 "no pod matches {}",
-                crate::grade::observed::describe_target(target)
+                super::observed::describe_target(target)
             )]);
         }
         let mut passed = Vec::new();
         let mut failed = Vec::new();
         for pod in pods {
-            let who = crate::grade::observed::describe(pod);
+            let who = super::observed::describe(pod);
             let scheduled = pod
                 .pointer("/status/conditions")
                 .and_then(Value::as_array)
@@ -597,10 +582,7 @@ pub fn schedulable(
         .into_iter()
         .filter(|n: &Node| {
             check.nodes.as_ref().is_none_or(|selector| {
-                crate::grade::observed::selector_matches(
-                    selector,
-                    &serde_json::to_value(n).unwrap_or(Value::Null),
-                )
+                super::observed::selector_matches(selector, &serde_json::to_value(n).unwrap_or(Value::Null))
             })
         })
         .collect();
@@ -724,7 +706,7 @@ pub fn device_plugin_config(
         config_map.get("data").cloned().and_then(|d| serde_json::from_value(d).ok()).unwrap_or_default();
     let keys: Vec<&str> = data.keys().map(String::as_str).collect();
     let selected: Vec<&Value> =
-        nodes.iter().filter(|n| crate::grade::observed::selector_matches(&check.nodes, n)).collect();
+        nodes.iter().filter(|n| super::observed::selector_matches(&check.nodes, n)).collect();
     if selected.is_empty() {
         return Outcome::Fail(vec!["no node matches the check's node selector".into()]);
     }

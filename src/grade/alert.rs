@@ -17,10 +17,8 @@ use promql_parser::{
 };
 use serde_json::Value;
 
-use crate::{
-    grade::{Observed, Outcome},
-    lab::model::{AlertRuleCheck, Timeout},
-};
+use super::{Observed, Outcome};
+use crate::lab::model::{AlertRuleCheck, Timeout};
 
 /// Errors from evaluating an expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -448,7 +446,7 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
     let mut evidence = Vec::new();
     let mut found_any = false;
     for rule_object in rules {
-        let who = crate::grade::observed::describe(rule_object);
+        let who = super::observed::describe(rule_object);
         let groups = rule_object.pointer("/spec/groups").and_then(Value::as_array).into_iter().flatten();
         for rule in groups.flat_map(|g| g.get("rules").and_then(Value::as_array).into_iter().flatten()) {
             let Some(alert) = rule.get("alert").and_then(Value::as_str) else { continue };
@@ -500,10 +498,8 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
         }
     }
     if !found_any {
-        evidence.push(format!(
-            "no alerting rule found in {}",
-            crate::grade::observed::describe_target(&check.rules)
-        ));
+        evidence
+            .push(format!("no alerting rule found in {}", super::observed::describe_target(&check.rules)));
     }
     Outcome::Fail(evidence)
 }
