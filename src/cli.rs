@@ -199,8 +199,8 @@ pub struct StatusArgs {
     /// Show any DaemonSet as NAMESPACE/NAME.
     #[arg(long, value_name = "NS/NAME")]
     pub daemonset: Option<String>,
-    /// Also show the variant and the facts captured at start.
-    #[arg(long)]
+    /// Instructors: also show the variant and the facts captured at start (never shown otherwise).
+    #[arg(long = "reveal", visible_alias = "instructor")]
     pub instructor: bool,
 }
 
@@ -246,6 +246,10 @@ pub enum LabsCommand {
     Show {
         /// Lab id.
         lab: String,
+        /// Instructors: also what this variant breaks, the quiz answers it accepts and the
+        /// shortcuts the selftest proves do not pass (never shown otherwise).
+        #[arg(long, value_name = "VARIANT")]
+        variant: Option<String>,
     },
 }
 

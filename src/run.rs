@@ -154,9 +154,20 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let course = lab::loader::course(&session.labs)?;
             print(&lab::show::list(&bundles, course.as_ref(), &session.labs, session.lang))
         }
-        Command::Labs(cli::LabsCommand::Show { lab }) => {
+        Command::Labs(cli::LabsCommand::Show { lab, variant }) => {
             let bundle = lab::loader::find(&session.labs, &lab)?;
-            print(&lab::show::show(&bundle, session.lang))
+            let mut text = lab::show::show(&bundle, session.lang);
+            if let Some(wanted) = variant {
+                let Some(variant) = bundle.lab.variant(&wanted) else {
+                    let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
+                    let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                    return Err(Error::Engine(engine::Error::BadInput(format!(
+                        "lab {lab} has no variant {wanted:?} (variants: {known})"
+                    ))));
+                };
+                text.push_str(&lab::show::show_variant(&bundle, variant, session.lang));
+            }
+            print(&text)
         }
         Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
     }

@@ -504,7 +504,9 @@ async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Res
                 ),
             ));
         }
-        seen = Some(format!("{id} {}{}", graded.status.as_str(), evidence_suffix(&graded.evidence)));
+        // The last line says why (a rollout's first line is only its counters).
+        let why = graded.evidence.last().map(|line| format!(" ({line})")).unwrap_or_default();
+        seen = Some(format!("{id} {}{why}", graded.status.as_str()));
     }
     Ok(StepResult::Ok(seen.unwrap_or_else(|| format!("task {id} not in the report"))))
 }
