@@ -48,7 +48,8 @@ impl TempSimulator {
         let options = ServeOptions {
             state_dir: state_dir.clone(),
             topology: TopologySource::BuiltIn,
-            port: None,
+            listen: lifecycle::DEFAULT_LISTEN,
+            tls_sans: Vec::new(),
             speed,
             control_plane: ControlPlane::Running,
         };
@@ -205,7 +206,8 @@ fn run_lab(
     };
 
     say(&format!("== lab-runner start {id}\n"))?;
-    let start_args = StartArgs { lab: id.clone(), variant: args.variant.clone(), seed: None };
+    let start_args =
+        StartArgs { lab: id.clone(), variant: args.variant.clone(), seed: None, reveal: true, yes: true };
     runtime.block_on(async { run::start(connect().await?, labs, lang, &start_args).await })?;
 
     say(&format!("== lab-runner status {id}\n"))?;
@@ -285,6 +287,15 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
         let target = simulator.target();
         (Some(simulator), target, None)
     };
+    if let Some(dir) = &args.fixture {
+        let documents = fixture_documents(dir)?;
+        runtime.block_on(async {
+            let cluster = engine::cluster::connect(&target).await.map_err(engine::Error::from)?;
+            engine::apply::apply_documents(&cluster.client, &documents, "fixture").await?;
+            Ok::<_, run::Error>(())
+        })?;
+        progress(&format!("applied {} objects of {}", documents.len(), dir.display()));
+    }
     let kubeconfig = scratch.as_ref().map(|s| s.0.clone()).or(target.kubeconfig.clone());
     let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
     // Only the selftest's own simulator is known to serve checkpoints; on a named cluster the
@@ -328,6 +339,26 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
         simulator.stop(&runtime);
     }
     outcome
+}
+
+/// The documents of every `.yaml` file in `dir`, files in name order (as `kubectl apply -f DIR`).
+fn fixture_documents(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, run::Error> {
+    let bad = |text: String| run::Error::Engine(engine::Error::BadInput(text));
+    let entries = std::fs::read_dir(dir).map_err(|e| bad(format!("--fixture {}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    let mut documents = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| bad(format!("--fixture {}: {e}", file.display())))?;
+        let parsed = serde_saphyr::from_multiple::<serde_json::Value>(&text)
+            .map_err(|e| bad(format!("--fixture {}: {e}", file.display())))?;
+        documents.extend(parsed.into_iter().filter(|d| !d.is_null()));
+    }
+    Ok(documents)
 }
 
 /// A kubeconfig written for the solutions of one selftest, removed when dropped.

@@ -141,7 +141,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             // An unknown stage is bad input, reported before the cluster is contacted.
             let bundle = lab::loader::find(&session.labs, &args.lab)?;
             engine::reset::stages_up_to(&bundle.lab, args.to_stage.as_deref())?;
-            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, session.lang, &args))
         }
         Command::Status(args) => {
             engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
@@ -169,7 +169,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             }
             print(&text)
         }
-        Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
+        Command::Sim(command) => Ok(crate::sim_command::run_command(command)?),
     }
 }
 
@@ -240,10 +240,38 @@ pub async fn start(
     lang: session::Lang,
     args: &cli::StartArgs,
 ) -> Result<u8, Error> {
+    use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let options = engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed };
-    let started = engine::start::start(&cluster, &bundle, lang, &options).await?;
-    let variant = started.variant.map(|v| format!(" (variant {v})")).unwrap_or_default();
+    let mut options =
+        engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed, yes: args.yes };
+    let started = match engine::start::start(&cluster, &bundle, lang, &options).await {
+        Err(engine::Error::VariantChange { lab, running, wanted }) if std::io::stdin().is_terminal() => {
+            let which =
+                if args.reveal { format!(" (variant {running}, asked for {wanted})") } else { String::new() };
+            let mut err = std::io::stderr().lock();
+            write!(
+                err,
+                "lab {lab} is started with another variant{which} whose breakage is applied; starting a different one replaces it and forgets the answers. proceed? [y/N] "
+            )?;
+            err.flush()?;
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            if !matches!(line.trim(), "y" | "Y" | "yes") {
+                return Err(Error::Engine(engine::Error::BadInput("start cancelled".into())));
+            }
+            options.yes = true;
+            engine::start::start(&cluster, &bundle, lang, &options).await?
+        }
+        Err(engine::Error::VariantChange { lab, running, wanted }) if args.reveal => {
+            return Err(Error::Engine(engine::Error::BadInput(format!(
+                "lab {lab} is started with variant {running} whose breakage is applied; starting {wanted} replaces it and forgets the answers: pass --yes to proceed (stdin is not a terminal)"
+            ))));
+        }
+        other => other?,
+    };
+    // The variant answers the `cause` quiz: named only to an instructor who asks.
+    let variant =
+        started.variant.filter(|_| args.reveal).map(|v| format!(" (variant {v})")).unwrap_or_default();
     print(&format!(
         "started {}{variant}: {} objects applied\n\n{}\n",
         bundle.lab.id.value, started.applied, started.briefing
@@ -367,13 +395,25 @@ pub async fn answer(
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.
-pub async fn reset(cluster: Cluster, labs: &session::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
+pub async fn reset(
+    cluster: Cluster,
+    labs: &session::LabSource,
+    lang: session::Lang,
+    args: &cli::ResetArgs,
+) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
-    let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
+    let (inventory, steps) = if args.remove {
+        engine::reset::load_remove_plan(&cluster, &bundle).await?
+    } else {
+        engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?
+    };
+    let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
-        return print(&format!("reset {} would:\n{plan}", args.lab));
+        return print(&match lang {
+            session::Lang::Ja => format!("reset {} が行うこと:\n{plan}", args.lab),
+            _ => format!("reset {} would:\n{plan}", args.lab),
+        });
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
@@ -413,7 +453,7 @@ pub async fn status(
                     None => format!("lab {id}: not started on this cluster\n"),
                     Some(inventory) => format!(
                         "lab {id}: variant {}, stages done [{}], facts captured [{}] (stored hashed)\n",
-                        inventory.variant.as_deref().unwrap_or("-"),
+                        inventory.variant_in(&bundle.lab).as_deref().unwrap_or("-"),
                         inventory.stages.join(", "),
                         inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
                     ),
@@ -427,8 +467,19 @@ pub async fn status(
             )));
         }
     };
+    // Half a start is no state to read: one line with the remedy, before the view.
+    let incomplete = match &args.lab {
+        Some(id) => engine::inventory::load(&cluster.client, id).await?.and_then(|i| i.incomplete_start()),
+        None => None,
+    };
     let text = engine::status::status(&cluster, &targets).await?;
-    print(&format!("{header}{text}"))
+    match incomplete {
+        Some(line) => {
+            print(&format!("{line}\n{header}{text}"))?;
+            Ok(exit::CHECKS_FAILED)
+        }
+        None => print(&format!("{header}{text}")),
+    }
 }
 
 /// `check --contexts`: every learner's cluster graded concurrently into one report; a learner

@@ -1,7 +1,11 @@
 //! The lab engine on the in-process simulator: start, check, answer, reset and status on the
-//! engine's copy of the fixture lab, with the tests playing the DaemonSet controller's part
-//! through the API until the simulator's controllers land; and the built binary against an
-//! unreachable cluster.
+//! engine's copy of the fixture lab; and the built binary against an unreachable cluster.
+//!
+//! Most tests write the DaemonSet controller's and kubelet's part through the API themselves
+//! (`play_controller`): each pins one exact split-generation state for the grader, which the
+//! controllers (tested in `sim_controllers`) would only pass through. Where the engine must
+//! wait for the cluster to move, the simulator's own controllers run on the manual clock
+//! (`drive_controllers`).
 
 use std::path::PathBuf;
 
@@ -19,7 +23,7 @@ use lab_runner::{
 };
 use serde_json::{Value, json};
 
-use crate::util::{lab_runner, stderr};
+use crate::support::binary::{lab_runner, stderr};
 
 const LAB: &str = "broken-daemonset";
 const GPU_NODES: [&str; 3] = ["gpu-1", "gpu-2", "gpu-3"];
@@ -40,7 +44,7 @@ fn seeded() -> (Harness, Cluster) {
 }
 
 fn image_variant() -> StartOptions {
-    StartOptions { variant: Some("image".into()), seed: None }
+    StartOptions { variant: Some("image".into()), seed: None, yes: false }
 }
 
 /// Plays the DaemonSet controller and kubelet: one pod per GPU node, `revision(node)` says
@@ -143,7 +147,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
     assert_eq!(managers, ["lab-runner"]);
 
     let recorded = inventory::load(&sim.client, LAB).await.unwrap().expect("an inventory");
-    assert_eq!(recorded.variant.as_deref(), Some("image"));
+    assert!(recorded.variant_is("image"), "the variant is recorded (hashed)");
     assert_eq!(recorded.stages, ["baseline", "break"]);
     assert_eq!(recorded.applied.len(), 3, "the DaemonSet is recorded once");
 
@@ -164,7 +168,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
 #[tokio::test]
 async fn an_unknown_variant_is_refused_before_anything_is_applied() {
     let (sim, cluster) = seeded();
-    let options = StartOptions { variant: Some("toleration".into()), seed: None };
+    let options = StartOptions { variant: Some("toleration".into()), seed: None, yes: false };
     let error = engine::start::start(&cluster, &bundle(), Lang::En, &options).await.unwrap_err();
     assert_eq!(
         error.to_string(),

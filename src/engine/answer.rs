@@ -82,6 +82,12 @@ pub async fn answer(
             format!("ラボ {lab} はこのクラスタで開始されていません。先に `lab-runner start {lab}` を実行してください"),
         )
     })?;
+    if let Some(line) = inventory.incomplete_start() {
+        return Err(bad(
+            format!("{line}; the answer is not recorded"),
+            format!("{line}。回答は記録されていません"),
+        ));
+    }
     let value = value.trim();
     if value.is_empty() || value.contains('\n') {
         return Err(bad(

@@ -192,10 +192,14 @@ pub fn grade_observation(
     let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started));
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
+    let incomplete = inventory.and_then(|i| i.incomplete_start());
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
         let unmet = unmet_needs(task, &statuses);
-        let (status, evidence) = if !unmet.is_empty() {
+        let (status, evidence) = if let Some(line) = &incomplete {
+            // Half a start is no state to grade: every task says so, none passes or fails.
+            (TaskStatus::Error, vec![line.clone()])
+        } else if !unmet.is_empty() {
             (TaskStatus::Blocked, unmet)
         } else {
             let graded = grade::evaluate_task(task, &evidence).outcome;
@@ -228,7 +232,7 @@ pub fn grade_observation(
     }
     // The variant answers the `cause` quiz: a learner's report never names it (issue #15); an
     // instructor grading with `--reveal` sees it.
-    let variant = inventory.and_then(|i| i.variant.clone()).filter(|_| help.reveal);
+    let variant = inventory.and_then(|i| i.variant_in(lab)).filter(|_| help.reveal);
     Report::new(&lab.id.value, lab.title.get(lang).trim(), variant, results)
 }
 

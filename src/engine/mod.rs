@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod inventory;
 pub mod observe;
 pub mod reset;
+pub mod reset_plan;
 pub mod selftest;
 pub mod start;
 pub mod status;
@@ -57,6 +58,18 @@ pub enum Error {
     /// The command was asked something it cannot do (unknown variant, task, refused prompt).
     #[error("{0}")]
     BadInput(String),
+    /// `start` with a variant other than the one whose stage is applied, unconfirmed.
+    #[error(
+        "lab {lab} is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset {lab}` first)"
+    )]
+    VariantChange {
+        /// The lab id.
+        lab: String,
+        /// The variant applied now (shown only with `--reveal`).
+        running: String,
+        /// The variant asked for.
+        wanted: String,
+    },
     /// The in-cluster inventory is unreadable.
     #[error("the lab inventory is unreadable: {0}")]
     Inventory(String),
@@ -69,7 +82,9 @@ impl Error {
     /// The documented exit code (DESIGN §6).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Cluster(cluster::Error::Kubeconfig { .. }) | Error::BadInput(_) => exit::BAD_INPUT,
+            Error::Cluster(cluster::Error::Kubeconfig { .. })
+            | Error::BadInput(_)
+            | Error::VariantChange { .. } => exit::BAD_INPUT,
             Error::Cluster(_) | Error::Api { .. } | Error::Preflight { .. } | Error::Inventory(_) => {
                 exit::CLUSTER_ERROR
             }

@@ -361,7 +361,7 @@ async fn steps(
     let start_state = LabState::observe(cluster, bundle).await?;
 
     begin("start");
-    let options = StartOptions { variant: variant.map(str::to_string), seed: None };
+    let options = StartOptions { variant: variant.map(str::to_string), seed: None, yes: true };
     let started = start::start(cluster, bundle, Lang::En, &options).await?;
     let shown = started.variant.map(|v| format!("variant {v}, ")).unwrap_or_default();
     record(steps, "start", StepResult::Ok(format!("{shown}{} objects applied", started.applied)));
@@ -519,7 +519,7 @@ impl Replay<'_> {
             return checkpoints.restore(self.cluster, saved).await;
         }
         reset_lab(self.cluster, self.bundle).await?;
-        let options = StartOptions { variant: self.variant.map(str::to_string), seed: None };
+        let options = StartOptions { variant: self.variant.map(str::to_string), seed: None, yes: true };
         start::start(self.cluster, self.bundle, Lang::En, &options).await?;
         let mut done = BTreeSet::new();
         for task in solved {
