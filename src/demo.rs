@@ -7,7 +7,7 @@
 use std::{
     io::Write,
     path::{Path, PathBuf},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use crate::{
@@ -137,7 +137,19 @@ fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path, purpose: 
 /// The simulator's whole-store checkpoints (`sim::server::checkpoint`), reached through the
 /// cluster's own client: `selftest` restores the state before a task's solution after each
 /// shortcut in one request instead of a fresh start.
-struct SimCheckpoints;
+struct SimCheckpoints {
+    /// The simulator's speed factor.
+    speed: f64,
+}
+
+/// Simulated time a shortcut is given before the second look: past the kubelet's and the
+/// controllers' reactions (a status written back on the next sync, a pod recreated, an image
+/// pull backing off), which take seconds on a real cluster.
+const SIMULATED_SECOND_LOOK: Duration = Duration::from_secs(120);
+
+/// The shortest real wait for the second look, whatever the speed (requests and kubectl take
+/// real time).
+const LEAST_SECOND_LOOK: Duration = Duration::from_millis(250);
 
 impl SimCheckpoints {
     async fn post(cluster: &engine::cluster::Cluster, path: String) -> Result<(), engine::Error> {
@@ -169,6 +181,11 @@ impl engine::selftest::Checkpoints for SimCheckpoints {
         name: &'a str,
     ) -> futures::future::BoxFuture<'a, Result<(), engine::Error>> {
         Box::pin(SimCheckpoints::post(cluster, format!("{}/{name}/restore", checkpoint::PREFIX)))
+    }
+
+    /// 120 simulated seconds (0.6 s at the selftest's 200x) rather than 2 real ones per shortcut.
+    fn second_look(&self) -> Duration {
+        SIMULATED_SECOND_LOOK.div_f64(self.speed).max(LEAST_SECOND_LOOK)
     }
 }
 
@@ -300,8 +317,9 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
     let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
     // Only the selftest's own simulator is known to serve checkpoints; on a named cluster the
     // state before a task's solution is reached again instead.
+    let sim_checkpoints = SimCheckpoints { speed: args.speed };
     let checkpoints: Option<&dyn engine::selftest::Checkpoints> =
-        if simulator.is_some() { Some(&SimCheckpoints) } else { None };
+        if simulator.is_some() { Some(&sim_checkpoints) } else { None };
     let outcome = (|| {
         let mut failed: Option<u8> = None;
         let mut passed = 0;

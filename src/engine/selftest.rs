@@ -62,9 +62,10 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
 /// Lines of a failed command's stderr that an offence quotes.
 const STDERR_TAIL_LINES: usize = 8;
 
-/// How long after a shortcut's commands the task is checked a second time: a controller still
-/// reacting to the shortcut (a pod recreated, a label republished) must not pass unseen.
-const SHORTCUT_SECOND_LOOK: Duration = Duration::from_secs(2);
+/// How long after a shortcut's commands the task is checked a second time on a real cluster: a
+/// controller still reacting to the shortcut (a pod recreated, a label republished, a status
+/// written back) must not pass unseen. A simulator says its own ([`Checkpoints::second_look`]).
+pub const SHORTCUT_SECOND_LOOK: Duration = Duration::from_secs(2);
 
 /// A cluster's way to save its whole state and bring it back cheaply. The CLI provides one for
 /// the simulator it starts; `selftest` uses it to run each shortcut from the same state.
@@ -73,6 +74,11 @@ pub trait Checkpoints: Sync {
     fn save<'a>(&'a self, cluster: &'a Cluster, name: &'a str) -> BoxFuture<'a, Result<()>>;
     /// Brings back the state saved as `name`.
     fn restore<'a>(&'a self, cluster: &'a Cluster, name: &'a str) -> BoxFuture<'a, Result<()>>;
+    /// How long after a shortcut to look at the task again: long enough for the cluster's
+    /// controllers to react (a simulator running faster than real time needs less).
+    fn second_look(&self) -> Duration {
+        SHORTCUT_SECOND_LOOK
+    }
 }
 
 /// What happens to a solution command's output.
@@ -477,7 +483,7 @@ async fn run_commands(shell: &Shell, commands: &[String]) -> std::result::Result
     Ok(())
 }
 
-/// Runs one shortcut of `task` and grades the task twice ([`SHORTCUT_SECOND_LOOK`] apart): it must
+/// Runs one shortcut of `task` and grades the task twice (a second look apart): it must
 /// not pass either time. A shortcut whose commands fail proves nothing and is an offence too.
 async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Result<StepResult> {
     let (id, shortcut_id) = (task.id.value.as_str(), shortcut.id.value.as_str());
@@ -490,7 +496,7 @@ async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Res
     let mut seen = None;
     for look in 0..2 {
         if look > 0 {
-            tokio::time::sleep(SHORTCUT_SECOND_LOOK).await;
+            tokio::time::sleep(how.checkpoints.map_or(SHORTCUT_SECOND_LOOK, |c| c.second_look())).await;
         }
         let report = grade(how.cluster, how.bundle).await?;
         let Some(graded) = report.tasks.iter().find(|t| t.id == id) else { continue };
