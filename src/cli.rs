@@ -152,7 +152,7 @@ pub struct CheckArgs {
     /// Show hints up to this tier (1 = nudge, 2 = pointer, 3 = command).
     #[arg(long, value_name = "N")]
     pub hint: Option<u8>,
-    /// Also show the reference solution of failing tasks.
+    /// Instructors: also show the reference solution of failing tasks and the variant started.
     #[arg(long)]
     pub reveal: bool,
     /// Observe twice, this far apart, and pass only what held both times (e.g. 30s).
@@ -209,8 +209,8 @@ pub struct StatusArgs {
     /// Show any DaemonSet as NAMESPACE/NAME.
     #[arg(long, value_name = "NS/NAME")]
     pub daemonset: Option<String>,
-    /// Also show the variant and the facts captured at start.
-    #[arg(long)]
+    /// Instructors: also show the variant and the facts captured at start (never shown otherwise).
+    #[arg(long = "reveal", visible_alias = "instructor")]
     pub instructor: bool,
 }
 
@@ -260,6 +260,10 @@ pub enum LabsCommand {
     Show {
         /// Lab id.
         lab: String,
+        /// Instructors: also what this variant breaks, the quiz answers it accepts and the
+        /// shortcuts the selftest proves do not pass (never shown otherwise).
+        #[arg(long, value_name = "VARIANT")]
+        variant: Option<String>,
     },
 }
 

@@ -135,7 +135,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             check(cluster, &session.labs, session.lang, &args, session.check_durations)
         }),
         Command::Answer(args) => {
-            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, session.lang, &args))
         }
         Command::Reset(args) => {
             // An unknown stage is bad input, reported before the cluster is contacted.
@@ -154,9 +154,20 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let course = lab::loader::course(&session.labs)?;
             print(&lab::show::list(&bundles, course.as_ref(), &session.labs, session.lang))
         }
-        Command::Labs(cli::LabsCommand::Show { lab }) => {
+        Command::Labs(cli::LabsCommand::Show { lab, variant }) => {
             let bundle = lab::loader::find(&session.labs, &lab)?;
-            print(&lab::show::show(&bundle, session.lang))
+            let mut text = lab::show::show(&bundle, session.lang);
+            if let Some(wanted) = variant {
+                let Some(variant) = bundle.lab.variant(&wanted) else {
+                    let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
+                    let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                    return Err(Error::Engine(engine::Error::BadInput(format!(
+                        "lab {lab} has no variant {wanted:?} (variants: {known})"
+                    ))));
+                };
+                text.push_str(&lab::show::show_variant(&bundle, variant, session.lang));
+            }
+            print(&text)
         }
         Command::Sim(command) => Ok(crate::sim_command::run_command(command, session.verbosity)?),
     }
@@ -169,12 +180,19 @@ fn print(text: &str) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
-/// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
-/// one-line summary and 0.
+/// `lint`: warnings on stderr (they never change the exit code); every problem of the course file
+/// and of every bundle on stderr and exit 2, or a one-line summary and 0.
 fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8, Error> {
     let course = engine::lint::lint_course(paths, source)?;
     let reports = engine::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
+    {
+        let mut err = std::io::stderr().lock();
+        for warning in reports.iter().flat_map(|r| &r.warnings) {
+            let at = warning.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
+            writeln!(err, "warning: {}{at}: {}", warning.file, warning.message)?;
+        }
+    }
     let labs = reports.len();
     let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     if problems == 0 {
@@ -364,36 +382,16 @@ pub async fn check_watch(
     })
 }
 
-/// `answer`: store a quiz answer in the lab's inventory.
+/// `answer`: check a quiz answer's domain and the attempts left, then store it in the inventory.
 pub async fn answer(
     cluster: Cluster,
     labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::AnswerArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let bad = |text: String| Error::Engine(engine::Error::BadInput(text));
-    let task = bundle
-        .lab
-        .task(&args.task)
-        .ok_or_else(|| bad(format!("lab {} has no task {:?}", args.lab, args.task)))?;
-    if task.kind != lab::model::TaskKind::Quiz {
-        return Err(bad(format!(
-            "task {} is not a quiz: it is graded from the cluster by `check`",
-            args.task
-        )));
-    }
-    let mut inventory = engine::inventory::load(&cluster.client, &args.lab).await?.ok_or_else(|| {
-        bad(format!(
-            "lab {} is not started on this cluster: run `lab-runner start {}` first",
-            args.lab, args.lab
-        ))
-    })?;
-    if let Some(line) = inventory.incomplete_start() {
-        return Err(bad(format!("{line}; the answer is not recorded")));
-    }
-    inventory.answers.insert(args.task.clone(), args.value.trim().to_string());
-    engine::inventory::save(&cluster.client, &inventory).await?;
-    print(&format!("answer for {} recorded; `lab-runner check {}` grades it\n", args.task, args.lab))
+    let recorded = engine::answer::answer(&cluster, &bundle, &args.task, &args.value, lang).await?;
+    print(&format!("{}\n", recorded.message(&args.lab, &args.task, lang)))
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.

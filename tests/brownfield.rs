@@ -393,8 +393,9 @@ async fn an_interrupted_start_says_so_resumes_and_is_cleaned_up_by_reset() {
             task: "cause".into(),
             value: "image".into(),
         };
-        let refused =
-            lab_runner::run::answer(cluster.clone(), &labs, &args).await.expect_err("answer refuses");
+        let refused = lab_runner::run::answer(cluster.clone(), &labs, Lang::En, &args)
+            .await
+            .expect_err("answer refuses");
         assert_eq!(refused.exit_code(), lab_runner::exit::BAD_INPUT);
         assert_eq!(refused.to_string(), format!("{line}; the answer is not recorded"));
         assert!(inventory::load(&sim.client, "stuck-rollout").await.unwrap().unwrap().answers.is_empty());
@@ -439,8 +440,8 @@ async fn another_variant_over_an_applied_one_needs_yes_and_not_after_reset() {
     driver.abort();
 }
 
-/// Through the built binary against `lab-runner sim up`: `start` names the variant only with
-/// `--reveal`; another variant without a terminal exits 2 naming `--yes` without waiting;
+/// Through the built binary against `lab-runner sim up`: `start`, `status` and `check` name the
+/// variant only with `--reveal`; another variant without a terminal exits 2 naming `--yes` without waiting;
 /// `reset --remove --dry-run --lang ja` prints the plan in Japanese; `reset --remove --yes`
 /// leaves the lab not started.
 #[test]
@@ -475,6 +476,20 @@ fn the_binary_hides_the_variant_asks_for_yes_and_removes_the_lab() {
         "{}",
         stdout(&revealed)
     );
+
+    // `status` and `check` name the variant (which answers `cause`) only to an instructor.
+    let status = run(&["status", "stuck-rollout"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    assert!(!stdout(&status).contains("variant"), "{}", stdout(&status));
+    let status = run(&["status", "stuck-rollout", "--reveal"]);
+    assert!(stdout(&status).starts_with("lab stuck-rollout: variant image, "), "{}", stdout(&status));
+    let variant_in_report = |extra: &[&str]| {
+        let checked = run(&[&["check", "stuck-rollout", "--format", "json"], extra].concat());
+        let report: serde_json::Value = serde_json::from_str(&stdout(&checked)).expect("a JSON report");
+        report["variant"].clone()
+    };
+    assert_eq!(variant_in_report(&[]), serde_json::Value::Null);
+    assert_eq!(variant_in_report(&["--reveal"]), "image");
 
     let other = run(&["start", "stuck-rollout", "--variant", "resources"]);
     assert_eq!(other.status.code(), Some(2));

@@ -580,7 +580,9 @@ async fn start_confirms_the_breakage_and_a_fix_through_the_api_passes() {
          symptom: imagePullBackOff\n  timeout: 60s\n",
     );
     let started = engine::start::start(&cluster, &lab, Lang::En, &image_variant()).await.unwrap();
-    assert_eq!(started.facts, ["affectedNode"]);
+    // The affected node, and the three GPU nodes the rollout check must cover (name; name + uid).
+    let nodes = (0..3).flat_map(|i| [format!("startNode.{i}.name"), format!("startNode.{i}.uid")]);
+    assert_eq!(started.facts, std::iter::once("affectedNode".to_string()).chain(nodes).collect::<Vec<_>>());
 
     // The learner finds the node the way the reference solution does: the toolkit pod that is
     // not Running (its waiting reason alternates between ErrImagePull and ImagePullBackOff).

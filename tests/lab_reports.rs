@@ -194,3 +194,66 @@ fn the_redaction_hides_pod_suffixes_only() {
         "gpu-operator/nvidia-container-toolkit-daemonset"
     );
 }
+
+impl Started {
+    /// Runs the commands of `task`'s reference solution, or of its shortcut `shortcut`, as
+    /// [`Started::solve`] does.
+    fn run(&self, task: &str, shortcut: Option<&str>) -> String {
+        let bundle = loader::find(&lab_runner::session::LabSource::BuiltIn, self.lab).unwrap();
+        let task = bundle.lab.task(task).unwrap();
+        let commands = match shortcut {
+            None => task.solution.clone(),
+            Some(id) => task.shortcuts.iter().find(|s| s.id.value == id).unwrap().commands.clone(),
+        };
+        let mut transcript = String::new();
+        for command in commands {
+            let output = std::process::Command::new("timeout")
+                .args([COMMAND_TIMEOUT, "sh", "-c", &command])
+                .env("KUBECONFIG", &self.sim.kubeconfig)
+                .env("PATH", path_with_the_binary())
+                .output()
+                .unwrap();
+            transcript.push_str(&format!("$ {command}\n{}{}\n", stdout(&output), stderr(&output)));
+            assert_eq!(output.status.code(), Some(0), "{transcript}");
+        }
+        transcript
+    }
+}
+
+/// What a learner who took a shortcut reads: relabelling nodes and rolling back leaves
+/// one-generation failing with what is observed on the nodes captured at start; a wrong `cause`
+/// locks the quiz; in English and Japanese.
+#[test]
+fn a_shortcut_shows_what_is_observed_in_both_languages() {
+    let Some(lab) = Started::new("stuck-rollout", Some("image")) else { return };
+    // An answer outside the quiz's domain is refused in one line, in the chosen language.
+    for (lang, refusal) in [
+        (
+            "en",
+            "error: \"gpu-9\" is not a node of this cluster (see `kubectl get nodes`); nothing was recorded\n",
+        ),
+        (
+            "ja",
+            "error: \"gpu-9\" はこのクラスタのノードではありません（`kubectl get nodes` を参照）。回答は記録されていません\n",
+        ),
+    ] {
+        let output = lab.lab_runner(&["--lang", lang, "answer", "stuck-rollout", "affected-node", "gpu-9"]);
+        assert_eq!((output.status.code(), stderr(&output).as_str()), (Some(2), refusal));
+    }
+    let mut transcript = lab.run("affected-node", None);
+    transcript += &lab.run("ci-wait", None);
+    transcript += &lab.run("cause", Some("guess-each-class"));
+    let locked = lab.lab_runner(&["answer", "stuck-rollout", "cause", "image"]);
+    assert_eq!(
+        (locked.status.code(), stderr(&locked).as_str()),
+        (Some(2), "error: cause is locked: all 1 of its attempts are used; nothing was recorded\n")
+    );
+    transcript += &lab.run("one-generation", Some("relabel-nodes"));
+    for lang in ["en", "ja"] {
+        let output = lab.lab_runner(&["check", "stuck-rollout", "--lang", lang]);
+        let report = stdout(&output);
+        assert_eq!(output.status.code(), Some(1), "{report}{}\n{transcript}", stderr(&output));
+        assert!(report.contains("did not match nvidia.com/gpu.present=true at start"), "{report}");
+        insta::assert_snapshot!(format!("stuck-rollout_image_shortcuts_{lang}"), redacted(&report));
+    }
+}

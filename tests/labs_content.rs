@@ -225,3 +225,26 @@ fn the_reference_alert_rule_fires_on_a_stalled_rollout_and_not_on_a_restored_one
     // The toleration variant: DESIRED dropped to 2 and every counter agrees with it.
     assert!(samples(DaemonSetState::restored(2)) > 0, "silent when DESIRED dropped below the GPU node count");
 }
+
+/// `labs show --variant V` is for instructors: what the variant breaks, its quiz answers, the
+/// shortcuts; plain `labs show` names no answer of the `cause` quiz beyond its choices.
+#[test]
+fn labs_show_with_a_variant_adds_the_instructor_section() {
+    for lang in ["en", "ja"] {
+        let shown = lab_runner()
+            .args(["--lang", lang, "labs", "show", "stuck-rollout", "--variant", "resources"])
+            .output()
+            .unwrap();
+        assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+        let text = stdout(&shown);
+        let plain = lab_runner().args(["--lang", lang, "labs", "show", "stuck-rollout"]).output().unwrap();
+        let section = text.strip_prefix(stdout(&plain).as_str()).expect("the plain text comes first");
+        insta::assert_snapshot!(format!("labs_show_stuck-rollout_variant_resources_{lang}"), section);
+    }
+    let unknown = lab_runner().args(["labs", "show", "stuck-rollout", "--variant", "nope"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        stderr(&unknown),
+        "error: lab stuck-rollout has no variant \"nope\" (variants: image, resources, toleration)\n"
+    );
+}

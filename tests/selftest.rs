@@ -95,6 +95,18 @@ fn a_failing_solution_command_is_quoted_with_its_stderr() {
 }
 
 #[test]
+fn a_shortcut_that_passes_is_named_with_its_task() {
+    if !crate::support::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = selftest(Some(FIXTURES), &["passing-shortcut"]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert!(out.contains("task fix-mode passes after shortcut recreate-settings"), "{out}");
+    insta::assert_snapshot!("passing_shortcut", out);
+}
+
+#[test]
 fn an_unknown_variant_is_bad_input() {
     let output = lab_runner().args(["selftest", "stuck-rollout", "--variant", "nope"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));

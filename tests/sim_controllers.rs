@@ -1342,6 +1342,66 @@ async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
     assert!(status["state"]["running"].is_object());
 }
 
+/// A learner's write to `/status` does not stick: the owning controller (or kubelet) recomputes
+/// the status from what it observes on its next sync, as kube-controller-manager's DaemonSet and
+/// Deployment controllers (`updateDaemonSetStatus`, `syncRolloutStatus`) and the kubelet's status
+/// manager (`syncPod` writes the pod status it computed) do on a real cluster.
+#[tokio::test]
+async fn status_written_by_a_learner_is_overwritten_by_the_controllers() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("daemonsets", daemonset("gpu-ds", "nginx:1.27", rolling(json!(1), json!(0))));
+    cluster.create("deployments", deployment("web", "nginx:1.27-does-not-exist", 2));
+    cluster.run_for(60);
+    cluster.change("daemonsets", "gpu-ds", |ds| set_image(ds, "nginx:1.27-does-not-exist"));
+    cluster.run_for(3600);
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2]);
+    let deployment_status = cluster.get("deployments", "web").unwrap()["status"].clone();
+    assert_eq!(deployment_status["availableReplicas"], Value::Null, "{deployment_status}");
+
+    fn write_status(cluster: &Cluster, plural: &str, name: &str, edit: &dyn Fn(&mut Value)) {
+        let mut value = cluster.get(plural, name).unwrap();
+        edit(&mut value);
+        cluster.sim.state.store.update(&rt(plural), value, Subresource::Status, DryRun::Off).unwrap();
+    }
+    write_status(&cluster, "daemonsets", "gpu-ds", &|ds| {
+        for field in ["numberReady", "updatedNumberScheduled", "numberAvailable"] {
+            ds["status"][field] = json!(3);
+        }
+        ds["status"]["numberUnavailable"] = json!(0);
+    });
+    write_status(&cluster, "deployments", "web", &|d| {
+        d["status"]["availableReplicas"] = json!(2);
+        d["status"]["readyReplicas"] = json!(2);
+    });
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 3, 3, 3], "the write itself is accepted");
+
+    cluster.run_for(1);
+    assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2], "the DaemonSet controller recomputed it");
+    let deployment = cluster.get("deployments", "web").unwrap();
+    assert_eq!(deployment["status"]["availableReplicas"], Value::Null, "{}", deployment["status"]);
+
+    // A pod's status: the kubelet writes back what it observes. (The DaemonSet controller may act
+    // on the fake readiness in between, as it would on a real cluster.)
+    let stuck = cluster
+        .pods()
+        .into_iter()
+        .find(|p| p["metadata"]["name"].as_str().unwrap().starts_with("gpu-ds") && !is_ready(p))
+        .unwrap();
+    let stuck_name = stuck["metadata"]["name"].as_str().unwrap().to_string();
+    write_status(&cluster, "pods", &stuck_name, &|p| {
+        p["status"]["phase"] = json!("Running");
+        p["status"]["conditions"] = json!([{"type": "Ready", "status": "True"}]);
+        p["status"]["containerStatuses"][0]["ready"] = json!(true);
+        p["status"]["containerStatuses"][0]["state"] =
+            json!({"running": {"startedAt": "2026-01-01T00:00:00Z"}});
+    });
+    cluster.run_for(1);
+    let pod = cluster.get("pods", &stuck_name).unwrap();
+    assert!(!is_ready(&pod), "the kubelet recomputed the pod's status: {}", pod["status"]);
+    assert_eq!(pod["status"]["phase"], json!("Pending"));
+    assert!(matches!(waiting_reason(&pod), Some("ImagePullBackOff" | "ErrImagePull")), "{}", pod["status"]);
+}
+
 #[tokio::test]
 async fn events_expire_an_hour_after_their_last_write() {
     let mut cluster = Cluster::three_workers();

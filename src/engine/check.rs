@@ -230,7 +230,10 @@ pub fn grade_observation(
             solution: help.reveal.then(|| task.solution.clone()),
         });
     }
-    Report::new(&lab.id.value, lab.title.get(lang).trim(), inventory.and_then(|i| i.variant_in(lab)), results)
+    // The variant answers the `cause` quiz: a learner's report never names it (issue #15); an
+    // instructor grading with `--reveal` sees it.
+    let variant = inventory.and_then(|i| i.variant_in(lab)).filter(|_| help.reveal);
+    Report::new(&lab.id.value, lab.title.get(lang).trim(), variant, results)
 }
 
 #[cfg(test)]

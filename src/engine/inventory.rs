@@ -151,6 +151,8 @@ pub struct Inventory {
     pub facts: BTreeMap<String, HashedFact>,
     /// Quiz answers by task id.
     pub answers: BTreeMap<String, String>,
+    /// How many answers `answer` recorded, by task id.
+    pub attempts: BTreeMap<String, u32>,
 }
 
 impl Inventory {
@@ -161,7 +163,13 @@ impl Inventory {
 
     /// What a grading needs of this record: the variant, the answers and the facts.
     pub fn started(&self) -> Started<'_> {
-        Started { lab: &self.lab, variant: self.variant.as_ref(), answers: &self.answers, facts: &self.facts }
+        Started {
+            lab: &self.lab,
+            variant: self.variant.as_ref(),
+            answers: &self.answers,
+            facts: &self.facts,
+            attempts: &self.attempts,
+        }
     }
 
     /// Records an object once: the first record keeps its origin and pre-image (a re-applied
@@ -245,6 +253,7 @@ impl Inventory {
             ("preImages".to_string(), json(json!(self.pre_images))),
             ("facts".to_string(), json(json!(self.facts))),
             ("answers".to_string(), json(json!(self.answers))),
+            ("attempts".to_string(), json(json!(self.attempts))),
         ])
     }
 
@@ -270,6 +279,7 @@ impl Inventory {
             pre_images: field(data, "preImages")?,
             facts: field(data, "facts")?,
             answers: field(data, "answers")?,
+            attempts: field(data, "attempts")?,
         })
     }
 }
@@ -330,6 +340,7 @@ mod tests {
         inventory.set_variant(Some("image"));
         inventory.facts.insert("affectedNode".into(), HashedFact::new("gpu-1"));
         inventory.answers.insert("find-node".into(), "gpu-1".into());
+        inventory.attempts.insert("find-node".into(), 2);
         inventory.record(AppliedObject {
             api_version: "v1".into(),
             kind: "Namespace".into(),

@@ -1,5 +1,6 @@
 //! `lab-runner lint`: everything the loader checks, plus authoring rules — no vacuous task, hints
-//! on every task, every text in `en` and `ja`, points above zero, a reference solution.
+//! on every task, every text in `en` and `ja`, points above zero, a reference solution — and
+//! warnings (exit code unchanged) for graded tasks that declare no shortcuts.
 //!
 //! It lives in the engine because it uses both layers below: the lab's loader and grading.
 //! Vacuity is judged by [`crate::grade`] itself, built-in checks included: every task is graded
@@ -13,7 +14,7 @@ use crate::{
     grade::{self, Evidence, Observation, Observed, Status},
     lab::{
         loader::{self, Bundle, BundleRoot, Problem, problem_at},
-        model::{Lab, Spanned, Text},
+        model::{Lab, Spanned, TaskKind, Text},
     },
     session::LabSource,
 };
@@ -38,6 +39,8 @@ pub struct BundleReport {
     pub lab: Option<String>,
     /// Every problem, in file and line order.
     pub problems: Vec<Problem>,
+    /// Advice that does not make the bundle invalid (lint's exit code ignores it).
+    pub warnings: Vec<Problem>,
 }
 
 /// Lints the bundles at `paths` (bundle directories or `lab.yaml` files), or, with no paths,
@@ -66,11 +69,13 @@ pub fn lint_root(root: BundleRoot) -> Result<BundleReport> {
     let loaded = loader::read(root)?;
     let mut problems = loaded.problems;
     let lab = loaded.bundle.as_ref().map(|b| b.lab.id.value.clone());
+    let mut warnings = Vec::new();
     if let Some(bundle) = &loaded.bundle {
         problems.extend(authoring_problems(bundle));
+        warnings.extend(authoring_warnings(bundle));
     }
     loader::sort_problems(&mut problems);
-    Ok(BundleReport { bundle: bundle_name, lab, problems })
+    Ok(BundleReport { bundle: bundle_name, lab, problems, warnings })
 }
 
 /// The authoring rules beyond what the loader checks.
@@ -144,6 +149,30 @@ pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// Advice on a valid bundle: a graded task (not a quiz) that declares no `shortcuts`, so
+/// `selftest` cannot prove that the attempts a learner would try first do not pass.
+pub fn authoring_warnings(bundle: &Bundle) -> Vec<Problem> {
+    bundle
+        .lab
+        .tasks
+        .iter()
+        .filter(|task| task.kind == TaskKind::Task && task.shortcuts.is_empty())
+        .map(|task| {
+            problem_at(
+                bundle,
+                &task.id,
+                "this task",
+                format!("task {:?} declares no shortcuts", task.id.value),
+                Some(
+                    "list the attempts a learner might make to reach PASS without doing the task \
+                     (`shortcuts:`); `selftest` proves none of them passes"
+                        .into(),
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Every kind the lab's expectations look at, observed with no objects.

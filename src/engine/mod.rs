@@ -4,7 +4,9 @@
 //! cluster or the embedded simulator, which is never a special case here (the engine does not
 //! import `crate::sim`).
 
+pub mod answer;
 pub mod apply;
+pub mod captured;
 pub mod check;
 pub mod cluster;
 pub mod inventory;

@@ -243,6 +243,7 @@ pub async fn execute(
                         .retain(|o| !(o.origin == Origin::Created && deleted.contains(o.uid.as_str())));
                     inventory.facts.clear();
                     inventory.answers.clear();
+                    inventory.attempts.clear();
                     inventory.stages.clear();
                     inventory.progress = Progress::Incomplete;
                     first_stage = false;

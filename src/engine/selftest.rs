@@ -1,8 +1,11 @@
-//! `selftest`: prove a lab's checks fail before and pass after its reference solution, task by task, and that `reset` brings the start back.
+//! `selftest`: prove a lab's checks fail before and pass after its reference solution, task by task, that no declared shortcut passes, and that `reset` brings the start back.
 //!
 //! Against whatever cluster it is given (the CLI hands it a fresh simulator by default): reset →
-//! start → every task FAILs or is BLOCKED → each task's reference solution, in `needs` order, is
-//! run with real kubectl through [`Shell`], after which that task PASSes and every task whose
+//! start → every task FAILs or is BLOCKED → for each task, in `needs` order, every shortcut it
+//! declares is run from the state before its solution and must leave it not passing (that state
+//! is saved once and restored after each shortcut: a [`Checkpoints`] when the cluster offers one,
+//! otherwise reached again by reset, start and the earlier solutions) → its reference solution
+//! runs with real kubectl through [`Shell`], after which that task PASSes and every task whose
 //! solution has not run still does not → reset → every task is back to FAIL/BLOCKED and what the
 //! lab owns is as the first reset left it. The first offence ends the run and is named with its
 //! step and task.
@@ -16,6 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::{
     api::{Api, DynamicObject, ListParams},
@@ -33,7 +37,7 @@ use super::{
 use crate::{
     lab::{
         loader::Bundle,
-        model::{Lab, LearnerObjects},
+        model::{Lab, LearnerObjects, Shortcut, Task},
     },
     report::{Report, TaskStatus},
     session::Lang,
@@ -57,6 +61,25 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Lines of a failed command's stderr that an offence quotes.
 const STDERR_TAIL_LINES: usize = 8;
+
+/// How long after a shortcut's commands the task is checked a second time on a real cluster: a
+/// controller still reacting to the shortcut (a pod recreated, a label republished, a status
+/// written back) must not pass unseen. A simulator says its own ([`Checkpoints::second_look`]).
+pub const SHORTCUT_SECOND_LOOK: Duration = Duration::from_secs(2);
+
+/// A cluster's way to save its whole state and bring it back cheaply. The CLI provides one for
+/// the simulator it starts; `selftest` uses it to run each shortcut from the same state.
+pub trait Checkpoints: Sync {
+    /// Saves the cluster's current state as `name` (replacing an earlier one of that name).
+    fn save<'a>(&'a self, cluster: &'a Cluster, name: &'a str) -> BoxFuture<'a, Result<()>>;
+    /// Brings back the state saved as `name`.
+    fn restore<'a>(&'a self, cluster: &'a Cluster, name: &'a str) -> BoxFuture<'a, Result<()>>;
+    /// How long after a shortcut to look at the task again: long enough for the cluster's
+    /// controllers to react (a simulator running faster than real time needs less).
+    fn second_look(&self) -> Duration {
+        SHORTCUT_SECOND_LOOK
+    }
+}
 
 /// What happens to a solution command's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,12 +300,14 @@ impl Run {
 }
 
 /// Runs the selftest of `bundle` (one variant, or the lab without variants) on `cluster`, running
-/// solutions through `shell`; `progress` receives a line as each step starts.
+/// solutions and shortcuts through `shell`; `checkpoints` (when the cluster has them) restores the
+/// state between shortcuts; `progress` receives a line as each step starts.
 pub async fn selftest(
     cluster: &Cluster,
     bundle: &Bundle,
     variant: Option<&str>,
     shell: &Shell,
+    checkpoints: Option<&dyn Checkpoints>,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Run {
     let mut run = Run {
@@ -292,7 +317,8 @@ pub async fn selftest(
         end: End::Passed,
     };
     let mut current = String::new();
-    match steps(cluster, bundle, variant, shell, progress, &mut run.steps, &mut current).await {
+    let how = Replay { cluster, bundle, variant, shell, checkpoints };
+    match steps(&how, progress, &mut run.steps, &mut current).await {
         Ok(()) if run.steps.iter().any(|s| matches!(s.result, StepResult::Offence { .. })) => {
             run.end = End::Offence;
         }
@@ -313,15 +339,22 @@ fn offence(task: Option<&str>, message: String) -> StepResult {
     StepResult::Offence { task: task.map(str::to_string), message }
 }
 
+/// What a selftest runs against and with.
+struct Replay<'a> {
+    cluster: &'a Cluster,
+    bundle: &'a Bundle,
+    variant: Option<&'a str>,
+    shell: &'a Shell,
+    checkpoints: Option<&'a dyn Checkpoints>,
+}
+
 async fn steps(
-    cluster: &Cluster,
-    bundle: &Bundle,
-    variant: Option<&str>,
-    shell: &Shell,
+    how: &Replay<'_>,
     progress: &(dyn Fn(&str) + Sync),
     steps: &mut Vec<Step>,
     current: &mut String,
 ) -> Result<()> {
+    let Replay { cluster, bundle, variant, shell, .. } = *how;
     let lab = &bundle.lab;
     let mut begin = |name: &str| {
         *current = name.to_string();
@@ -353,28 +386,42 @@ async fn steps(
     }
 
     let mut solved: BTreeSet<String> = BTreeSet::new();
+    let mut solved_in_order: Vec<&Task> = Vec::new();
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
+        if !task.shortcuts.is_empty() {
+            let saved = format!("before-{id}");
+            if let Some(checkpoints) = how.checkpoints {
+                checkpoints.save(cluster, &saved).await?;
+            }
+            for (n, shortcut) in task.shortcuts.iter().enumerate() {
+                let name = format!("shortcut {id}/{}", shortcut.id.value);
+                begin(&name);
+                if n > 0 {
+                    how.back_to(&saved, &solved_in_order).await?;
+                }
+                if record(steps, &name, try_shortcut(how, task, shortcut).await?) {
+                    return Ok(());
+                }
+            }
+            let name = format!("back before the solution of {id}");
+            begin(&name);
+            how.back_to(&saved, &solved_in_order).await?;
+            let way = if how.checkpoints.is_some() { "restored" } else { "reached again" };
+            record(steps, &name, StepResult::Ok(way.to_string()));
+        }
         let name = format!("solution {id}");
         begin(&name);
         if task.solution.is_empty() {
             record(steps, &name, offence(Some(id), format!("task {id} has no reference solution")));
             return Ok(());
         }
-        for command in &task.solution {
-            let ran = shell.run(command).await;
-            if ran.exit != CommandExit::Success {
-                let message = format!(
-                    "the solution of task {id} failed: `{}` {}{}",
-                    one_line_command(command),
-                    ran.exit,
-                    tail(&ran.stderr, STDERR_TAIL_LINES)
-                );
-                record(steps, &name, offence(Some(id), message));
-                return Ok(());
-            }
+        if let Err(message) = run_commands(shell, &task.solution).await {
+            record(steps, &name, offence(Some(id), format!("the solution of task {id} failed: {message}")));
+            return Ok(());
         }
         solved.insert(id.to_string());
+        solved_in_order.push(task);
         let report = settle(cluster, bundle, &solved).await?;
         if record(steps, &name, after_solution(&report, id, &solved)) {
             return Ok(());
@@ -418,6 +465,81 @@ async fn steps(
     };
     record(steps, "lab-owned objects after reset", result);
     Ok(())
+}
+
+/// Runs `commands` in order; the first that fails is described (command, exit, stderr tail).
+async fn run_commands(shell: &Shell, commands: &[String]) -> std::result::Result<(), String> {
+    for command in commands {
+        let ran = shell.run(command).await;
+        if ran.exit != CommandExit::Success {
+            return Err(format!(
+                "`{}` {}{}",
+                one_line_command(command),
+                ran.exit,
+                tail(&ran.stderr, STDERR_TAIL_LINES)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs one shortcut of `task` and grades the task twice (a second look apart): it must
+/// not pass either time. A shortcut whose commands fail proves nothing and is an offence too.
+async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Result<StepResult> {
+    let (id, shortcut_id) = (task.id.value.as_str(), shortcut.id.value.as_str());
+    if let Err(message) = run_commands(how.shell, &shortcut.commands).await {
+        return Ok(offence(
+            Some(id),
+            format!("shortcut {shortcut_id} of task {id} could not be run: {message}"),
+        ));
+    }
+    let mut seen = None;
+    for look in 0..2 {
+        if look > 0 {
+            tokio::time::sleep(how.checkpoints.map_or(SHORTCUT_SECOND_LOOK, |c| c.second_look())).await;
+        }
+        let report = grade(how.cluster, how.bundle).await?;
+        let Some(graded) = report.tasks.iter().find(|t| t.id == id) else { continue };
+        if graded.status == TaskStatus::Pass {
+            return Ok(offence(
+                Some(id),
+                format!(
+                    "task {id} passes after shortcut {shortcut_id} ({}){}",
+                    shortcut.description.en.trim(),
+                    evidence_suffix(&graded.evidence)
+                ),
+            ));
+        }
+        // The last line says why (a rollout's first line is only its counters).
+        let why = graded.evidence.last().map(|line| format!(" ({line})")).unwrap_or_default();
+        seen = Some(format!("{id} {}{why}", graded.status.as_str()));
+    }
+    Ok(StepResult::Ok(seen.unwrap_or_else(|| format!("task {id} not in the report"))))
+}
+
+impl Replay<'_> {
+    /// Back to the state saved as `saved` before a task's solution: restored from the checkpoint,
+    /// or reached again by reset, start and the solutions of `solved` (in the order they ran).
+    async fn back_to(&self, saved: &str, solved: &[&Task]) -> Result<()> {
+        if let Some(checkpoints) = self.checkpoints {
+            return checkpoints.restore(self.cluster, saved).await;
+        }
+        reset_lab(self.cluster, self.bundle).await?;
+        let options = StartOptions { variant: self.variant.map(str::to_string), seed: None, yes: true };
+        start::start(self.cluster, self.bundle, Lang::En, &options).await?;
+        let mut done = BTreeSet::new();
+        for task in solved {
+            if let Err(message) = run_commands(self.shell, &task.solution).await {
+                return Err(Error::NotReproduced(format!(
+                    "reaching the state before a shortcut again, the solution of task {} failed: {message}",
+                    task.id.value
+                )));
+            }
+            done.insert(task.id.value.clone());
+        }
+        settle(self.cluster, self.bundle, &done).await?;
+        Ok(())
+    }
 }
 
 /// `reset` as `lab-runner reset --yes` does it; returns how many plan steps ran.

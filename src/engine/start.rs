@@ -306,12 +306,14 @@ pub async fn start(
         // Another variant's facts and answers do not carry over.
         inventory.facts.clear();
         inventory.answers.clear();
+        inventory.attempts.clear();
         inventory.set_variant(variant.as_deref());
     }
     inventory.progress = Progress::Incomplete;
     inventory.stages.clear();
     record_present_at_start(cluster, bundle, &mut inventory).await?;
     record_pre_images(cluster, lab, &mut inventory).await?;
+    super::captured::capture(cluster, lab, &mut inventory).await?;
     inventory::save(&cluster.client, &inventory).await?;
     let mut applied = 0;
     for stage in &lab.stages {

@@ -1,7 +1,8 @@
 //! The `alertRule` check: PrometheusRule alert expressions parsed with `promql-parser` and
-//! evaluated at one instant over kube-state-metrics series built from a broken and a restored
-//! DaemonSet state. A rule passes when it yields a sample for the broken state, none for the
-//! restored one, and its `for` is long enough.
+//! evaluated at one instant over kube-state-metrics series built from each of the three kinds of
+//! breakage and from the restored DaemonSet state. A rule passes when it yields a sample for every
+//! breakage (not only the learner's own variant), none for the restored state, and its `for` is
+//! long enough.
 //!
 //! The evaluator covers what such rules use: selectors with label matchers, number literals,
 //! unary minus, arithmetic and comparison operators (with `bool`, `on`/`ignoring`, one-to-one
@@ -93,6 +94,24 @@ impl DaemonSetState {
         }
     }
 
+    /// The template no longer targets one of `desired` nodes (a toleration or nodeSelector
+    /// drift): DESIRED itself drops by one and every other counter agrees with it, so the
+    /// rollout "succeeds".
+    pub fn desired_dropped(desired: i64) -> DaemonSetState {
+        let targeted = desired - 1;
+        DaemonSetState {
+            desired: targeted,
+            current: targeted,
+            ready: targeted,
+            available: targeted,
+            unavailable: 0,
+            updated: targeted,
+            misscheduled: 0,
+            generation: 2,
+            observed_generation: 2,
+        }
+    }
+
     /// One generation everywhere on `desired` nodes.
     pub fn restored(desired: i64) -> DaemonSetState {
         DaemonSetState {
@@ -139,6 +158,45 @@ impl DaemonSetState {
             })
             .collect()
     }
+}
+
+/// The three ways the course's DaemonSet updates break (DESIGN §1), as the series each leaves
+/// behind: the DaemonSet's counters plus the pod-level series kube-state-metrics exports for the
+/// stuck pod (`kube_pod_container_status_waiting_reason`, `kube_pod_status_unschedulable`:
+/// kube-state-metrics/internal/store/pod.go). A rule must fire on every one of them.
+pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(&'static str, Vec<Sample>)> {
+    let pod = format!("{name}-x7k2p");
+    let pod_series = |metric: &str, extra: &[(&str, &str)]| {
+        let mut labels: Labels = [
+            ("__name__", metric),
+            ("namespace", namespace),
+            ("pod", pod.as_str()),
+            ("uid", "3f1c2a9e-0000-4000-8000-000000000001"),
+            ("job", "kube-state-metrics"),
+            ("instance", "kube-state-metrics:8080"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        labels.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        Sample { labels, value: 1.0 }
+    };
+    let stalled = DaemonSetState::stalled(desired).series(namespace, name);
+    let mut image = stalled.clone();
+    image.push(pod_series(
+        "kube_pod_container_status_waiting_reason",
+        &[("container", "main"), ("reason", "ImagePullBackOff")],
+    ));
+    let mut resources = stalled;
+    resources.push(pod_series("kube_pod_status_unschedulable", &[]));
+    vec![
+        ("the new image cannot be pulled", image),
+        ("the new pod cannot be scheduled", resources),
+        (
+            "the template no longer targets a node (DESIRED dropped)",
+            DaemonSetState::desired_dropped(desired).series(namespace, name),
+        ),
+    ]
 }
 
 /// Parses and evaluates `expr` over `series`.
@@ -246,6 +304,15 @@ fn eval(expr: &Expr, series: &[Sample]) -> Result<Evaluated> {
                 out.push(Sample { labels, value: fold(&values)? });
             }
             Ok(Evaluated::Vector(out))
+        }
+        // `vector(s)`: the scalar as a one-sample vector without labels (an always-firing alert).
+        Expr::Call(call) if call.func.name == "vector" && call.args.args.len() == 1 => {
+            match eval(&call.args.args[0], series)? {
+                Evaluated::Scalar(value) => {
+                    Ok(Evaluated::Vector(vec![Sample { labels: Labels::new(), value }]))
+                }
+                Evaluated::Vector(_) => Err(Error::Unsupported("vector() of a vector".into())),
+            }
         }
         Expr::Call(call) => Err(Error::Unsupported(format!("function {}()", call.func.name))),
         Expr::MatrixSelector(_) => Err(Error::Unsupported("range selectors".into())),
@@ -373,7 +440,7 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
         .and_then(|d| d.pointer("/status/desiredNumberScheduled").and_then(Value::as_i64))
         .filter(|d| *d > 0)
         .unwrap_or(3);
-    let broken = DaemonSetState::stalled(desired).series(&namespace, name);
+    let broken = breakages(&namespace, name, desired);
     let restored = DaemonSetState::restored(desired).series(&namespace, name);
     let min_for = check.min_for.unwrap_or(Timeout(std::time::Duration::from_secs(60)));
     let mut evidence = Vec::new();
@@ -392,22 +459,40 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
                 Ok(Evaluated::Scalar(_)) => Err("yields a scalar, not a vector".to_string()),
                 Err(e) => Err(e.to_string()),
             };
-            match (fires(&broken), fires(&restored)) {
-                (Err(e), _) | (_, Err(e)) => {
-                    evidence.push(format!("{who}: alert {alert}: expr {expr:?} {e}"));
-                    return Outcome::Error(evidence);
+            let mut missed = Vec::new();
+            let mut failure = None;
+            for (breakage, series) in &broken {
+                match fires(series) {
+                    Ok(true) => {}
+                    Ok(false) => missed.push(*breakage),
+                    Err(e) => failure = Some(e),
                 }
-                (Ok(true), Ok(false)) if for_ok => {
+            }
+            let on_restored = match fires(&restored) {
+                Ok(fires) => fires,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            };
+            if let Some(e) = failure {
+                evidence.push(format!("{who}: alert {alert}: expr {expr:?} {e}"));
+                return Outcome::Error(evidence);
+            }
+            match (missed.is_empty(), on_restored) {
+                (true, false) if for_ok => {
                     return Outcome::Pass(vec![format!(
-                        "{who}: alert {alert} fires on the stalled rollout of {namespace}/{name}, not on the restored one, for {for_text}"
+                        "{who}: alert {alert} fires on every kind of breakage of {namespace}/{name}, not on the restored one, for {for_text}"
                     )]);
                 }
-                (Ok(true), Ok(false)) => evidence
+                (true, false) => evidence
                     .push(format!("{who}: alert {alert}: `for: {for_text}` is shorter than {min_for}")),
-                (Ok(false), _) => evidence.push(format!(
-                    "{who}: alert {alert} does not fire on the stalled rollout of {namespace}/{name}"
+                (false, _) if missed.len() == broken.len() => evidence.push(format!(
+                    "{who}: alert {alert} does not fire on a broken rollout of {namespace}/{name}"
                 )),
-                (Ok(true), Ok(true)) => evidence
+                (false, _) => evidence
+                    .push(format!("{who}: alert {alert} does not fire when {}", missed.join(", nor when "))),
+                (true, true) => evidence
                     .push(format!("{who}: alert {alert} also fires when {namespace}/{name} is restored")),
             }
         }
@@ -503,12 +588,39 @@ mod tests {
             observed.insert("apps/v1", "DaemonSet", vec![]);
             alert_rule(&check, &observed)
         };
-        let good = r#"kube_daemonset_status_number_unavailable{daemonset="toolkit"} > 0"#;
+        let good = r#"kube_daemonset_status_number_unavailable{daemonset="toolkit"} > 0
+            or kube_daemonset_status_desired_number_scheduled{daemonset="toolkit"} < 3"#;
         assert_eq!(grade(rule(good, "5m")).status(), crate::grade::Status::Pass);
+        // The wrong answer the instructor notes list: it misses the toleration drift.
         assert_eq!(
-            grade(rule(good, "30s")),
+            grade(rule("kube_daemonset_status_desired_number_scheduled != kube_daemonset_status_number_ready", "5m")),
             Outcome::Fail(vec![
-                "prometheusrule monitoring/toolkit: alert ToolkitStuck: `for: 30s` is shorter than 1m".into()
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck does not fire when the template no longer targets a node (DESIRED dropped)".into()
+            ])
+        );
+        // One variant only: a pod waiting on its image.
+        assert_eq!(
+            grade(rule(r#"kube_pod_container_status_waiting_reason{reason="ImagePullBackOff"} > 0"#, "5m")),
+            Outcome::Fail(vec![
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck does not fire when the new pod cannot be scheduled, nor when the template no longer targets a node (DESIRED dropped)".into()
+            ])
+        );
+        assert_eq!(
+            grade(rule("vector(1)", "5m")),
+            Outcome::Fail(vec![
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck also fires when gpu-operator/toolkit is restored".into()
+            ])
+        );
+        assert_eq!(
+            grade(rule("kube_daemonset_status_number_ready < 0", "5m")),
+            Outcome::Fail(vec![
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck does not fire on a broken rollout of gpu-operator/toolkit".into()
+            ])
+        );
+        assert_eq!(
+            grade(rule(good, "0s")),
+            Outcome::Fail(vec![
+                "prometheusrule monitoring/toolkit: alert ToolkitStuck: `for: 0s` is shorter than 1m".into()
             ])
         );
         assert_eq!(

@@ -3,7 +3,7 @@
 //! Pure functions like the matchers: each returns a graded [`Outcome`] with evidence; what cannot
 //! be judged is ERROR, never PASS or FAIL (DESIGN §2.3).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::{
     api::{
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::{
     Observed, Outcome,
-    evidence::{Probe, Started},
+    evidence::{HashedFact, Probe, Started},
     observed::typed,
 };
 use crate::{
@@ -182,7 +182,13 @@ pub fn analyse_rollout(observed: &Observed, target: &ObjectRef) -> Result<Rollou
 
 /// Evaluates a `rollout` check. `broken_template`: the containers of the stage named
 /// `brokenStage`, which do not count as converged.
-pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_pod_spec: Option<&Value>) -> Outcome {
+/// `facts`: the inventory's, holding the nodes captured at start ([`super::captured`]).
+pub fn rollout(
+    check: &RolloutCheck,
+    observed: &Observed,
+    broken_pod_spec: Option<&Value>,
+    facts: Option<&BTreeMap<String, HashedFact>>,
+) -> Outcome {
     let analysis = match analyse_rollout(observed, &check.target) {
         Ok(analysis) => analysis,
         Err(Error::Missing(what)) => return Outcome::Fail(vec![format!("{what} does not exist")]),
@@ -224,8 +230,17 @@ pub fn rollout(check: &RolloutCheck, observed: &Observed, broken_pod_spec: Optio
     }
     if let Some(selector) = &check.nodes {
         let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
+        let captured = facts.and_then(|facts| super::captured::judge(selector, facts, nodes));
         let wanted = nodes.iter().filter(|n| super::observed::selector_matches(selector, n)).count();
-        if counters.desired_number_scheduled as usize != wanted {
+        if let Some((at_start, node_problems)) = captured {
+            problems.extend(node_problems);
+            if counters.desired_number_scheduled as usize != at_start {
+                problems.push(format!(
+                    "DESIRED is {} but {at_start} nodes matched the lab's node selector at start",
+                    counters.desired_number_scheduled
+                ));
+            }
+        } else if counters.desired_number_scheduled as usize != wanted {
             problems.push(format!(
                 "DESIRED is {} but {wanted} nodes match the lab's node selector",
                 counters.desired_number_scheduled
@@ -416,8 +431,34 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
 }
 
 /// Evaluates a `quiz` check: the stored answer against the captured (hashed) fact or the
-/// accepted answers, never against a hard-coded value in the engine.
+/// accepted answers, never against a hard-coded value in the engine; the attempts used are part
+/// of the evidence (`attempt 1 of 1: locked`).
 pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outcome {
+    let outcome = quiz_verdict(check, task, started);
+    let used = started.and_then(|s| s.attempts.get(task)).copied().unwrap_or(0);
+    if used == 0 {
+        return outcome;
+    }
+    let line = match check.attempts {
+        Some(limit) if used >= limit => format!("attempt {used} of {limit}: the answer is locked"),
+        Some(limit) => format!("attempt {used} of {limit}"),
+        None if used == 1 => "answered once".to_string(),
+        None => format!("answered {used} times"),
+    };
+    match outcome {
+        Outcome::Pass(mut evidence) => {
+            evidence.push(line);
+            Outcome::Pass(evidence)
+        }
+        Outcome::Fail(mut evidence) => {
+            evidence.push(line);
+            Outcome::Fail(evidence)
+        }
+        other => other,
+    }
+}
+
+fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outcome {
     let Some(inventory) = started else {
         return Outcome::Error(vec!["the lab has not been started on this cluster (no inventory)".into()]);
     };

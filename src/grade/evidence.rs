@@ -93,6 +93,8 @@ pub struct Started<'a> {
     pub answers: &'a BTreeMap<String, String>,
     /// Facts captured when the breakage was confirmed, by fact name.
     pub facts: &'a BTreeMap<String, HashedFact>,
+    /// How many answers `answer` recorded, by task id.
+    pub attempts: &'a BTreeMap<String, u32>,
 }
 
 impl Started<'_> {

@@ -9,6 +9,7 @@
 
 pub mod alert;
 pub mod builtin;
+pub mod captured;
 pub mod evidence;
 mod gradable;
 pub mod observed;
@@ -198,7 +199,7 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
         Expectation::Rollout(check) => {
             let broken =
                 check.broken_stage.as_deref().and_then(|stage| broken_pod_spec(evidence, stage, check));
-            builtin::rollout(check, observed, broken.as_ref())
+            builtin::rollout(check, observed, broken.as_ref(), evidence.started.map(|s| s.facts))
         }
         Expectation::Quiz(check) => builtin::quiz(check, task, evidence.started),
         Expectation::QuotaInForce(check) => {

@@ -184,7 +184,9 @@ fn compare(
     let mut push = |detail: String| out.push(Mismatch { path: path.clone(), detail });
     match (expected, observed) {
         (Value::Null, None | Some(Value::Null)) => {}
-        (Value::Null, Some(found)) => push(format!("is {}, expected it absent", show(found))),
+        // What is observed only: "expected it absent" would state the fix, which is the task
+        // (gpu-sharing's `limits.` quota key; issue #15).
+        (Value::Null, Some(found)) => push(format!("is {}", show(found))),
         (Value::Array(items), found) => {
             let semantics =
                 rules.lists.get(&path.without_indices()).copied().unwrap_or(ListSemantics::Contains);
@@ -389,7 +391,7 @@ mod tests {
         );
         assert_eq!(
             mismatches(json!({"status": {"numberReady": null}}), observed, &Rules::default()),
-            ["status.numberReady is 3, expected it absent"]
+            ["status.numberReady is 3"]
         );
     }
 

@@ -414,6 +414,24 @@ pub struct Task {
     /// The reference solution: shell commands run with kubectl on the PATH, in order.
     #[serde(default)]
     pub solution: Vec<String>,
+    /// Attempts a learner might make to reach PASS without doing the task; `selftest` runs each
+    /// from the state before the task's solution and proves the task does not pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shortcuts: Vec<Shortcut>,
+}
+
+/// A shortcut a learner might try: commands that must leave the task not passing.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Shortcut {
+    /// Shortcut id, unique in the task (a selftest failure names it).
+    #[schemars(with = "String")]
+    pub id: Spanned<String>,
+    /// What the learner tries, for instructors.
+    pub description: Text,
+    /// Shell commands run like `solution`'s (kubectl on the PATH), in order; they should wait
+    /// for what they start, as a learner would before running `check`.
+    pub commands: Vec<String>,
 }
 
 /// One expectation of a task. Each is written as a one-key map naming its kind.
@@ -792,6 +810,15 @@ pub struct QuizCheck {
     /// How answers compare.
     #[serde(default)]
     pub matching: AnswerMatching,
+    /// The answers that make sense at all (an enumerated quiz, e.g. the three classes of cause):
+    /// `answer` refuses any other value without recording it. Empty: any value (a `fact:
+    /// affectedNode` quiz still requires the name of a node of the cluster).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    /// How many answers `answer` records before the quiz is locked (omitted: no limit), so an
+    /// enumerated quiz cannot be brute-forced by answering each choice in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
 }
 
 /// What happens to learner objects in the lab's namespaces on reset.

@@ -6,7 +6,7 @@ use comfy_table::{ContentArrangement, Table, presets::NOTHING};
 
 use super::{
     loader::{Bundle, Course},
-    model::{Stage, TaskKind, Wait},
+    model::{Expectation, Fact, Stage, TaskKind, Variant, Wait},
 };
 use crate::session::{LabSource, Lang};
 
@@ -134,6 +134,64 @@ fn tidy(table: Table) -> String {
         let line = line.strip_prefix(' ').unwrap_or(&line).trim_end().to_string();
         out.push_str(&line);
         out.push('\n');
+    }
+    out
+}
+
+/// `labs show --variant V`, for instructors: what the variant breaks, the quiz answers accepted
+/// in it, and every task's shortcuts (which `selftest` proves do not pass).
+pub fn show_variant(bundle: &Bundle, variant: &Variant, lang: Lang) -> String {
+    let lab = &bundle.lab;
+    let id = variant.id.value.as_str();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n{} {id} ({}):",
+        word(lang, "Variant", "バリアント"),
+        word(lang, "instructors", "講師向け")
+    );
+    let _ = writeln!(out, "  {}", variant.description.get(lang).trim_end());
+    let _ =
+        writeln!(out, "\n{}:", word(lang, "Quiz answers in this variant", "このバリアントでのクイズの正解"));
+    for task in lab.tasks.iter().filter(|t| t.kind == TaskKind::Quiz) {
+        for expectation in &task.expect {
+            let Expectation::Quiz(quiz) = expectation else { continue };
+            let mut accepted: Vec<&str> = quiz.accept.iter().map(String::as_str).collect();
+            accepted.extend(quiz.accept_by_variant.get(id).into_iter().flatten().map(String::as_str));
+            let answer = match (quiz.fact, accepted.is_empty()) {
+                (Some(fact), _) => format!(
+                    "{} {}",
+                    word(lang, "the fact start captured:", "start が記録した事実:"),
+                    match fact {
+                        Fact::AffectedNode => "affectedNode",
+                        Fact::Variant => "variant",
+                    }
+                ),
+                (None, false) => accepted.join(", "),
+                (None, true) => "-".to_string(),
+            };
+            let _ = writeln!(out, "  {}: {answer}", task.id.value);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{}:",
+        word(
+            lang,
+            "Shortcuts (selftest proves none passes)",
+            "近道（どれも合格しないことを selftest が確認）"
+        )
+    );
+    for task in lab.tasks.iter().filter(|t| !t.shortcuts.is_empty()) {
+        for shortcut in &task.shortcuts {
+            let _ = writeln!(
+                out,
+                "  {}/{}: {}",
+                task.id.value,
+                shortcut.id.value,
+                shortcut.description.get(lang).trim_end()
+            );
+        }
     }
     out
 }

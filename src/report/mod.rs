@@ -88,7 +88,7 @@ pub struct Report {
     pub lab: String,
     /// Lab title in the session language.
     pub title: String,
-    /// The variant started, when known.
+    /// The variant started, only with `--reveal` (it would answer a quiz).
     pub variant: Option<String>,
     /// Tasks in `needs` order.
     pub tasks: Vec<TaskResult>,

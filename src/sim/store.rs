@@ -588,6 +588,52 @@ impl Store {
         inner.history.oldest_start(inner.revision)
     }
 
+    /// The current state of every object, to [`Store::restore`] later (a copy of the in-memory
+    /// index: the objects themselves are shared, not serialized).
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint { objects: self.lock().objects.clone() }
+    }
+
+    /// Writes the objects of `checkpoint` back: what was created since is removed, what was
+    /// deleted or changed is written again with its uid. Every change is a new revision with its
+    /// watch event, so watchers and controllers see ordinary writes and resourceVersions stay
+    /// monotonic. An object whose uid changed (deleted and recreated) is removed and added again,
+    /// as a watcher would have seen it. Returns how many objects were written.
+    pub fn restore(&self, checkpoint: &Checkpoint) -> Result<usize> {
+        self.write(DryRun::Off, |txn| {
+            let mut current: Vec<Arc<Stored>> = Vec::new();
+            for objects in txn.inner.objects.values() {
+                current.extend(objects.values().cloned());
+            }
+            let mut written = 0;
+            for stored in &current {
+                let saved = checkpoint
+                    .objects
+                    .get(&stored.group_resource)
+                    .and_then(|objects| objects.get(&(stored.namespace.clone(), stored.name.clone())));
+                let keep = match saved {
+                    Some(saved) => uid_of(saved)? == uid_of(stored)?,
+                    None => false,
+                };
+                if !keep {
+                    txn.remove(stored)?;
+                    written += 1;
+                }
+            }
+            for (group_resource, objects) in &checkpoint.objects {
+                for saved in objects.values() {
+                    let live = txn.get(group_resource, &saved.namespace, &saved.name);
+                    if live.is_some_and(|live| without_version(&live.json) == without_version(&saved.json)) {
+                        continue;
+                    }
+                    txn.put(group_resource, saved.value()?)?;
+                    written += 1;
+                }
+            }
+            Ok(written)
+        })
+    }
+
     /// Runs `f` against a transaction and commits what it wrote (unless `dry_run`): one SQLite
     /// transaction, then memory and watchers, all under the lock.
     fn write<T, E: From<Error>>(
@@ -647,6 +693,25 @@ impl Store {
         }
         Ok(output)
     }
+}
+
+/// A saved state of every object ([`Store::checkpoint`]).
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    objects: HashMap<String, Objects>,
+}
+
+fn uid_of(stored: &Stored) -> Result<String> {
+    Ok(stored.value()?["metadata"]["uid"].as_str().unwrap_or_default().to_string())
+}
+
+/// The object's JSON without its resourceVersion, to tell a changed object from a rewritten one.
+fn without_version(json: &str) -> Option<Value> {
+    let mut value: Value = serde_json::from_str(json).ok()?;
+    if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("resourceVersion");
+    }
+    Some(value)
 }
 
 fn not_found(resource: &str, name: &str) -> Error {

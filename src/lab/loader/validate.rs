@@ -81,6 +81,18 @@ impl Checker<'_> {
         self.check_needs(lab);
         for task in &lab.tasks {
             self.check_task(lab, task);
+            self.duplicates(
+                &format!("shortcut (task {:?})", task.id.value),
+                task.shortcuts.iter().map(|s| &s.id),
+            );
+            for shortcut in task.shortcuts.iter().filter(|s| s.commands.is_empty()) {
+                self.at(
+                    &shortcut.id,
+                    "this shortcut",
+                    format!("shortcut {:?} of task {:?} has no commands", shortcut.id.value, task.id.value),
+                    None,
+                );
+            }
         }
     }
 
@@ -395,6 +407,16 @@ impl Checker<'_> {
                         if lab.variant(variant).is_none() {
                             complain(self, format!("acceptByVariant names unknown variant {variant:?}"));
                         }
+                    }
+                    // `answer` refuses values outside `choices`: an accepted one there could never be given.
+                    let accepted = q.accept.iter().chain(q.accept_by_variant.values().flatten());
+                    for value in accepted.filter(|_| !q.choices.is_empty()) {
+                        if !q.choices.iter().any(|c| c.eq_ignore_ascii_case(value)) {
+                            complain(self, format!("accepted answer {value:?} is not one of `choices`"));
+                        }
+                    }
+                    if q.attempts == Some(0) {
+                        complain(self, "`attempts` must be at least 1".to_string());
                     }
                 }
                 Expectation::Absent(_)

@@ -7,6 +7,7 @@
 pub mod admission;
 pub mod api;
 pub mod authz;
+pub mod checkpoint;
 pub mod crd;
 pub mod discovery;
 pub mod eviction;
@@ -54,6 +55,8 @@ pub struct SimState {
     pub bookmark_interval: Duration,
     /// What the emulated containers logged (`pods/log`).
     pub container_logs: podlog::ContainerLogs,
+    /// Saved states of the store by name ([`checkpoint`]).
+    pub checkpoints: std::sync::Mutex<std::collections::HashMap<String, store::Checkpoint>>,
 }
 impl SimState {
     /// State serving the built-in types from `store`, stamped by `clock` (the store is given
@@ -65,6 +68,7 @@ impl SimState {
             clock,
             bookmark_interval: Duration::from_secs(60),
             container_logs: podlog::ContainerLogs::default(),
+            checkpoints: Default::default(),
         }
     }
 }
@@ -108,6 +112,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(discovery::routes())
         .merge(openapi::routes())
+        .merge(checkpoint::routes())
         .route("/api/v1/namespaces/{namespace}/pods/{name}/log", axum::routing::get(podlog::logs))
         .route(
             "/api/v1/namespaces/{namespace}/pods/{name}/exec",

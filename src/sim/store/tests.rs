@@ -212,3 +212,54 @@ fn state_survives_reopen_without_clean_shutdown() {
     let next = reopened.create(&rt("pods"), pod("c", None)).unwrap();
     assert_eq!(next["metadata"]["resourceVersion"], "5", "revisions continue after restart");
 }
+
+#[test]
+fn restore_brings_back_a_checkpoint_as_new_revisions() {
+    let store = store();
+    let (pods, config_maps) = (rt("pods"), rt("configmaps"));
+    let cm = |name: &str, value: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"},
+               "data": {"k": value}})
+    };
+    let kept = store.create(&config_maps, cm("kept", "a")).unwrap();
+    let changed = store.create(&config_maps, cm("changed", "a")).unwrap();
+    let deleted = store.create(&pods, pod("deleted", None)).unwrap();
+    let checkpoint = store.checkpoint();
+    let saved_at = store.revision();
+
+    let mut edit = changed.clone();
+    edit["data"]["k"] = json!("b");
+    store.update(&config_maps, edit, Subresource::Main, DryRun::Off).unwrap();
+    store.delete(&pods, "default", "deleted", &DeleteOptions::default()).unwrap();
+    store.create(&config_maps, cm("created", "x")).unwrap();
+    let mut watch = store.watch("configmaps", WatchFrom::Revision(store.revision())).unwrap().live;
+
+    assert_eq!(store.restore(&checkpoint).unwrap(), 3, "changed, deleted and created; kept untouched");
+    assert!(store.revision() > saved_at, "revisions only move forward");
+    let value = |rt: &ResourceType, name: &str| store.get_value(rt, "default", name).unwrap();
+    assert_eq!(value(&config_maps, "changed")["data"]["k"], "a");
+    assert_eq!(
+        value(&config_maps, "kept")["metadata"]["resourceVersion"],
+        kept["metadata"]["resourceVersion"]
+    );
+    assert_eq!(
+        value(&pods, "deleted")["metadata"]["uid"],
+        deleted["metadata"]["uid"],
+        "the same object again"
+    );
+    assert!(store.get("configmaps", "default", "created").is_none());
+    let mut seen = Vec::new();
+    while let Ok(event) = watch.try_recv() {
+        seen.push((event.event_type, event.object.name.clone()));
+    }
+    seen.sort_by_key(|(_, name)| name.clone());
+    assert_eq!(
+        seen,
+        [
+            (EventType::Modified, "changed".to_string()),
+            (EventType::Deleted, "created".to_string()),
+            (EventType::Added, "deleted".to_string()),
+        ]
+    );
+    assert_eq!(store.restore(&checkpoint).unwrap(), 0, "restoring twice changes nothing");
+}

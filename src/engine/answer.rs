@@ -1,0 +1,138 @@
+//! `answer`: a quiz answer checked against its domain (a node of the cluster, one of the quiz's choices) and its attempts left, then recorded in the inventory.
+//!
+//! An answer outside the domain is refused in one line in the learner's language and nothing is
+//! recorded (exit 2), so a typo costs no attempt; a quiz with `attempts: N` is locked once N
+//! answers are recorded, so an enumerated quiz cannot be brute-forced by answering each value.
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::Api;
+
+use super::{
+    Error, Result,
+    cluster::{Cluster, list_all},
+    inventory,
+};
+use crate::{
+    lab::{
+        loader::Bundle,
+        model::{AnswerMatching, Expectation, Fact, QuizCheck, Task, TaskKind},
+    },
+    session::Lang,
+};
+
+/// What `answer` recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// This answer's attempt number, from 1.
+    pub attempt: u32,
+    /// The quiz's limit, if it has one.
+    pub limit: Option<u32>,
+}
+
+impl Recorded {
+    /// The line `answer` prints.
+    pub fn message(&self, lab: &str, task: &str, lang: Lang) -> String {
+        let count = match (self.limit, lang) {
+            (Some(limit), Lang::En) => format!(" (attempt {} of {limit})", self.attempt),
+            (Some(limit), Lang::Ja) => format!("（{limit} 回中 {} 回目）", self.attempt),
+            (None, _) => String::new(),
+        };
+        match lang {
+            Lang::En => format!("answer for {task} recorded{count}; `lab-runner check {lab}` grades it"),
+            Lang::Ja => {
+                format!("{task} の回答を記録しました{count}。`lab-runner check {lab}` で採点されます")
+            }
+        }
+    }
+}
+
+fn quizzes(task: &Task) -> impl Iterator<Item = &QuizCheck> {
+    task.expect.iter().filter_map(|e| match e {
+        Expectation::Quiz(quiz) => Some(quiz),
+        _ => None,
+    })
+}
+
+/// Checks `value` for quiz `task` of `bundle` and records it: bad input (exit 2) for a task that
+/// is not a quiz, a lab not started, a value outside the quiz's domain or a locked quiz.
+pub async fn answer(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    task: &str,
+    value: &str,
+    lang: Lang,
+) -> Result<Recorded> {
+    let lab = &bundle.lab.id.value;
+    let bad = |en: String, ja: String| Error::BadInput(if lang == Lang::Ja { ja } else { en });
+    let Some(quiz_task) = bundle.lab.task(task) else {
+        return Err(bad(
+            format!("lab {lab} has no task {task:?}"),
+            format!("ラボ {lab} にタスク {task:?} はありません"),
+        ));
+    };
+    if quiz_task.kind != TaskKind::Quiz {
+        return Err(bad(
+            format!("task {task} is not a quiz: it is graded from the cluster by `check`"),
+            format!("タスク {task} はクイズではありません。`check` がクラスタから採点します"),
+        ));
+    }
+    let mut inventory = inventory::load(&cluster.client, lab).await?.ok_or_else(|| {
+        bad(
+            format!("lab {lab} is not started on this cluster: run `lab-runner start {lab}` first"),
+            format!("ラボ {lab} はこのクラスタで開始されていません。先に `lab-runner start {lab}` を実行してください"),
+        )
+    })?;
+    if let Some(line) = inventory.incomplete_start() {
+        return Err(bad(
+            format!("{line}; the answer is not recorded"),
+            format!("{line}。回答は記録されていません"),
+        ));
+    }
+    let value = value.trim();
+    if value.is_empty() || value.contains('\n') {
+        return Err(bad(
+            format!("the answer to {task} must be one non-empty line; nothing was recorded"),
+            format!("{task} の回答は空でない 1 行にしてください。回答は記録されていません"),
+        ));
+    }
+    let folded = quizzes(quiz_task).any(|q| q.matching == AnswerMatching::CaseInsensitive);
+    let same = |a: &str, b: &str| if folded { a.eq_ignore_ascii_case(b) } else { a == b };
+    if quizzes(quiz_task).any(|q| q.fact == Some(Fact::AffectedNode)) {
+        let api: Api<Node> = Api::all(cluster.client.clone());
+        let nodes = list_all(&api).await.map_err(|e| Error::api("listing nodes", &e))?.items;
+        if !nodes.iter().any(|n| n.metadata.name.as_deref().is_some_and(|name| same(name, value))) {
+            return Err(bad(
+                format!(
+                    "{value:?} is not a node of this cluster (see `kubectl get nodes`); nothing was recorded"
+                ),
+                format!(
+                    "{value:?} はこのクラスタのノードではありません（`kubectl get nodes` を参照）。回答は記録されていません"
+                ),
+            ));
+        }
+    }
+    let choices: Vec<&str> = quizzes(quiz_task).flat_map(|q| q.choices.iter().map(String::as_str)).collect();
+    if !choices.is_empty() && !choices.iter().any(|c| same(c, value)) {
+        let list = choices.join(", ");
+        return Err(bad(
+            format!("{value:?} is not one of the answers to {task} ({list}); nothing was recorded"),
+            format!("{value:?} は {task} の選択肢（{list}）のいずれでもありません。回答は記録されていません"),
+        ));
+    }
+    let limit = quizzes(quiz_task).filter_map(|q| q.attempts).min();
+    let used = inventory.attempts.get(task).copied().unwrap_or(0);
+    if let Some(limit) = limit
+        && used >= limit
+    {
+        return Err(bad(
+            format!("{task} is locked: all {limit} of its attempts are used; nothing was recorded"),
+            format!(
+                "{task} はロックされています（{limit} 回の回答をすべて使いました）。回答は記録されていません"
+            ),
+        ));
+    }
+    inventory.answers.insert(task.to_string(), value.to_string());
+    inventory.attempts.insert(task.to_string(), used + 1);
+    inventory::save(&cluster.client, &inventory).await?;
+    Ok(Recorded { attempt: used + 1, limit })
+}
