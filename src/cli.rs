@@ -149,6 +149,9 @@ pub struct CheckArgs {
     /// Also show the reference solution of failing tasks.
     #[arg(long)]
     pub reveal: bool,
+    /// Show every task's description (a failing task's is always shown).
+    #[arg(long)]
+    pub details: bool,
     /// Observe twice, this far apart, and pass only what held both times (e.g. 30s).
     #[arg(long, value_name = "DURATION")]
     pub confirm: Option<String>,
@@ -301,6 +304,16 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// The locale the environment asks for: `LC_ALL`, else `LANG`.
+pub fn locale() -> Option<String> {
+    std::env::var("LC_ALL").ok().filter(|v| !v.is_empty()).or_else(|| std::env::var("LANG").ok())
+}
+
+/// The language `--lang` asks for, else the one of `locale`.
+pub fn lang_of(cli: &Cli, locale: Option<&str>) -> Lang {
+    cli.global.lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale))
+}
+
 /// The resolved command line: everything a command needs, validated, before any work starts.
 #[derive(Debug)]
 pub struct Session {
@@ -319,9 +332,7 @@ pub struct Session {
 impl Session {
     /// Resolves the parsed command line, reading `LANG`/`LC_ALL` for the default language.
     pub fn resolve(cli: Cli) -> Result<Session> {
-        let locale =
-            std::env::var("LC_ALL").ok().filter(|v| !v.is_empty()).or_else(|| std::env::var("LANG").ok());
-        Self::resolve_with_locale(cli, locale.as_deref())
+        Self::resolve_with_locale(cli, locale().as_deref())
     }
 
     /// As [`Session::resolve`], with the locale given (for tests).

@@ -171,7 +171,7 @@ fn run_lab(
 
     say(&format!("== lab-runner status {id}\n"))?;
     let status_args = StatusArgs { lab: Some(id.clone()), daemonset: None, instructor: false };
-    runtime.block_on(async { run::status(connect().await?, labs, &status_args).await })?;
+    runtime.block_on(async { run::status(connect().await?, labs, lang, &status_args).await })?;
 
     say("== the reference solution, task by task\n")?;
     let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo);
@@ -192,6 +192,7 @@ fn run_lab(
         format: Format::Human,
         hint: None,
         reveal: false,
+        details: false,
         confirm: None,
         watch: false,
         timeout: None,

@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use crate::{
     cli::{self, Cli, Command, Session},
     engine::{self, check::Help, cluster::Cluster},
-    exit, lab, report, session,
+    exit, lab, report, session, tr,
 };
 
 /// Everything a command can fail with, as the binary reports it.
@@ -57,10 +57,11 @@ impl Error {
         }
     }
 
-    /// The error as printed on stderr: one `error:` line, then any bundle problems with their
-    /// file:line:col and code snippets.
-    pub fn render(&self) -> String {
-        let mut out = format!("error: {self}\n");
+    /// The error as printed on stderr: one `error:` line (its frame in `lang`), then any bundle
+    /// problems with their file:line:col and code snippets.
+    pub fn render(&self, lang: session::Lang) -> String {
+        let mut out = tr!(lang, "error-line", message = self.to_string());
+        out.push('\n');
         if let Error::Lab(
             lab::loader::Error::Invalid { problems, .. } | lab::loader::Error::InvalidCourse { problems, .. },
         ) = self
@@ -76,6 +77,7 @@ impl Error {
 
 /// Resolves the command line, runs it, prints any error, and returns the exit code.
 pub fn main(cli: Cli) -> ExitCode {
+    let lang = cli::lang_of(&cli, cli::locale().as_deref());
     let outcome = Session::resolve(cli).map_err(Error::from).and_then(execute);
     match outcome {
         Ok(code) => exit::code(code),
@@ -83,7 +85,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::code(exit::OK),
         Err(error) => {
             let code = error.exit_code();
-            eprint!("{}", error.render());
+            eprint!("{}", error.render(lang));
             exit::code(code)
         }
     }
@@ -111,7 +113,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| check(cluster, &session.labs, session.lang, &args))
         }
         Command::Answer(args) => {
-            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, session.lang, &args))
         }
         Command::Reset(args) => {
             // An unknown stage is bad input, reported before the cluster is contacted.
@@ -120,11 +122,11 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
         }
         Command::Status(args) => {
-            engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| status(cluster, &session.labs, session.lang, &args))
         }
         Command::Selftest(args) => crate::demo::selftest(&session.labs, &session.cluster, &args),
         Command::Demo(args) => crate::demo::demo(&session.labs, session.lang, &args),
-        Command::Lint(args) => lint(&args.paths, &session.labs),
+        Command::Lint(args) => lint(&args.paths, &session.labs, session.lang),
         Command::Labs(cli::LabsCommand::List) => {
             let bundles = lab::loader::load_all(&session.labs)?;
             let course = lab::loader::course(&session.labs)?;
@@ -147,20 +149,19 @@ fn print(text: &str) -> Result<u8, Error> {
 
 /// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
 /// one-line summary and 0.
-fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8, Error> {
+fn lint(paths: &[std::path::PathBuf], source: &session::LabSource, lang: session::Lang) -> Result<u8, Error> {
     let course = lab::lint::lint_course(paths, source)?;
     let reports = lab::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
     let labs = reports.len();
-    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     if problems == 0 {
         let ids: Vec<&str> = reports.iter().filter_map(|r| r.lab.as_deref()).collect();
         let summary = if labs == 0 {
-            "lint: no lab bundles to check\n".to_string()
+            tr!(lang, "lint-nothing")
         } else {
-            format!("lint: {} clean ({})\n", plural(labs, "lab"), ids.join(", "))
+            tr!(lang, "lint-clean", count = labs, ids = ids.join(", "))
         };
-        return print(&summary);
+        return print(&(summary + "\n"));
     }
     let mut err = std::io::stderr().lock();
     for problem in course.iter().chain(reports.iter().flat_map(|r| &r.problems)) {
@@ -168,13 +169,14 @@ fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8,
         err.write_all(b"\n")?;
     }
     let failing = reports.iter().filter(|r| !r.problems.is_empty()).count();
-    let labs_part = format!("{} of {labs}", plural(failing, "lab"));
-    let place = match (course.is_empty(), failing) {
-        (true, _) => labs_part,
-        (false, 0) => "the course file".to_string(),
-        (false, _) => format!("the course file and {labs_part}"),
+    let summary = match (course.is_empty(), failing) {
+        (true, _) => tr!(lang, "lint-problems", problems = problems, failing = failing, labs = labs),
+        (false, 0) => tr!(lang, "lint-problems-course", problems = problems),
+        (false, _) => {
+            tr!(lang, "lint-problems-course-and-labs", problems = problems, failing = failing, labs = labs)
+        }
     };
-    writeln!(err, "lint: {} in {place}", plural(problems, "problem"))?;
+    writeln!(err, "{summary}")?;
     Ok(exit::BAD_INPUT)
 }
 
@@ -201,11 +203,14 @@ pub async fn start(
     let bundle = lab::loader::find(labs, &args.lab)?;
     let options = engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed };
     let started = engine::start::start(&cluster, &bundle, lang, &options).await?;
-    let variant = started.variant.map(|v| format!(" (variant {v})")).unwrap_or_default();
-    print(&format!(
-        "started {}{variant}: {} objects applied\n\n{}\n",
-        bundle.lab.id.value, started.applied, started.briefing
-    ))
+    let lab = &bundle.lab.id.value;
+    let done = match &started.variant {
+        Some(variant) => {
+            tr!(lang, "start-done-variant", lab = lab, variant = variant, count = started.applied)
+        }
+        None => tr!(lang, "start-done", lab = lab, count = started.applied),
+    };
+    print(&format!("{done}\n\n{}\n", started.briefing))
 }
 
 /// `check`: grade the lab and print the report; exit 1 unless every task passed.
@@ -216,7 +221,7 @@ pub async fn check(
     args: &cli::CheckArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
     let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(args)?).await?;
     print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
@@ -259,7 +264,7 @@ pub async fn check_watch(
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
     let timeout = args.timeout.as_deref().map(|t| cli::parse_duration("--timeout", t)).transpose()?;
     let options = engine::watch::WatchOptions { timeout, ..Default::default() };
     let stop = async {
@@ -267,19 +272,21 @@ pub async fn check_watch(
     };
     let terminal = std::io::stderr().is_terminal();
     let styled = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let mut live = terminal.then(|| report::live::Terminal::new(&bundle.lab.id.value, &cluster.context));
+    let mut live =
+        terminal.then(|| report::live::Terminal::new(&bundle.lab.id.value, &cluster.context, lang));
     if live.is_none() {
-        eprintln!("watching {} on {} (Ctrl-C to stop)", bundle.lab.id.value, cluster.context);
+        eprintln!("{}", tr!(lang, "watch-watching", lab = &bundle.lab.id.value, context = &cluster.context));
     }
     let watched =
         engine::watch::watch(&cluster, &bundle, lang, help, options, stop, |update| match &mut live {
             Some(terminal) => terminal.draw(update.checklist, &update.reconnecting, styled),
             None => {
-                eprint!("{}", report::live::change_lines(update.changes, update.checklist, update.elapsed));
+                eprint!(
+                    "{}",
+                    report::live::change_lines(update.changes, update.checklist, update.elapsed, lang)
+                );
                 for (feed, reason) in &update.reconnecting {
-                    eprintln!(
-                        "note: the watch on {feed} is reconnecting ({reason}); its last objects are used"
-                    );
+                    eprintln!("{}", tr!(lang, "watch-reconnecting-note", feed = feed, reason = reason));
                 }
             }
         })
@@ -289,20 +296,29 @@ pub async fn check_watch(
     }
     let watched = watched?;
     let ending = match watched.ending {
-        engine::watch::Ending::AllPassed => "every task passes".to_string(),
-        engine::watch::Ending::Interrupted => "stopped".to_string(),
+        engine::watch::Ending::AllPassed => tr!(lang, "watch-all-pass"),
+        engine::watch::Ending::Interrupted => tr!(lang, "watch-stopped"),
         engine::watch::Ending::TimedOut => {
-            format!("timed out after {}", args.timeout.as_deref().unwrap_or(""))
+            tr!(lang, "watch-timed-out", timeout = args.timeout.as_deref().unwrap_or(""))
         }
     };
     let regressed = watched.checklist.regressed();
-    let regressed =
-        if regressed.is_empty() { String::new() } else { format!("; regressed: {}", regressed.join(", ")) };
-    let evaluations = match watched.checklist.evaluations() {
-        1 => "1 evaluation".to_string(),
-        n => format!("{n} evaluations"),
+    let evaluations = tr!(lang, "watch-evaluations", count = watched.checklist.evaluations());
+    let seconds = watched.elapsed.as_secs();
+    let ended = if regressed.is_empty() {
+        tr!(lang, "watch-ended", seconds = seconds, evaluations = &evaluations, ending = &ending)
+    } else {
+        let tasks = regressed.join(", ");
+        tr!(
+            lang,
+            "watch-ended-regressed",
+            seconds = seconds,
+            evaluations = &evaluations,
+            ending = &ending,
+            tasks = tasks
+        )
     };
-    eprintln!("watch ended after {}s and {evaluations}: {ending}{regressed}", watched.elapsed.as_secs());
+    eprintln!("{ended}");
     print_report(&watched.report, args.format, lang)?;
     Ok(match watched.ending {
         engine::watch::Ending::TimedOut => exit::TIMED_OUT,
@@ -315,6 +331,7 @@ pub async fn check_watch(
 pub async fn answer(
     cluster: Cluster,
     labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::AnswerArgs,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
@@ -337,7 +354,7 @@ pub async fn answer(
     })?;
     inventory.answers.insert(args.task.clone(), args.value.trim().to_string());
     engine::inventory::save(&cluster.client, &inventory).await?;
-    print(&format!("answer for {} recorded; `lab-runner check {}` grades it\n", args.task, args.lab))
+    print(&(tr!(lang, "answer-recorded", task = &args.task, lab = &args.lab) + "\n"))
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.
@@ -374,34 +391,35 @@ pub async fn reset(cluster: Cluster, labs: &session::LabSource, args: &cli::Rese
 pub async fn status(
     cluster: Cluster,
     labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::StatusArgs,
 ) -> Result<u8, Error> {
     let mut header = String::new();
     let targets = match (&args.daemonset, &args.lab) {
-        (Some(text), _) => vec![engine::status::parse_daemonset(text)?],
+        (Some(text), _) => vec![engine::status::parse_daemonset(text, lang)?],
         (None, Some(id)) => {
             let bundle = lab::loader::find(labs, id)?;
             if args.instructor {
                 let inventory = engine::inventory::load(&cluster.client, id).await?;
                 header = match inventory {
-                    None => format!("lab {id}: not started on this cluster\n"),
-                    Some(inventory) => format!(
-                        "lab {id}: variant {}, stages done [{}], facts captured [{}] (stored hashed)\n",
-                        inventory.variant.as_deref().unwrap_or("-"),
-                        inventory.stages.join(", "),
-                        inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
+                    None => tr!(lang, "status-not-started", lab = id),
+                    Some(inventory) => tr!(
+                        lang,
+                        "status-instructor",
+                        lab = id,
+                        variant = inventory.variant.as_deref().unwrap_or("-"),
+                        stages = inventory.stages.join(", "),
+                        facts = inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
                     ),
-                };
+                } + "\n";
             }
             engine::status::daemon_sets_of(&bundle.lab)
         }
         (None, None) => {
-            return Err(Error::Engine(engine::Error::BadInput(
-                "status needs a lab or --daemonset NAMESPACE/NAME".into(),
-            )));
+            return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "status-needs-target"))));
         }
     };
-    let text = engine::status::status(&cluster, &targets).await?;
+    let text = engine::status::status(&cluster, &targets, lang).await?;
     print(&format!("{header}{text}"))
 }
 
@@ -429,7 +447,7 @@ fn class_check(
     } else {
         args.contexts.clone()
     };
-    let help = Help { hint: args.hint, reveal: args.reveal };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
     let observations = observations(args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
@@ -448,7 +466,7 @@ fn class_check(
     match args.format {
         cli::Format::Human => {
             let mut out = anstream::stdout();
-            out.write_all(report::class_human(&class, true).as_bytes())?;
+            out.write_all(report::class_human(&class, true, lang).as_bytes())?;
             out.flush()?;
         }
         cli::Format::Json => {

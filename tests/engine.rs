@@ -191,7 +191,7 @@ async fn check_grades_in_needs_order_and_is_read_only() {
     capture_affected_node(&sim.client, "gpu-3").await;
 
     let revision = sim.state.store.revision();
-    let at_start = grade(&cluster, Help { hint: Some(1), reveal: false }).await;
+    let at_start = grade(&cluster, Help { hint: Some(1), reveal: false, details: false }).await;
     assert_eq!(sim.state.store.revision(), revision, "check writes nothing");
     assert_eq!(
         statuses(&at_start),
@@ -219,7 +219,7 @@ async fn check_grades_in_needs_order_and_is_read_only() {
         .await
         .unwrap();
     play_controller(&sim.client, &[true, true, true], None).await;
-    let solved = grade(&cluster, Help { hint: Some(3), reveal: true }).await;
+    let solved = grade(&cluster, Help { hint: Some(3), reveal: true, details: false }).await;
     assert!(solved.passed, "{}", report::human(&solved, false));
     assert_eq!((solved.score, solved.total), (8, 8));
     insta::assert_snapshot!("check_solved_human", report::human(&solved, false));
@@ -411,8 +411,10 @@ async fn status_shows_the_split_generation() {
     engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
     play_controller(&sim.client, &[false, false, true], Some(2)).await;
     let targets = engine::status::daemon_sets_of(&bundle().lab);
-    let text = engine::status::status(&cluster, &targets).await.unwrap();
+    let text = engine::status::status(&cluster, &targets, Lang::En).await.unwrap();
     insta::assert_snapshot!(text);
+    let japanese = engine::status::status(&cluster, &targets, Lang::Ja).await.unwrap();
+    insta::assert_snapshot!("status_shows_the_split_generation_ja", japanese);
 }
 
 #[test]

@@ -12,6 +12,8 @@ use crate::{
         builtin::{self, RolloutAnalysis},
     },
     lab::model::ObjectRef,
+    session::Lang,
+    tr,
 };
 
 /// The DaemonSets a lab's rollout checks and waits name.
@@ -31,8 +33,8 @@ pub fn daemon_sets_of(lab: &crate::lab::model::Lab) -> Vec<ObjectRef> {
     found
 }
 
-/// Parses `NS/NAME` into a DaemonSet reference.
-pub fn parse_daemonset(text: &str) -> Result<ObjectRef> {
+/// Parses `NS/NAME` into a DaemonSet reference (the error in `lang`).
+pub fn parse_daemonset(text: &str, lang: Lang) -> Result<ObjectRef> {
     match text.split_once('/') {
         Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => {
             Ok(ObjectRef {
@@ -42,12 +44,12 @@ pub fn parse_daemonset(text: &str) -> Result<ObjectRef> {
                 name: name.into(),
             })
         }
-        _ => Err(super::Error::BadInput(format!("--daemonset wants NAMESPACE/NAME, got {text:?}"))),
+        _ => Err(super::Error::BadInput(tr!(lang, "status-bad-daemonset", given = text))),
     }
 }
 
-/// Observes the cluster and renders the view of each DaemonSet.
-pub async fn status(cluster: &Cluster, daemon_sets: &[ObjectRef]) -> Result<String> {
+/// Observes the cluster and renders the view of each DaemonSet in `lang`.
+pub async fn status(cluster: &Cluster, daemon_sets: &[ObjectRef], lang: Lang) -> Result<String> {
     let kinds: BTreeSet<KindKey> =
         [KindKey::new("apps/v1", "DaemonSet"), KindKey::new("v1", "Node"), KindKey::new("v1", "Pod")].into();
     let observation = observe::observe(&cluster.client, &kinds).await;
@@ -60,7 +62,7 @@ pub async fn status(cluster: &Cluster, daemon_sets: &[ObjectRef]) -> Result<Stri
     let mut out = String::new();
     for target in daemon_sets {
         match builtin::analyse_rollout(&observation.observed, target) {
-            Ok(analysis) => out.push_str(&render(&analysis)),
+            Ok(analysis) => out.push_str(&render(&analysis, lang)),
             Err(e) => {
                 let _ = writeln!(out, "{e}");
             }
@@ -69,10 +71,15 @@ pub async fn status(cluster: &Cluster, daemon_sets: &[ObjectRef]) -> Result<Stri
     Ok(out)
 }
 
-/// The view of one DaemonSet as text.
-pub fn render(analysis: &RolloutAnalysis) -> String {
+/// The view of one DaemonSet as text in `lang` (column names and counters stay as kubectl
+/// prints them).
+pub fn render(analysis: &RolloutAnalysis, lang: Lang) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} (current revision {})", analysis.daemon_set, analysis.current_hash);
+    let _ = writeln!(
+        out,
+        "{}",
+        tr!(lang, "status-daemonset", daemonset = &analysis.daemon_set, hash = &analysis.current_hash)
+    );
     let mut table = Table::new();
     table
         .load_style(NOTHING)
@@ -85,10 +92,11 @@ pub fn render(analysis: &RolloutAnalysis) -> String {
         }
         let revision = match (row.revision.as_str(), row.current) {
             ("-", _) => "-".to_string(),
-            (hash, true) => format!("{hash} (current)"),
-            (hash, false) => format!("{hash} (old)"),
+            (hash, true) => tr!(lang, "status-revision-current", hash = hash),
+            (hash, false) => tr!(lang, "status-revision-old", hash = hash),
         };
-        let state = if row.wanted { row.state.clone() } else { format!("{} (not wanted here)", row.state) };
+        let state =
+            if row.wanted { row.state.clone() } else { tr!(lang, "status-not-wanted", state = &row.state) };
         table.add_row([
             row.node.as_str(),
             row.pod.as_str(),
@@ -109,13 +117,13 @@ pub fn render(analysis: &RolloutAnalysis) -> String {
     );
     let c = analysis.counters;
     let counters = [
-        ("DESIRED", c.desired_number_scheduled, "nodes that should run a pod (selector, affinity, taints)"),
-        ("CURRENT", c.current_number_scheduled, "of those, nodes that have a pod"),
-        ("READY", c.number_ready, "nodes whose pod is Ready"),
-        ("UP-TO-DATE", c.updated_number_scheduled, "nodes whose pod runs the current template"),
-        ("AVAILABLE", c.number_available, "nodes whose pod has been Ready for minReadySeconds"),
-        ("MISSCHEDULED", c.number_misscheduled, "pods on nodes that should not run one"),
-        ("UNAVAILABLE", c.number_unavailable, "DESIRED - AVAILABLE: what blocks a maxUnavailable rollout"),
+        ("DESIRED", c.desired_number_scheduled, tr!(lang, "status-desired")),
+        ("CURRENT", c.current_number_scheduled, tr!(lang, "status-current")),
+        ("READY", c.number_ready, tr!(lang, "status-ready")),
+        ("UP-TO-DATE", c.updated_number_scheduled, tr!(lang, "status-up-to-date")),
+        ("AVAILABLE", c.number_available, tr!(lang, "status-available")),
+        ("MISSCHEDULED", c.number_misscheduled, tr!(lang, "status-misscheduled")),
+        ("UNAVAILABLE", c.number_unavailable, tr!(lang, "status-unavailable")),
     ];
     for (name, value, meaning) in counters {
         let _ = writeln!(out, "  {name:<13}{value:>4}  {meaning}");
