@@ -325,8 +325,19 @@ pub struct Session {
     pub cluster: ClusterTarget,
     /// Where labs come from.
     pub labs: LabSource,
+    /// `check`'s durations, parsed once here.
+    pub check_durations: CheckDurations,
     /// The command, as typed.
     pub command: Command,
+}
+
+/// The durations `check` was given, parsed (none for other commands).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckDurations {
+    /// `--confirm`: observe twice, this far apart.
+    pub confirm: Option<Duration>,
+    /// `--timeout` of `--watch`.
+    pub timeout: Option<Duration>,
 }
 
 impl Session {
@@ -343,19 +354,21 @@ impl Session {
             Some(dir) => return Err(Error::LabsDirMissing(dir)),
             None => LabSource::BuiltIn,
         };
+        let mut check_durations = CheckDurations::default();
         if let Command::Check(CheckArgs { confirm, timeout, .. }) = &cli.command {
-            if let Some(value) = confirm {
-                parse_duration("--confirm", value)?;
-            }
-            if let Some(value) = timeout {
-                parse_duration("--timeout", value)?;
-            }
+            let parse =
+                |flag, value: &Option<String>| value.as_deref().map(|v| parse_duration(flag, v)).transpose();
+            check_durations = CheckDurations {
+                confirm: parse("--confirm", confirm)?,
+                timeout: parse("--timeout", timeout)?,
+            };
         }
         Ok(Session {
             lang: lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale)),
             verbosity: verbose,
             cluster: ClusterTarget { kubeconfig, context },
             labs,
+            check_durations,
             command: cli.command,
         })
     }
@@ -407,6 +420,23 @@ mod tests {
         assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::LabsDirMissing(_))));
         let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--confirm", "soon"]).unwrap();
         assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::BadDuration { .. })));
+        let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--watch", "--timeout", "2x"]).unwrap();
+        assert!(matches!(
+            Session::resolve_with_locale(cli, None),
+            Err(Error::BadDuration { flag: "--timeout", .. })
+        ));
+    }
+
+    #[test]
+    fn check_durations_are_parsed_once_into_the_session() {
+        let s = session(&["check", "x", "--confirm", "2m"], None);
+        assert_eq!(
+            s.check_durations,
+            CheckDurations { confirm: Some(Duration::from_secs(120)), timeout: None }
+        );
+        let s = session(&["check", "x", "--watch", "--timeout", "90"], None);
+        assert_eq!(s.check_durations.timeout, Some(Duration::from_secs(90)));
+        assert_eq!(session(&["labs", "list"], None).check_durations, CheckDurations::default());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::{
 };
 
 use crate::{
-    cli::{CheckArgs, DemoArgs, Format, SelftestArgs, StartArgs, StatusArgs},
+    cli::{self, CheckArgs, DemoArgs, Format, SelftestArgs, StartArgs, StatusArgs},
     engine::{
         self,
         selftest::{End, Shell, ShellOutput},
@@ -198,7 +198,9 @@ fn run_lab(
         timeout: None,
         contexts: Vec::new(),
     };
-    runtime.block_on(async { run::check(connect().await?, labs, lang, &check_args).await })
+    runtime.block_on(async {
+        run::check(connect().await?, labs, lang, &check_args, cli::CheckDurations::default()).await
+    })
 }
 
 /// The solution runner for `kubeconfig`; bundles read from a directory are passed on

@@ -78,7 +78,10 @@ impl Error {
 /// Resolves the command line, runs it, prints any error, and returns the exit code.
 pub fn main(cli: Cli) -> ExitCode {
     let lang = cli::lang_of(&cli, cli::locale().as_deref());
-    let outcome = Session::resolve(cli).map_err(Error::from).and_then(execute);
+    let outcome = Session::resolve(cli).map_err(Error::from).and_then(|session| {
+        install_tracing(session.verbosity);
+        execute(session)
+    });
     match outcome {
         Ok(code) => exit::code(code),
         // A closed pipe (`lab-runner labs list | head`) is not a failure, as in ripgrep.
@@ -89,6 +92,27 @@ pub fn main(cli: Cli) -> ExitCode {
             exit::code(code)
         }
     }
+}
+
+/// `-v` and `-vv`: log lines (the simulator's controllers' warnings among them) on stderr, ours
+/// at info and at debug level; `RUST_LOG`, when set, is the filter instead (with or without `-v`).
+/// `sim serve`'s stderr is its log: `sim up` writes it into the state directory's `serve.log`,
+/// and the detached server inherits `RUST_LOG`. With neither, nothing is installed and stderr
+/// carries only what commands print.
+fn install_tracing(verbosity: u8) {
+    let filter = match (tracing_subscriber::EnvFilter::try_from_default_env(), verbosity) {
+        (Ok(from_env), _) => from_env,
+        (Err(_), 0) => return,
+        // Other crates' lines (rustls' handshakes at debug) stay one level quieter than ours.
+        (Err(_), 1) => tracing_subscriber::EnvFilter::new("warn,lab_runner=info"),
+        (Err(_), _) => tracing_subscriber::EnvFilter::new("info,lab_runner=debug"),
+    };
+    // A second install (a test calling `main` twice) keeps the first; that is not an error.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }
 
 /// Runs one command and returns its exit code.
@@ -104,14 +128,14 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| start(cluster, &session.labs, session.lang, &args))
         }
         Command::Check(args) if args.watch => engine_command(&session.cluster, |cluster| {
-            check_watch(cluster, &session.labs, session.lang, &args)
+            check_watch(cluster, &session.labs, session.lang, &args, session.check_durations)
         }),
         Command::Check(args) if !args.contexts.is_empty() => {
-            class_check(&session.cluster, &session.labs, session.lang, &args)
+            class_check(&session.cluster, &session.labs, session.lang, &args, session.check_durations)
         }
-        Command::Check(args) => {
-            engine_command(&session.cluster, |cluster| check(cluster, &session.labs, session.lang, &args))
-        }
+        Command::Check(args) => engine_command(&session.cluster, |cluster| {
+            check(cluster, &session.labs, session.lang, &args, session.check_durations)
+        }),
         Command::Answer(args) => {
             engine_command(&session.cluster, |cluster| answer(cluster, &session.labs, session.lang, &args))
         }
@@ -219,20 +243,21 @@ pub async fn check(
     labs: &session::LabSource,
     lang: session::Lang,
     args: &cli::CheckArgs,
+    durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
-    let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(args)?).await?;
+    let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(durations)).await?;
     print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
 }
 
 /// Once, or twice `--confirm DURATION` apart.
-fn observations(args: &cli::CheckArgs) -> Result<engine::check::Observations, Error> {
-    Ok(match &args.confirm {
-        Some(text) => engine::check::Observations::Confirmed(cli::parse_duration("--confirm", text)?),
+fn observations(durations: cli::CheckDurations) -> engine::check::Observations {
+    match durations.confirm {
+        Some(apart) => engine::check::Observations::Confirmed(apart),
         None => engine::check::Observations::Once,
-    })
+    }
 }
 
 /// A check report on stdout in the chosen format.
@@ -261,12 +286,12 @@ pub async fn check_watch(
     labs: &session::LabSource,
     lang: session::Lang,
     args: &cli::CheckArgs,
+    durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
     let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
-    let timeout = args.timeout.as_deref().map(|t| cli::parse_duration("--timeout", t)).transpose()?;
-    let options = engine::watch::WatchOptions { timeout, ..Default::default() };
+    let options = engine::watch::WatchOptions { timeout: durations.timeout, ..Default::default() };
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -430,6 +455,7 @@ fn class_check(
     labs: &session::LabSource,
     lang: session::Lang,
     args: &cli::CheckArgs,
+    durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let contexts: Vec<String> = if args.contexts == ["all"] {
@@ -448,7 +474,7 @@ fn class_check(
         args.contexts.clone()
     };
     let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
-    let observations = observations(args)?;
+    let observations = observations(durations);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
         let target =
