@@ -33,7 +33,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Exit codes: 0 all passed / done, 1 checks failed, 2 bad input, 3 cluster unreachable or API
 /// error, 4 timed out waiting.
 #[derive(Debug, Parser)]
-#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100, after_help = crate::exit::HELP)]
 pub struct Cli {
     /// Global options shared by every command.
     #[command(flatten)]
@@ -104,7 +104,7 @@ pub enum Command {
     Answer(AnswerArgs),
     /// Reset the cluster to the lab's starting state (instructors).
     Reset(ResetArgs),
-    /// Show a lab's state: node × pod × revision × image, with the DaemonSet counters.
+    /// Show what a learner of the lab looks at: rollouts, GPU node configs, team quotas.
     Status(StatusArgs),
     /// Prove every check fails before and passes after the reference solution.
     Selftest(SelftestArgs),

@@ -420,8 +420,8 @@ pub async fn status(
     args: &cli::StatusArgs,
 ) -> Result<u8, Error> {
     let mut header = String::new();
-    let targets = match (&args.daemonset, &args.lab) {
-        (Some(text), _) => vec![engine::status::parse_daemonset(text, lang)?],
+    let view = match (&args.daemonset, &args.lab) {
+        (Some(text), _) => engine::status::View::daemon_set(engine::status::parse_daemonset(text, lang)?),
         (None, Some(id)) => {
             let bundle = lab::loader::find(labs, id)?;
             if args.instructor {
@@ -438,13 +438,13 @@ pub async fn status(
                     ),
                 } + "\n";
             }
-            engine::status::daemon_sets_of(&bundle.lab)
+            engine::status::view_of(&bundle.lab)
         }
         (None, None) => {
             return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "status-needs-target"))));
         }
     };
-    let text = engine::status::status(&cluster, &targets, lang).await?;
+    let text = engine::status::status(&cluster, &view, lang).await?;
     print(&format!("{header}{text}"))
 }
 

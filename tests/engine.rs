@@ -410,10 +410,10 @@ async fn status_shows_the_split_generation() {
     let (sim, cluster) = seeded();
     engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
     play_controller(&sim.client, &[false, false, true], Some(2)).await;
-    let targets = engine::status::daemon_sets_of(&bundle().lab);
-    let text = engine::status::status(&cluster, &targets, Lang::En).await.unwrap();
+    let view = engine::status::view_of(&bundle().lab);
+    let text = engine::status::status(&cluster, &view, Lang::En).await.unwrap();
     insta::assert_snapshot!(text);
-    let japanese = engine::status::status(&cluster, &targets, Lang::Ja).await.unwrap();
+    let japanese = engine::status::status(&cluster, &view, Lang::Ja).await.unwrap();
     insta::assert_snapshot!("status_shows_the_split_generation_ja", japanese);
 }
 
