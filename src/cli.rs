@@ -115,6 +115,9 @@ pub enum Command {
     /// List or show the available labs.
     #[command(subcommand)]
     Labs(LabsCommand),
+    /// Prepare a class: merge the learners' kubeconfigs.
+    #[command(subcommand)]
+    Class(ClassCommand),
     /// The embedded simulated GPU cluster.
     #[command(subcommand)]
     Sim(SimCommand),
@@ -238,6 +241,28 @@ pub struct DemoArgs {
 pub struct LintArgs {
     /// Lab bundle directories or lab.yaml files (default: every built-in lab).
     pub paths: Vec<PathBuf>,
+}
+
+/// `class`.
+#[derive(Debug, Subcommand)]
+pub enum ClassCommand {
+    /// Merge learners' kubeconfigs (files or simulators' state directories) into one with a
+    /// context per learner (named after the file or directory), leaving viewer contexts out.
+    Kubeconfig(ClassKubeconfigArgs),
+}
+
+/// `class kubeconfig`.
+#[derive(Debug, Args)]
+pub struct ClassKubeconfigArgs {
+    /// Learners' kubeconfig files or `sim up` state directories.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// The learners' names, once per input in order (default: from the file or directory names).
+    #[arg(long = "name", value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Write the merged kubeconfig here (mode 0600) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `labs`.

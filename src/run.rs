@@ -160,6 +160,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let bundle = lab::loader::find(&session.labs, &lab)?;
             print(&lab::show::show(&bundle, session.lang))
         }
+        Command::Class(cli::ClassCommand::Kubeconfig(args)) => class_kubeconfig(&args),
         Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
     }
 }
@@ -169,6 +170,23 @@ fn print(text: &str) -> Result<u8, Error> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// `class kubeconfig`: the merged kubeconfig on stdout or, private (0600), in `--output`.
+fn class_kubeconfig(args: &cli::ClassKubeconfigArgs) -> Result<u8, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let merged = engine::class::merge(&args.inputs, &args.names).map_err(engine::Error::from)?;
+    // JSON is YAML, and kubectl and kube read either.
+    let text = serde_json::to_string_pretty(&merged).map_err(report::Error::from)? + "\n";
+    match &args.output {
+        None => print(&text),
+        Some(path) => {
+            let mut file =
+                std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+            file.write_all(text.as_bytes())?;
+            Ok(exit::OK)
+        }
+    }
 }
 
 /// `lint`: every problem of the course file and of every bundle on stderr and exit 2, or a
@@ -458,19 +476,19 @@ fn class_check(
     durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
+    // A class is its learners: `all` leaves out the read-only viewer contexts, and a context
+    // the kubeconfig does not have is bad input before any cluster is contacted.
+    let kubeconfig = engine::cluster::read_kubeconfig(cluster).map_err(engine::Error::from)?;
     let contexts: Vec<String> = if args.contexts == ["all"] {
-        let kubeconfig = match &cluster.kubeconfig {
-            Some(path) => kube::config::Kubeconfig::read_from(path),
-            None => kube::config::Kubeconfig::read(),
-        }
-        .map_err(|e| {
-            engine::Error::from(engine::cluster::Error::Kubeconfig {
-                path: cluster.kubeconfig.as_ref().map(|p| p.display().to_string()),
-                reason: engine::cluster::one_line(&e),
-            })
-        })?;
-        kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
+        kubeconfig
+            .contexts
+            .iter()
+            .map(|c| c.name.clone())
+            .filter(|name| !engine::class::is_viewer_context(name))
+            .collect()
     } else {
+        engine::cluster::require_contexts(cluster, &kubeconfig, &args.contexts)
+            .map_err(engine::Error::from)?;
         args.contexts.clone()
     };
     let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };

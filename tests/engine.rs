@@ -439,7 +439,10 @@ fn an_unreachable_cluster_fails_with_one_line_and_exit_3() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(
         stderr(&output),
-        "error: cannot reach the cluster at https://127.0.0.1:1 (context kind-x): connection refused\n"
+        format!(
+            "error: cannot reach the cluster at https://127.0.0.1:1 (context kind-x): connection refused; {}\n",
+            engine::cluster::UNREACHABLE_NEXT
+        )
     );
 }
 
@@ -451,6 +454,7 @@ fn class_grading_gives_one_error_row_per_unreachable_learner() {
         &kubeconfig,
         "apiVersion: v1\nkind: Config\ncurrent-context: alice\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n\
          contexts:\n- name: alice\n  context: {cluster: x, user: u}\n- name: bob\n  context: {cluster: x, user: u}\n\
+         - name: lab-runner-sim-viewer\n  context: {cluster: x, user: u}\n\
          users:\n- name: u\n  user: {token: t}\n",
     )
     .unwrap();
@@ -481,10 +485,13 @@ fn class_grading_gives_one_error_row_per_unreachable_learner() {
         (
             who.to_string(),
             "ERROR".to_string(),
-            format!("cannot reach the cluster at https://127.0.0.1:1 (context {who}): connection refused"),
+            format!(
+                "cannot reach the cluster at https://127.0.0.1:1 (context {who}): connection refused; {}",
+                engine::cluster::UNREACHABLE_NEXT
+            ),
         )
     };
-    assert_eq!(rows, [row("alice"), row("bob")]);
+    assert_eq!(rows, [row("alice"), row("bob")], "`all` grades learners, not the viewer context");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 pub mod apply;
 pub mod check;
+pub mod class;
 pub mod cluster;
 pub mod inventory;
 pub mod observe;
@@ -55,6 +56,9 @@ pub enum Error {
     /// The command was asked something it cannot do (unknown variant, task, refused prompt).
     #[error("{0}")]
     BadInput(String),
+    /// Learners' kubeconfigs could not be merged (`class kubeconfig`).
+    #[error(transparent)]
+    Class(#[from] class::Error),
     /// The in-cluster inventory is unreadable.
     #[error("the lab inventory is unreadable: {0}")]
     Inventory(String),
@@ -67,7 +71,9 @@ impl Error {
     /// The documented exit code (DESIGN §6).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Cluster(cluster::Error::Kubeconfig { .. }) | Error::BadInput(_) => exit::BAD_INPUT,
+            Error::Cluster(cluster::Error::Kubeconfig { .. } | cluster::Error::UnknownContext { .. })
+            | Error::BadInput(_)
+            | Error::Class(_) => exit::BAD_INPUT,
             Error::Cluster(_) | Error::Api { .. } | Error::Preflight { .. } | Error::Inventory(_) => {
                 exit::CLUSTER_ERROR
             }
