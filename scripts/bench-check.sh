@@ -3,7 +3,9 @@
 #   1. at the image variant's stalled start state, side by side with a Killercoda-style bash
 #      script of `kubectl get … -o json` calls reading the same objects (mean per run, ratio);
 #   2. the requests one check sends, from the simulator's request log, against the kinds;
-#   3. `check` on a 1,000-node simulator (`sim up --nodes 1000`).
+#   3. `check` on a 1,000-node simulator (`sim up --nodes 1000`);
+#   4. a restart of the 1,000-GPU-node simulator with $PODS more running pods (issue #17): the
+#      wall time of `sim up`, the pods no longer Running 3 s later, the Events before and after.
 # Uses hyperfine when installed, else a timed loop. Not part of CI (timings are not asserted).
 #
 # Usage: scripts/bench-check.sh            (builds the release binary if it is missing)
@@ -11,11 +13,13 @@
 #   LAB_RUNNER=path    the binary to measure (default target/release/lab-runner)
 #   KUBECTL=path       the kubectl the script calls (default: kubectl on the PATH)
 #   NODES=1000         node count of the large simulator (0 skips it)
+#   PODS=10000         running pods added before the restart (a Deployment of nginx)
 #   INSTALL_HYPERFINE=1  apt-get install hyperfine first when it is missing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${RUNS:-20}"
 nodes="${NODES:-1000}"
+pods="${PODS:-10000}"
 bin="${LAB_RUNNER:-$PWD/target/release/lab-runner}"
 kubectl_bin="${KUBECTL:-$(command -v kubectl || true)}"
 [ -n "$kubectl_bin" ] || { echo "bench-check: no kubectl (set KUBECTL=path)" >&2; exit 2; }
@@ -140,5 +144,31 @@ if [ "$nodes" -gt 0 ]; then
   else
     echo "start stuck-rollout failed on $nodes GPU nodes: $(tail -1 "$work/gpu-start.err")"
   fi
+  # 3. A restart with running pods: the kubelets take them up from the store (issue #17).
+  echo "== restart with $pods more running pods"
+  "$kubectl_bin" create namespace bench >/dev/null
+  "$kubectl_bin" -n bench create deployment filler --image=nginx:1.27 --replicas="$pods" >/dev/null
+  count_running() {
+    "$kubectl_bin" get pods -A -o json | python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+print(sum(p["status"].get("phase") == "Running" for p in items), len(items))'
+  }
+  count_events() {
+    "$kubectl_bin" get events -A -o json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))'
+  }
+  for _ in $(seq 300); do
+    read -r running total < <(count_running)
+    [ "$(( total - running ))" -le "$nodes" ] && [ "$total" -ge "$pods" ] && break
+    sleep 2
+  done
+  echo "before: $running of $total pods Running, $(count_events) events"
+  "$bin" sim down --state-dir "$work/gpu" >/dev/null
+  start=$(date +%s%N)
+  "$bin" sim up --state-dir "$work/gpu" --speed 10 >/dev/null
+  echo "sim up (restart): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  sleep 3
+  read -r after total < <(count_running)
+  echo "3 s later: $after of $total pods Running ($(( running - after )) left Running), $(count_events) events"
   "$bin" sim down --state-dir "$work/gpu" >/dev/null || true
 fi

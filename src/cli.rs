@@ -136,6 +136,12 @@ pub struct StartArgs {
     /// Seed that picks the default variant reproducibly.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Name the variant started (instructors; it answers a quiz, so learners do not see it).
+    #[arg(long)]
+    pub reveal: bool,
+    /// Replace another variant whose breakage is applied without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// `check`.
@@ -189,6 +195,10 @@ pub struct ResetArgs {
     /// Reset to the state after this stage instead of the first one.
     #[arg(long, value_name = "STAGE")]
     pub to_stage: Option<String>,
+    /// Take the lab off the cluster: what it and its learners created deleted, every pre-image
+    /// restored, its inventory deleted (the cluster as before the first `start`).
+    #[arg(long, conflicts_with = "to_stage")]
+    pub remove: bool,
     /// Print the plan and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -224,6 +234,10 @@ pub struct SelftestArgs {
     /// Make the fresh simulator's delays pass this many times faster.
     #[arg(long, default_value_t = crate::engine::selftest::SELFTEST_SPEED)]
     pub speed: f64,
+    /// Apply the manifests in this directory (e.g. manifests/clusters/brownfield, a cluster that
+    /// already runs things) before the selftest, as a platform team would have.
+    #[arg(long, value_name = "DIR")]
+    pub fixture: Option<PathBuf>,
 }
 
 /// `demo`.
@@ -288,6 +302,20 @@ pub enum SimCommand {
     Status(SimStateArgs),
     /// Run the simulator in the foreground.
     Serve(SimUpArgs),
+    /// Print the simulator's admin kubeconfig (e.g. `docker exec CONTAINER lab-runner sim
+    /// kubeconfig --server https://127.0.0.1:PORT` for a published container port).
+    Kubeconfig(SimKubeconfigArgs),
+}
+
+/// `sim kubeconfig`.
+#[derive(Debug, Args)]
+pub struct SimKubeconfigArgs {
+    /// State directory.
+    #[command(flatten)]
+    pub state: SimStateArgs,
+    /// The server URL to write (default: the running simulator's endpoint).
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 /// Where the simulator keeps its state.
@@ -311,8 +339,16 @@ pub struct SimUpArgs {
     #[arg(long, value_name = "N")]
     pub nodes: Option<u32>,
     /// Port on 127.0.0.1 (default: any free port).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "listen")]
     pub port: Option<u16>,
+    /// Address to listen on, `IP:PORT` or `IP` (any free port), e.g. `0.0.0.0:6443` in a
+    /// container (default: 127.0.0.1). TLS and tokens stay on.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Another name the server certificate carries (DNS name or IP address), besides
+    /// 127.0.0.1 and localhost; repeatable.
+    #[arg(long = "tls-san", value_name = "NAME")]
+    pub tls_sans: Vec<String>,
     /// Make simulated delays pass this many times faster.
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
@@ -320,6 +356,13 @@ pub struct SimUpArgs {
     /// (like a kube-apiserver alone).
     #[arg(long)]
     pub api_only: bool,
+}
+
+/// `--listen`: `IP:PORT`, or a bare IP for any free port on it.
+fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    text.parse::<std::net::SocketAddr>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(|ip| std::net::SocketAddr::new(ip, 0)))
+        .map_err(|_| format!("`{text}` is not an address: expected IP:PORT (e.g. 0.0.0.0:6443) or IP"))
 }
 
 /// `completions`.

@@ -22,6 +22,7 @@ use crate::{
         kubeconfig::KUBECONFIG_FILE,
         lifecycle::{self, ControlPlane, ServeOptions, TopologySource},
     },
+    tr,
 };
 
 /// Simulated delays (image pulls, readiness) pass this many times faster in a demo, slow enough
@@ -47,7 +48,8 @@ impl TempSimulator {
         let options = ServeOptions {
             state_dir: state_dir.clone(),
             topology: TopologySource::BuiltIn,
-            port: None,
+            listen: lifecycle::DEFAULT_LISTEN,
+            tls_sans: Vec::new(),
             speed,
             control_plane: ControlPlane::Running,
         };
@@ -142,7 +144,8 @@ pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Er
     let bundle = lab::loader::find(labs, &args.lab)?;
     let runtime = runtime()?;
     let simulator = TempSimulator::start(&runtime, "demo", DEMO_SPEED)?;
-    say(&format!("== simulator at {} ({}x speed)\n", simulator.endpoint(), DEMO_SPEED))?;
+    let at = tr!(lang, "demo-simulator-at", endpoint = simulator.endpoint(), speed = DEMO_SPEED.to_string());
+    say(&format!("== {at}\n"))?;
     let outcome = run_lab(&runtime, labs, lang, args, &bundle, &simulator);
     simulator.stop(&runtime);
     outcome
@@ -166,20 +169,21 @@ fn run_lab(
     };
 
     say(&format!("== lab-runner start {id}\n"))?;
-    let start_args = StartArgs { lab: id.clone(), variant: args.variant.clone(), seed: None };
+    let start_args =
+        StartArgs { lab: id.clone(), variant: args.variant.clone(), seed: None, reveal: true, yes: true };
     runtime.block_on(async { run::start(connect().await?, labs, lang, &start_args).await })?;
 
     say(&format!("== lab-runner status {id}\n"))?;
     let status_args = StatusArgs { lab: Some(id.clone()), daemonset: None, instructor: false };
     runtime.block_on(async { run::status(connect().await?, labs, lang, &status_args).await })?;
 
-    say("== the reference solution, task by task\n")?;
+    say(&format!("== {}\n", tr!(lang, "demo-reference-solution")))?;
     let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo);
     for task in bundle.lab.tasks_in_needs_order() {
         say(&format!("-- {}: {}\n", task.id.value, task.title.get(lang)))?;
         for command in &task.solution {
             say(&format!("$ {command}\n"))?;
-            let ran = runtime.block_on(shell.run(command));
+            let ran = runtime.block_on(run_showing_elapsed(&shell, command, lang));
             if ran.exit != engine::selftest::CommandExit::Success {
                 say(&format!("[{}]\n", ran.exit))?;
             }
@@ -201,6 +205,32 @@ fn run_lab(
     runtime.block_on(async {
         run::check(connect().await?, labs, lang, &check_args, cli::CheckDurations::default()).await
     })
+}
+
+/// How often a solution command that is still running says how long it has run.
+const ELAPSED_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs one solution command; one that takes long (the ci-wait step waits for a rollout that
+/// never finishes) says on stderr every few seconds how long it has run, so the demo is not
+/// silent, and when it ends after that, how long it took.
+async fn run_showing_elapsed(shell: &Shell, command: &str, lang: Lang) -> engine::selftest::CommandRun {
+    let began = tokio::time::Instant::now();
+    let run = shell.run(command);
+    tokio::pin!(run);
+    let mut ticks = tokio::time::interval_at(began + ELAPSED_EVERY, ELAPSED_EVERY);
+    loop {
+        tokio::select! {
+            ran = &mut run => {
+                if began.elapsed() >= ELAPSED_EVERY {
+                    eprintln!("{}", tr!(lang, "demo-command-took", seconds = began.elapsed().as_secs()));
+                }
+                return ran;
+            }
+            _ = ticks.tick() => {
+                eprintln!("{}", tr!(lang, "demo-command-running", seconds = began.elapsed().as_secs()));
+            }
+        }
+    }
 }
 
 /// The solution runner for `kubeconfig`; bundles read from a directory are passed on
@@ -228,25 +258,45 @@ fn names_a_cluster(cluster: &ClusterTarget) -> bool {
 /// Runs `selftest <lab>` for each variant asked: the transcript on stdout, progress on stderr.
 /// Exit 0 when every variant passed, 1 naming the offending task and step otherwise, or the
 /// engine's code when the cluster failed.
-pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) -> Result<u8, run::Error> {
+pub fn selftest(
+    labs: &LabSource,
+    cluster: &ClusterTarget,
+    lang: Lang,
+    args: &SelftestArgs,
+) -> Result<u8, run::Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let variants = engine::selftest::variants_to_test(&bundle.lab, args.variant.as_deref())?;
     if !(args.speed.is_finite() && args.speed > 0.0) {
-        let text = format!("--speed {}: the speed factor must be a number above 0", args.speed);
+        let text = tr!(lang, "selftest-bad-speed", speed = args.speed.to_string());
         return Err(run::Error::Engine(engine::Error::BadInput(text)));
     }
     let runtime = runtime()?;
     let began = Instant::now();
     let progress = move |step: &str| eprintln!("selftest [{:>6.1}s] {step}", began.elapsed().as_secs_f64());
+    let speed = args.speed.to_string();
     let (simulator, target, scratch) = if names_a_cluster(cluster) {
         let (target, scratch) = kubeconfig_for_solutions(cluster)?;
         (None, target, scratch)
     } else {
         let simulator = TempSimulator::start(&runtime, "selftest", args.speed)?;
-        progress(&format!("simulator at {} ({}x speed)", simulator.endpoint(), args.speed));
+        progress(&tr!(lang, "demo-simulator-at", endpoint = simulator.endpoint(), speed = &speed));
         let target = simulator.target();
         (Some(simulator), target, None)
     };
+    if let Some(dir) = &args.fixture {
+        let documents = fixture_documents(dir)?;
+        runtime.block_on(async {
+            let cluster = engine::cluster::connect(&target).await.map_err(engine::Error::from)?;
+            engine::apply::apply_documents(&cluster.client, &documents, "fixture").await?;
+            Ok::<_, run::Error>(())
+        })?;
+        progress(&tr!(
+            lang,
+            "selftest-fixture-applied",
+            count = documents.len(),
+            dir = dir.display().to_string()
+        ));
+    }
     let kubeconfig = scratch.as_ref().map(|s| s.0.clone()).or(target.kubeconfig.clone());
     let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
     let outcome = (|| {
@@ -268,11 +318,14 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
             }
         }
         if variants.len() > 1 {
-            say(&format!(
-                "selftest {}: {passed} of {} variants passed\n",
-                bundle.lab.id.value,
-                variants.len()
-            ))?;
+            let summary = tr!(
+                lang,
+                "selftest-variants-passed",
+                lab = &bundle.lab.id.value,
+                passed = passed,
+                count = variants.len()
+            );
+            say(&format!("{summary}\n"))?;
         }
         Ok::<_, run::Error>(failed.unwrap_or(exit::OK))
     })();
@@ -280,6 +333,26 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
         simulator.stop(&runtime);
     }
     outcome
+}
+
+/// The documents of every `.yaml` file in `dir`, files in name order (as `kubectl apply -f DIR`).
+fn fixture_documents(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, run::Error> {
+    let bad = |text: String| run::Error::Engine(engine::Error::BadInput(text));
+    let entries = std::fs::read_dir(dir).map_err(|e| bad(format!("--fixture {}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    let mut documents = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| bad(format!("--fixture {}: {e}", file.display())))?;
+        let parsed = serde_saphyr::from_multiple::<serde_json::Value>(&text)
+            .map_err(|e| bad(format!("--fixture {}: {e}", file.display())))?;
+        documents.extend(parsed.into_iter().filter(|d| !d.is_null()));
+    }
+    Ok(documents)
 }
 
 /// A kubeconfig written for the solutions of one selftest, removed when dropped.

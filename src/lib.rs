@@ -19,3 +19,4 @@ pub mod report;
 pub mod run;
 pub mod session;
 pub mod sim;
+pub mod sim_command;

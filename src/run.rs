@@ -57,10 +57,47 @@ impl Error {
         }
     }
 
+    /// The error's one line in `lang`: the errors a learner meets (no kubeconfig, an unknown
+    /// context, a cluster that does not answer, an unknown lab, a bundle with problems, a variant
+    /// change) from the catalog; the rest as their own text, which quotes what failed.
+    pub fn message(&self, lang: session::Lang) -> String {
+        use engine::cluster::Error as Cluster;
+        let unknown_lab = |id: &str, known: &[String]| {
+            let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+            tr!(lang, "error-unknown-lab", id = id, known = known)
+        };
+        match self {
+            Error::Engine(engine::Error::Cluster(Cluster::Kubeconfig { path, reason })) => tr!(
+                lang,
+                "error-kubeconfig",
+                path = path.clone().unwrap_or_else(engine::cluster::default_kubeconfig_path),
+                reason = reason
+            ),
+            Error::Engine(engine::Error::Cluster(Cluster::UnknownContext { path, context, known })) => {
+                tr!(lang, "error-unknown-context", path = path, context = context, known = known.join(", "))
+            }
+            Error::Engine(engine::Error::Cluster(Cluster::Unreachable { server, context, reason })) => {
+                tr!(lang, "error-unreachable", server = server, context = context, reason = reason)
+            }
+            Error::Engine(engine::Error::VariantChange { lab, .. }) => {
+                tr!(lang, "error-variant-change", lab = lab)
+            }
+            Error::Lab(lab::loader::Error::UnknownLab { id, known }) => unknown_lab(id, known),
+            Error::Lab(lab::loader::Error::Invalid { bundle, problems }) => {
+                tr!(lang, "error-invalid-bundle", bundle = bundle, count = problems.len())
+            }
+            Error::Lab(lab::loader::Error::InvalidCourse { file, problems }) => {
+                tr!(lang, "error-invalid-course", file = file, count = problems.len())
+            }
+            Error::Lab(lab::loader::Error::NotABundle(path)) => tr!(lang, "error-not-a-bundle", path = path),
+            other => other.to_string(),
+        }
+    }
+
     /// The error as printed on stderr: one `error:` line (its frame in `lang`), then any bundle
     /// problems with their file:line:col and code snippets.
     pub fn render(&self, lang: session::Lang) -> String {
-        let mut out = tr!(lang, "error-line", message = self.to_string());
+        let mut out = tr!(lang, "error-line", message = self.message(lang));
         out.push('\n');
         if let Error::Lab(
             lab::loader::Error::Invalid { problems, .. } | lab::loader::Error::InvalidCourse { problems, .. },
@@ -143,12 +180,14 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             // An unknown stage is bad input, reported before the cluster is contacted.
             let bundle = lab::loader::find(&session.labs, &args.lab)?;
             engine::reset::stages_up_to(&bundle.lab, args.to_stage.as_deref())?;
-            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, session.lang, &args))
         }
         Command::Status(args) => {
             engine_command(&session.cluster, |cluster| status(cluster, &session.labs, session.lang, &args))
         }
-        Command::Selftest(args) => crate::demo::selftest(&session.labs, &session.cluster, &args),
+        Command::Selftest(args) => {
+            crate::demo::selftest(&session.labs, &session.cluster, session.lang, &args)
+        }
         Command::Demo(args) => crate::demo::demo(&session.labs, session.lang, &args),
         Command::Lint(args) => lint(&args.paths, &session.labs, session.lang),
         Command::Labs(cli::LabsCommand::List) => {
@@ -161,7 +200,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             print(&lab::show::show(&bundle, session.lang))
         }
         Command::Class(cli::ClassCommand::Kubeconfig(args)) => class_kubeconfig(&args),
-        Command::Sim(command) => Ok(crate::sim::lifecycle::run_command(command)?),
+        Command::Sim(command) => Ok(crate::sim_command::run_command(command, session.lang)?),
     }
 }
 
@@ -242,11 +281,42 @@ pub async fn start(
     lang: session::Lang,
     args: &cli::StartArgs,
 ) -> Result<u8, Error> {
+    use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let options = engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed };
-    let started = engine::start::start(&cluster, &bundle, lang, &options).await?;
+    let mut options =
+        engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed, yes: args.yes };
+    let started = match engine::start::start(&cluster, &bundle, lang, &options).await {
+        Err(engine::Error::VariantChange { lab, running, wanted }) if std::io::stdin().is_terminal() => {
+            let prompt = if args.reveal {
+                tr!(lang, "start-variant-prompt-revealed", lab = &lab, running = &running, wanted = &wanted)
+            } else {
+                tr!(lang, "start-variant-prompt", lab = &lab)
+            };
+            let mut err = std::io::stderr().lock();
+            write!(err, "{prompt} ")?;
+            err.flush()?;
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            if !matches!(line.trim(), "y" | "Y" | "yes") {
+                return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "start-cancelled"))));
+            }
+            options.yes = true;
+            engine::start::start(&cluster, &bundle, lang, &options).await?
+        }
+        Err(engine::Error::VariantChange { lab, running, wanted }) if args.reveal => {
+            return Err(Error::Engine(engine::Error::BadInput(tr!(
+                lang,
+                "start-variant-change-revealed",
+                lab = &lab,
+                running = &running,
+                wanted = &wanted
+            ))));
+        }
+        other => other?,
+    };
     let lab = &bundle.lab.id.value;
-    let done = match &started.variant {
+    // The variant answers the `cause` quiz: named only to an instructor who asks.
+    let done = match started.variant.filter(|_| args.reveal) {
         Some(variant) => {
             tr!(lang, "start-done-variant", lab = lab, variant = variant, count = started.applied)
         }
@@ -382,52 +452,59 @@ pub async fn answer(
     let task = bundle
         .lab
         .task(&args.task)
-        .ok_or_else(|| bad(format!("lab {} has no task {:?}", args.lab, args.task)))?;
+        .ok_or_else(|| bad(tr!(lang, "answer-no-task", lab = &args.lab, task = &args.task)))?;
     if task.kind != lab::model::TaskKind::Quiz {
-        return Err(bad(format!(
-            "task {} is not a quiz: it is graded from the cluster by `check`",
-            args.task
-        )));
+        return Err(bad(tr!(lang, "answer-not-a-quiz", task = &args.task)));
     }
-    let mut inventory = engine::inventory::load(&cluster.client, &args.lab).await?.ok_or_else(|| {
-        bad(format!(
-            "lab {} is not started on this cluster: run `lab-runner start {}` first",
-            args.lab, args.lab
-        ))
-    })?;
+    let mut inventory = engine::inventory::load(&cluster.client, &args.lab)
+        .await?
+        .ok_or_else(|| bad(tr!(lang, "answer-not-started", lab = &args.lab)))?;
+    if let Some(line) = inventory.incomplete_start(lang) {
+        return Err(bad(tr!(lang, "answer-not-recorded", reason = line)));
+    }
     inventory.answers.insert(args.task.clone(), args.value.trim().to_string());
     engine::inventory::save(&cluster.client, &inventory).await?;
     print(&(tr!(lang, "answer-recorded", task = &args.task, lab = &args.lab) + "\n"))
 }
 
 /// `reset`: print the plan, ask (unless `--yes`), and carry it out.
-pub async fn reset(cluster: Cluster, labs: &session::LabSource, args: &cli::ResetArgs) -> Result<u8, Error> {
+pub async fn reset(
+    cluster: Cluster,
+    labs: &session::LabSource,
+    lang: session::Lang,
+    args: &cli::ResetArgs,
+) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let (inventory, steps) = engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?;
-    let plan: String = steps.iter().map(|s| format!("  {s}\n")).collect();
+    let (inventory, steps) = if args.remove {
+        engine::reset::load_remove_plan(&cluster, &bundle).await?
+    } else {
+        engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?
+    };
+    let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
-        return print(&format!("reset {} would:\n{plan}", args.lab));
+        return print(&format!("{}\n{plan}", tr!(lang, "reset-would", lab = &args.lab)));
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            return Err(Error::Engine(engine::Error::BadInput(format!(
-                "reset {} deletes objects; stdin is not a terminal, so pass --yes to confirm (or --dry-run to see the plan)",
-                args.lab
+            return Err(Error::Engine(engine::Error::BadInput(tr!(
+                lang,
+                "reset-needs-yes",
+                lab = &args.lab
             ))));
         }
         let mut err = std::io::stderr().lock();
-        write!(err, "reset {} will:\n{plan}proceed? [y/N] ", args.lab)?;
+        write!(err, "{}\n{plan}{} ", tr!(lang, "reset-will", lab = &args.lab), tr!(lang, "reset-proceed"))?;
         err.flush()?;
         let mut line = String::new();
         std::io::stdin().read_line(&mut line)?;
         if !matches!(line.trim(), "y" | "Y" | "yes") {
-            return Err(Error::Engine(engine::Error::BadInput("reset cancelled".into())));
+            return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "reset-cancelled"))));
         }
     }
-    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps).await?;
-    let lines: String = done.iter().map(|s| format!("  {s}\n")).collect();
-    print(&format!("reset {}:\n{lines}", args.lab))
+    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps, lang).await?;
+    let lines: String = done.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
+    print(&format!("{}\n{lines}", tr!(lang, "reset-done", lab = &args.lab)))
 }
 
 /// `status`: the split-generation view of the lab's DaemonSets (or one named).
@@ -450,7 +527,7 @@ pub async fn status(
                         lang,
                         "status-instructor",
                         lab = id,
-                        variant = inventory.variant.as_deref().unwrap_or("-"),
+                        variant = inventory.variant_in(&bundle.lab).as_deref().unwrap_or("-"),
                         stages = inventory.stages.join(", "),
                         facts = inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
                     ),
@@ -462,8 +539,21 @@ pub async fn status(
             return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "status-needs-target"))));
         }
     };
+    // Half a start is no state to read: one line with the remedy, before the view.
+    let incomplete = match &args.lab {
+        Some(id) => {
+            engine::inventory::load(&cluster.client, id).await?.and_then(|i| i.incomplete_start(lang))
+        }
+        None => None,
+    };
     let text = engine::status::status(&cluster, &view, lang).await?;
-    print(&format!("{header}{text}"))
+    match incomplete {
+        Some(line) => {
+            print(&format!("{line}\n{header}{text}"))?;
+            Ok(exit::CHECKS_FAILED)
+        }
+        None => print(&format!("{header}{text}")),
+    }
 }
 
 /// `check --contexts`: every learner's cluster graded concurrently into one report; a learner
@@ -503,7 +593,7 @@ fn class_check(
                 let cluster = engine::cluster::connect(&target).await?;
                 engine::check::check_with(&cluster, bundle, lang, help, observations).await
             };
-            (context.clone(), graded.await.map_err(|e| e.to_string()))
+            (context.clone(), graded.await.map_err(|e| Error::from(e).message(lang)))
         }
     })));
     let class = report::ClassReport::new(&args.lab, outcomes);

@@ -1,6 +1,6 @@
 //! The CLI through the built binary: help, completions, exit codes.
 
-use crate::util::{lab_runner, stderr, stdout};
+use crate::support::binary::{lab_runner, stderr, stdout};
 
 #[test]
 fn help_lists_every_command() {
@@ -37,7 +37,7 @@ fn missing_labs_dir_is_bad_input() {
 /// (DESIRED drops; the restored template differs from the broken one only in its tolerations).
 #[test]
 fn demo_runs_the_stuck_rollout_lab_to_a_full_score() {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
     let output = lab_runner().args(["demo", "stuck-rollout", "--variant", "toleration"]).output().unwrap();

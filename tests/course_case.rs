@@ -11,14 +11,15 @@ use std::{
 
 use serde_json::Value;
 
-use crate::{
-    kubectl::{Kubectl, Sim, clients},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::{Kubectl, clients},
+    sim::Sim,
 };
 
 /// Three workers; node-c carries a NoSchedule taint the DaemonSet first tolerates. No node has
 /// GPUs advertised (no device plugin runs). One batch image runs 20 simulated seconds.
-const TOPOLOGY: &str = r#"name: course-case
+pub const TOPOLOGY: &str = r#"name: course-case
 nodes:
   - name: node-a
     capacity: {cpu: 8, memory: 32Gi, pods: 110}
@@ -34,7 +35,7 @@ timings:
   pullSeconds: 1
 "#;
 
-const DAEMONSET: &str = r#"apiVersion: apps/v1
+pub const DAEMONSET: &str = r#"apiVersion: apps/v1
 kind: DaemonSet
 metadata:
   name: gpu-ds

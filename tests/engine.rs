@@ -1,7 +1,11 @@
 //! The lab engine on the in-process simulator: start, check, answer, reset and status on the
-//! engine's copy of the fixture lab, with the tests playing the DaemonSet controller's part
-//! through the API until the simulator's controllers land; and the built binary against an
-//! unreachable cluster.
+//! engine's copy of the fixture lab; and the built binary against an unreachable cluster.
+//!
+//! Most tests write the DaemonSet controller's and kubelet's part through the API themselves
+//! (`play_controller`): each pins one exact split-generation state for the grader, which the
+//! controllers (tested in `sim_controllers`) would only pass through. Where the engine must
+//! wait for the cluster to move, the simulator's own controllers run on the manual clock
+//! (`drive_controllers`).
 
 use std::path::PathBuf;
 
@@ -19,7 +23,7 @@ use lab_runner::{
 };
 use serde_json::{Value, json};
 
-use crate::util::{lab_runner, stderr};
+use crate::support::binary::{lab_runner, stderr};
 
 const LAB: &str = "broken-daemonset";
 const GPU_NODES: [&str; 3] = ["gpu-1", "gpu-2", "gpu-3"];
@@ -40,7 +44,7 @@ fn seeded() -> (Harness, Cluster) {
 }
 
 fn image_variant() -> StartOptions {
-    StartOptions { variant: Some("image".into()), seed: None }
+    StartOptions { variant: Some("image".into()), seed: None, yes: false }
 }
 
 /// Plays the DaemonSet controller and kubelet: one pod per GPU node, `revision(node)` says
@@ -143,7 +147,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
     assert_eq!(managers, ["lab-runner"]);
 
     let recorded = inventory::load(&sim.client, LAB).await.unwrap().expect("an inventory");
-    assert_eq!(recorded.variant.as_deref(), Some("image"));
+    assert!(recorded.variant_is("image"), "the variant is recorded (hashed)");
     assert_eq!(recorded.stages, ["baseline", "break"]);
     assert_eq!(recorded.applied.len(), 3, "the DaemonSet is recorded once");
 
@@ -164,7 +168,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
 #[tokio::test]
 async fn an_unknown_variant_is_refused_before_anything_is_applied() {
     let (sim, cluster) = seeded();
-    let options = StartOptions { variant: Some("toleration".into()), seed: None };
+    let options = StartOptions { variant: Some("toleration".into()), seed: None, yes: false };
     let error = engine::start::start(&cluster, &bundle(), Lang::En, &options).await.unwrap_err();
     assert_eq!(
         error.to_string(),
@@ -373,7 +377,7 @@ async fn reset_restores_pre_images_and_spares_what_the_lab_does_not_own() {
     let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle()).await.unwrap();
     let plan: Vec<String> = steps.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("reset_plan", plan.join("\n"));
-    engine::reset::execute(&cluster, &bundle(), inventory, &steps).await.unwrap();
+    engine::reset::execute(&cluster, &bundle(), inventory, &steps, Lang::En).await.unwrap();
 
     assert!(kube_system.get_opt("foreign").await.unwrap().is_some(), "kube-system/foreign survives");
     assert!(
@@ -610,7 +614,7 @@ async fn start_confirms_the_breakage_and_a_fix_through_the_api_passes() {
     ds.patch("toolkit", &PatchParams::apply("kubectl").force(), &Patch::Apply(&good)).await.unwrap();
     pods.delete("toolkit-debug", &DeleteParams::default()).await.unwrap();
     let rolled_out = lab.lab.stages[0].waits[0].clone();
-    engine::start::run_wait(&cluster, &rolled_out, &[]).await.unwrap();
+    engine::start::run_wait(&cluster, &rolled_out, &[], Lang::En).await.unwrap();
     let mut solved = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
     for _ in 0..100 {
         if solved.passed {
@@ -633,7 +637,7 @@ async fn a_wait_that_never_holds_times_out_with_exit_4() {
         "for: rolledOut\ntarget: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\ntimeout: 1s\n",
     )
     .unwrap();
-    let error = engine::start::run_wait(&cluster, &wait, &[]).await.unwrap_err();
+    let error = engine::start::run_wait(&cluster, &wait, &[], Lang::En).await.unwrap_err();
     assert_eq!(error.exit_code(), lab_runner::exit::TIMED_OUT);
     assert_eq!(
         error.to_string(),

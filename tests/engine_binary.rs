@@ -17,9 +17,9 @@ use std::{
 
 use serde_json::Value;
 
-use crate::{
+use crate::support::{
+    binary::{lab_runner, stderr, stdout},
     kubectl::{Kubectl, clients},
-    util::{lab_runner, stderr, stdout},
 };
 
 const LAB: &str = "stuck-rollout";

@@ -33,7 +33,7 @@ async fn started(bundle: &Bundle) -> (Harness, Cluster) {
     lifecycle::seed(&sim.state.store, &types, &Topology::default_lab(), sim.state.clock.now())
         .expect("the topology seeds");
     let cluster = Cluster::from_client(sim.client.clone(), "in-process", "harness");
-    let options = StartOptions { variant: Some("image".into()), seed: None };
+    let options = StartOptions { variant: Some("image".into()), seed: None, yes: false };
     engine::start::start(&cluster, bundle, Lang::En, &options).await.unwrap();
     (sim, cluster)
 }

@@ -1,105 +1,17 @@
 //! Real kubectl (1.32, 1.33, 1.37) against `lab-runner sim up` through its kubeconfig: TLS with
 //! the simulator's CA, the bearer tokens, discovery, reads and writes, output snapshotted.
 //!
-//! Clients are found by path. Outside CI a missing one is skipped with a printed reason; under
-//! `CI=true` a missing client fails the test (DESIGN §7.3).
+//! The clients, the simulator and the transcripts are the fixtures of `crate::support`: outside
+//! CI a missing client is skipped with a printed reason; under `CI=true` it fails the test.
 
-use std::{path::PathBuf, process::Output};
+use std::process::Output;
 
-use crate::util::{lab_runner, stderr, stdout};
-
-/// One kubectl binary.
-pub struct Kubectl {
-    /// `1.32`, `1.33`, `1.37`.
-    pub version: &'static str,
-    /// Its path.
-    pub path: PathBuf,
-}
-
-/// True when a `kubectl` is on the PATH (lab solutions call it by name); under `CI=true` its
-/// absence fails the test, elsewhere the caller skips with a printed reason.
-pub fn kubectl_on_path() -> bool {
-    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .any(|dir| dir.join("kubectl").is_file());
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    match (found, ci) {
-        (true, _) => true,
-        (false, true) => panic!("no kubectl on the PATH (CI=true: a missing client fails)"),
-        (false, false) => {
-            eprintln!("skip: no kubectl on the PATH");
-            false
-        }
-    }
-}
-
-/// The kubectl clients to test with; fails under CI when one is missing, skips otherwise.
-pub fn clients() -> Vec<Kubectl> {
-    let python_scripts = PathBuf::from("/root/.pyenv/versions/3.11.7/bin/kubectl");
-    let candidates = [
-        ("1.32", Some(PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"))),
-        ("1.33", Some(PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33"))),
-        ("1.37", std::env::var_os("KUBECTL_1_37").map(PathBuf::from).or(Some(python_scripts))),
-    ];
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let mut found = Vec::new();
-    for (version, path) in candidates {
-        match path.filter(|p| p.is_file()) {
-            Some(path) => found.push(Kubectl { version, path }),
-            None if ci => panic!("kubectl {version} is missing (CI=true: a missing client fails)"),
-            None => eprintln!("skip: kubectl {version} not found"),
-        }
-    }
-    found
-}
-
-/// A simulator started through the built binary in a temporary state dir, stopped on drop.
-pub struct Sim {
-    dir: tempfile::TempDir,
-    /// Its kubeconfig.
-    pub kubeconfig: PathBuf,
-}
-
-impl Sim {
-    /// `lab-runner sim up --state-dir <tmp> <args>`.
-    pub fn up(args: &[&str]) -> Sim {
-        let dir = tempfile::tempdir().unwrap();
-        let output = lab_runner()
-            .args(["sim", "up", "--state-dir"])
-            .arg(dir.path().join("sim"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "sim up failed: {}", stderr(&output));
-        let kubeconfig = dir.path().join("sim").join("kubeconfig");
-        Sim { dir, kubeconfig }
-    }
-
-    /// Runs `kubectl --kubeconfig <ours> <args>` with a private HOME and discovery cache.
-    pub fn kubectl(&self, client: &Kubectl, args: &[&str]) -> Output {
-        let home = self.dir.path().join(format!("home-{}", client.version));
-        std::fs::create_dir_all(&home).unwrap();
-        std::process::Command::new(&client.path)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .env("HOME", &home)
-            .env("KUBECACHEDIR", home.join("cache"))
-            .output()
-            .unwrap()
-    }
-
-    /// The state directory.
-    pub fn state_dir(&self) -> PathBuf {
-        self.dir.path().join("sim")
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = lab_runner().args(["sim", "down", "--state-dir"]).arg(self.state_dir()).output();
-    }
-}
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::{Kubectl, clients},
+    sim::Sim,
+    transcript::{Transcript, redacted},
+};
 
 fn ok(output: &Output, what: &str) -> String {
     assert!(output.status.success(), "{what} failed: {}{}", stdout(output), stderr(output));
@@ -163,38 +75,6 @@ fn credentials_are_required_and_the_viewer_only_reads() {
     }
 }
 
-/// Makes a transcript independent of timing and identity: ages (`5s`, `3m2s`) become `<age>`,
-/// uids, resourceVersions and timestamps are hidden, and column padding is collapsed to three
-/// spaces (it depends on the width of the hidden values).
-pub fn redacted(text: &str) -> String {
-    let mut out = text.to_string();
-    for (pattern, replacement) in [
-        (
-            r"(?m)^(\s*-?\s*(creationTimestamp|resourceVersion|uid|lastHeartbeatTime|lastTransitionTime|renewTime)):.*$",
-            "$1: [REDACTED]",
-        ),
-        (r"\b\d+[smhd](\d+[smhd])?\b", "<age>"),
-        (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[UID]"),
-        (r"(\S)  +", "$1   "),
-    ] {
-        out = regex::Regex::new(pattern).unwrap().replace_all(&out, replacement).into_owned();
-    }
-    out
-}
-
-/// A transcript of commands and what they printed.
-struct Transcript(String);
-
-impl Transcript {
-    fn record(&mut self, command: &str, output: &Output) {
-        self.0.push_str(&format!("$ kubectl {command}\n{}{}", stdout(output), stderr(output)));
-        if !output.status.success() {
-            self.0.push_str(&format!("[exit {}]\n", output.status.code().unwrap_or(-1)));
-        }
-        self.0.push('\n');
-    }
-}
-
 impl Sim {
     /// Runs kubectl with `args` split on spaces, records it, and returns the output.
     fn run(&self, client: &Kubectl, transcript: &mut Transcript, command: &str) -> Output {
@@ -207,7 +87,7 @@ impl Sim {
     /// Writes `yaml` to a file in the state dir and creates it with `kubectl create -f` (default
     /// validation: kubectl reads the simulator's /openapi/v3 and sends fieldValidation=Strict).
     fn create(&self, client: &Kubectl, transcript: &mut Transcript, file: &str, yaml: &str) -> Output {
-        let path = self.dir.path().join(file);
+        let path = self.scratch_dir().join(file);
         std::fs::write(&path, yaml).unwrap();
         let output = self.kubectl(client, &["create", "-f", path.to_str().unwrap()]);
         transcript.record(&format!("create -f {file}"), &output);
@@ -361,7 +241,7 @@ fn writes_waits_and_watches() {
         let wait = std::process::Command::new(&client.path)
             .args(["--kubeconfig", sim.kubeconfig.to_str().unwrap(), "wait", "--for=condition=Ready"])
             .args(["pod/web", "-n", &ns, "--timeout=60s"])
-            .env("KUBECACHEDIR", sim.dir.path().join(format!("home-{}/cache", client.version)))
+            .env("KUBECACHEDIR", sim.scratch_dir().join(format!("home-{}/cache", client.version)))
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -379,7 +259,7 @@ fn writes_waits_and_watches() {
         let mut watch = std::process::Command::new(&client.path)
             .args(["--kubeconfig", sim.kubeconfig.to_str().unwrap(), "get", "pod", "web", "-n", &ns])
             .args(["-w", "--output-watch-events"])
-            .env("KUBECACHEDIR", sim.dir.path().join(format!("home-{}/cache", client.version)))
+            .env("KUBECACHEDIR", sim.scratch_dir().join(format!("home-{}/cache", client.version)))
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();

@@ -10,7 +10,7 @@ use lab_runner::lab::{
 };
 use miette::GraphicalTheme;
 
-use crate::util::{lab_runner, stderr, stdout};
+use crate::support::binary::{lab_runner, stderr, stdout};
 
 const FIXTURES: &str = "tests/fixtures/labs";
 const LAB: &str = "broken-daemonset";

@@ -13,9 +13,10 @@ use std::{
 
 use lab_runner::lab::loader;
 
-use crate::{
-    kubectl::{Sim, kubectl_on_path},
-    util::{lab_runner, stderr, stdout},
+use crate::support::{
+    binary::{lab_runner, stderr, stdout},
+    kubectl::kubectl_on_path,
+    sim::Sim,
 };
 
 /// Simulated delays pass this many times faster (as in `demo`).

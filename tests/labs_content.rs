@@ -9,7 +9,7 @@ use std::{
 use lab_runner::lab::loader::{self, BundleRoot};
 use serde_json::Value;
 
-use crate::util::{lab_runner, stderr, stdout};
+use crate::support::binary::{lab_runner, stderr, stdout};
 
 const LABS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/labs");
 const MANIFESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests");

@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::util::{lab_runner, stderr, stdout};
+use crate::support::binary::{lab_runner, stderr, stdout};
 
 /// Bundles made for these tests (no GPU node needed): see tests/fixtures/selftest/README.md.
 const FIXTURES: &str = "tests/fixtures/selftest";
@@ -27,7 +27,7 @@ fn selftest(labs: Option<&str>, args: &[&str]) -> std::process::Output {
 
 /// Asserts a passing selftest and snapshots its transcript.
 fn passes(name: &str, labs: Option<&str>, args: &[&str]) {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
     let output = selftest(labs, args);
@@ -36,9 +36,19 @@ fn passes(name: &str, labs: Option<&str>, args: &[&str]) {
     insta::assert_snapshot!(name, out);
 }
 
+/// The brownfield fixture (a cluster that already runs the GPU Operator's namespace, the
+/// Prometheus Operator's CRD with the platform's rules, another team): one variant of each lab
+/// runs its selftest there, the others on the plain simulator (CI time).
+const BROWNFIELD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/clusters/brownfield");
+
 #[test]
-fn stuck_rollout_image_passes_its_selftest() {
-    passes("stuck_rollout_image", None, &["stuck-rollout", "--variant", "image"]);
+fn stuck_rollout_image_passes_its_selftest_on_brownfield() {
+    passes("stuck_rollout_image", None, &["stuck-rollout", "--variant", "image", "--fixture", BROWNFIELD]);
+}
+
+#[test]
+fn gpu_sharing_passes_its_selftest_on_brownfield() {
+    passes("gpu_sharing_brownfield", None, &["gpu-sharing", "--fixture", BROWNFIELD]);
 }
 
 #[test]
@@ -63,7 +73,7 @@ fn a_correct_fixture_lab_passes_and_reset_brings_back_its_start() {
 
 #[test]
 fn a_task_passing_before_its_solution_is_named() {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
     let output = selftest(Some(FIXTURES), &["early-pass"]);
@@ -75,7 +85,7 @@ fn a_task_passing_before_its_solution_is_named() {
 
 #[test]
 fn a_failing_solution_command_is_quoted_with_its_stderr() {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
     let output = selftest(Some(FIXTURES), &["bad-solution"]);
@@ -181,7 +191,7 @@ async fn reset_to_stage_reapplies_the_stages_up_to_it() {
 
 #[test]
 fn a_named_cluster_is_used_instead_of_a_fresh_simulator() {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -207,7 +217,7 @@ fn a_named_cluster_is_used_instead_of_a_fresh_simulator() {
         .unwrap();
     assert_eq!(
         stdout(&listed),
-        "reset config-drift would:\n  delete namespace config-drift and everything in it\n  apply stage namespace again\n"
+        "reset config-drift would:\n  delete Namespace config-drift (created by the lab)\n  apply stage namespace again\n"
     );
 }
 
@@ -222,7 +232,7 @@ fn a_speed_factor_must_be_above_zero() {
 #[test]
 fn ctrl_c_stops_the_selftests_simulator() {
     use std::io::BufRead;
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
     let binary = assert_cmd::cargo::cargo_bin("lab-runner");

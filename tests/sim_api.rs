@@ -729,7 +729,13 @@ async fn long_table_lists_keep_every_row_in_order() {
 async fn the_served_simulator_keeps_acknowledged_writes_across_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let sim = |args: &[&str]| {
-        crate::util::lab_runner().arg("sim").args(args).arg("--state-dir").arg(dir.path()).output().unwrap()
+        crate::support::binary::lab_runner()
+            .arg("sim")
+            .args(args)
+            .arg("--state-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap()
     };
     let client = || async {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -742,7 +748,7 @@ async fn the_served_simulator_keeps_acknowledged_writes_across_kill_9() {
         kube::Client::try_from(config).unwrap()
     };
     let up = sim(&["up", "--nodes", "1"]);
-    assert!(up.status.success(), "{}", crate::util::stderr(&up));
+    assert!(up.status.success(), "{}", crate::support::binary::stderr(&up));
     let cms: Api<ConfigMap> = Api::default_namespaced(client().await);
     for i in 0..50 {
         cms.create(&PostParams::default(), &config_map(&format!("acked-{i}"), &[])).await.unwrap();
@@ -762,7 +768,7 @@ async fn the_served_simulator_keeps_acknowledged_writes_across_kill_9() {
     }
     let _ = sim(&["status"]); // reports and removes the stale pid file
     let again = sim(&["up"]);
-    assert!(again.status.success(), "{}", crate::util::stderr(&again));
+    assert!(again.status.success(), "{}", crate::support::binary::stderr(&again));
     let cms: Api<ConfigMap> = Api::default_namespaced(client().await);
     let names: Vec<String> = cms
         .list(&ListParams::default())

@@ -5,19 +5,32 @@
 //! works in its own namespace, and the transcripts (namespace, paths, ages and ids hidden) are
 //! snapshotted and must not depend on the client.
 
-use std::process::Output;
-
-use crate::{
-    kubectl::{Kubectl, Sim, clients},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::{Kubectl, clients},
+    sim::Sim,
+    transcript::Recorder,
 };
 
 /// One client's commands against a shared simulator, in its own namespace, recorded.
 struct Session<'a> {
-    sim: &'a Sim,
-    client: &'a Kubectl,
+    recorder: Recorder<'a>,
     namespace: String,
-    transcript: String,
+}
+
+/// `run`, `ok` and `fails` are the recorder's, in the namespace.
+impl<'a> std::ops::Deref for Session<'a> {
+    type Target = Recorder<'a>;
+
+    fn deref(&self) -> &Recorder<'a> {
+        &self.recorder
+    }
+}
+
+impl std::ops::DerefMut for Session<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.recorder
+    }
 }
 
 impl<'a> Session<'a> {
@@ -26,40 +39,7 @@ impl<'a> Session<'a> {
         let namespace = format!("v{}", client.version.replace('.', ""));
         let created = sim.kubectl(client, &["create", "namespace", &namespace]);
         assert!(created.status.success(), "create namespace: {}", stderr(&created));
-        Session { sim, client, namespace, transcript: String::new() }
-    }
-
-    /// `kubectl -n <ns> <command>` (split on spaces), recorded.
-    fn run(&mut self, command: &str) -> Output {
-        let mut args = vec!["-n", self.namespace.as_str()];
-        args.extend(command.split(' '));
-        let output = self.sim.kubectl(self.client, &args);
-        self.transcript.push_str(&format!("$ kubectl {command}\n{}{}", stdout(&output), stderr(&output)));
-        if !output.status.success() {
-            self.transcript.push_str(&format!("[exit {}]\n", output.status.code().unwrap_or(-1)));
-        }
-        self.transcript.push('\n');
-        output
-    }
-
-    /// Like [`Session::run`]; the command must succeed, and its stdout is returned.
-    fn ok(&mut self, command: &str) -> String {
-        let output = self.run(command);
-        assert!(
-            output.status.success(),
-            "kubectl {} {command} failed: {}{}",
-            self.client.version,
-            stdout(&output),
-            stderr(&output)
-        );
-        stdout(&output)
-    }
-
-    /// Like [`Session::run`]; the command must fail, and its stderr is returned.
-    fn fails(&mut self, command: &str) -> String {
-        let output = self.run(command);
-        assert!(!output.status.success(), "kubectl {} {command} succeeded", self.client.version);
-        stderr(&output)
+        Session { recorder: Recorder::new(sim, client, &["-n", &namespace]), namespace }
     }
 
     /// Unrecorded `kubectl get <what> -o jsonpath=<path>` in the namespace.
@@ -87,7 +67,9 @@ impl<'a> Session<'a> {
     fn finish(self) -> (&'static str, String) {
         let dir = self.sim.state_dir().join(&self.namespace);
         let text = self
+            .recorder
             .transcript
+            .0
             .replace(dir.to_str().unwrap(), "<dir>")
             .replace(&self.namespace, "NS")
             // Newer clients name the namespace: `"agent" deleted from NS namespace`.

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 fn rt(plural: &str) -> ResourceType {
     let types = resources::built_in();
     let group = match plural {
-        "daemonsets" | "controllerrevisions" | "deployments" | "replicasets" => "apps",
+        "daemonsets" | "controllerrevisions" | "deployments" | "replicasets" | "statefulsets" => "apps",
         "jobs" => "batch",
         _ => "",
     };
@@ -991,6 +991,195 @@ async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
 }
 
 #[tokio::test]
+async fn an_indexed_job_gives_each_pod_its_index_and_records_completed_indexes() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/shard:v1", 30.0, 0);
+    let spec = json!({"completions": 3, "parallelism": 2, "completionMode": "Indexed"});
+    cluster.create("jobs", job("shard", "example.com/shard:v1", spec));
+    cluster.control.settle().unwrap();
+    let mut pods = cluster.pods();
+    pods.sort_by_key(|p| p["metadata"]["name"].as_str().unwrap().to_string());
+    assert_eq!(pods.len(), 2, "parallelism 2: the two lowest indexes");
+    for (index, pod) in pods.iter().enumerate() {
+        let index = index.to_string();
+        let name = pod["metadata"]["name"].as_str().unwrap();
+        assert!(name.starts_with(&format!("shard-{index}-")), "podGenerateNameWithIndex: {name}");
+        assert_eq!(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"], json!(index));
+        assert_eq!(pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"], json!(index));
+        assert_eq!(pod["spec"]["hostname"], json!(format!("shard-{index}")));
+        assert_eq!(
+            pod["spec"]["containers"][0]["env"],
+            json!([{"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}}])
+        );
+    }
+    // The template itself is unchanged: only the pods carry the index.
+    let template = &cluster.get("jobs", "shard").unwrap()["spec"]["template"];
+    assert!(template["spec"]["containers"][0].get("env").is_none());
+
+    // Index 0 and 1 finish; index 2 starts and finishes; the Job completes with all three.
+    cluster.run_for(40);
+    let midway = cluster.get("jobs", "shard").unwrap();
+    assert_eq!(midway["status"]["completedIndexes"], json!("0,1"), "two adjacent indexes print as 0,1");
+    assert_eq!(midway["status"]["succeeded"], json!(2));
+    assert_eq!(midway["status"]["uncountedTerminatedPods"], json!({}), "indexes, not uids, count successes");
+    cluster.run_for(600);
+    let done = cluster.get("jobs", "shard").unwrap();
+    assert_eq!(done["status"]["completedIndexes"], json!("0-2"));
+    assert_eq!(done["status"]["succeeded"], json!(3));
+    assert_eq!(conditions(&done).last().unwrap().0, "Complete");
+    let mut indexes: Vec<String> = cluster
+        .pods()
+        .iter()
+        .map(|p| {
+            p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    indexes.sort();
+    assert_eq!(indexes, ["0", "1", "2"], "one pod per index");
+}
+
+#[tokio::test]
+async fn an_indexed_job_replaces_a_deleted_pod_with_the_same_index() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/shard:v1", 3600.0, 0);
+    let spec = json!({"completions": 4, "parallelism": 2, "completionMode": "Indexed"});
+    cluster.create("jobs", job("shard", "example.com/shard:v1", spec));
+    cluster.run_for(10);
+    let index_of =
+        |pod: &Value| pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].clone();
+    let first = cluster.pods().into_iter().find(|p| index_of(p) == json!("1")).unwrap();
+    cluster.delete("pods", first["metadata"]["name"].as_str().unwrap(), None);
+    cluster.run_for(60);
+    let running: Vec<Value> =
+        cluster.pods().into_iter().filter(|p| p["metadata"]["deletionTimestamp"].is_null()).collect();
+    let mut indexes: Vec<Value> = running.iter().map(index_of).collect();
+    indexes.sort_by_key(|v| v.as_str().unwrap().to_string());
+    assert_eq!(indexes, [json!("0"), json!("1")], "the lowest pending index is the deleted one");
+    assert_ne!(
+        running.iter().find(|p| index_of(p) == json!("1")).unwrap()["metadata"]["uid"],
+        first["metadata"]["uid"]
+    );
+    assert_eq!(
+        cluster.get("jobs", "shard").unwrap()["status"]["failed"],
+        json!(1),
+        "a deleted pod counts as failed"
+    );
+}
+
+fn stateful_set(name: &str, image: &str, replicas: i64, policy: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"serviceName": name, "replicas": replicas, "podManagementPolicy": policy,
+                 "selector": {"matchLabels": {"app": name}},
+                 "template": {"metadata": {"labels": {"app": name}},
+                              "spec": {"containers": [{"name": "server", "image": image}]}}},
+    })
+}
+
+/// Names of the set's pods not being deleted, sorted.
+fn live_pod_names(cluster: &Cluster) -> Vec<String> {
+    let mut names: Vec<String> = cluster
+        .pods()
+        .iter()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn an_ordered_stateful_set_creates_each_pod_after_the_previous_is_ready() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/db:v1", 36_000.0, 0);
+    batch_image(&cluster, "example.com/db:v2", 36_000.0, 0);
+    cluster.create("statefulsets", stateful_set("db", "example.com/db:v1", 3, "OrderedReady"));
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["db-0"], "db-1 waits for db-0 to be Running and Ready");
+    let pod = cluster.get("pods", "db-0").unwrap();
+    let labels = &pod["metadata"]["labels"];
+    assert_eq!(labels["statefulset.kubernetes.io/pod-name"], json!("db-0"));
+    assert_eq!(labels["apps.kubernetes.io/pod-index"], json!("0"));
+    let revision = labels["controller-revision-hash"].as_str().unwrap().to_string();
+    assert!(revision.starts_with("db-"), "{revision}");
+    assert_eq!((&pod["spec"]["hostname"], &pod["spec"]["subdomain"]), (&json!("db-0"), &json!("db")));
+    assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], json!("StatefulSet"));
+    let history = cluster.list("controllerrevisions.apps");
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0]["metadata"]["name"], json!(revision));
+    assert_eq!(history[0]["data"]["spec"]["template"]["$patch"], json!("replace"));
+
+    cluster.run_for(60);
+    assert_eq!(live_pod_names(&cluster), ["db-0", "db-1", "db-2"]);
+    let status = cluster.get("statefulsets", "db").unwrap()["status"].clone();
+    assert_eq!(
+        status,
+        json!({"observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "currentReplicas": 3,
+               "updatedReplicas": 3, "availableReplicas": 3, "currentRevision": revision,
+               "updateRevision": revision, "collisionCount": 0})
+    );
+    let created: Vec<String> = cluster
+        .events_for("db")
+        .iter()
+        .filter(|e| e["reason"] == "SuccessfulCreate")
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        created,
+        [
+            "create Pod db-0 in StatefulSet db successful",
+            "create Pod db-1 in StatefulSet db successful",
+            "create Pod db-2 in StatefulSet db successful"
+        ]
+    );
+
+    // A new template rolls from the highest ordinal down, one pod at a time.
+    cluster.change("statefulsets", "db", |sts| {
+        sts["spec"]["template"]["spec"]["containers"][0]["image"] = json!("example.com/db:v2")
+    });
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["db-0", "db-1"], "db-2 goes first");
+    cluster.run_for(120);
+    let status = cluster.get("statefulsets", "db").unwrap()["status"].clone();
+    let update = status["updateRevision"].as_str().unwrap().to_string();
+    assert_ne!(update, revision);
+    assert_eq!((&status["currentRevision"], &status["updatedReplicas"]), (&json!(update), &json!(3)));
+    assert_eq!(cluster.list("controllerrevisions.apps").len(), 2);
+    for pod in cluster.pods() {
+        assert_eq!(pod["spec"]["containers"][0]["image"], json!("example.com/db:v2"));
+    }
+
+    // Scaling down removes the highest ordinal first, one at a time.
+    cluster.change("statefulsets", "db", |sts| sts["spec"]["replicas"] = json!(1));
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["db-0", "db-1"]);
+    cluster.run_for(60);
+    assert_eq!(live_pod_names(&cluster), ["db-0"]);
+}
+
+#[tokio::test]
+async fn a_parallel_stateful_set_creates_and_removes_every_pod_at_once() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/db:v1", 36_000.0, 0);
+    cluster.create("statefulsets", stateful_set("cache", "example.com/db:v1", 3, "Parallel"));
+    cluster.control.settle().unwrap();
+    assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1", "cache-2"]);
+    cluster.run_for(30);
+    cluster.change("statefulsets", "cache", |sts| sts["spec"]["replicas"] = json!(0));
+    cluster.control.settle().unwrap();
+    assert!(live_pod_names(&cluster).is_empty());
+    // A deleted pod comes back under its own name.
+    cluster.change("statefulsets", "cache", |sts| sts["spec"]["replicas"] = json!(2));
+    cluster.run_for(60);
+    assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1"]);
+}
+
+#[tokio::test]
 async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
     let mut cluster = Cluster::three_workers();
     batch_image(&cluster, "example.com/long:v1", 3600.0, 0);
@@ -1124,4 +1313,58 @@ async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
     let status = cluster.get("pods", "crash").unwrap()["status"]["containerStatuses"][0].clone();
     assert_eq!(status["restartCount"], json!(2));
     assert!(status["state"]["running"].is_object());
+}
+
+#[tokio::test]
+async fn events_expire_an_hour_after_their_last_write() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.run_for(5);
+    assert_eq!(cluster.events_for("web").len(), 5);
+    // kube-apiserver's default --event-ttl is one hour from the last write.
+    cluster.run_for(3600 - 10);
+    assert_eq!(cluster.events_for("web").len(), 5);
+    cluster.run_for(10);
+    assert!(cluster.events_for("web").is_empty(), "{:?}", cluster.events_for("web"));
+    // A pod that keeps failing renews its BackOff event, which outlives its first siblings.
+    cluster.create("pods", plain_pod("broken", "example.com/missing:v1"));
+    cluster.run_for(3600 + 600);
+    let reasons: Vec<String> =
+        cluster.events_for("broken").iter().map(|e| e["reason"].as_str().unwrap().to_string()).collect();
+    assert!(reasons.contains(&"BackOff".to_string()), "{reasons:?}");
+    assert!(!reasons.contains(&"Scheduled".to_string()), "{reasons:?}");
+}
+
+#[tokio::test]
+async fn restarted_controllers_find_running_pods_where_the_store_left_them() {
+    let mut cluster = Cluster::three_workers();
+    cluster.create("deployments", deployment("web", "nginx:1.27", 3));
+    cluster.create("pods", plain_pod("single", "busybox:1.36"));
+    cluster.run_for(60);
+    let pods_before: BTreeMap<String, Value> = cluster
+        .pods()
+        .into_iter()
+        .map(|p| (p["metadata"]["name"].as_str().unwrap().to_string(), p))
+        .collect();
+    let events_before = cluster.list("events");
+    assert_eq!(pods_before.len(), 4);
+    for pod in pods_before.values() {
+        assert_eq!(pod["status"]["phase"], json!("Running"));
+    }
+
+    // A new control plane and kubelets over the same store, as after `sim down` / `sim up`.
+    let config = cluster.control.config().read().unwrap().clone();
+    cluster.control = Controllers::new(cluster.sim.state.clone(), config).unwrap();
+    cluster.control.settle().unwrap();
+    cluster.run_for(3);
+    let pods_after: BTreeMap<String, Value> = cluster
+        .pods()
+        .into_iter()
+        .map(|p| (p["metadata"]["name"].as_str().unwrap().to_string(), p))
+        .collect();
+    for (name, before) in &pods_before {
+        // Not pulled, created or started again: the object is not even rewritten.
+        assert_eq!(pods_after[name], *before, "{name}");
+    }
+    assert_eq!(cluster.list("events"), events_before);
 }

@@ -452,13 +452,20 @@ fn unknown_label_crash_loops_the_sidecar_and_keeps_the_config() {
         matches!(&pod.sidecar, ContainerState::CrashLoop { error, .. } if error == "specified config ts4 does not exist")
     );
     assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 4);
+    // Not running, the sidecar sees no label change; the kubelet's restart reads the label.
     pod.on_label_change("mps-2", &configs);
+    assert!(matches!(pod.sidecar, ContainerState::CrashLoop { .. }));
+    assert!(pod.restart_config_manager("ts4", &configs));
+    assert!(!pod.restart_config_manager("mps-2", &configs));
     assert_eq!(pod.sidecar, ContainerState::Running);
     assert_eq!(gpus_advertised(&pod)["nvidia.com/gpu"], 2);
     insta::assert_snapshot!(pod.logs["sidecar"].join("\n"), @r"
     Waiting for change to 'nvidia.com/device-plugin.config' label
     Label change detected: nvidia.com/device-plugin.config=ts-4
     Already configured. Skipping update...
+    Waiting for change to 'nvidia.com/device-plugin.config' label
+    Label change detected: nvidia.com/device-plugin.config=ts4
+    specified config ts4 does not exist
     Waiting for change to 'nvidia.com/device-plugin.config' label
     Label change detected: nvidia.com/device-plugin.config=ts4
     specified config ts4 does not exist
@@ -615,6 +622,37 @@ mod cluster {
                 .filter(|(k, _)| k.starts_with("nvidia.com/"))
                 .map(|(k, v)| (k, v.as_str().unwrap().to_string()))
                 .collect()
+        }
+
+        /// Runs the controllers until `at` (Unix seconds of the simulated clock).
+        pub fn run_until(&mut self, at: i64) {
+            let now = self.sim.state.clock.now().as_second();
+            assert!(at >= now, "{at} is before now ({now})");
+            self.run_for(at - now);
+        }
+
+        /// The Events about `pod` as `<type> <reason> <message>`.
+        pub fn events_of(&self, pod: &Value) -> Vec<String> {
+            let all = |_: &lab_runner::sim::store::Stored| true;
+            let page = self.sim.state.store.list("events", Some(NS), &all, None, None);
+            page.items
+                .iter()
+                .map(|s| s.value().unwrap())
+                .filter(|e| e["involvedObject"]["uid"] == pod["metadata"]["uid"])
+                .map(|e| {
+                    format!(
+                        "{} {} {}",
+                        e["type"].as_str().unwrap(),
+                        e["reason"].as_str().unwrap(),
+                        e["message"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        }
+
+        /// Unix seconds of the simulated clock.
+        pub fn now(&self) -> i64 {
+            self.sim.state.clock.now().as_second()
         }
 
         pub fn node_label(&self, node: &str, key: &str) -> Option<String> {
@@ -864,6 +902,155 @@ async fn an_unknown_label_keeps_the_previous_capacity() {
     assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "4")]));
 }
 
+/// The device plugin's config-manager sidecar of `pod`: (restartCount, waiting back-off or
+/// `running`, lastState message).
+fn sidecar_state(pod: &Value) -> (u64, String, String) {
+    let sidecar = &pod["status"]["containerStatuses"][0];
+    assert_eq!(sidecar["name"], json!("nvidia-device-plugin-sidecar"));
+    let state = match sidecar["state"]["waiting"]["message"].as_str() {
+        Some(message) => {
+            assert_eq!(sidecar["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
+            message.split(' ').nth(1).unwrap().to_string()
+        }
+        None if sidecar["state"]["running"].is_object() => "running".to_string(),
+        None => panic!("unexpected sidecar state {sidecar}"),
+    };
+    let last = sidecar["lastState"]["terminated"]["message"].as_str().unwrap_or_default().to_string();
+    (sidecar["restartCount"].as_u64().unwrap(), state, last)
+}
+
+/// The latest container start of `pod` (Unix seconds): its kubelet syncs run every minute from there.
+fn containers_started(pod: &Value) -> i64 {
+    pod["status"]["containerStatuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["state"]["running"]["startedAt"].as_str())
+        .map(|t| t.parse::<k8s_openapi::jiff::Timestamp>().unwrap().as_second())
+        .max()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_crash_looping_sidecar_backs_off_to_five_minutes() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-8");
+    let pod = gpu.plugin_pod("gpu-2");
+    let uid = pod["metadata"]["uid"].as_str().unwrap().to_string();
+    let name = pod["metadata"]["name"].as_str().unwrap().to_string();
+    // `doBackOff`: the first exit restarts at once, then 10s doubling to 300s.
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"],
+        json!(format!(
+            "back-off 10s restarting failed container=nvidia-device-plugin-sidecar pod={name}_{NS}({uid})"
+        ))
+    );
+    let mut seen = vec![sidecar_state(&pod)];
+    for _ in 0..8 {
+        gpu.run_for(310);
+        let state = sidecar_state(&gpu.plugin_pod("gpu-2"));
+        assert_eq!(state.2, "specified config ts-8 does not exist");
+        seen.push(state);
+    }
+    let seen: Vec<(u64, String)> = seen.into_iter().map(|(count, state, _)| (count, state)).collect();
+    // Restarts at t, t+10, t+30, t+70, t+150, t+310, then every 300s; seen at t+5 + 310k.
+    let expected = [
+        (1, "10s"),
+        (6, "5m0s"),
+        (7, "5m0s"),
+        (8, "5m0s"),
+        (9, "5m0s"),
+        (10, "5m0s"),
+        (11, "5m0s"),
+        (12, "5m0s"),
+        (13, "5m0s"),
+    ];
+    assert_eq!(seen, expected.map(|(count, state)| (count, state.to_string())));
+    // The pod keeps running with the previous config; the kubelet recorded each back-off.
+    assert_eq!(gpu.plugin_pod("gpu-2")["status"]["phase"], json!("Running"));
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "1")]));
+}
+
+#[tokio::test]
+async fn an_added_key_is_picked_up_after_the_next_volume_sync_and_restart() {
+    let mut gpu = Gpu::new();
+    gpu.install_plugin();
+    let started = containers_started(&gpu.plugin_pod("gpu-2"));
+    // Just after the pod's first periodic sync, the learner labels the node with a name the
+    // ConfigMap lacks, then adds it: the sidecar exits and restarts at once (restartCount 1).
+    gpu.run_until(started + 61);
+    let labelled = gpu.now();
+    gpu.change("nodes", "", "gpu-2", |n| {
+        n["metadata"]["labels"]["nvidia.com/device-plugin.config"] = json!("ts-8")
+    });
+    gpu.control.settle().unwrap();
+    gpu.change("configmaps", NS, CONFIGMAP, |cm| {
+        cm["data"]["ts-8"] = json!(TIME_SLICING_4.replace("replicas: 4", "replicas: 8"));
+    });
+    gpu.control.settle().unwrap();
+    let failed = |count: u64, back_off: &str| {
+        (count, back_off.to_string(), "specified config ts-8 does not exist".to_string())
+    };
+    assert_eq!(sidecar_state(&gpu.plugin_pod("gpu-2")), failed(1, "10s"));
+    // Restarts before the next sync read the volume as synced before the edit: they fail.
+    gpu.run_until(labelled + 10);
+    assert_eq!(sidecar_state(&gpu.plugin_pod("gpu-2")), failed(2, "20s"));
+    gpu.run_until(labelled + 30);
+    assert_eq!(sidecar_state(&gpu.plugin_pod("gpu-2")), failed(3, "40s"));
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "1")]));
+    // The sync at started+120 brings the key into the volume; nothing restarts until labelled+70.
+    gpu.run_until(started + 121);
+    assert_eq!(sidecar_state(&gpu.plugin_pod("gpu-2")), failed(3, "40s"));
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "1")]));
+    gpu.run_until(labelled + 70);
+    let pod = gpu.plugin_pod("gpu-2");
+    assert_eq!(
+        sidecar_state(&pod),
+        (4, "running".to_string(), "specified config ts-8 does not exist".to_string())
+    );
+    assert_eq!(
+        pod["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "Ready").unwrap()["status"],
+        json!("True")
+    );
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "8")]));
+}
+
+#[tokio::test]
+async fn an_init_container_crash_loops_until_the_key_reaches_its_volume() {
+    let mut gpu = Gpu::new();
+    gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-8");
+    gpu.install_plugin();
+    gpu.run_for(120);
+    let pod = gpu.plugin_pod("gpu-2");
+    assert_eq!(pod["status"]["phase"], json!("Pending"));
+    let init = &pod["status"]["initContainerStatuses"][0];
+    assert_eq!(init["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
+    let restarts = init["restartCount"].as_u64().unwrap();
+    assert!(restarts >= 3, "{init}");
+    assert!(gpu.gpus("gpu-2").is_empty());
+    gpu.change("configmaps", NS, CONFIGMAP, |cm| {
+        cm["data"]["ts-8"] = json!(TIME_SLICING_4.replace("replicas: 4", "replicas: 8"));
+    });
+    gpu.control.settle().unwrap();
+    assert_eq!(gpu.plugin_pod("gpu-2")["status"]["phase"], json!("Pending"));
+    // Within a sync period plus the longest back-off the init container succeeds.
+    gpu.run_for(60 + 300);
+    let pod = gpu.plugin_pod("gpu-2");
+    assert_eq!(pod["status"]["phase"], json!("Running"));
+    let init = &pod["status"]["initContainerStatuses"][0];
+    assert_eq!(init["state"]["terminated"]["reason"], json!("Completed"));
+    assert!(init["restartCount"].as_u64().unwrap() > restarts);
+    assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "8")]));
+    let events = gpu.events_of(&pod);
+    assert!(
+        events.iter().any(|e| e.starts_with(
+            "Warning BackOff Back-off restarting failed container nvidia-device-plugin-init in pod "
+        )),
+        "{events:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_plugin_started_while_the_label_is_bad_advertises_nothing() {
     let mut gpu = Gpu::new();
@@ -1017,12 +1204,12 @@ async fn fail_requests_greater_than_one_rejects_the_pod_on_the_node() {
 /// mig-manager DaemonSet acts on nvidia.com/mig.config), the Pending old pod, the MIG pod, quotas.
 #[test]
 fn demo_runs_the_gpu_sharing_lab_to_a_full_score() {
-    if !crate::kubectl::kubectl_on_path() {
+    if !crate::support::kubectl::kubectl_on_path() {
         return;
     }
-    let output = crate::util::lab_runner().args(["demo", "gpu-sharing"]).output().unwrap();
-    let out = crate::util::stdout(&output);
-    assert_eq!(output.status.code(), Some(0), "{out}\n{}", crate::util::stderr(&output));
+    let output = crate::support::binary::lab_runner().args(["demo", "gpu-sharing"]).output().unwrap();
+    let out = crate::support::binary::stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{}", crate::support::binary::stderr(&output));
     for task in ["time-slicing", "mps", "mig-mixed", "old-manifest", "mig-pod", "quotas"] {
         let passed = out.lines().any(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
@@ -1038,9 +1225,10 @@ fn demo_runs_the_gpu_sharing_lab_to_a_full_score() {
 mod through_kubectl {
     use std::process::Output;
 
-    use crate::{
-        kubectl::{Kubectl, Sim, clients},
-        util::{stderr, stdout},
+    use crate::support::{
+        binary::{stderr, stdout},
+        kubectl::{Kubectl, clients},
+        sim::Sim,
     };
 
     const LAB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/labs/gpu-sharing/manifests");

@@ -3,46 +3,32 @@
 //! history|undo` over ControllerRevisions written through the API. Transcripts are snapshotted
 //! (ages, uids and timestamps redacted) and must be the same for every client.
 
-use std::process::Output;
-
-use crate::{
-    kubectl::{Kubectl, Sim, clients, redacted},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::clients,
+    sim::Sim,
+    transcript::{Recorder, redacted},
 };
 
 /// Runs commands for one client and records what they print.
-struct Session<'a> {
-    sim: &'a Sim,
-    client: &'a Kubectl,
-    transcript: String,
+struct Session<'a>(Recorder<'a>);
+
+/// `run` and `ok` are the recorder's.
+impl<'a> std::ops::Deref for Session<'a> {
+    type Target = Recorder<'a>;
+
+    fn deref(&self) -> &Recorder<'a> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Session<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Session<'_> {
-    /// `kubectl <command>` (split on spaces), recorded.
-    fn run(&mut self, command: &str) -> Output {
-        let args: Vec<&str> = command.split(' ').collect();
-        let output = self.sim.kubectl(self.client, &args);
-        self.transcript.push_str(&format!("$ kubectl {command}\n{}{}", stdout(&output), stderr(&output)));
-        if !output.status.success() {
-            self.transcript.push_str(&format!("[exit {}]\n", output.status.code().unwrap_or(-1)));
-        }
-        self.transcript.push('\n');
-        output
-    }
-
-    /// Like [`Session::run`], and the command must succeed.
-    fn ok(&mut self, command: &str) -> String {
-        let output = self.run(command);
-        assert!(
-            output.status.success(),
-            "kubectl {} {command} failed: {}{}",
-            self.client.version,
-            stdout(&output),
-            stderr(&output)
-        );
-        stdout(&output)
-    }
-
     /// Writes `text` to `file` in a scratch dir and returns its path.
     fn file(&self, file: &str, text: &str) -> String {
         let path = self.sim.state_dir().join(format!("{}-{file}", self.client.version));
@@ -59,11 +45,15 @@ fn for_every_client(snapshot: &str, script: impl Fn(&mut Session<'_>)) {
     let mut first: Option<(&str, String)> = None;
     for client in &clients {
         let sim = Sim::up(&["--nodes", "1", "--api-only"]);
-        let mut session = Session { sim: &sim, client, transcript: String::new() };
+        let mut session = Session(Recorder::new(&sim, client, &[]));
         script(&mut session);
         let state_dir = sim.state_dir().to_str().unwrap().to_string();
-        let transcript =
-            session.transcript.replace(&state_dir, "<state>").replace(env!("CARGO_MANIFEST_DIR"), "<repo>");
+        let transcript = session
+            .0
+            .transcript
+            .0
+            .replace(&state_dir, "<state>")
+            .replace(env!("CARGO_MANIFEST_DIR"), "<repo>");
         let transcript = redacted(&transcript).replace(&format!("{}-", client.version), "");
         match &first {
             None => first = Some((client.version, transcript)),
@@ -213,14 +203,19 @@ fn custom_types_survive_a_restart() {
     let Some(client) = clients().into_iter().find(|c| c.version == "1.33") else { return };
     let sim = Sim::up(&["--nodes", "1"]);
     let crd = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/crds/prometheusrules.yaml");
-    let mut s = Session { sim: &sim, client: &client, transcript: String::new() };
+    let mut s = Session(Recorder::new(&sim, &client, &[]));
     s.ok(&format!("apply -f {crd}"));
     let rule = s.file("rule.yaml", PROMETHEUS_RULE);
     s.ok(&format!("create -f {rule}"));
     let state = sim.state_dir();
-    let down = crate::util::lab_runner().args(["sim", "down", "--state-dir"]).arg(&state).output().unwrap();
+    let down = crate::support::binary::lab_runner()
+        .args(["sim", "down", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
     assert!(down.status.success(), "{}", stderr(&down));
-    let up = crate::util::lab_runner().args(["sim", "up", "--state-dir"]).arg(&state).output().unwrap();
+    let up =
+        crate::support::binary::lab_runner().args(["sim", "up", "--state-dir"]).arg(&state).output().unwrap();
     assert!(up.status.success(), "{}", stderr(&up));
     assert_eq!(s.ok("get promrule -o name"), "prometheusrule.monitoring.coreos.com/gpu-alerts\n");
 }
@@ -275,5 +270,27 @@ fn rollout_history_and_undo_over_written_revisions() {
         s.ok("rollout undo ds/agent --to-revision=1");
         s.ok("get ds agent -o jsonpath={.spec.template.spec.containers[0].image}");
         s.run("rollout undo ds/agent --to-revision=7");
+    });
+}
+
+#[test]
+fn protobuf_creates_of_rbac_kinds_and_services() {
+    // Issue #16: these typed creates send protobuf too; the simulator answered 415.
+    for_every_client("protobuf_creates_of_rbac_kinds_and_services", |s| {
+        s.ok("create namespace team-a");
+        s.ok("create clusterrole x --verb=get --resource=pods");
+        s.ok("create clusterrole agg --aggregation-rule=lab=yes");
+        s.ok("create role r -n team-a --verb=get,list --resource=configmaps --resource-name=cfg");
+        s.ok("create clusterrolebinding xb --clusterrole=x --serviceaccount=team-a:default --user=ann");
+        s.ok("create rolebinding rb -n team-a --role=r --group=devs");
+        s.ok("create service clusterip web -n team-a --tcp=80:8080");
+        s.ok("create service externalname ext -n team-a --external-name=example.com");
+        s.ok("get clusterrole x -o jsonpath={.rules}");
+        s.ok("get clusterrole agg -o jsonpath={.aggregationRule}");
+        s.ok("get role r -n team-a -o jsonpath={.rules}");
+        s.ok("get clusterrolebinding xb -o jsonpath={.roleRef}/{.subjects}");
+        s.ok("get rolebinding rb -n team-a -o jsonpath={.roleRef}/{.subjects}");
+        s.ok("get service web -n team-a -o jsonpath={.spec.type}/{.spec.ports}/{.spec.selector}");
+        s.ok("get service ext -n team-a -o jsonpath={.spec.type}/{.spec.externalName}");
     });
 }

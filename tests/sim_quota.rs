@@ -14,9 +14,11 @@ use lab_runner::sim::{
 };
 use serde_json::{Value, json};
 
-use crate::{
-    kubectl::{Kubectl, Sim, clients, redacted},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::{Kubectl, clients},
+    sim::Sim,
+    transcript::redacted,
 };
 
 /// k8s-fidelity.md §7, "kubectl output" (the apply line), copied verbatim.
@@ -420,18 +422,7 @@ async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
 
 /// Runs kubectl in `dir` (so `-f f.yaml` is the file name kubectl prints).
 fn kubectl_in(sim: &Sim, client: &Kubectl, dir: &std::path::Path, args: &[&str]) -> Output {
-    let home = sim.state_dir().join(format!("home-{}", client.version));
-    std::fs::create_dir_all(&home).unwrap();
-    std::process::Command::new(&client.path)
-        .current_dir(dir)
-        .arg("--kubeconfig")
-        .arg(&sim.kubeconfig)
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .env("HOME", &home)
-        .env("KUBECACHEDIR", home.join("cache"))
-        .output()
-        .unwrap()
+    sim.kubectl_command(client).current_dir(dir).args(args).output().unwrap()
 }
 
 fn gpu_pod_yaml(name: &str) -> String {

@@ -3,9 +3,11 @@
 //! listed by label as kubectl prints them, plain and `-o wide`, and explained from OpenAPI v3. Stored objects only — the
 //! simulator's tokens, not these bindings, decide access.
 
-use crate::{
-    kubectl::{Sim, clients, redacted},
-    util::{stderr, stdout},
+use crate::support::{
+    binary::{stderr, stdout},
+    kubectl::clients,
+    sim::Sim,
+    transcript::redacted,
 };
 
 const LABEL: &str = "app.kubernetes.io/name=nvidia-device-plugin";

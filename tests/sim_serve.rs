@@ -3,7 +3,7 @@
 
 use std::{net::TcpListener, path::Path};
 
-use crate::util::{lab_runner, stderr, stdout};
+use crate::support::binary::{lab_runner, stderr, stdout};
 
 /// Hides what changes from run to run: the temp dir, ports, pids and uptimes.
 fn redacted(text: &str, dir: &Path) -> String {
@@ -84,7 +84,7 @@ fn a_restart_keeps_the_store() {
     assert!(sim(&["up", "--nodes", "2"], dir.path()).status.success());
     let _stop = Stop(dir.path());
     let first = counts(dir.path());
-    assert!(first.contains("nodes                       3"), "{first}");
+    assert!(first.lines().any(|line| line.split_whitespace().eq(["nodes", "3"])), "{first}");
     assert!(std::fs::read_to_string(dir.path().join("serve.log")).unwrap().contains("seeded 14 objects"));
     assert!(sim(&["down"], dir.path()).status.success());
 
@@ -104,7 +104,7 @@ fn a_port_in_use_is_bad_input() {
     let up =
         lab_runner().args(["sim", "up", "--port", &port, "--state-dir"]).arg(dir.path()).output().unwrap();
     assert_eq!(up.status.code(), Some(2));
-    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: port [PORT] on 127.0.0.1 is already in use: choose another with --port, or omit --port for a free one");
+    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: port [PORT] on 127.0.0.1 is already in use: choose another with --port or --listen, or omit the port for a free one");
     assert!(!dir.path().join("sim.pid").exists());
 }
 
@@ -270,4 +270,146 @@ async fn a_killed_server_keeps_acknowledged_writes_and_leaves_a_stale_pid_file()
     );
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client().await);
     assert!(namespaces.get_opt("team-a").await.unwrap().is_some());
+}
+
+/// The version the server behind `kubeconfig` answers, the certificate verified against
+/// `tls_server_name` when given (as kubeconfig's `tls-server-name` does).
+async fn version_through(kubeconfig: &str, tls_server_name: Option<&str>) -> Result<String, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).map_err(|e| e.to_string())?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    config.tls_server_name = tls_server_name.map(str::to_string);
+    let client = kube::Client::try_from(config).map_err(|e| e.to_string())?;
+    // Debug, not Display: the rustls cause is in the source chain Display leaves out.
+    client.apiserver_version().await.map(|v| v.git_version).map_err(|e| format!("{e:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_listen_address_keeps_tls_verifiable_from_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    // What the image runs, on an unspecified address with a free port.
+    let up = sim(&["up", "--nodes", "1", "--listen", "0.0.0.0", "--tls-san", "sim.example"], dir.path());
+    let _stop = Stop(dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let written = std::fs::read_to_string(dir.path().join("kubeconfig")).unwrap();
+    let endpoint = regex::Regex::new(r"server: (https://127\.0\.0\.1:(\d+))").unwrap();
+    let captures = endpoint.captures(&written).expect("the kubeconfig names 127.0.0.1");
+    let port = captures[2].to_string();
+
+    // `sim kubeconfig --server` writes another address for the same CA and tokens.
+    let exported = sim(&["kubeconfig", "--server", &format!("https://localhost:{port}")], dir.path());
+    assert_eq!(exported.status.code(), Some(0), "{}", stderr(&exported));
+    let exported = stdout(&exported);
+    assert!(exported.contains(&format!("server: https://localhost:{port}\n")), "{exported}");
+    assert_eq!(version_through(&exported, None).await.as_deref(), Ok("v1.33.4"));
+    // The certificate names the --tls-san name and nothing else a client did not ask for.
+    assert_eq!(version_through(&written, Some("sim.example")).await.as_deref(), Ok("v1.33.4"));
+    let refused = version_through(&written, Some("other.example")).await.unwrap_err();
+    assert!(refused.contains("NotValidForName"), "{refused}");
+
+    // Without --server it is the running server's own kubeconfig.
+    let own = sim(&["kubeconfig"], dir.path());
+    assert_eq!(stdout(&own), written);
+}
+
+#[test]
+fn the_kubeconfig_needs_a_state_dir_a_simulator_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = sim(&["kubeconfig", "--server", "https://127.0.0.1:6443"], dir.path());
+    assert_eq!(out.status.code(), Some(3));
+    insta::assert_snapshot!(redacted(&stderr(&out), dir.path()), @"error: no simulator state in [DIR]: start one with `lab-runner sim up` or `sim serve` first");
+    let bad = lab_runner().args(["sim", "serve", "--listen", "localhost:6443"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("`localhost:6443` is not an address"), "{}", stderr(&bad));
+}
+
+/// Pods by name: (uid, resourceVersion, `<phase>` or `<phase>/ready`) as the API shows them.
+async fn pod_states(client: kube::Client) -> std::collections::BTreeMap<String, (String, String, String)> {
+    let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(client, "default");
+    let list = pods.list(&Default::default()).await.unwrap();
+    list.items
+        .into_iter()
+        .map(|pod| {
+            let status = pod.status.unwrap_or_default();
+            let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+            let phase = status.phase.unwrap_or_default() + if ready { "/ready" } else { "" };
+            let meta = pod.metadata;
+            (meta.name.unwrap(), (meta.uid.unwrap(), meta.resource_version.unwrap(), phase))
+        })
+        .collect()
+}
+
+/// Every Event as (namespace/name, count, resourceVersion).
+async fn event_states(client: kube::Client) -> Vec<(String, i32, String)> {
+    let events: kube::Api<k8s_openapi::api::core::v1::Event> = kube::Api::all(client);
+    let list = events.list(&Default::default()).await.unwrap();
+    let mut states: Vec<(String, i32, String)> = list
+        .items
+        .into_iter()
+        .map(|e| {
+            let meta = e.metadata;
+            (
+                format!("{}/{}", meta.namespace.unwrap_or_default(), meta.name.unwrap_or_default()),
+                e.count.unwrap_or(0),
+                meta.resource_version.unwrap_or_default(),
+            )
+        })
+        .collect();
+    states.sort();
+    states
+}
+
+async fn admin_client(dir: &Path) -> kube::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::read_from(dir.join("kubeconfig")).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_pods_keep_running_across_sim_down_and_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["up", "--nodes", "2", "--speed", "20"];
+    let up = sim(&args, dir.path());
+    let _stop = Stop(dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let client = admin_client(dir.path()).await;
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(client.clone(), "default");
+    let deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 4,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}},
+        },
+    }))
+    .unwrap();
+    deployments.create(&Default::default(), &deployment).await.unwrap();
+    // Until the four pods run and are ready (the clock runs 20x: a few wall seconds at most).
+    let mut before = pod_states(client.clone()).await;
+    for _ in 0..300 {
+        if before.len() == 4 && before.values().all(|(_, _, phase)| phase == "Running/ready") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        before = pod_states(client.clone()).await;
+    }
+    assert!(before.values().all(|(_, _, phase)| phase == "Running/ready"), "{before:?}");
+    // Let the readiness and ReplicaSet/Deployment status writes land before the snapshot.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let before = pod_states(client.clone()).await;
+    let events_before = event_states(client).await;
+
+    assert!(sim(&["down"], dir.path()).status.success());
+    let up = sim(&args, dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let client = admin_client(dir.path()).await;
+    // Give the restarted controllers time to act (an old kubelet restarted every pod here).
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(pod_states(client.clone()).await, before, "no pod left Running or was rewritten");
+    assert_eq!(event_states(client).await, events_before, "no new or updated Event");
 }

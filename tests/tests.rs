@@ -1,7 +1,9 @@
 //! The one integration test binary (one link keeps build time down on 2 cores); each module is a
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
+mod brownfield;
 mod cli;
+mod containers;
 mod course_case;
 mod engine;
 mod engine_binary;
@@ -16,9 +18,11 @@ mod sim_api;
 mod sim_apply;
 mod sim_controllers;
 mod sim_gpu;
+mod sim_hostile;
+mod sim_kinds;
 mod sim_patch;
 mod sim_proto;
 mod sim_quota;
 mod sim_rbac;
 mod sim_serve;
-mod util;
+mod support;

@@ -7,9 +7,7 @@ use kube::{
 };
 use serde_json::Value;
 
-use super::{
-    Error, FIELD_MANAGER, LAB_LABEL, Result, STAGE_LABEL, inventory::AppliedObject, observe::gvk_of,
-};
+use super::{Error, FIELD_MANAGER, LAB_LABEL, Result, STAGE_LABEL, observe::gvk_of};
 use crate::grade::KindKey;
 
 /// The API for one object of `api_version`/`kind`, namespaced when the kind is, resolved through
@@ -32,15 +30,47 @@ pub async fn api_for(
     Ok((api, resource))
 }
 
-/// Applies one manifest document for `lab`'s `stage` and says what was applied.
-pub async fn apply(client: &kube::Client, lab: &str, stage: &str, document: &Value) -> Result<AppliedObject> {
+/// What a manifest document names: apiVersion, kind, namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// apiVersion.
+    pub api_version: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace, as the manifest gives it.
+    pub namespace: Option<String>,
+    /// Name.
+    pub name: String,
+}
+
+impl Identity {
+    /// Reads a manifest document's identity; a document without a name is bad input.
+    pub fn of(lab: &str, document: &Value) -> Result<Identity> {
+        let text = |pointer: &str| document.pointer(pointer).and_then(Value::as_str).map(str::to_string);
+        let kind = text("/kind").unwrap_or_default();
+        let name = text("/metadata/name")
+            .ok_or_else(|| Error::BadInput(format!("a {kind} manifest of lab {lab} has no metadata.name")))?;
+        Ok(Identity {
+            api_version: text("/apiVersion").unwrap_or_default(),
+            kind,
+            namespace: text("/metadata/namespace"),
+            name,
+        })
+    }
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{} {namespace}/{}", self.kind, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// The labels `apply` adds to a document for `lab`'s `stage`.
+pub fn labelled(lab: &str, stage: &str, document: &Value) -> Value {
     let mut document = document.clone();
-    let text = |pointer: &str| document.pointer(pointer).and_then(Value::as_str).map(str::to_string);
-    let api_version = text("/apiVersion").unwrap_or_default();
-    let kind = text("/kind").unwrap_or_default();
-    let name = text("/metadata/name")
-        .ok_or_else(|| Error::BadInput(format!("a {kind} manifest of lab {lab} has no metadata.name")))?;
-    let namespace = text("/metadata/namespace");
     if let Some(metadata) = document.get_mut("metadata").and_then(Value::as_object_mut) {
         let labels = metadata.entry("labels").or_insert_with(|| Value::Object(Default::default()));
         if let Some(labels) = labels.as_object_mut() {
@@ -48,16 +78,51 @@ pub async fn apply(client: &kube::Client, lab: &str, stage: &str, document: &Val
             labels.insert(STAGE_LABEL.into(), Value::String(stage.into()));
         }
     }
-    let (api, _) = api_for(client, &api_version, &kind, namespace.as_deref()).await?;
+    document
+}
+
+/// Applies one manifest document for `lab`'s `stage`; returns the applied object's uid.
+pub async fn apply(client: &kube::Client, lab: &str, stage: &str, document: &Value) -> Result<String> {
+    let identity = Identity::of(lab, document)?;
+    let document = labelled(lab, stage, document);
+    let (api, _) =
+        api_for(client, &identity.api_version, &identity.kind, identity.namespace.as_deref()).await?;
     let params = PatchParams::apply(FIELD_MANAGER).force();
-    let shown = match &namespace {
-        Some(namespace) => format!("{kind} {namespace}/{name}"),
-        None => format!("{kind} {name}"),
-    };
-    api.patch(&name, &params, &Patch::Apply(&document))
+    let applied = api
+        .patch(&identity.name, &params, &Patch::Apply(&document))
         .await
-        .map_err(|e| Error::api(format!("applying {shown}"), &e))?;
-    Ok(AppliedObject { api_version, kind, namespace, name, stage: stage.to_string() })
+        .map_err(|e| Error::api(format!("applying {identity}"), &e))?;
+    Ok(applied.metadata.uid.unwrap_or_default())
+}
+
+/// Server-side applies `documents` in order as `field_manager` (a cluster fixture, as its owners
+/// would); a custom resource whose CRD was applied a moment ago is retried for up to ten seconds
+/// while the CRD becomes served.
+pub async fn apply_documents(client: &kube::Client, documents: &[Value], field_manager: &str) -> Result<()> {
+    let params = PatchParams::apply(field_manager).force();
+    for document in documents {
+        let identity = Identity::of(field_manager, document)?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let applied = async {
+                let (api, _) =
+                    api_for(client, &identity.api_version, &identity.kind, identity.namespace.as_deref())
+                        .await?;
+                api.patch(&identity.name, &params, &Patch::Apply(document))
+                    .await
+                    .map_err(|e| Error::api(format!("applying {identity}"), &e))
+            }
+            .await;
+            match applied {
+                Ok(_) => break,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Orders a stage's documents: Namespaces, then CustomResourceDefinitions, then the rest in file

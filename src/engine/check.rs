@@ -218,6 +218,26 @@ fn how_to_answer(
     })
 }
 
+/// A quiz's verdict on the answer stored for it, in `lang`: `None` unless `task` is a quiz
+/// (nothing but quiz expectations) with a stored answer that grading passed or failed. Grading's
+/// own evidence for it is English; this says the same in the learner's language.
+fn answer_verdict(
+    task: &crate::lab::model::Task,
+    inventory: Option<&inventory::Inventory>,
+    status: TaskStatus,
+    lang: Lang,
+) -> Option<String> {
+    let answer = inventory?.answers.get(&task.id.value)?;
+    if task.kind != TaskKind::Quiz || !task.expect.iter().all(|e| matches!(e, Expectation::Quiz(_))) {
+        return None;
+    }
+    match status {
+        TaskStatus::Pass => Some(tr!(lang, "check-answer-right", answer = answer)),
+        TaskStatus::Fail => Some(tr!(lang, "check-answer-wrong", answer = answer)),
+        _ => None,
+    }
+}
+
 /// The values a quiz chooses from, when it is an enumeration whose listing gives nothing away:
 /// answers accepted per variant only (no fact, no answer accepted whatever the variant), at least
 /// two distinct ones. A learner then has to tell which one their cluster shows, as `labs show`
@@ -242,10 +262,14 @@ pub fn grade_observation(
     let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started));
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
+    let incomplete = inventory.and_then(|i| i.incomplete_start(lang));
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
         let unmet = unmet_needs(task, &statuses, lang);
-        let (status, evidence) = if !unmet.is_empty() {
+        let (status, evidence) = if let Some(line) = &incomplete {
+            // Half a start is no state to grade: every task says so, none passes or fails.
+            (TaskStatus::Error, vec![line.clone()])
+        } else if !unmet.is_empty() {
             (TaskStatus::Blocked, unmet)
         } else {
             let graded = grade::evaluate_task(task, &evidence).outcome;
@@ -254,8 +278,12 @@ pub fn grade_observation(
                 grade::Status::Fail => TaskStatus::Fail,
                 grade::Status::Error => TaskStatus::Error,
             };
-            match how_to_answer(lab, task, inventory, lang) {
-                Some(line) if status == TaskStatus::Fail => (status, vec![line]),
+            match how_to_answer(lab, task, inventory, lang)
+                .or_else(|| answer_verdict(task, inventory, status, lang))
+            {
+                Some(line) if status == TaskStatus::Fail || status == TaskStatus::Pass => {
+                    (status, vec![line])
+                }
                 _ => (status, graded.evidence().to_vec()),
             }
         };
@@ -281,7 +309,7 @@ pub fn grade_observation(
             solution: help.reveal.then(|| task.solution.clone()),
         });
     }
-    Report::new(&lab.id.value, lab.title.get(lang).trim(), inventory.and_then(|i| i.variant.clone()), results)
+    Report::new(&lab.id.value, lab.title.get(lang).trim(), inventory.and_then(|i| i.variant_in(lab)), results)
 }
 
 #[cfg(test)]

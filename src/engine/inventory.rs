@@ -1,8 +1,9 @@
 //! The in-cluster inventory of a started lab: a ConfigMap `lab-runner-inventory-<lab>` in the
-//! `lab-runner` namespace recording what was applied, pre-images, the variant, the captured facts
-//! (salted and hashed) and the quiz answers, so `reset` and `check` work from any machine.
+//! `lab-runner` namespace recording per object who made it (uid, pre-image), the uids present at
+//! start, the start's progress, the variant and facts (salted and hashed) and the quiz answers, so
+//! `reset` and `check` work from any machine.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, Patch, PatchParams};
@@ -21,8 +22,39 @@ pub fn name_for(lab: &str) -> String {
     format!("lab-runner-inventory-{lab}")
 }
 
-/// One object the lab applied.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+/// The fields of a pre-existing object that the lab changes, as they were before it did.
+/// `None` values say the label, annotation or field was absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreImage {
+    /// Labels the lab sets (its own `lab-runner.io/*` ones and the manifest's).
+    #[serde(default)]
+    pub labels: BTreeMap<String, Option<String>>,
+    /// Annotations the manifest sets.
+    #[serde(default)]
+    pub annotations: BTreeMap<String, Option<String>>,
+    /// Top-level fields the manifest sets (`spec`, `data`, …), whole.
+    #[serde(default)]
+    pub fields: BTreeMap<String, Option<serde_json::Value>>,
+}
+
+/// Who made an object the lab's stages name: the state `reset` decides from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "origin", rename_all = "camelCase")]
+pub enum Origin {
+    /// The lab created it: `reset` deletes it.
+    Created,
+    /// It existed and the lab declares `adopt`: applied over, its pre-image restored on reset.
+    Adopted {
+        /// The fields the lab changes, as they were.
+        #[serde(rename = "preImage")]
+        pre_image: PreImage,
+    },
+    /// A Namespace or CRD that existed: used as it is, never changed nor deleted.
+    Used,
+}
+
+/// One object a stage of the lab names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppliedObject {
     /// apiVersion.
@@ -36,6 +68,41 @@ pub struct AppliedObject {
     pub name: String,
     /// The stage that applied it.
     pub stage: String,
+    /// Its uid when the lab created or first saw it.
+    #[serde(default)]
+    pub uid: String,
+    /// Who made it.
+    #[serde(flatten)]
+    pub origin: Origin,
+}
+
+impl AppliedObject {
+    /// Whether this record names the same object as `other` (apiVersion, kind, namespace, name).
+    pub fn same_object(&self, other: &AppliedObject) -> bool {
+        self.api_version == other.api_version
+            && self.kind == other.kind
+            && self.namespace == other.namespace
+            && self.name == other.name
+    }
+
+    /// `Kind namespace/name` or `Kind name`.
+    pub fn shown(&self) -> String {
+        match &self.namespace {
+            Some(namespace) => format!("{} {namespace}/{}", self.kind, self.name),
+            None => format!("{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// How far `start` got: complete only once the last stage's waits passed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Progress {
+    /// A start is under way or was interrupted: `start` again resumes it.
+    #[default]
+    Incomplete,
+    /// Every stage applied and every wait passed.
+    Complete,
 }
 
 /// A ConfigMap's content before the lab changed it (`data: None`: it did not exist).
@@ -66,12 +133,18 @@ pub struct PreImages {
 pub struct Inventory {
     /// The lab id.
     pub lab: String,
-    /// The variant started, if the lab has variants.
-    pub variant: Option<String>,
+    /// The variant started, salted and hashed like the facts (it answers the `cause` quiz).
+    pub variant: Option<HashedFact>,
+    /// Whether the start finished.
+    pub progress: Progress,
     /// The stages completed, in order.
     pub stages: Vec<String>,
-    /// Every object applied.
+    /// Every object the stages named, with who made it.
     pub applied: Vec<AppliedObject>,
+    /// Per working namespace, the uids of the objects in it when the lab was first started
+    /// (an empty set: the namespace did not exist). A namespace not listed was not recorded, so
+    /// no object in it is taken for a learner's.
+    pub present_at_start: BTreeMap<String, BTreeSet<String>>,
     /// Recorded pre-images.
     pub pre_images: PreImages,
     /// Facts captured when the breakage was confirmed, by fact name (`affectedNode`).
@@ -88,33 +161,83 @@ impl Inventory {
 
     /// What a grading needs of this record: the variant, the answers and the facts.
     pub fn started(&self) -> Started<'_> {
-        Started {
-            lab: &self.lab,
-            variant: self.variant.as_deref(),
-            answers: &self.answers,
-            facts: &self.facts,
+        Started { lab: &self.lab, variant: self.variant.as_ref(), answers: &self.answers, facts: &self.facts }
+    }
+
+    /// Records an object once: the first record keeps its origin and pre-image (a re-applied
+    /// stage must not take the lab's own state for the pre-image); a created object recreated
+    /// since gets its new uid.
+    pub fn record(&mut self, object: AppliedObject) {
+        match self.applied.iter_mut().find(|o| o.same_object(&object)) {
+            Some(known) if known.origin == Origin::Created && !object.uid.is_empty() => {
+                known.uid = object.uid
+            }
+            Some(_) => {}
+            None => self.applied.push(object),
         }
     }
 
-    /// Records an applied object once.
-    pub fn record(&mut self, object: AppliedObject) {
-        if !self.applied.iter().any(|o| {
-            o.api_version == object.api_version
-                && o.kind == object.kind
-                && o.namespace == object.namespace
-                && o.name == object.name
-        }) {
-            self.applied.push(object);
+    /// The record of the object `api_version`/`kind` `namespace`/`name`, if any.
+    pub fn find(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<&AppliedObject> {
+        self.applied.iter().find(|o| {
+            o.api_version == api_version
+                && o.kind == kind
+                && o.namespace.as_deref() == namespace
+                && o.name == name
+        })
+    }
+
+    /// The uids of the objects this lab created or adopted.
+    pub fn owned_uids(&self) -> BTreeSet<&str> {
+        self.applied
+            .iter()
+            .filter(|o| !matches!(o.origin, Origin::Used) && !o.uid.is_empty())
+            .map(|o| o.uid.as_str())
+            .collect()
+    }
+
+    /// For a start that did not finish, one line saying so with the remedy.
+    pub fn incomplete_start(&self, lang: crate::session::Lang) -> Option<String> {
+        if self.progress == Progress::Complete {
+            return None;
         }
+        Some(if self.stages.is_empty() {
+            crate::tr!(lang, "start-incomplete-before", lab = &self.lab)
+        } else {
+            crate::tr!(lang, "start-incomplete-after", lab = &self.lab, stages = self.stages.join(", "))
+        })
+    }
+
+    /// Whether the recorded variant is `id`.
+    pub fn variant_is(&self, id: &str) -> bool {
+        self.variant.as_ref().is_some_and(|v| v.matches(id, false))
+    }
+
+    /// The recorded variant, found among `lab`'s variants by its digest.
+    pub fn variant_in(&self, lab: &crate::lab::model::Lab) -> Option<String> {
+        lab.variants.iter().map(|v| &v.id.value).find(|id| self.variant_is(id)).cloned()
+    }
+
+    /// Records `variant` hashed (`None`: the lab has no variants).
+    pub fn set_variant(&mut self, variant: Option<&str>) {
+        self.variant = variant.map(HashedFact::new);
     }
 
     fn to_data(&self) -> BTreeMap<String, String> {
         let json = |v: serde_json::Value| v.to_string();
         BTreeMap::from([
             ("lab".to_string(), self.lab.clone()),
-            ("variant".to_string(), self.variant.clone().unwrap_or_default()),
+            ("variant".to_string(), self.variant.as_ref().map(|v| json(json!(v))).unwrap_or_default()),
+            ("progress".to_string(), json(json!(self.progress))),
             ("stages".to_string(), json(json!(self.stages))),
             ("applied".to_string(), json(json!(self.applied))),
+            ("presentAtStart".to_string(), json(json!(self.present_at_start))),
             ("preImages".to_string(), json(json!(self.pre_images))),
             ("facts".to_string(), json(json!(self.facts))),
             ("answers".to_string(), json(json!(self.answers))),
@@ -129,14 +252,17 @@ impl Inventory {
         ) -> Result<T> {
             match data.get(key) {
                 None => Ok(T::default()),
+                Some(text) if text.is_empty() => Ok(T::default()),
                 Some(text) => serde_json::from_str(text).map_err(|e| Error::Inventory(format!("{key}: {e}"))),
             }
         }
         Ok(Inventory {
             lab: data.get("lab").cloned().unwrap_or_default(),
-            variant: data.get("variant").filter(|v| !v.is_empty()).cloned(),
+            variant: field(data, "variant")?,
+            progress: field(data, "progress")?,
             stages: field(data, "stages")?,
             applied: field(data, "applied")?,
+            present_at_start: field(data, "presentAtStart")?,
             pre_images: field(data, "preImages")?,
             facts: field(data, "facts")?,
             answers: field(data, "answers")?,
@@ -197,7 +323,7 @@ mod tests {
     #[test]
     fn the_inventory_round_trips_through_configmap_data() {
         let mut inventory = Inventory::new("lab");
-        inventory.variant = Some("image".into());
+        inventory.set_variant(Some("image"));
         inventory.facts.insert("affectedNode".into(), HashedFact::new("gpu-1"));
         inventory.answers.insert("find-node".into(), "gpu-1".into());
         inventory.record(AppliedObject {
@@ -206,7 +332,27 @@ mod tests {
             namespace: None,
             name: "lab".into(),
             stage: "s".into(),
+            uid: "u1".into(),
+            origin: Origin::Created,
         });
-        assert_eq!(Inventory::from_data(&inventory.to_data()).unwrap(), inventory);
+        let mut pre_image = PreImage::default();
+        pre_image.labels.insert("team".into(), None);
+        pre_image.fields.insert("data".into(), Some(json!({"k": "v"})));
+        inventory.record(AppliedObject {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("lab".into()),
+            name: "c".into(),
+            stage: "s".into(),
+            uid: "u2".into(),
+            origin: Origin::Adopted { pre_image },
+        });
+        inventory.present_at_start.insert("lab".into(), ["u0".to_string()].into());
+        inventory.progress = Progress::Complete;
+        let data = inventory.to_data();
+        assert!(!data["variant"].contains("image"), "the variant is stored hashed: {}", data["variant"]);
+        let read = Inventory::from_data(&data).unwrap();
+        assert!(read.variant_is("image") && !read.variant_is("resources"));
+        assert_eq!(read, inventory);
     }
 }

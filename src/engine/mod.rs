@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod inventory;
 pub mod observe;
 pub mod reset;
+pub mod reset_plan;
 pub mod selftest;
 pub mod start;
 pub mod status;
@@ -59,6 +60,18 @@ pub enum Error {
     /// Learners' kubeconfigs could not be merged (`class kubeconfig`).
     #[error(transparent)]
     Class(#[from] class::Error),
+    /// `start` with a variant other than the one whose stage is applied, unconfirmed.
+    #[error(
+        "lab {lab} is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset {lab}` first)"
+    )]
+    VariantChange {
+        /// The lab id.
+        lab: String,
+        /// The variant applied now (shown only with `--reveal`).
+        running: String,
+        /// The variant asked for.
+        wanted: String,
+    },
     /// The in-cluster inventory is unreadable.
     #[error("the lab inventory is unreadable: {0}")]
     Inventory(String),
@@ -73,7 +86,8 @@ impl Error {
         match self {
             Error::Cluster(cluster::Error::Kubeconfig { .. } | cluster::Error::UnknownContext { .. })
             | Error::BadInput(_)
-            | Error::Class(_) => exit::BAD_INPUT,
+            | Error::Class(_)
+            | Error::VariantChange { .. } => exit::BAD_INPUT,
             Error::Cluster(_) | Error::Api { .. } | Error::Preflight { .. } | Error::Inventory(_) => {
                 exit::CLUSTER_ERROR
             }

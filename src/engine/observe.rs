@@ -7,12 +7,12 @@
 use std::collections::BTreeSet;
 
 use kube::{
-    api::{Api, ApiResource, DynamicObject, GroupVersionKind},
+    api::{ApiResource, DynamicObject, GroupVersionKind, ListParams},
     discovery,
 };
 use serde_json::Value;
 
-use super::cluster::{list_all, one_line};
+use super::cluster::{one_line, with_retries};
 use crate::grade::{KindKey, Observation};
 
 /// The group-version-kind of a key (`apps/v1` → group `apps`, version `v1`).
@@ -49,9 +49,29 @@ pub async fn list_kind(client: &kube::Client, key: &KindKey) -> Result<Vec<Value
         .collect())
 }
 
+/// Lists `resource` as raw JSON and reads the items one by one: an object whose metadata does
+/// not decode (an ill-typed object stored before the server refused such writes, or by
+/// another client) is left out with a warning instead of failing the whole kind.
 async fn list_with(client: &kube::Client, resource: &ApiResource) -> Result<Vec<DynamicObject>, kube::Error> {
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
-    list_all(&api).await.map(|list| list.items)
+    let url = <DynamicObject as kube::Resource>::url_path(resource, None);
+    let list: Value = with_retries(|| async {
+        let request =
+            kube::core::Request::new(&url).list(&ListParams::default()).map_err(kube::Error::BuildRequest)?;
+        client.request::<Value>(request).await
+    })
+    .await?;
+    let items = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    Ok(items
+        .iter()
+        .filter_map(|item| match serde_json::from_value::<DynamicObject>(item.clone()) {
+            Ok(object) => Some(object),
+            Err(error) => {
+                let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+                tracing::warn!("skipping malformed {} {name:?}: {error}", resource.kind);
+                None
+            }
+        })
+        .collect())
 }
 
 /// Lists each kind once, concurrently; a kind that fails is left unobserved with its reason.
@@ -74,6 +94,16 @@ pub async fn observe(client: &kube::Client, kinds: &BTreeSet<KindKey>) -> Observ
         }
     }
     observation
+}
+
+/// Every node, through the tolerant LIST of [`list_kind`] (a malformed node is skipped).
+pub async fn list_nodes(client: &kube::Client) -> Result<Vec<k8s_openapi::api::core::v1::Node>, kube::Error> {
+    Ok(typed(&list_kind(client, &KindKey::new("v1", "Node")).await?))
+}
+
+/// Parses observed JSON objects of one kind into a typed object, skipping any that do not parse.
+pub fn typed<T: serde::de::DeserializeOwned>(objects: &[Value]) -> Vec<T> {
+    objects.iter().filter_map(|o| serde_json::from_value(o.clone()).ok()).collect()
 }
 
 #[cfg(test)]

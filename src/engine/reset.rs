@@ -1,87 +1,53 @@
-//! `reset`: delete what the lab owns (by its inventory and labels) and, per the lab's policy, the
-//! learner's objects in the lab's namespaces; restore the recorded pre-images; re-apply the first
-//! stage (or, with `--to-stage S`, every stage up to and including S). Never touches objects the
-//! lab does not own.
+//! `reset`: observe what the lab's inventory names, plan with [`reset_plan`](super::reset_plan)
+//! and carry the plan out: delete what the lab and its learners created, restore pre-images,
+//! then re-apply the first stage (or every stage up to `--to-stage`) or, with `--remove`, delete
+//! the inventory. Never touches objects the lab does not own.
 
-use std::{collections::BTreeSet, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
 use kube::{
-    api::{Api, DeleteParams, DynamicObject, Patch, PatchParams},
+    api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, Preconditions},
     discovery::{Discovery, Scope, verbs},
 };
 use serde_json::{Value, json};
 
 use super::{
-    Error, LAB_LABEL, Result, apply,
+    Error, Result, apply,
     cluster::{Cluster, list_all, with_retries},
-    inventory::{self, Inventory},
+    inventory::{self, Inventory, Origin, PreImage, Progress},
+    reset_plan::{self, Action, Mode, ObjectId, Observed, ObservedObject},
     start,
 };
-use crate::lab::{
-    loader::Bundle,
-    model::{Lab, LearnerObjects, Stage},
+use crate::{
+    lab::{
+        loader::Bundle,
+        model::{Lab, Stage},
+    },
+    session::Lang,
+    tr,
 };
 
-/// One step of the reset plan.
+/// One line of what [`execute`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// Delete every object of these kinds in a lab-owned namespace, then the namespace.
-    DeleteNamespace(String),
-    /// Delete one lab-applied object (it still carries the lab label).
-    DeleteObject {
-        /// apiVersion.
-        api_version: String,
-        /// Kind.
-        kind: String,
-        /// Namespace.
-        namespace: Option<String>,
-        /// Name.
-        name: String,
-    },
-    /// Restore a node label to its recorded value (`None`: remove it).
-    RestoreNodeLabel {
-        /// Node.
-        node: String,
-        /// Label key.
-        key: String,
-        /// Recorded value.
-        value: Option<String>,
-    },
-    /// Restore a ConfigMap's recorded data (`None`: it did not exist, delete it).
-    RestoreConfigMap {
-        /// Namespace.
-        namespace: String,
-        /// Name.
-        name: String,
-        /// Recorded data.
-        data: Option<std::collections::BTreeMap<String, String>>,
-    },
-    /// Re-apply one stage (the first, or each up to `--to-stage`, in order).
-    ApplyStage(String),
+pub enum Done {
+    /// The action was carried out.
+    Carried(Action),
+    /// The object to delete has another uid than when planned: left alone.
+    KeptChangedHands(ObjectId),
 }
 
-impl std::fmt::Display for Step {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Done {
+    /// The line in `lang`.
+    pub fn render(&self, lang: Lang) -> String {
         match self {
-            Step::DeleteNamespace(ns) => write!(f, "delete namespace {ns} and everything in it"),
-            Step::DeleteObject { kind, namespace: Some(ns), name, .. } => {
-                write!(f, "delete {kind} {ns}/{name}")
+            Done::Carried(action) => action.render(lang),
+            Done::KeptChangedHands(object) => {
+                tr!(lang, "reset-kept-changed-hands", object = object.to_string())
             }
-            Step::DeleteObject { kind, name, .. } => write!(f, "delete {kind} {name}"),
-            Step::RestoreNodeLabel { node, key, value: Some(v) } => {
-                write!(f, "set label {key}={v} on node {node}")
-            }
-            Step::RestoreNodeLabel { node, key, value: None } => {
-                write!(f, "remove label {key} from node {node}")
-            }
-            Step::RestoreConfigMap { namespace, name, data: Some(_) } => {
-                write!(f, "restore ConfigMap {namespace}/{name} to its recorded data")
-            }
-            Step::RestoreConfigMap { namespace, name, data: None } => {
-                write!(f, "delete ConfigMap {namespace}/{name} (it did not exist before the lab)")
-            }
-            Step::ApplyStage(stage) => write!(f, "apply stage {stage} again"),
         }
     }
 }
@@ -105,67 +71,8 @@ pub fn stages_up_to<'a>(lab: &'a Lab, stage: Option<&str>) -> Result<Vec<&'a Sta
     }
 }
 
-/// The reset plan for `bundle` from its inventory (or only its declared namespaces when there is
-/// none, e.g. after a crash before the first save), re-applying the first stage.
-pub fn plan(bundle: &Bundle, inventory: Option<&Inventory>) -> Vec<Step> {
-    plan_to(bundle, inventory, &bundle.lab.stages.iter().take(1).collect::<Vec<_>>())
-}
-
-/// As [`plan`], re-applying `stages` (from [`stages_up_to`]) instead of the first stage alone.
-pub fn plan_to(bundle: &Bundle, inventory: Option<&Inventory>, stages: &[&Stage]) -> Vec<Step> {
-    let lab = &bundle.lab;
-    let owned: BTreeSet<&str> = lab.reset.namespaces.iter().map(String::as_str).collect();
-    let mut steps = Vec::new();
-    if let Some(inventory) = inventory {
-        for object in inventory.applied.iter().rev() {
-            let in_owned_namespace = object.namespace.as_deref().is_some_and(|ns| owned.contains(ns));
-            let is_owned_namespace = object.kind == "Namespace" && owned.contains(object.name.as_str());
-            let deleted_with_namespace = lab.reset.learner_objects == LearnerObjects::Delete
-                && (in_owned_namespace || is_owned_namespace);
-            let restored = object.kind == "ConfigMap"
-                && inventory
-                    .pre_images
-                    .config_maps
-                    .iter()
-                    .any(|c| Some(&c.namespace) == object.namespace.as_ref() && c.name == object.name);
-            if !deleted_with_namespace && !restored {
-                steps.push(Step::DeleteObject {
-                    api_version: object.api_version.clone(),
-                    kind: object.kind.clone(),
-                    namespace: object.namespace.clone(),
-                    name: object.name.clone(),
-                });
-            }
-        }
-    }
-    if lab.reset.learner_objects == LearnerObjects::Delete {
-        steps.extend(lab.reset.namespaces.iter().map(|ns| Step::DeleteNamespace(ns.clone())));
-    }
-    if let Some(inventory) = inventory {
-        for (node, labels) in &inventory.pre_images.node_labels {
-            for (key, value) in labels {
-                steps.push(Step::RestoreNodeLabel {
-                    node: node.clone(),
-                    key: key.clone(),
-                    value: value.clone(),
-                });
-            }
-        }
-        for config_map in &inventory.pre_images.config_maps {
-            steps.push(Step::RestoreConfigMap {
-                namespace: config_map.namespace.clone(),
-                name: config_map.name.clone(),
-                data: config_map.data.clone(),
-            });
-        }
-    }
-    steps.extend(stages.iter().map(|stage| Step::ApplyStage(stage.id.value.clone())));
-    steps
-}
-
-/// Loads the inventory and computes the plan, leaving out node labels that already hold their
-/// recorded value.
-pub async fn load_plan(cluster: &Cluster, bundle: &Bundle) -> Result<(Option<Inventory>, Vec<Step>)> {
+/// Loads the inventory, observes the cluster and plans a reset to the first stage.
+pub async fn load_plan(cluster: &Cluster, bundle: &Bundle) -> Result<(Option<Inventory>, Vec<Action>)> {
     load_plan_to(cluster, bundle, None).await
 }
 
@@ -175,10 +82,10 @@ pub async fn load_plan_to(
     cluster: &Cluster,
     bundle: &Bundle,
     to_stage: Option<&str>,
-) -> Result<(Option<Inventory>, Vec<Step>)> {
+) -> Result<(Option<Inventory>, Vec<Action>)> {
     let stages = stages_up_to(&bundle.lab, to_stage)?;
     let inventory = inventory::load(&cluster.client, &bundle.lab.id.value).await?;
-    let variant = inventory.as_ref().and_then(|i| i.variant.as_deref());
+    let variant = inventory.as_ref().and_then(|i| i.variant_in(&bundle.lab));
     if let Some(stage) = stages.iter().find(|s| !s.variants.is_empty())
         && variant.is_none()
     {
@@ -189,165 +96,378 @@ pub async fn load_plan_to(
             stage.id.value
         )));
     }
-    let mut steps = plan_to(bundle, inventory.as_ref(), &stages);
-    if steps.iter().any(|s| matches!(s, Step::RestoreNodeLabel { .. })) {
-        let nodes: Api<Node> = Api::all(cluster.client.clone());
-        let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items;
-        steps.retain(|step| match step {
-            Step::RestoreNodeLabel { node, key, value } => {
-                let current = nodes
-                    .iter()
-                    .find(|n| n.metadata.name.as_deref() == Some(node.as_str()))
-                    .map(|n| n.metadata.labels.as_ref().and_then(|l| l.get(key)).cloned());
-                // A node that is gone has nothing to restore; one whose label holds the
-                // recorded value needs nothing.
-                current.is_some_and(|current| &current != value)
-            }
-            _ => true,
-        });
-    }
-    Ok((inventory, steps))
+    let mode = Mode::Stages(stages.iter().map(|s| s.id.value.clone()).collect());
+    let observed = observe(cluster, &bundle.lab, inventory.as_ref()).await?;
+    let actions = reset_plan::plan(&bundle.lab, inventory.as_ref(), &observed, &mode);
+    Ok((inventory, actions))
 }
 
-/// Carries out `steps`; returns a line per step done.
+/// Loads the inventory, observes the cluster and plans `reset --remove`.
+pub async fn load_remove_plan(
+    cluster: &Cluster,
+    bundle: &Bundle,
+) -> Result<(Option<Inventory>, Vec<Action>)> {
+    let inventory = inventory::load(&cluster.client, &bundle.lab.id.value).await?;
+    let observed = observe(cluster, &bundle.lab, inventory.as_ref()).await?;
+    let mut actions = reset_plan::plan(&bundle.lab, inventory.as_ref(), &observed, &Mode::Remove);
+    if inventory.is_none() {
+        // Never started here: there is no inventory to delete.
+        actions.retain(|a| !matches!(a, Action::DeleteInventory { .. }));
+    }
+    Ok((inventory, actions))
+}
+
+/// Observes what the planner needs: the recorded objects, everything in the working
+/// namespaces, the custom resources of the CRDs the lab created, node labels and the other labs'
+/// inventories.
+pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>) -> Result<Observed> {
+    let client = &cluster.client;
+    let mut observed = Observed::default();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), inventory::NAMESPACE);
+    let own_name = inventory::name_for(&lab.id.value);
+    let held = list_all(&config_maps)
+        .await
+        .map_err(|e| Error::api(format!("listing ConfigMaps in {}", inventory::NAMESPACE), &e))?
+        .items;
+    for config_map in held {
+        let name = config_map.metadata.name.clone().unwrap_or_default();
+        if name == own_name || name == "kube-root-ca.crt" {
+            continue;
+        }
+        observed.inventory_namespace_shared = true;
+        if name.starts_with("lab-runner-inventory-") {
+            observed.other_labs.push(Inventory::from_data(&config_map.data.unwrap_or_default())?);
+        }
+    }
+    let nodes: Api<Node> = Api::all(client.clone());
+    for node in list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items {
+        observed
+            .nodes
+            .insert(node.metadata.name.unwrap_or_default(), node.metadata.labels.unwrap_or_default());
+    }
+    let Some(inventory) = inventory else { return Ok(observed) };
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut push = |observed: &mut Observed, object: ObservedObject| {
+        if seen.insert(object.uid.clone()) {
+            observed.objects.push(object);
+        }
+    };
+    for record in &inventory.applied {
+        // A kind no longer served (its CRD is gone) has no objects left.
+        let Ok((api, resource)) =
+            apply::api_for(client, &record.api_version, &record.kind, record.namespace.as_deref()).await
+        else {
+            continue;
+        };
+        let found = with_retries(|| api.get_opt(&record.name))
+            .await
+            .map_err(|e| Error::api(format!("reading {}", record.shown()), &e))?;
+        if let Some(found) = found {
+            push(&mut observed, observed_object(found, &resource));
+        }
+    }
+    let discovery = Discovery::new(client.clone())
+        .run()
+        .await
+        .map_err(|e| Error::api("discovering the served kinds", &e))?;
+    let namespaces = reset_plan::working_namespaces(lab, inventory);
+    let created_crds: Vec<(String, String)> = observed
+        .objects
+        .iter()
+        .filter(|o| o.kind == "CustomResourceDefinition")
+        .filter(|o| inventory.applied.iter().any(|r| r.uid == o.uid && r.origin == Origin::Created))
+        .filter_map(|o| reset_plan::crd_group_kind(&o.object))
+        .collect();
+    for group in discovery.groups() {
+        for (resource, capabilities) in group.recommended_resources() {
+            if capabilities.scope != Scope::Namespaced
+                || !capabilities.supports_operation(verbs::LIST)
+                || resource.kind == "Event"
+            {
+                continue;
+            }
+            let custom = created_crds.iter().any(|(g, k)| *g == resource.group && *k == resource.kind);
+            let apis: Vec<(String, Api<DynamicObject>)> = if custom {
+                vec![("every namespace".into(), Api::all_with(client.clone(), &resource))]
+            } else {
+                namespaces
+                    .iter()
+                    .map(|ns| (ns.clone(), Api::namespaced_with(client.clone(), ns, &resource)))
+                    .collect()
+            };
+            for (place, api) in apis {
+                let objects = match list_all(&api).await {
+                    Ok(list) => list.items,
+                    Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => continue,
+                    Err(e) => return Err(Error::api(format!("listing {} in {place}", resource.plural), &e)),
+                };
+                for object in objects {
+                    push(&mut observed, observed_object(object, &resource));
+                }
+            }
+        }
+    }
+    Ok(observed)
+}
+
+/// A served object as the planner sees it (list items carry no apiVersion/kind of their own).
+fn observed_object(object: DynamicObject, resource: &kube::api::ApiResource) -> ObservedObject {
+    let mut value = serde_json::to_value(&object).unwrap_or(Value::Null);
+    value["apiVersion"] = json!(resource.api_version);
+    value["kind"] = json!(resource.kind);
+    ObservedObject::from_value(value)
+}
+
+/// Carries out `actions`; returns what was done, action by action.
 pub async fn execute(
     cluster: &Cluster,
     bundle: &Bundle,
     inventory: Option<Inventory>,
-    steps: &[Step],
-) -> Result<Vec<String>> {
+    actions: &[Action],
+    lang: Lang,
+) -> Result<Vec<Done>> {
     let lab = &bundle.lab.id.value;
     let mut done = Vec::new();
     let mut inventory = inventory.unwrap_or_else(|| Inventory::new(lab));
+    let deleted: BTreeSet<&str> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Delete { object, .. } => Some(object.uid.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut first_stage = true;
-    for step in steps {
-        match step {
-            Step::DeleteObject { api_version, kind, namespace, name } => {
-                let (api, _) =
-                    apply::api_for(&cluster.client, api_version, kind, namespace.as_deref()).await?;
-                // Only while it still carries this lab's label: a learner may have taken it over.
-                let Some(object) = with_retries(|| api.get_opt(name))
-                    .await
-                    .map_err(|e| Error::api(format!("reading {kind} {name}"), &e))?
-                else {
-                    continue;
-                };
-                if object.metadata.labels.as_ref().and_then(|l| l.get(LAB_LABEL)) != Some(lab) {
-                    done.push(format!("kept {kind} {name}: it no longer carries {LAB_LABEL}={lab}"));
+    for action in actions {
+        match action {
+            Action::Delete { object, .. } => {
+                if !delete_object(cluster, object).await? {
+                    done.push(Done::KeptChangedHands(object.clone()));
                     continue;
                 }
-                delete(&api, name, &format!("{kind} {name}")).await?;
             }
-            Step::DeleteNamespace(namespace) => delete_namespace(cluster, namespace).await?,
-            Step::RestoreNodeLabel { node, key, value } => {
+            Action::Restore { object, pre_image } => restore(cluster, object, pre_image).await?,
+            Action::Keep { .. } => continue,
+            Action::HandOver { object, lab: heir } => hand_over(cluster, object, heir).await?,
+            Action::RestoreNodeLabels { node, labels } => {
                 let nodes: Api<Node> = Api::all(cluster.client.clone());
-                let patch = json!({"metadata": {"labels": {key: value}}});
+                let patch = json!({"metadata": {"labels": labels}});
                 match nodes.patch(node, &PatchParams::default(), &Patch::Merge(&patch)).await {
                     Err(kube::Error::Api(status)) if status.code == 404 => continue,
                     other => {
-                        other.map_err(|e| Error::api(format!("restoring label {key} on node {node}"), &e))?
+                        other.map_err(|e| Error::api(format!("restoring the labels of node {node}"), &e))?
                     }
                 };
             }
-            Step::RestoreConfigMap { namespace, name, data } => {
-                let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
-                match data {
-                    None => delete(&api, name, &format!("ConfigMap {namespace}/{name}")).await?,
-                    Some(data) => {
-                        // A JSON merge patch cannot drop keys the lab added: replace `data` whole.
-                        let replace = json!([{"op": "add", "path": "/data", "value": data}]);
-                        let replace: json_patch::Patch =
-                            serde_json::from_value(replace).expect("a valid JSON patch");
-                        match api.patch(name, &PatchParams::default(), &Patch::<Value>::Json(replace)).await {
-                            Err(kube::Error::Api(status)) if status.code == 404 => {
-                                let recreated: ConfigMap = serde_json::from_value(json!({
-                                    "metadata": {"name": name, "namespace": namespace},
-                                    "data": data,
-                                }))
-                                .expect("a valid ConfigMap");
-                                api.create(&Default::default(), &recreated).await.map(|_| ())
-                            }
-                            other => other.map(|_| ()),
-                        }
-                        .map_err(|e| Error::api(format!("restoring ConfigMap {namespace}/{name}"), &e))?;
-                    }
-                }
+            Action::RestoreConfigMap { namespace, name, data } => {
+                restore_config_map(cluster, namespace, name, data.as_ref()).await?
             }
-            Step::ApplyStage(stage_id) => {
+            Action::ApplyStage(stage_id) => {
                 if first_stage {
-                    // What the record held was deleted above; it starts again from these stages.
-                    inventory.applied.clear();
+                    // What the lab created was deleted above; the stages record it anew. The
+                    // pre-existing objects' records (and pre-images) stay.
+                    inventory
+                        .applied
+                        .retain(|o| !(o.origin == Origin::Created && deleted.contains(o.uid.as_str())));
                     inventory.facts.clear();
                     inventory.answers.clear();
                     inventory.stages.clear();
+                    inventory.progress = Progress::Incomplete;
                     first_stage = false;
                 }
                 let stage =
                     bundle.lab.stages.iter().find(|s| &s.id.value == stage_id).expect("planned from the lab");
-                let variant = inventory.variant.clone();
+                let variant = inventory.variant_in(&bundle.lab);
                 let mut applied = 0;
-                start::apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied)
-                    .await?;
+                start::apply_stage(
+                    cluster,
+                    bundle,
+                    stage,
+                    variant.as_deref(),
+                    &mut inventory,
+                    &mut applied,
+                    lang,
+                )
+                .await?;
+            }
+            Action::DeleteInventory { lab, with_namespace } => {
+                let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), inventory::NAMESPACE);
+                let name = inventory::name_for(lab);
+                delete(&api, &name, &format!("the inventory {}/{name}", inventory::NAMESPACE), None).await?;
+                if *with_namespace {
+                    let namespaces: Api<Namespace> = Api::all(cluster.client.clone());
+                    delete(&namespaces, inventory::NAMESPACE, "namespace lab-runner", None).await?;
+                    wait_gone(&namespaces, inventory::NAMESPACE, "namespace lab-runner").await?;
+                }
             }
         }
-        done.push(step.to_string());
+        done.push(Done::Carried(action.clone()));
+    }
+    if !first_stage {
+        // The stages asked for are applied and their waits passed: that state is complete.
+        inventory.progress = Progress::Complete;
+        inventory::save(&cluster.client, &inventory).await?;
     }
     Ok(done)
 }
 
-async fn delete<K>(api: &Api<K>, name: &str, shown: &str) -> Result<()>
+/// Deletes `object` if it still has the uid it was planned with; `false` when it changed hands.
+/// Namespaces and CRDs are awaited until gone, so what follows sees them gone.
+async fn delete_object(cluster: &Cluster, object: &ObjectId) -> Result<bool> {
+    let Ok((api, _)) =
+        apply::api_for(&cluster.client, &object.api_version, &object.kind, object.namespace.as_deref()).await
+    else {
+        // Its kind is no longer served: it went with its CRD.
+        return Ok(true);
+    };
+    let Some(found) = with_retries(|| api.get_opt(&object.name))
+        .await
+        .map_err(|e| Error::api(format!("reading {object}"), &e))?
+    else {
+        return Ok(true);
+    };
+    if found.metadata.uid.as_deref() != Some(object.uid.as_str()) {
+        return Ok(false);
+    }
+    delete(&api, &object.name, &object.to_string(), Some(&object.uid)).await?;
+    if matches!(object.kind.as_str(), "Namespace" | "CustomResourceDefinition") {
+        wait_gone(&api, &object.name, &object.to_string()).await?;
+    }
+    Ok(true)
+}
+
+/// Puts back the labels, annotations and top-level fields of an adopted object.
+async fn restore(cluster: &Cluster, object: &ObjectId, pre_image: &PreImage) -> Result<()> {
+    let (api, _) =
+        apply::api_for(&cluster.client, &object.api_version, &object.kind, object.namespace.as_deref())
+            .await?;
+    let shown = format!("restoring {object}");
+    let metadata = json!({"metadata": {"labels": pre_image.labels, "annotations": pre_image.annotations}});
+    api.patch(&object.name, &PatchParams::default(), &Patch::Merge(&metadata))
+        .await
+        .map_err(|e| Error::api(&shown, &e))?;
+    if pre_image.fields.is_empty() {
+        return Ok(());
+    }
+    // A merge patch merges into maps: each recorded field goes back whole through a JSON patch.
+    let current = api.get(&object.name).await.map_err(|e| Error::api(&shown, &e))?;
+    let current = serde_json::to_value(&current).unwrap_or(Value::Null);
+    let operations: Vec<Value> = pre_image
+        .fields
+        .iter()
+        .filter_map(|(field, value)| match value {
+            Some(value) => Some(json!({"op": "add", "path": format!("/{field}"), "value": value})),
+            None if current.get(field).is_some() => {
+                Some(json!({"op": "remove", "path": format!("/{field}")}))
+            }
+            None => None,
+        })
+        .collect();
+    if operations.is_empty() {
+        return Ok(());
+    }
+    let patch: json_patch::Patch =
+        serde_json::from_value(Value::Array(operations)).expect("a valid JSON patch");
+    api.patch(&object.name, &PatchParams::default(), &Patch::<Value>::Json(patch))
+        .await
+        .map_err(|e| Error::api(&shown, &e))?;
+    Ok(())
+}
+
+/// Records in `heir`'s inventory that it created `object`, so the last lab to leave deletes it.
+async fn hand_over(cluster: &Cluster, object: &ObjectId, heir: &str) -> Result<()> {
+    let Some(mut other) = inventory::load(&cluster.client, heir).await? else { return Ok(()) };
+    match other.applied.iter_mut().find(|o| {
+        o.api_version == object.api_version
+            && o.kind == object.kind
+            && o.namespace == object.namespace
+            && o.name == object.name
+    }) {
+        Some(record) => {
+            record.uid = object.uid.clone();
+            record.origin = Origin::Created;
+        }
+        None => other.applied.insert(
+            0,
+            inventory::AppliedObject {
+                api_version: object.api_version.clone(),
+                kind: object.kind.clone(),
+                namespace: object.namespace.clone(),
+                name: object.name.clone(),
+                stage: String::new(),
+                uid: object.uid.clone(),
+                origin: Origin::Created,
+            },
+        ),
+    }
+    inventory::save(&cluster.client, &other).await
+}
+
+async fn restore_config_map(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    data: Option<&BTreeMap<String, String>>,
+) -> Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
+    let Some(data) = data else {
+        return delete(&api, name, &format!("ConfigMap {namespace}/{name}"), None).await;
+    };
+    // A JSON merge patch cannot drop keys the lab added: replace `data` whole.
+    let replace = json!([{"op": "add", "path": "/data", "value": data}]);
+    let replace: json_patch::Patch = serde_json::from_value(replace).expect("a valid JSON patch");
+    match api.patch(name, &PatchParams::default(), &Patch::<Value>::Json(replace)).await {
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            let recreated: ConfigMap = serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": namespace},
+                "data": data,
+            }))
+            .expect("a valid ConfigMap");
+            api.create(&Default::default(), &recreated).await.map(|_| ())
+        }
+        other => other.map(|_| ()),
+    }
+    .map_err(|e| Error::api(format!("restoring ConfigMap {namespace}/{name}"), &e))
+}
+
+async fn delete<K>(api: &Api<K>, name: &str, shown: &str, uid: Option<&str>) -> Result<()>
 where
     K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    match api.delete(name, &DeleteParams::background()).await {
+    let mut params = DeleteParams::background();
+    if let Some(uid) = uid {
+        params.preconditions = Some(Preconditions { uid: Some(uid.to_string()), resource_version: None });
+    }
+    match api.delete(name, &params).await {
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(e) => Err(Error::api(format!("deleting {shown}"), &e)),
         Ok(_) => Ok(()),
     }
 }
 
-/// Deletes every listable, deletable namespaced object in `namespace` (found through discovery),
-/// then the namespace, and waits up to a minute for it to go (finalizers are reported).
-async fn delete_namespace(cluster: &Cluster, namespace: &str) -> Result<()> {
-    let discovery = Discovery::new(cluster.client.clone())
-        .run()
-        .await
-        .map_err(|e| Error::api("discovering the served kinds", &e))?;
-    for group in discovery.groups() {
-        for (resource, capabilities) in group.recommended_resources() {
-            if capabilities.scope != Scope::Namespaced
-                || !capabilities.supports_operation(verbs::LIST)
-                || !capabilities.supports_operation(verbs::DELETE)
-                || resource.kind == "Event"
-            {
-                continue;
-            }
-            let api: Api<DynamicObject> = Api::namespaced_with(cluster.client.clone(), namespace, &resource);
-            let objects = match list_all(&api).await {
-                Ok(list) => list.items,
-                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => continue,
-                Err(e) => return Err(Error::api(format!("listing {} in {namespace}", resource.plural), &e)),
-            };
-            for object in objects {
-                let name = object.metadata.name.clone().unwrap_or_default();
-                delete(&api, &name, &format!("{} {namespace}/{name}", resource.kind)).await?;
-            }
-        }
-    }
-    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(cluster.client.clone());
-    delete(&namespaces, namespace, &format!("namespace {namespace}")).await?;
+/// Waits up to a minute for `name` to be gone (a Namespace's content goes first; finalizers are
+/// reported).
+async fn wait_gone<K>(api: &Api<K>, name: &str, shown: &str) -> Result<()>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug + serde::Serialize,
+{
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let found = with_retries(|| namespaces.get_opt(namespace))
+        let found = with_retries(|| api.get_opt(name))
             .await
-            .map_err(|e| Error::api(format!("reading namespace {namespace}"), &e))?;
+            .map_err(|e| Error::api(format!("reading {shown}"), &e))?;
         let Some(found) = found else { return Ok(()) };
         if std::time::Instant::now() >= deadline {
-            let finalizers = found.spec.and_then(|s| s.finalizers).unwrap_or_default().join(", ");
+            let value = serde_json::to_value(&found).unwrap_or(Value::Null);
+            let finalizers: Vec<String> = ["/metadata/finalizers", "/spec/finalizers"]
+                .iter()
+                .filter_map(|p| value.pointer(p).and_then(Value::as_array))
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect();
             return Err(Error::TimedOut {
-                what: format!("namespace {namespace} to be deleted"),
+                what: format!("{shown} to be deleted"),
                 seconds: 60,
-                last_seen: format!("still there, finalizers [{finalizers}]"),
+                last_seen: format!("still there, finalizers [{}]", finalizers.join(", ")),
             });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

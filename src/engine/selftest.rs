@@ -334,7 +334,7 @@ async fn steps(
     let start_state = LabState::observe(cluster, bundle).await?;
 
     begin("start");
-    let options = StartOptions { variant: variant.map(str::to_string), seed: None };
+    let options = StartOptions { variant: variant.map(str::to_string), seed: None, yes: true };
     let started = start::start(cluster, bundle, Lang::En, &options).await?;
     let shown = started.variant.map(|v| format!("variant {v}, ")).unwrap_or_default();
     record(steps, "start", StepResult::Ok(format!("{shown}{} objects applied", started.applied)));
@@ -423,7 +423,7 @@ async fn steps(
 /// `reset` as `lab-runner reset --yes` does it; returns how many plan steps ran.
 async fn reset_lab(cluster: &Cluster, bundle: &Bundle) -> Result<usize> {
     let (inventory, plan) = reset::load_plan(cluster, bundle).await?;
-    reset::execute(cluster, bundle, inventory, &plan).await?;
+    reset::execute(cluster, bundle, inventory, &plan, crate::session::Lang::En).await?;
     Ok(plan.len())
 }
 

@@ -1,19 +1,24 @@
-//! `start`: preflight, pre-images, stage-by-stage server-side apply, waits (including the
-//! confirmation that the variant's breakage reproduced), the inventory and the briefing.
+//! `start`: preflight, ownership (who made each object, collisions refused), stage-by-stage server-side apply, waits (including the confirmation that the variant's breakage reproduced), the inventory and the briefing.
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::BTreeSet,
+    time::{Duration, Instant},
+};
 
 use k8s_openapi::api::{
     apps::v1::DaemonSet,
     core::v1::{ConfigMap, Node, Pod},
 };
-use kube::api::Api;
+use kube::{
+    api::{Api, DynamicObject},
+    discovery::{Discovery, Scope, verbs},
+};
 use serde_json::Value;
 
 use super::{
     Error, Result, apply,
     cluster::{Cluster, list_all, with_retries},
-    inventory::{self, ConfigMapPreImage, HashedFact, Inventory},
+    inventory::{self, AppliedObject, ConfigMapPreImage, HashedFact, Inventory, Origin, PreImage, Progress},
 };
 use crate::{
     grade::builtin::pod_state,
@@ -24,9 +29,10 @@ use crate::{
     },
     lab::{
         loader::Bundle,
-        model::{Lab, ObjectRef, Symptom, Wait, WaitFor},
+        model::{Lab, ObjectRef, Stage, Symptom, Wait, WaitFor},
     },
     session::Lang,
+    tr,
 };
 
 /// What `start` was asked.
@@ -36,6 +42,8 @@ pub struct StartOptions {
     pub variant: Option<String>,
     /// `--seed`: picks the variant reproducibly when none is given.
     pub seed: Option<u64>,
+    /// `--yes`: replace another variant's applied stage without asking.
+    pub yes: bool,
 }
 
 /// What `start` did.
@@ -83,8 +91,10 @@ pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
     if lab.requires.nodes.is_empty() {
         return Ok(());
     }
-    let nodes: Api<Node> = Api::all(cluster.client.clone());
-    let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes for the preflight", &e))?.items;
+    // Through the observer's tolerant LIST: a malformed foreign node is skipped, not fatal.
+    let nodes = super::observe::list_nodes(&cluster.client)
+        .await
+        .map_err(|e| Error::api("listing nodes for the preflight", &e))?;
     for requirement in &lab.requires.nodes {
         let selector = requirement.selector.to_k8s();
         let matching: Vec<&Node> = nodes
@@ -202,10 +212,10 @@ pub async fn can_apply(cluster: &Cluster, bundle: &Bundle) -> Result<()> {
 async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
     let restore = &lab.reset.restore;
     if !restore.node_labels.is_empty() && inventory.pre_images.node_labels.is_empty() {
-        let nodes: Api<Node> = Api::all(cluster.client.clone());
-        let list =
-            list_all(&nodes).await.map_err(|e| Error::api("listing nodes to record their labels", &e))?;
-        for node in list.items {
+        let nodes = super::observe::list_nodes(&cluster.client)
+            .await
+            .map_err(|e| Error::api("listing nodes to record their labels", &e))?;
+        for node in nodes {
             let labels = node.metadata.labels.unwrap_or_default();
             let recorded =
                 restore.node_labels.iter().map(|key| (key.clone(), labels.get(key).cloned())).collect();
@@ -234,7 +244,8 @@ async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Invento
     Ok(())
 }
 
-/// Runs `start` for `bundle`: see the module docs. Applying the same lab twice gives the same state.
+/// Runs `start` for `bundle`: see the module docs. Applying the same lab twice gives the same
+/// state; a start that was interrupted resumes (what it applied is in the inventory).
 pub async fn start(
     cluster: &Cluster,
     bundle: &Bundle,
@@ -246,21 +257,64 @@ pub async fn start(
     preflight(cluster, lab).await?;
     can_apply(cluster, bundle).await?;
     let previous = inventory::load(&cluster.client, id).await?;
-    let variant = choose_variant(lab, options, previous.as_ref().and_then(|i| i.variant.as_deref()))?;
+    let recorded = previous.as_ref().and_then(|i| i.variant_in(lab));
+    let variant = choose_variant(lab, options, recorded.as_deref())?;
     let mut inventory = previous.unwrap_or_else(|| Inventory::new(id));
-    if inventory.variant != variant {
+    // A variant's stage applied (not only the shared first stage a reset leaves) is replaced
+    // only when confirmed.
+    let variant_applied = inventory
+        .stages
+        .iter()
+        .any(|done| lab.stages.iter().any(|s| &s.id.value == done && !s.variants.is_empty()));
+    if let (Some(running), Some(wanted)) = (&recorded, &variant)
+        && running != wanted
+        && variant_applied
+        && !options.yes
+    {
+        return Err(Error::VariantChange {
+            lab: id.clone(),
+            running: running.clone(),
+            wanted: wanted.clone(),
+        });
+    }
+    // Every object of every stage, before anything is changed: a collision stops here.
+    let mut collisions = Vec::new();
+    for stage in &lab.stages {
+        for document in stage_documents(bundle, stage, variant.as_deref()) {
+            if let Ownership::Collision(identity) =
+                ownership(cluster, bundle, stage, &inventory, document).await?
+                && !collisions.contains(&identity.to_string())
+            {
+                collisions.push(identity.to_string());
+            }
+        }
+    }
+    if !collisions.is_empty() {
+        return Err(Error::BadInput(tr!(
+            lang,
+            "start-collision",
+            lab = id,
+            count = collisions.len(),
+            objects = collisions.join(", ")
+        )));
+    }
+    if recorded != variant {
         // Another variant's facts and answers do not carry over.
         inventory.facts.clear();
         inventory.answers.clear();
+        inventory.set_variant(variant.as_deref());
     }
-    inventory.variant = variant.clone();
+    inventory.progress = Progress::Incomplete;
     inventory.stages.clear();
+    record_present_at_start(cluster, bundle, &mut inventory).await?;
     record_pre_images(cluster, lab, &mut inventory).await?;
     inventory::save(&cluster.client, &inventory).await?;
     let mut applied = 0;
     for stage in &lab.stages {
-        apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied).await?;
+        apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied, lang).await?;
     }
+    inventory.progress = Progress::Complete;
+    inventory::save(&cluster.client, &inventory).await?;
     Ok(Started {
         variant,
         applied,
@@ -269,35 +323,215 @@ pub async fn start(
     })
 }
 
-/// Applies one stage (Namespaces and CRDs first) and runs its waits; the inventory is saved
-/// after the objects are applied and again after the waits, so an interrupted start leaves a
-/// record `reset` can clean up from.
+/// The namespaces whose objects at start are recorded: those the lab declares and those its
+/// manifests hold a Namespace for (whatever the variant).
+fn namespaces_of(bundle: &Bundle) -> BTreeSet<String> {
+    let manifests = bundle
+        .manifests
+        .values()
+        .flatten()
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Namespace"));
+    let declared =
+        manifests.filter_map(|d| d.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string));
+    bundle.lab.reset.namespaces.iter().cloned().chain(declared).collect()
+}
+
+/// Records, once per namespace, the uids of the objects in the lab's working namespaces before
+/// the lab changes anything: those are never a learner's.
+async fn record_present_at_start(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    inventory: &mut Inventory,
+) -> Result<()> {
+    let wanted: Vec<String> =
+        namespaces_of(bundle).into_iter().filter(|ns| !inventory.present_at_start.contains_key(ns)).collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let discovery = Discovery::new(cluster.client.clone())
+        .run()
+        .await
+        .map_err(|e| Error::api("discovering the served kinds", &e))?;
+    for namespace in wanted {
+        let mut uids = BTreeSet::new();
+        for group in discovery.groups() {
+            for (resource, capabilities) in group.recommended_resources() {
+                if capabilities.scope != Scope::Namespaced || !capabilities.supports_operation(verbs::LIST) {
+                    continue;
+                }
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(cluster.client.clone(), &namespace, &resource);
+                match list_all(&api).await {
+                    Ok(list) => uids.extend(list.items.into_iter().filter_map(|o| o.metadata.uid)),
+                    Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => {}
+                    Err(e) => {
+                        return Err(Error::api(format!("listing {} in {namespace}", resource.plural), &e));
+                    }
+                }
+            }
+        }
+        inventory.present_at_start.insert(namespace, uids);
+    }
+    Ok(())
+}
+
+fn stage_documents<'a>(bundle: &'a Bundle, stage: &'a Stage, variant: Option<&str>) -> Vec<&'a Value> {
+    stage.manifests_for(variant).into_iter().filter_map(|file| bundle.manifests.get(file)).flatten().collect()
+}
+
+/// Who an object a stage applies belongs to, before the stage applies it.
+enum Ownership {
+    /// The inventory has it already (created, adopted or used).
+    Known,
+    /// It does not exist: the lab will create it.
+    Absent,
+    /// A Namespace or CRD that exists: used as it is.
+    Used(String),
+    /// It exists and the stage declares `adopt`: its pre-image, with its uid.
+    Adopt(String, PreImage),
+    /// It exists and the lab did not create it.
+    Collision(apply::Identity),
+}
+
+async fn ownership(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    stage: &Stage,
+    inventory: &Inventory,
+    document: &Value,
+) -> Result<Ownership> {
+    let lab = &bundle.lab;
+    let identity = apply::Identity::of(&lab.id.value, document)?;
+    if inventory
+        .find(&identity.api_version, &identity.kind, identity.namespace.as_deref(), &identity.name)
+        .is_some()
+    {
+        return Ok(Ownership::Known);
+    }
+    // A kind that is not served yet (its CRD comes with the lab) has no object of that name.
+    let Ok((api, _)) =
+        apply::api_for(&cluster.client, &identity.api_version, &identity.kind, identity.namespace.as_deref())
+            .await
+    else {
+        return Ok(Ownership::Absent);
+    };
+    let Some(found) = with_retries(|| api.get_opt(&identity.name))
+        .await
+        .map_err(|e| Error::api(format!("reading {identity}"), &e))?
+    else {
+        return Ok(Ownership::Absent);
+    };
+    let uid = found.metadata.uid.clone().unwrap_or_default();
+    if matches!(identity.kind.as_str(), "Namespace" | "CustomResourceDefinition") {
+        return Ok(Ownership::Used(uid));
+    }
+    let declared = stage.adopt.iter().any(|r| {
+        r.api_version == identity.api_version
+            && r.kind == identity.kind
+            && r.namespace == identity.namespace
+            && r.name == identity.name
+    }) || (identity.kind == "ConfigMap"
+        && lab
+            .reset
+            .restore
+            .config_maps
+            .iter()
+            .any(|c| Some(&c.namespace) == identity.namespace.as_ref() && c.name == identity.name));
+    if !declared {
+        return Ok(Ownership::Collision(identity));
+    }
+    let current = serde_json::to_value(&found).unwrap_or(Value::Null);
+    Ok(Ownership::Adopt(uid, pre_image(&apply::labelled(&lab.id.value, &stage.id.value, document), &current)))
+}
+
+/// The labels, annotations and top-level fields `document` sets, as `current` has them.
+fn pre_image(document: &Value, current: &Value) -> PreImage {
+    let keys = |value: &Value, pointer: &str| -> Vec<String> {
+        value
+            .pointer(pointer)
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let text = |pointer: String| current.pointer(&pointer).and_then(Value::as_str).map(str::to_string);
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    let mut image = PreImage::default();
+    for key in keys(document, "/metadata/labels") {
+        image.labels.insert(key.clone(), text(format!("/metadata/labels/{}", escape(&key))));
+    }
+    for key in keys(document, "/metadata/annotations") {
+        image.annotations.insert(key.clone(), text(format!("/metadata/annotations/{}", escape(&key))));
+    }
+    for field in keys(document, "")
+        .into_iter()
+        .filter(|f| !matches!(f.as_str(), "apiVersion" | "kind" | "metadata" | "status"))
+    {
+        image.fields.insert(field.clone(), current.get(&field).cloned());
+    }
+    image
+}
+
+/// Applies one stage (Namespaces and CRDs first) and runs its waits. Who made each object is
+/// recorded and saved before anything is applied, the uids after, and the stage once its waits
+/// passed, so an interrupted start leaves a record `reset` can clean up from and `start` resumes.
 pub async fn apply_stage(
     cluster: &Cluster,
     bundle: &Bundle,
-    stage: &crate::lab::model::Stage,
+    stage: &Stage,
     variant: Option<&str>,
     inventory: &mut Inventory,
     applied: &mut usize,
+    lang: Lang,
 ) -> Result<()> {
     let lab = &bundle.lab.id.value;
-    let documents: Vec<&Value> = stage
-        .manifests_for(variant)
-        .into_iter()
-        .filter_map(|file| bundle.manifests.get(file))
-        .flatten()
-        .collect();
-    let ordered = apply::apply_order(&documents);
+    let ordered = apply::apply_order(&stage_documents(bundle, stage, variant));
     // The nodes the lab targets: a dropped DESIRED only counts on one of these.
     let targeted: Vec<LabelSelector> =
         bundle.lab.requires.nodes.iter().map(|n| n.selector.to_k8s()).collect();
+    for document in &ordered {
+        let identity = apply::Identity::of(lab, document)?;
+        let origin = match ownership(cluster, bundle, stage, inventory, document).await? {
+            Ownership::Known => continue,
+            Ownership::Absent => (String::new(), Origin::Created),
+            Ownership::Used(uid) => (uid, Origin::Used),
+            Ownership::Adopt(uid, pre_image) => (uid, Origin::Adopted { pre_image }),
+            Ownership::Collision(identity) => {
+                return Err(Error::BadInput(format!(
+                    "start {lab} stopped at stage {}: {identity} was created meanwhile by someone else; \
+                     delete it and run `lab-runner start {lab}` again to resume",
+                    stage.id.value
+                )));
+            }
+        };
+        inventory.record(AppliedObject {
+            api_version: identity.api_version,
+            kind: identity.kind,
+            namespace: identity.namespace,
+            name: identity.name,
+            stage: stage.id.value.clone(),
+            uid: origin.0,
+            origin: origin.1,
+        });
+    }
+    inventory::save(&cluster.client, inventory).await?;
     let mut crds = Vec::new();
     for document in &ordered {
-        let object = apply::apply(&cluster.client, lab, &stage.id.value, document).await?;
-        if object.kind == "CustomResourceDefinition" {
-            crds.push(object.name.clone());
+        let identity = apply::Identity::of(lab, document)?;
+        let record = inventory
+            .find(&identity.api_version, &identity.kind, identity.namespace.as_deref(), &identity.name)
+            .cloned();
+        if record.as_ref().is_some_and(|r| r.origin == Origin::Used) {
+            // Used as it is: not even the lab's labels.
+            continue;
         }
-        inventory.record(object);
+        let uid = apply::apply(&cluster.client, lab, &stage.id.value, document).await?;
+        if identity.kind == "CustomResourceDefinition" {
+            crds.push(identity.name.clone());
+        }
+        if let Some(mut record) = record {
+            record.uid = uid;
+            inventory.record(record);
+        }
         *applied += 1;
     }
     inventory::save(&cluster.client, inventory).await?;
@@ -314,10 +548,10 @@ pub async fn apply_stage(
             timeout: crate::lab::model::Timeout(Duration::from_secs(60)),
             symptom: None,
         };
-        run_wait(cluster, &wait, &[]).await?;
+        run_wait(cluster, &wait, &[], lang).await?;
     }
     for wait in stage.waits_for(variant) {
-        if let Some((fact, value)) = run_wait(cluster, wait, &targeted).await? {
+        if let Some((fact, value)) = run_wait(cluster, wait, &targeted, lang).await? {
             inventory.facts.insert(fact.to_string(), HashedFact::new(&value));
         }
     }
@@ -333,24 +567,29 @@ enum Poll {
     Pending(String),
 }
 
-/// Polls `wait` until it holds or its timeout passes (exit 4), with a spinner on a terminal.
+/// Polls `wait` until it holds or its timeout passes (exit 4), with a spinner on a terminal
+/// that shows how long it has waited and what it last saw.
 pub async fn run_wait(
     cluster: &Cluster,
     wait: &Wait,
     targeted: &[LabelSelector],
+    lang: Lang,
 ) -> Result<Option<(&'static str, String)>> {
-    let what = format!(
-        "{} {} {}",
-        condition_name(wait.condition),
-        wait.target.kind,
-        wait.target
-            .namespace
-            .as_ref()
-            .map(|n| format!("{n}/{}", wait.target.name))
-            .unwrap_or(wait.target.name.clone())
+    let target = wait.target.namespace.as_ref().map(|n| format!("{n}/{}", wait.target.name));
+    let target = target.unwrap_or(wait.target.name.clone());
+    let what = format!("{} {} {target}", condition_name(wait.condition), wait.target.kind);
+    let shown = tr!(
+        lang,
+        "start-waiting",
+        condition = condition_text(wait.condition, lang),
+        kind = &wait.target.kind,
+        target = &target
     );
     let spinner = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    spinner.set_message(format!("waiting: {what}"));
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {msg}") {
+        spinner.set_style(style);
+    }
+    spinner.set_message(shown.clone());
     spinner.enable_steady_tick(Duration::from_millis(120));
     let deadline = Instant::now() + wait.timeout.0;
     let outcome = loop {
@@ -365,11 +604,21 @@ pub async fn run_wait(
                 last_seen: last,
             });
         }
-        spinner.set_message(format!("waiting: {what}: {last}"));
+        spinner.set_message(format!("{shown}: {last}"));
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     spinner.finish_and_clear();
     outcome
+}
+
+/// The condition as the spinner shows it.
+fn condition_text(condition: WaitFor, lang: Lang) -> String {
+    match condition {
+        WaitFor::RolledOut => tr!(lang, "start-condition-rolled-out"),
+        WaitFor::Available => tr!(lang, "start-condition-available"),
+        WaitFor::Established => tr!(lang, "start-condition-established"),
+        WaitFor::StalledAsIntended => tr!(lang, "start-condition-stalled"),
+    }
 }
 
 fn condition_name(condition: WaitFor) -> &'static str {
@@ -506,8 +755,9 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
             }
         }
         Symptom::DesiredDropped => {
-            let nodes: Api<Node> = Api::all(cluster.client.clone());
-            let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items;
+            let nodes = super::observe::list_nodes(&cluster.client)
+                .await
+                .map_err(|e| Error::api("listing nodes", &e))?;
             // A node the DaemonSet no longer wants that has no daemon pod left; it must be one
             // of the nodes the lab requires (the GPU nodes), so unrelated nodes do not count.
             let dropped: Vec<String> = nodes

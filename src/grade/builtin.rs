@@ -446,7 +446,7 @@ pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outc
             Some(_) => judged = true,
         }
     }
-    let by_variant = inventory.variant.and_then(|v| check.accept_by_variant.get(v));
+    let by_variant = check.accept_by_variant.iter().find(|(v, _)| inventory.variant_is(v)).map(|(_, a)| a);
     let accepted: Vec<&String> = check.accept.iter().chain(by_variant.into_iter().flatten()).collect();
     if accepted.iter().any(|a| same(a, answer)) {
         return Outcome::Pass(vec![format!("answer {answer:?} is accepted")]);

@@ -87,12 +87,19 @@ fn hex(bytes: &[u8]) -> String {
 pub struct Started<'a> {
     /// The lab id.
     pub lab: &'a str,
-    /// The variant started, if the lab has variants.
-    pub variant: Option<&'a str>,
+    /// The variant started, if the lab has variants (stored hashed, like the facts).
+    pub variant: Option<&'a HashedFact>,
     /// Quiz answers by task id.
     pub answers: &'a BTreeMap<String, String>,
     /// Facts captured when the breakage was confirmed, by fact name.
     pub facts: &'a BTreeMap<String, HashedFact>,
+}
+
+impl Started<'_> {
+    /// Whether the variant started is `id`.
+    pub fn variant_is(&self, id: &str) -> bool {
+        self.variant.is_some_and(|v| v.matches(id, false))
+    }
 }
 
 /// Everything one grading looks at.
@@ -108,6 +115,8 @@ pub struct Evidence<'a> {
     pub manifests: &'a BTreeMap<String, Vec<Value>>,
     /// The lab's stages.
     pub stages: &'a [Stage],
+    /// The variant started, found among the lab's variants by its digest.
+    pub variant: Option<&'a str>,
 }
 
 impl<'a> Evidence<'a> {
@@ -123,6 +132,9 @@ impl<'a> Evidence<'a> {
             files: &bundle.expected,
             manifests: &bundle.manifests,
             stages: &bundle.lab.stages,
+            variant: started.and_then(|s| {
+                bundle.lab.variants.iter().map(|v| v.id.value.as_str()).find(|id| s.variant_is(id))
+            }),
         }
     }
 

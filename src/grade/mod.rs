@@ -227,9 +227,8 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
 /// variant started).
 fn broken_pod_spec(evidence: &Evidence, stage: &str, check: &RolloutCheck) -> Option<Value> {
     let stage = evidence.stages.iter().find(|s| s.id.value == stage)?;
-    let variant = evidence.started.and_then(|s| s.variant);
     stage
-        .manifests_for(variant)
+        .manifests_for(evidence.variant)
         .into_iter()
         .filter_map(|file| evidence.manifests.get(file))
         .flatten()

@@ -36,10 +36,19 @@ fn cluster() -> Observed {
     observed
 }
 
+/// The evidence of `observation` and `files`, with no stages and the lab not started.
+fn evidence<'a>(
+    observation: &'a Observation,
+    files: &'a ExpectedFiles,
+    manifests: &'a BTreeMap<String, Vec<Value>>,
+) -> Evidence<'a> {
+    Evidence { observation, started: None, files, manifests, stages: &[], variant: None }
+}
+
 /// Grades with `observation` and nothing else: no files, no stages, the lab not started.
 fn grade_over(observation: &Observation, f: impl FnOnce(&Evidence) -> Outcome) -> Outcome {
     let (files, manifests) = (ExpectedFiles::new(), BTreeMap::new());
-    f(&Evidence { observation, started: None, files: &files, manifests: &manifests, stages: &[] })
+    f(&evidence(observation, &files, &manifests))
 }
 
 fn run(yaml: &str) -> Outcome {
@@ -110,13 +119,7 @@ fn match_from_an_expected_file() {
     );
     let observation = Observation { observed: cluster(), ..Observation::default() };
     let manifests = BTreeMap::new();
-    let evidence = Evidence {
-        observation: &observation,
-        started: None,
-        files: &files,
-        manifests: &manifests,
-        stages: &[],
-    };
+    let evidence = evidence(&observation, &files, &manifests);
     assert_eq!(
         evaluate(&m, "t", &evidence),
         Outcome::Fail(vec!["daemonset lab/toolkit: status.numberReady is 2, expected 3".into()])
@@ -242,13 +245,7 @@ fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
     let error = "  - absent: {target: {apiVersion: v1, kind: Pod, name: x}}\n";
     let observation = Observation { observed: cluster(), ..Observation::default() };
     let (files, manifests) = (ExpectedFiles::new(), BTreeMap::new());
-    let evidence = Evidence {
-        observation: &observation,
-        started: None,
-        files: &files,
-        manifests: &manifests,
-        stages: &[],
-    };
+    let evidence = evidence(&observation, &files, &manifests);
     let grade = |expect: String| evaluate_task(&task(&expect), &evidence);
     assert_eq!(grade(format!("{pass}{pass}")).outcome.status(), Status::Pass);
     assert_eq!(grade(format!("{pass}{error}")).outcome.status(), Status::Error);

@@ -331,6 +331,72 @@ mod tests {
         assert!(unused.is_empty(), "catalog messages no code uses: {unused:?}");
     }
 
+    /// Whether `text` carries Japanese (kana or kanji).
+    fn has_japanese(text: &str) -> bool {
+        text.chars().any(|c| matches!(c, '\u{3040}'..='\u{30ff}' | '\u{4e00}'..='\u{9fff}'))
+    }
+
+    /// Every message of both catalogs formatted with every argument it takes, as a count (both
+    /// plural branches) and as text: Fluent reports no error, every argument shows, nothing is
+    /// left blank, and the Japanese text is Japanese unless it is a command or a symbol.
+    #[test]
+    fn every_message_formats_in_both_languages() {
+        let mut wrong = Vec::new();
+        for (id, names) in messages(Lang::En) {
+            for lang in [Lang::En, Lang::Ja] {
+                let bundle = bundle(lang);
+                let pattern =
+                    bundle.get_message(&id).and_then(|m| m.value()).expect("the message has a value");
+                for count in [1, 7] {
+                    let mut args = FluentArgs::new();
+                    for name in &names {
+                        // Numbers select plurals; a text argument must show as given.
+                        if NUMBERS.contains(&name.as_str()) {
+                            args.set(name.as_str(), FluentValue::from(count));
+                        } else {
+                            args.set(name.as_str(), FluentValue::from(format!("«{name}»")));
+                        }
+                    }
+                    let mut errors = Vec::new();
+                    let text = bundle.format_pattern(pattern, Some(&args), &mut errors);
+                    if !errors.is_empty() {
+                        wrong.push(format!("{lang:?} {id}: {errors:?}"));
+                    }
+                    if text.trim().is_empty() {
+                        wrong.push(format!("{lang:?} {id}: blank"));
+                    }
+                    for name in &names {
+                        let shown = format!("«{name}»");
+                        if !NUMBERS.contains(&name.as_str()) && !text.contains(&shown) {
+                            wrong.push(format!("{lang:?} {id}: does not show ${name}: {text}"));
+                        }
+                    }
+                    // What is left without the arguments: no letters means symbols only.
+                    let mut own = text.to_string();
+                    for name in &names {
+                        own = own.replace(&format!("«{name}»"), "");
+                    }
+                    let symbols_only = !own.chars().any(char::is_alphabetic);
+                    if lang == Lang::Ja
+                        && !has_japanese(&own)
+                        && !symbols_only
+                        && !JA_AS_IN_EN.contains(&id.as_str())
+                    {
+                        wrong.push(format!("Ja {id} is not Japanese: {text}"));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// Messages whose Japanese is the English: a command, an identifier or a symbol only.
+    const JA_AS_IN_EN: &[&str] = &[];
+
+    /// The arguments that are counts (they select plural forms).
+    const NUMBERS: &[&str] =
+        &["count", "open", "problems", "failing", "labs", "score", "total", "tier", "seconds", "passed"];
+
     #[test]
     fn plurals_and_arguments_are_filled_in() {
         assert_eq!(tr!(Lang::En, "watch-evaluations", count = 1), "1 evaluation");

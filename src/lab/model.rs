@@ -205,6 +205,12 @@ pub struct Stage {
     /// Conditions awaited after applying, whatever the variant.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<Wait>,
+    /// Objects of this stage that may exist before the lab starts and that it takes over on
+    /// purpose: their pre-image (the labels, annotations and fields the manifest sets) is
+    /// recorded and restored by `reset --remove`. Any other object of that name that the lab did
+    /// not create stops `start` (a Namespace or CRD that exists is used as it is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopt: Vec<ObjectRef>,
 }
 
 /// What one variant adds to a stage.

@@ -275,6 +275,17 @@ fn respond(code: StatusCode, body: &Value) -> Response {
     response
 }
 
+/// The token of an `Authorization` header value, as apiserver's
+/// `pkg/authentication/request/bearertoken/bearertoken.go` reads it: the value trimmed, split on
+/// single spaces into at most three parts, the scheme compared case-insensitively (`bearer` is
+/// as good as `Bearer`), the token the second part (empty, e.g. after a double space: none).
+pub fn bearer_token(authorization: &str) -> Option<&str> {
+    let mut parts = authorization.trim().splitn(3, ' ');
+    let scheme = parts.next()?;
+    let token = parts.next()?;
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// The middleware: 401 without a known bearer token, 403 for what the user may not do, else the
 /// request goes on with its [`Identity`] in the extensions.
 pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Request, next: Next) -> Response {
@@ -282,8 +293,7 @@ pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Reque
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(bearer_token);
     let Some(identity) = presented.and_then(|token| tokens.identify(token)) else {
         // Upstream's body for a failed authentication (apiserver/pkg/endpoints/handlers/
         // responsewriters/errors.go via authentication's unauthorized handler).
@@ -308,6 +318,19 @@ pub fn layer(router: Router, tokens: Arc<Tokens>) -> Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive_as_upstream_reads_it() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER abc"), Some("abc"));
+        assert_eq!(bearer_token("  Bearer abc  "), Some("abc"));
+        assert_eq!(bearer_token("Bearer abc extra"), Some("abc"));
+        assert_eq!(bearer_token("Bearer  abc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+    }
 
     fn resource(info: RequestInfo) -> (String, String, String, String, String, String) {
         match info {

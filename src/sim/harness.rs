@@ -55,6 +55,7 @@ impl Harness {
     /// A simulator on prepared state (e.g. a short bookmark interval).
     pub fn with_state(state: SimState) -> Harness {
         server::ensure_system_namespaces(&state).expect("system namespaces are created");
+        server::ensure_system_priority_classes(&state).expect("system priority classes are created");
         let state = Arc::new(state);
         let client = kube::Client::new(server::router(state.clone()), "default");
         Harness { state, client }

@@ -8,6 +8,7 @@ pub mod gpu;
 pub mod harness;
 pub mod kubeconfig;
 pub mod lifecycle;
+pub mod private;
 pub mod resources;
 pub mod server;
 pub mod store;

@@ -121,8 +121,9 @@ fn write(path: &Path, contents: &str) -> Result<()> {
 
 impl TlsMaterial {
     /// Loads the CA from `dir` (making and storing one on first start) and issues a server
-    /// certificate for `127.0.0.1` and `localhost`, also written to `dir` for curl and friends.
-    pub fn load_or_create(dir: &Path) -> Result<TlsMaterial> {
+    /// certificate for `names` (IP addresses become IP SANs, the rest DNS SANs; the caller
+    /// always includes `127.0.0.1` and `localhost`), also written to `dir` for curl and friends.
+    pub fn load_or_create(dir: &Path, names: &[String]) -> Result<TlsMaterial> {
         let (ca_cert_path, ca_key_path) = (dir.join(CA_CERT_FILE), dir.join(CA_KEY_FILE));
         let (ca_pem, ca_key, ca_origin) = if ca_cert_path.is_file() && ca_key_path.is_file() {
             let key = KeyPair::from_pem(&read(&ca_key_path)?).map_err(cert_error("reading ca.key"))?;
@@ -136,8 +137,8 @@ impl TlsMaterial {
         };
         let issuer = Issuer::new(ca_params(), ca_key);
 
-        let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-            .map_err(cert_error("server certificate names"))?;
+        let mut params =
+            CertificateParams::new(names.to_vec()).map_err(cert_error("server certificate names"))?;
         params.distinguished_name.push(DnType::CommonName, "lab-runner-sim");
         params.use_authority_key_identifier_extension = true;
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
@@ -177,10 +178,11 @@ mod tests {
     #[test]
     fn the_ca_is_made_once_and_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let first = TlsMaterial::load_or_create(dir.path()).unwrap();
+        let names = ["127.0.0.1".to_string(), "localhost".to_string(), "sim.example".to_string()];
+        let first = TlsMaterial::load_or_create(dir.path(), &names).unwrap();
         assert_eq!(first.ca_origin, CaOrigin::Created);
         assert!(first.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
-        let second = TlsMaterial::load_or_create(dir.path()).unwrap();
+        let second = TlsMaterial::load_or_create(dir.path(), &names[..2]).unwrap();
         assert_eq!(second.ca_origin, CaOrigin::Loaded);
         assert_eq!(first.ca_pem, second.ca_pem);
         second.server_config().unwrap();

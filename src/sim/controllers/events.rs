@@ -6,12 +6,19 @@
 //! (`tools/record/event.go`, `makeEvent`). Events of cluster-scoped objects (nodes) live in
 //! `default`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::{Ctx, Error, Result, timestamp};
-use crate::sim::store::{DryRun, Subresource};
+use crate::sim::store::{DeleteOptions, DryRun, Subresource};
+
+/// kube-apiserver's default `--event-ttl` (cmd/kube-apiserver/app/options/options.go, v1.33:
+/// `EventTTL: 1 * time.Hour`). The Event's storage lease is set at each write
+/// (pkg/registry/core/event/storage/storage.go, `TTLFunc`), so an Event goes an hour after its
+/// last write, whoever wrote it.
+pub const EVENT_TTL_SECONDS: i64 = 3600;
 
 /// `Normal` or `Warning`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,6 +98,75 @@ impl Source {
 }
 
 type Key = (Involved, EventType, String, String, Source);
+
+/// Events by the second they expire (etcd's leases; here an index the controllers sweep).
+#[derive(Debug, Default)]
+pub(crate) struct Expiry {
+    due: BTreeMap<i64, BTreeSet<(String, String)>>,
+}
+
+/// The last write of a stored Event (Unix seconds) as its timestamps tell it.
+fn last_write(event: &Value) -> Option<i64> {
+    [
+        &event["metadata"]["creationTimestamp"],
+        &event["firstTimestamp"],
+        &event["lastTimestamp"],
+        &event["eventTime"],
+        &event["series"]["lastObservedTime"],
+    ]
+    .into_iter()
+    .filter_map(|at| at.as_str()?.parse::<Timestamp>().ok())
+    .map(|at| at.as_second())
+    .max()
+}
+
+impl Expiry {
+    /// The Event (namespace, name) was written at `at` (Unix seconds).
+    pub(crate) fn written(&mut self, key: (String, String), at: i64) -> Timestamp {
+        let expires = at + EVENT_TTL_SECONDS;
+        self.due.entry(expires).or_default().insert(key);
+        Timestamp::from_second(expires).unwrap_or(Timestamp::MAX)
+    }
+
+    /// Indexes a stored Event by its own timestamps (at start: Events of an earlier run expire
+    /// when their lease would have).
+    pub(crate) fn stored(&mut self, event: &Value, now: i64) -> Timestamp {
+        let key = (
+            event["metadata"]["namespace"].as_str().unwrap_or_default().to_string(),
+            event["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+        );
+        self.written(key, last_write(event).unwrap_or(now))
+    }
+
+    /// Deletes the Events whose last write is [`EVENT_TTL_SECONDS`] old by now; returns when
+    /// the next one is due.
+    pub(crate) fn sweep(&mut self, ctx: &Ctx<'_>, recorder: &mut Recorder) -> Option<Timestamp> {
+        let now = ctx.now.as_second();
+        let later = self.due.split_off(&(now + 1));
+        let due = std::mem::replace(&mut self.due, later);
+        let mut deleted = HashSet::new();
+        for key in due.into_values().flatten() {
+            let Ok(event) = ctx.store.get_value(&ctx.types.events, &key.0, &key.1) else { continue };
+            match last_write(&event) {
+                // Written again since it was indexed: its lease runs from that write.
+                Some(at) if at + EVENT_TTL_SECONDS > now => {
+                    self.written(key, at);
+                }
+                _ => {
+                    let gone = ctx.store.delete(&ctx.types.events, &key.0, &key.1, &DeleteOptions::default());
+                    if let Err(error) = gone {
+                        tracing::debug!(%error, "event expiry");
+                    }
+                    deleted.insert(key);
+                }
+            }
+        }
+        if !deleted.is_empty() {
+            recorder.names.retain(|_, name| !deleted.contains(name));
+        }
+        self.due.keys().next().and_then(|at| Timestamp::from_second(*at).ok())
+    }
+}
 
 /// Writes events, merging repeats.
 #[derive(Debug, Default)]

@@ -26,7 +26,10 @@ use super::{
     scheduler::set_condition,
     timestamp,
 };
-use crate::sim::store::{DeleteOptions, DryRun, Subresource};
+use crate::sim::{
+    gpu::agent::ContainerEvent,
+    store::{DeleteOptions, DryRun, Subresource},
+};
 
 /// Where one container is.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,7 +173,7 @@ impl Kubelet {
         &mut self,
         env: &mut Env<'_>,
         changed: &BTreeSet<Key>,
-        gpu: &crate::sim::gpu::agent::GpuAgents,
+        gpu: &mut crate::sim::gpu::agent::GpuAgents,
     ) -> Result<()> {
         for key in changed {
             let Some(stored) = env.ctx.store.get("pods", &key.0, &key.1) else {
@@ -202,6 +205,14 @@ impl Kubelet {
             if self.pods.get(key).is_some_and(|run| run.uid != uid) {
                 self.forget(key);
             }
+            // A restarted simulator's kubelet finds its containers where the store says they
+            // are, as a real kubelet restart finds them in the container runtime.
+            if !self.pods.contains_key(key)
+                && pod.metadata.deletion_timestamp.is_none()
+                && let Some(run) = self.recover(env, key, node)
+            {
+                self.pods.insert(key.clone(), run);
+            }
             // Admission (`canAdmitPod`): the device manager asks the node's device plugin to
             // allocate before the pod's first start (sim::gpu, failRequestsGreaterThanOne).
             if !self.pods.contains_key(key)
@@ -211,9 +222,85 @@ impl Kubelet {
                 reject_pod(env, key, &pod, &node_name, "UnexpectedAdmissionError", &message)?;
                 continue;
             }
-            self.reconcile(env, key, &pod, node)?;
+            self.reconcile(env, key, &pod, node, gpu)?;
         }
         Ok(())
+    }
+
+    /// The pod's run as its stored status records it, when every container is running or
+    /// terminated there (a kubelet restart: the runtime still has them, nothing is pulled,
+    /// created or started again, and no Event is recorded). `None` for anything else, which
+    /// starts afresh.
+    fn recover(&mut self, env: &Env<'_>, key: &Key, node: &Node) -> Option<PodRun> {
+        let stored = env.ctx.store.get_value(&env.ctx.types.pods, &key.0, &key.1).ok()?;
+        let status = &stored["status"];
+        let node_name = node.metadata.name.clone()?;
+        let host_ip = status["hostIP"].as_str()?.to_string();
+        let pod_ip = status["podIP"].as_str()?.to_string();
+        let started = status["startTime"].as_str()?.parse::<Timestamp>().ok()?;
+        let statuses = status["containerStatuses"].as_array()?;
+        let specs = stored["spec"]["containers"].as_array()?;
+        if specs.is_empty() || statuses.len() != specs.len() {
+            return None;
+        }
+        let mut containers = Vec::new();
+        for spec in specs {
+            let name = spec["name"].as_str()?;
+            let image = spec["image"].as_str().unwrap_or_default().to_string();
+            let status = statuses.iter().find(|s| s["name"] == name)?;
+            let container_id = status["containerID"].as_str()?.to_string();
+            let image_id = status["imageID"].as_str().unwrap_or_default().to_string();
+            let step = if let Some(running) = status["state"]["running"].as_object() {
+                let since = running.get("startedAt")?.as_str()?.parse::<Timestamp>().ok()?;
+                let ready_at = if status["ready"] == json!(true) {
+                    // Ready stays ready, even when a sped-up clock restarted behind its last run.
+                    since.min(env.ctx.now)
+                } else {
+                    later(since, env.config.timings.readiness_seconds)
+                };
+                let exits = match env.config.catalog.find(&image).map(|found| found.run) {
+                    Some(ImageRun::Exits { seconds, exit_code }) => Some((later(since, seconds), exit_code)),
+                    Some(ImageRun::Serves) | None => None,
+                };
+                Step::Running { started: since, ready_at, container_id, image_id, exits }
+            } else if status["state"]["terminated"].is_object() {
+                Step::Terminated {
+                    terminated: json!({"terminated": status["state"]["terminated"].clone()}),
+                    container_id,
+                    image_id,
+                }
+            } else {
+                return None;
+            };
+            containers.push(ContainerRun {
+                name: name.to_string(),
+                image,
+                step,
+                restarts: i32::try_from(status["restartCount"].as_i64().unwrap_or(0)).unwrap_or(0),
+                last_state: if status["lastState"].is_object() {
+                    status["lastState"].clone()
+                } else {
+                    json!({})
+                },
+            });
+        }
+        for container in &containers {
+            self.images.insert((node_name.clone(), normalize_image(&container.image)));
+        }
+        // Later pods on the node get the next addresses.
+        if let Some(last) = pod_ip.rsplit('.').next().and_then(|octet| octet.parse::<u32>().ok()) {
+            let next = self.next_ip.entry(node_name.clone()).or_insert(1);
+            *next = (*next).max(last);
+        }
+        Some(PodRun {
+            uid: stored["metadata"]["uid"].as_str()?.to_string(),
+            node: node_name,
+            host_ip,
+            pod_ip,
+            started,
+            containers,
+            lifecycle: Lifecycle::Active,
+        })
     }
 
     fn forget(&mut self, key: &Key) {
@@ -492,7 +579,14 @@ impl Kubelet {
         }
     }
 
-    fn reconcile(&mut self, env: &mut Env<'_>, key: &Key, pod: &Pod, node: &Node) -> Result<()> {
+    fn reconcile(
+        &mut self,
+        env: &mut Env<'_>,
+        key: &Key,
+        pod: &Pod,
+        node: &Node,
+        gpu: &mut crate::sim::gpu::agent::GpuAgents,
+    ) -> Result<()> {
         let now = env.ctx.now;
         let mut run = match self.pods.remove(key) {
             Some(run) => run,
@@ -532,7 +626,7 @@ impl Kubelet {
             let step = self.advance(env, pod, &mut run, index);
             run.containers[index].step = step;
         }
-        self.write_status(env, key, &run)?;
+        self.write_status(env, key, &run, gpu)?;
         if run.containers.iter().all(|c| matches!(c.step, Step::Terminated { .. }))
             && !run.containers.is_empty()
         {
@@ -582,7 +676,13 @@ impl Kubelet {
         }
     }
 
-    fn write_status(&self, env: &mut Env<'_>, key: &Key, run: &PodRun) -> Result<()> {
+    fn write_status(
+        &self,
+        env: &mut Env<'_>,
+        key: &Key,
+        run: &PodRun,
+        gpu: &mut crate::sim::gpu::agent::GpuAgents,
+    ) -> Result<()> {
         let now = env.ctx.now;
         let store = env.ctx.store;
         let types = env.ctx.types;
@@ -758,7 +858,12 @@ impl Kubelet {
             .flatten()
             .any(|c| c["image"].as_str().is_some_and(|image| image.starts_with("nvcr.io/nvidia/")));
         if nvidia && let Ok(pod) = serde_json::from_value::<Pod>(value.clone()) {
-            crate::sim::gpu::agent::overlay_pod_status(store, &pod, &before, &mut status, now);
+            let (wake, events) = gpu.kubelet_sync(store, &pod, &env.config.gpus, all_running, now);
+            if let Some(at) = wake {
+                env.timers.at(at, Wake::Pod(key.clone()));
+            }
+            record_restarts(env, &pod, &run.node, &events);
+            gpu.overlay_pod_status(&pod, &mut status);
         }
         if status == before {
             return Ok(());
@@ -767,6 +872,43 @@ impl Kubelet {
         match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),
+        }
+    }
+}
+
+/// The Events of the config-manager containers the GPU agents restarted or backed off, as the
+/// kubelet records them (`startContainer`, kuberuntime_container.go; `doBackOff`,
+/// kuberuntime_manager.go: `Back-off restarting failed container <name> in pod <format.Pod>`).
+fn record_restarts(env: &mut Env<'_>, pod: &Pod, node: &str, events: &[ContainerEvent]) {
+    let source = Source::kubelet(node);
+    for event in events {
+        match event {
+            ContainerEvent::Restarted(name) => {
+                let involved = Involved::of_pod(pod).container(name);
+                let image = pod
+                    .spec
+                    .as_ref()
+                    .into_iter()
+                    .flat_map(|s| s.init_containers.iter().flatten().chain(s.containers.iter()))
+                    .find(|c| c.name == *name)
+                    .and_then(|c| c.image.clone())
+                    .unwrap_or_default();
+                for (reason, message) in [
+                    ("Pulled", format!("Container image \"{image}\" already present on machine")),
+                    ("Created", format!("Created container: {name}")),
+                    ("Started", format!("Started container {name}")),
+                ] {
+                    env.recorder.record(&env.ctx, &involved, EventType::Normal, reason, &message, &source);
+                }
+            }
+            ContainerEvent::BackOff(name) => {
+                let involved = Involved::of_pod(pod).container(name);
+                let message = format!(
+                    "Back-off restarting failed container {name} in pod {}_{}({})",
+                    involved.name, involved.namespace, involved.uid
+                );
+                env.recorder.record(&env.ctx, &involved, EventType::Warning, "BackOff", &message, &source);
+            }
         }
     }
 }

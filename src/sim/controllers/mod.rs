@@ -47,6 +47,7 @@ mod owners;
 mod quota;
 mod replicaset;
 mod scheduler;
+mod statefulset;
 mod taint_eviction;
 
 pub use config::Config;
@@ -110,6 +111,8 @@ pub struct Types {
     pub deployments: ResourceType,
     /// batch/v1 jobs.
     pub jobs: ResourceType,
+    /// apps/v1 statefulsets.
+    pub statefulsets: ResourceType,
 }
 
 impl Types {
@@ -125,6 +128,7 @@ impl Types {
             controllerrevisions: find("apps", "controllerrevisions")?,
             replicasets: find("apps", "replicasets")?,
             deployments: find("apps", "deployments")?,
+            statefulsets: find("apps", "statefulsets")?,
             jobs: resources::find(all, "batch", "v1", "jobs").cloned().ok_or(Error::MissingType("jobs"))?,
         })
     }
@@ -178,6 +182,8 @@ pub(crate) enum Wake {
     Job(Key),
     /// The NVIDIA components run again (a MIG reconfiguration finishes).
     Gpu,
+    /// Events reach their TTL.
+    EventTtl,
 }
 
 /// The timer queue.
@@ -210,6 +216,7 @@ struct Dirty {
     replicasets: BTreeSet<Key>,
     deployments: BTreeSet<Key>,
     jobs: BTreeSet<Key>,
+    statefulsets: BTreeSet<Key>,
     retry_unschedulable: bool,
     nodes_changed: bool,
     deleted_owners: BTreeSet<String>,
@@ -226,6 +233,7 @@ impl Dirty {
             && self.replicasets.is_empty()
             && self.deployments.is_empty()
             && self.jobs.is_empty()
+            && self.statefulsets.is_empty()
             && !self.retry_unschedulable
             && !self.nodes_changed
             && self.deleted_owners.is_empty()
@@ -264,6 +272,7 @@ pub struct Controllers {
     timers: Timers,
     dirty: Dirty,
     recorder: events::Recorder,
+    event_expiry: events::Expiry,
     scheduler: scheduler::Scheduler,
     kubelet: kubelet::Kubelet,
     gpu: crate::sim::gpu::agent::GpuAgents,
@@ -272,6 +281,7 @@ pub struct Controllers {
     replicasets: replicaset::ReplicaSets,
     deployments: deployment::Deployments,
     jobs: job::Jobs,
+    statefulsets: statefulset::StatefulSets,
     gc: gc::Collector,
     quotas: quota::QuotaStatus,
     nodes: Option<Arc<Vec<Node>>>,
@@ -299,6 +309,7 @@ impl Controllers {
             timers: Timers::default(),
             dirty: Dirty::default(),
             recorder: events::Recorder::default(),
+            event_expiry: events::Expiry::default(),
             scheduler: scheduler::Scheduler::default(),
             kubelet: kubelet::Kubelet::default(),
             gpu: Default::default(),
@@ -307,12 +318,22 @@ impl Controllers {
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
             jobs: job::Jobs,
+            statefulsets: statefulset::StatefulSets,
             gc: gc::Collector::default(),
             quotas: quota::QuotaStatus::default(),
             nodes: None,
             stats: Stats::default(),
         };
         controllers.resync_all();
+        // The Events already stored expire an hour after their last write, as their leases would.
+        let now = controllers.state.clock.now();
+        let all = |_: &Stored| true;
+        for stored in controllers.state.store.list("events", None, &all, None, None).items {
+            if let Ok(event) = serde_json::from_str::<Value>(&stored.json) {
+                let at = controllers.event_expiry.stored(&event, now.as_second());
+                controllers.timers.at(at, Wake::EventTtl);
+            }
+        }
         Ok(controllers)
     }
 
@@ -381,6 +402,7 @@ impl Controllers {
             ("replicasets.apps", &mut self.dirty.replicasets),
             ("deployments.apps", &mut self.dirty.deployments),
             ("jobs.batch", &mut self.dirty.jobs),
+            ("statefulsets.apps", &mut self.dirty.statefulsets),
         ] {
             for stored in store.list(group_resource, None, &all, None, None).items {
                 into.insert((stored.namespace.clone(), stored.name.clone()));
@@ -418,7 +440,14 @@ impl Controllers {
         let key = (object.namespace.clone(), object.name.clone());
         let deleted = event.event_type == StoreEventType::Deleted;
         match object.group_resource.as_str() {
-            "events" | "leases.coordination.k8s.io" => return,
+            "events" => {
+                if !deleted {
+                    let at = self.event_expiry.written(key, self.state.clock.now().as_second());
+                    self.timers.at(at, Wake::EventTtl);
+                }
+                return;
+            }
+            "leases.coordination.k8s.io" => return,
             "pods" => {
                 self.dirty.pods.insert(key.clone());
                 self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
@@ -474,6 +503,9 @@ impl Controllers {
             "jobs.batch" => {
                 self.dirty.jobs.insert(key.clone());
             }
+            "statefulsets.apps" => {
+                self.dirty.statefulsets.insert(key.clone());
+            }
             "replicasets.apps" => {
                 self.dirty.replicasets.insert(key.clone());
                 match serde_json::from_str::<Value>(&object.json).ok().as_ref().and_then(controller_of) {
@@ -484,9 +516,13 @@ impl Controllers {
             }
             "controllerrevisions.apps" => {
                 if let Ok(value) = serde_json::from_str::<Value>(&object.json)
-                    && let Some(owner) = controller_of(&value).filter(|o| o.kind == "DaemonSet")
+                    && let Some(owner) = controller_of(&value)
                 {
-                    self.dirty.daemonsets.insert((key.0.clone(), owner.name));
+                    match owner.kind.as_str() {
+                        "DaemonSet" => self.dirty.daemonsets.insert((key.0.clone(), owner.name)),
+                        "StatefulSet" => self.dirty.statefulsets.insert((key.0.clone(), owner.name)),
+                        _ => false,
+                    };
                 }
                 self.dirty.dependents_changed = true;
             }
@@ -511,6 +547,7 @@ impl Controllers {
             "ReplicaSet" => self.dirty.replicasets.insert(key),
             "Deployment" => self.dirty.deployments.insert(key),
             "Job" => self.dirty.jobs.insert(key),
+            "StatefulSet" => self.dirty.statefulsets.insert(key),
             _ => false,
         };
     }
@@ -548,9 +585,14 @@ impl Controllers {
     fn step(&mut self) -> Result<bool> {
         self.drain_feed();
         let now = self.state.clock.now();
+        let mut expire_events = false;
         for wake in self.timers.take_due(now) {
             self.stats.wakes += 1;
             match wake {
+                Wake::EventTtl => {
+                    expire_events = true;
+                    false
+                }
                 Wake::Pod(key) => self.dirty.pods.insert(key),
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
@@ -562,8 +604,14 @@ impl Controllers {
                 }
             };
         }
+        if expire_events {
+            let ctx = Ctx { store: &self.state.store, types: &self.types, now };
+            if let Some(at) = self.event_expiry.sweep(&ctx, &mut self.recorder) {
+                self.timers.at(at, Wake::EventTtl);
+            }
+        }
         if self.dirty.is_empty() && !self.quotas.has_work() {
-            return Ok(false);
+            return Ok(expire_events);
         }
         self.stats.steps += 1;
         let dirty = std::mem::take(&mut self.dirty);
@@ -611,9 +659,12 @@ impl Controllers {
         for key in &dirty.jobs {
             report(self.jobs.sync(&mut env, key));
         }
+        for key in &dirty.statefulsets {
+            report(self.statefulsets.sync(&mut env, key));
+        }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
-        report(self.kubelet.run(&mut env, &dirty.pods, &self.gpu));
+        report(self.kubelet.run(&mut env, &dirty.pods, &mut self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
         // The NVIDIA containers the kubelet runs publish node capacity and labels (sim::gpu).
         if dirty.gpu {

@@ -16,7 +16,7 @@ use super::{
     gfd,
     hardware::{MigGeometry, NodeGpus},
     mig::{MIG_CONFIG_LABEL, MigManager, MigManagerPhase},
-    plugin::{CONFIG_LABEL, ConfigManagerEnv, DevicePluginPod},
+    plugin::{CONFIG_LABEL, ConfigManagerEnv, ContainerState, DevicePluginPod},
 };
 use crate::sim::{
     resources::ResourceType,
@@ -159,6 +159,43 @@ fn configmap_data(store: &Store, namespace: &str, name: &str) -> BTreeMap<String
         .unwrap_or_default()
 }
 
+/// The kubelet's periodic pod sync (`syncFrequency`, default 1m: pkg/kubelet/apis/config/
+/// v1beta1/defaults.go, v1.33): a mounted ConfigMap volume is refreshed at the pod's syncs, so a
+/// running pod's files show the ConfigMap as of its last sync, not its live value. The simulator
+/// syncs each pod every period from its start.
+pub const VOLUME_SYNC_SECONDS: i64 = 60;
+
+/// The kubelet's crash back-off: 10s, doubling, at most 300s (pkg/kubelet/kubelet.go
+/// `backOffPeriod`, `MaxContainerBackOff`; the `KubeletCrashLoopBackOffMax` gate is off in v1.33).
+const BACK_OFF_INITIAL_SECONDS: i64 = 10;
+/// See [`BACK_OFF_INITIAL_SECONDS`].
+const BACK_OFF_MAX_SECONDS: i64 = 300;
+
+/// One config-manager container's restarts and crash back-off as the kubelet keeps them
+/// (`doBackOff`, pkg/kubelet/kuberuntime/kuberuntime_manager.go, over `flowcontrol.Backoff`).
+#[derive(Debug, Clone, Default)]
+struct Restarts {
+    /// `restartCount`.
+    count: u32,
+    /// The back-off period and when it was last stepped (`Backoff.Next`).
+    period: Option<(i64, Timestamp)>,
+    /// While exited: when it exited (the back-off runs from there).
+    exited_at: Option<Timestamp>,
+    /// The error of its last exit (`lastState.terminated.message`).
+    last_error: Option<String>,
+    /// When its current run started, once restarted successfully.
+    running_since: Option<Timestamp>,
+}
+
+/// What the kubelet did to a config-manager container, for its Events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContainerEvent {
+    /// Restarted after its back-off (`Pulled` already present, `Created`, `Started`).
+    Restarted(String),
+    /// Exited again and waits out its back-off (`BackOff`).
+    BackOff(String),
+}
+
 #[derive(Debug, Clone)]
 struct Agent {
     node: String,
@@ -167,6 +204,96 @@ struct Agent {
     pod: DevicePluginPod,
     /// Container names by the role their log is kept under (`init`, `sidecar`, `plugin`).
     containers: BTreeMap<&'static str, String>,
+    /// When the pod started here (its syncs run every [`VOLUME_SYNC_SECONDS`] from then).
+    started: Timestamp,
+    /// The config-manager's ConfigMap (namespace, name), if it mounts one.
+    configmap: Option<(String, String)>,
+    /// That ConfigMap's files as the kubelet last synced them into the volume.
+    volume: BTreeMap<String, String>,
+    /// When the volume was last synced.
+    volume_synced_at: Timestamp,
+    /// Config-manager restarts by role (`init`, `sidecar`).
+    restarts: BTreeMap<&'static str, Restarts>,
+}
+
+impl Agent {
+    /// The pod's last periodic sync at or before `now`.
+    fn last_sync(&self, now: Timestamp) -> Timestamp {
+        let elapsed = (now.as_second() - self.started.as_second()).max(0);
+        let at = self.started.as_second() + elapsed / VOLUME_SYNC_SECONDS * VOLUME_SYNC_SECONDS;
+        Timestamp::from_second(at).unwrap_or(now)
+    }
+
+    /// Refreshes the volume when a periodic sync passed since the last refresh; returns the next
+    /// sync when the volume is behind `live` (the caller wakes then, so the refresh reads the
+    /// ConfigMap as it is at that sync).
+    fn sync_volume(&mut self, live: &BTreeMap<String, String>, now: Timestamp) -> Option<Timestamp> {
+        let last = self.last_sync(now);
+        if last > self.volume_synced_at {
+            self.volume = live.clone();
+            self.volume_synced_at = last;
+        }
+        (self.volume != *live)
+            .then(|| Timestamp::from_second(last.as_second() + VOLUME_SYNC_SECONDS).unwrap_or(now))
+    }
+
+    /// Runs the kubelet's back-off over a crash-looping config-manager container: a container
+    /// that just exited restarts at once the first time, later only once its back-off ran out,
+    /// reading the label and the synced volume afresh. Returns when it is next due.
+    fn advance(
+        &mut self,
+        label: &str,
+        now: Timestamp,
+        events: &mut Vec<ContainerEvent>,
+    ) -> Option<Timestamp> {
+        loop {
+            let role = self.pod.crashing()?;
+            let error = match role {
+                "init" => &self.pod.init,
+                _ => &self.pod.sidecar,
+            };
+            let error = match error {
+                ContainerState::CrashLoop { error, .. } => error.clone(),
+                ContainerState::Running => return None,
+            };
+            let name = self.containers.get(role).cloned().unwrap_or_default();
+            let restarts = self.restarts.entry(role).or_default();
+            let fresh = restarts.exited_at.is_none();
+            let exited = *restarts.exited_at.get_or_insert(now);
+            restarts.last_error = Some(error);
+            restarts.running_since = None;
+            if let Some((period, _)) = restarts.period
+                && now.as_second() - exited.as_second() < period
+            {
+                // `IsInBackOffSince(key, finishedAt)`.
+                if fresh {
+                    events.push(ContainerEvent::BackOff(name));
+                }
+                return Timestamp::from_second(exited.as_second() + period).ok();
+            }
+            // `Backoff.Next`: the period doubles, or starts over once an entry is older than twice
+            // the maximum (`hasExpired`, k8s.io/client-go/util/flowcontrol/backoff.go).
+            restarts.period = Some(match restarts.period {
+                Some((period, updated))
+                    if now.as_second() - updated.as_second() <= 2 * BACK_OFF_MAX_SECONDS =>
+                {
+                    ((period * 2).min(BACK_OFF_MAX_SECONDS), now)
+                }
+                _ => (BACK_OFF_INITIAL_SECONDS, now),
+            });
+            restarts.count += 1;
+            restarts.exited_at = None;
+            restarts.running_since = Some(now);
+            events.push(ContainerEvent::Restarted(name));
+            self.label = label.to_string();
+            self.pod.restart_config_manager(label, &self.volume);
+        }
+    }
+}
+
+/// Go's `time.Duration.String()` of whole seconds (`10s`, `2m40s`, `5m0s`).
+fn go_seconds(seconds: i64) -> String {
+    if seconds < 60 { format!("{seconds}s") } else { format!("{}m{}s", seconds / 60, seconds % 60) }
 }
 
 /// The pod's container names by log role: config-manager init and sidecar, and the main one.
@@ -213,30 +340,42 @@ impl GpuAgents {
         }
         let candidates = |stored: &Stored| stored.json.contains("nvcr.io/nvidia/");
         let mut running: BTreeMap<String, Vec<(Component, Pod, Container)>> = BTreeMap::new();
+        // Agents outlive a pod's Running phase while its init container crash-loops (Pending).
+        let mut live: BTreeSet<String> = BTreeSet::new();
         for stored in store.list("pods", None, &candidates, None, None).items {
             let Ok(pod) = serde_json::from_str::<Pod>(&stored.json) else { continue };
             let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
             let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
             if !hardware.contains_key(&node)
-                || phase != Some("Running")
+                || matches!(phase, Some("Succeeded" | "Failed"))
                 || pod.metadata.deletion_timestamp.is_some()
             {
+                continue;
+            }
+            if let Some(uid) = &pod.metadata.uid {
+                live.insert(uid.clone());
+            }
+            if phase != Some("Running") {
                 continue;
             }
             if let Some((component, container)) = classify(&pod) {
                 running.entry(node).or_default().push((component, pod, container));
             }
         }
-        let live: BTreeSet<String> =
-            running.values().flatten().filter_map(|(_, pod, _)| pod.metadata.uid.clone()).collect();
         self.agents.retain(|uid, _| live.contains(uid));
-
+        // The kubelet starts the agents and feeds them label changes and restarts
+        // (`kubelet_sync`); here their volumes follow the periodic syncs.
+        let mut volumes = ConfigMapReader::new(store);
         let mut next_wake = None;
+        for agent in self.agents.values_mut() {
+            if let Some(at) = agent.sync_volume(&volumes.read(agent.configmap.as_ref()), now) {
+                next_wake = Some(next_wake.map_or(at, |t: Timestamp| t.min(at)));
+            }
+        }
         for (node_name, (gpus, boot_geometry)) in hardware {
             let Ok(mut node) = store.get_value(nodes, "", node_name) else { continue };
             let labels: BTreeMap<String, String> =
                 serde_json::from_value(node["metadata"]["labels"].clone()).unwrap_or_default();
-            let label = labels.get(CONFIG_LABEL).cloned().unwrap_or_default();
             let pods = running.remove(node_name).unwrap_or_default();
 
             // MIG manager first: the plugin advertises the geometry it leaves.
@@ -270,48 +409,6 @@ impl GpuAgents {
             }
             let geometry = self.mig.get(node_name).map_or(boot_geometry.clone(), |m| m.geometry.clone());
 
-            for (component, pod, container) in &pods {
-                if *component == Component::MigManager {
-                    continue;
-                }
-                let uid = pod.metadata.uid.clone().unwrap_or_default();
-                let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-                let manager = config_manager(pod);
-                let configs = match &manager {
-                    Some((_, Some(configmap))) => configmap_data(store, &namespace, configmap),
-                    Some((_, None)) => BTreeMap::new(),
-                    None => static_config(pod, container, store, &namespace),
-                };
-                match self.agents.get_mut(&uid) {
-                    Some(agent) if agent.label != label => {
-                        agent.label = label.clone();
-                        agent.pod.on_label_change(&label, &configs);
-                    }
-                    Some(_) => {}
-                    None => {
-                        let env = PluginEnv {
-                            mig_strategy: env_of(container, "MIG_STRATEGY"),
-                            mps_root: env_of(container, "MPS_ROOT"),
-                            binary: match component {
-                                Component::FeatureDiscovery => Binary::FeatureDiscovery,
-                                Component::DevicePlugin | Component::MigManager => Binary::DevicePlugin,
-                            },
-                        };
-                        let plugin =
-                            DevicePluginPod::start(manager.map(|(env, _)| env), env, &label, &configs);
-                        self.agents.insert(
-                            uid,
-                            Agent {
-                                node: node_name.clone(),
-                                component: *component,
-                                label: label.clone(),
-                                pod: plugin,
-                                containers: container_roles(pod, container),
-                            },
-                        );
-                    }
-                }
-            }
             let serving = |component: Component| {
                 self.agents
                     .values()
@@ -387,6 +484,49 @@ impl GpuAgents {
         Ok(next_wake)
     }
 
+    /// The kubelet's side of an NVIDIA pod it is about to write the status of: once its
+    /// containers started (`containers_started`), the agent runs them — the config-manager reads
+    /// the node label and its volume, a crash-looping one restarts with the kubelet's back-off.
+    /// Returns when the kubelet must look at the pod again (a back-off running out) and what it
+    /// did, for its Events.
+    pub fn kubelet_sync(
+        &mut self,
+        store: &Store,
+        pod: &Pod,
+        hardware: &GpuHardware,
+        containers_started: bool,
+        now: Timestamp,
+    ) -> (Option<Timestamp>, Vec<ContainerEvent>) {
+        let mut events = Vec::new();
+        let Some((component, container)) = classify(pod) else { return (None, events) };
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        if component == Component::MigManager
+            || !hardware.contains_key(&node)
+            || pod.metadata.deletion_timestamp.is_some()
+        {
+            return (None, events);
+        }
+        if !containers_started && !self.agents.contains_key(&uid) {
+            return (None, events);
+        }
+        let label = store
+            .get("nodes", "", &node)
+            .and_then(|stored| serde_json::from_str::<Value>(&stored.json).ok())
+            .and_then(|node| node["metadata"]["labels"][CONFIG_LABEL].as_str().map(str::to_string))
+            .unwrap_or_default();
+        let mut volumes = ConfigMapReader::new(store);
+        let agent = self.agents.entry(uid).or_insert_with(|| {
+            Agent::start(store, &mut volumes, pod, component, &container, &node, &label, now)
+        });
+        agent.sync_volume(&volumes.read(agent.configmap.as_ref()), now);
+        if agent.label != label {
+            agent.label = label.clone();
+            agent.pod.on_label_change(&label, &agent.volume);
+        }
+        (agent.advance(&label, now, &mut events), events)
+    }
+
     /// The kubelet's device-manager admission of `pod` on `node` against the device plugin serving
     /// there: the message of the `UnexpectedAdmissionError` that rejects it, if any.
     ///
@@ -455,82 +595,127 @@ impl GpuAgents {
     }
 }
 
-/// The config-manager's outcome for a pod's init or sidecar container, from the store: the node's
-/// label and the mounted ConfigMap's keys (the same `select_config` the agents run).
-fn config_manager_error(store: &Store, pod: &Pod) -> Option<Option<String>> {
-    let (env, configmap) = config_manager(pod)?;
-    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-    let node = pod.spec.as_ref()?.node_name.clone()?;
-    let label = store
-        .get("nodes", "", &node)
-        .and_then(|stored| serde_json::from_str::<Value>(&stored.json).ok())
-        .and_then(|node| node["metadata"]["labels"][CONFIG_LABEL].as_str().map(str::to_string))
-        .unwrap_or_default();
-    let keys: Vec<String> = match configmap {
-        Some(name) => configmap_data(store, &namespace, &name).into_keys().collect(),
-        None => Vec::new(),
-    };
-    Some(super::plugin::select_config(&label, &keys, &env, &mut Vec::new()).err().map(|e| e.to_string()))
-}
-
-/// A stable 64-hex container id for a restarted config-manager container.
-fn container_id(pod_uid: &str, container: &str, restarts: u32) -> String {
+/// A stable 64-hex container id for run `run` (0 = the first) of a config-manager container.
+fn container_id(pod_uid: &str, container: &str, run: u32) -> String {
     let digest =
-        ring::digest::digest(&ring::digest::SHA256, format!("{pod_uid}/{container}/{restarts}").as_bytes());
+        ring::digest::digest(&ring::digest::SHA256, format!("{pod_uid}/{container}/{run}").as_bytes());
     digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Restarts after `elapsed` seconds of crash-looping with the kubelet's back-off (10s doubling
-/// to 300s, pkg/kubelet/kubelet.go) and the current back-off delay.
-fn crash_loop(elapsed: i64) -> (u32, i64) {
-    let (mut restarts, mut at, mut delay) = (0u32, 0i64, 10i64);
-    while at + delay <= elapsed {
-        at += delay;
-        restarts += 1;
-        delay = (delay * 2).min(300);
-    }
-    (restarts, delay)
+/// The ConfigMaps mounted by NVIDIA pods, each read at most once per pass.
+struct ConfigMapReader<'a> {
+    store: &'a Store,
+    read: HashMap<(String, String), BTreeMap<String, String>>,
 }
 
-/// The kubelet's hook for NVIDIA pods with config-manager containers: an init container that
-/// cannot select a config fails (`Init:CrashLoopBackOff`, the pod stays Pending), a sidecar that
-/// cannot crash-loops while the pod keeps running (gpu-domain.md §2.3). `status` is the status
-/// the kubelet is about to write, `before` the stored one.
-pub fn overlay_pod_status(store: &Store, pod: &Pod, before: &Value, status: &mut Value, now: Timestamp) {
-    let Some(outcome) = config_manager_error(store, pod) else { return };
-    let Some(spec) = pod.spec.as_ref() else { return };
-    let init = spec.init_containers.iter().flatten().find(|c| is_config_manager(c));
-    let sidecar = spec.containers.iter().find(|c| is_config_manager(c)).map(|c| c.name.clone());
-    let name = pod.metadata.name.clone().unwrap_or_default();
-    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-    let uid = pod.metadata.uid.clone().unwrap_or_default();
-    let started = status["startTime"].as_str().and_then(|t| t.parse::<Timestamp>().ok()).unwrap_or(now);
-    let (restarts, delay) = crash_loop(now.as_second() - started.as_second());
-    let crashing = |container: &str, error: &str| {
-        json!({
-            "waiting": {
-                "reason": "CrashLoopBackOff",
-                "message": format!("back-off {delay}s restarting failed container={container} pod={name}_{namespace}({uid})"),
+impl<'a> ConfigMapReader<'a> {
+    fn new(store: &'a Store) -> ConfigMapReader<'a> {
+        ConfigMapReader { store, read: HashMap::new() }
+    }
+
+    /// The live data of `configmap` (namespace, name); empty without one.
+    fn read(&mut self, configmap: Option<&(String, String)>) -> BTreeMap<String, String> {
+        let Some(key) = configmap else { return BTreeMap::new() };
+        self.read.entry(key.clone()).or_insert_with(|| configmap_data(self.store, &key.0, &key.1)).clone()
+    }
+}
+
+impl Agent {
+    /// The pod's containers start: the volume is set up from the ConfigMap as it is now, then
+    /// the config-manager (or the plugin alone) runs.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        store: &Store,
+        volumes: &mut ConfigMapReader<'_>,
+        pod: &Pod,
+        component: Component,
+        container: &Container,
+        node: &str,
+        label: &str,
+        now: Timestamp,
+    ) -> Agent {
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let manager = config_manager(pod);
+        let configmap = match &manager {
+            Some((_, Some(name))) => Some((namespace.clone(), name.clone())),
+            _ => None,
+        };
+        let volume = volumes.read(configmap.as_ref());
+        let configs = match &manager {
+            Some(_) => volume.clone(),
+            None => static_config(pod, container, store, &namespace),
+        };
+        let env = PluginEnv {
+            mig_strategy: env_of(container, "MIG_STRATEGY"),
+            mps_root: env_of(container, "MPS_ROOT"),
+            binary: match component {
+                Component::FeatureDiscovery => Binary::FeatureDiscovery,
+                Component::DevicePlugin | Component::MigManager => Binary::DevicePlugin,
             },
-            "lastState": {"terminated": {
+        };
+        Agent {
+            node: node.to_string(),
+            component,
+            label: label.to_string(),
+            pod: DevicePluginPod::start(manager.map(|(env, _)| env), env, label, &configs),
+            containers: container_roles(pod, container),
+            started: now,
+            configmap,
+            volume,
+            volume_synced_at: now,
+            restarts: BTreeMap::new(),
+        }
+    }
+}
+
+impl GpuAgents {
+    /// The kubelet's status of an NVIDIA pod with config-manager containers, as its agent runs
+    /// them: an init container that cannot select a config crash-loops (`Init:CrashLoopBackOff`,
+    /// the pod stays Pending), a sidecar that cannot crash-loops while the pod keeps running
+    /// (gpu-domain.md §2.3); restart counts and back-off are the kubelet's. `status` is the
+    /// status the kubelet is about to write.
+    pub fn overlay_pod_status(&self, pod: &Pod, status: &mut Value) {
+        let Some(agent) = pod.metadata.uid.as_ref().and_then(|uid| self.agents.get(uid)) else { return };
+        if agent.pod.config_manager.is_none() {
+            return;
+        }
+        let Some(spec) = pod.spec.as_ref() else { return };
+        let init = spec.init_containers.iter().flatten().find(|c| is_config_manager(c));
+        let sidecar = spec.containers.iter().find(|c| is_config_manager(c)).map(|c| c.name.clone());
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let crashing = agent.pod.crashing();
+        let restarts = |role: &str| agent.restarts.get(role).cloned().unwrap_or_default();
+        // The exited run `run` of `container` (`lastState`; its logs stay readable with
+        // `kubectl logs --previous`, as the runtime keeps the exited container).
+        let exited = |container: &str, restarts: &Restarts, run: u32| match &restarts.last_error {
+            Some(error) => json!({"terminated": {
                 "exitCode": 1, "reason": "Error", "message": error,
-                // Its logs stay readable (`kubectl logs`), as the runtime keeps the exited container.
-                "containerID": format!("containerd://{}", container_id(&uid, container, restarts)),
-            }},
-        })
-    };
-    let init_done = before["initContainerStatuses"]
-        .as_array()
-        .is_some_and(|s| s.iter().any(|c| c["state"]["terminated"]["reason"] == "Completed"));
-    if let Some(init) = init {
-        let image = init.image.clone().unwrap_or_default();
-        match (&outcome, init_done) {
-            (Some(error), false) => {
-                let crash = crashing(&init.name, error);
+                "containerID": format!("containerd://{}", container_id(&uid, container, run)),
+            }}),
+            None => json!({}),
+        };
+        // `doBackOff`'s message (kuberuntime_manager.go, `format.Pod`: name_namespace(uid)).
+        let waiting = |container: &str, restarts: &Restarts| {
+            let period = restarts.period.map_or(BACK_OFF_INITIAL_SECONDS, |(period, _)| period);
+            json!({"waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": format!(
+                    "back-off {} restarting failed container={container} pod={name}_{namespace}({uid})",
+                    go_seconds(period)
+                ),
+            }})
+        };
+        if let Some(init) = init {
+            let image = init.image.clone().unwrap_or_default();
+            let init_restarts = restarts("init");
+            if crashing == Some("init") {
                 status["initContainerStatuses"] = json!([{
                     "name": init.name, "image": image, "imageID": "", "ready": false,
-                    "restartCount": restarts, "started": false,
-                    "state": {"waiting": crash["waiting"]}, "lastState": crash["lastState"],
+                    "restartCount": init_restarts.count, "started": false,
+                    "state": waiting(&init.name, &init_restarts),
+                    "lastState": exited(&init.name, &init_restarts, init_restarts.count),
                 }]);
                 let mut unready = Vec::new();
                 for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
@@ -555,32 +740,50 @@ pub fn overlay_pod_status(store: &Store, pod: &Pod, before: &Value, status: &mut
                 set_condition(status, "ContainersReady", "ContainersNotReady", &message);
                 return;
             }
-            _ => {
-                status["initContainerStatuses"] = json!([{
-                    "name": init.name, "image": image, "imageID": "", "ready": true,
-                    "restartCount": 0, "started": false,
-                    "state": {"terminated": {
-                        "exitCode": 0, "reason": "Completed",
-                        "containerID": format!("containerd://{}", container_id(&uid, &init.name, 0)),
-                    }},
-                }]);
-            }
+            let last_state = match init_restarts.count {
+                0 => json!({}),
+                count => exited(&init.name, &init_restarts, count - 1),
+            };
+            status["initContainerStatuses"] = json!([{
+                "name": init.name, "image": image, "imageID": "", "ready": true,
+                "restartCount": init_restarts.count, "started": false,
+                "state": {"terminated": {
+                    "exitCode": 0, "reason": "Completed",
+                    "containerID": format!("containerd://{}", container_id(&uid, &init.name, init_restarts.count)),
+                }},
+                "lastState": last_state,
+            }]);
         }
-    }
-    if let (Some(error), Some(sidecar)) = (&outcome, sidecar) {
-        let crash = crashing(&sidecar, error);
+        let Some(sidecar) = sidecar else { return };
+        let sidecar_restarts = restarts("sidecar");
+        if sidecar_restarts.count == 0 && crashing != Some("sidecar") {
+            return;
+        }
         for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
-            if container["name"] == sidecar.as_str() {
-                container["state"] = json!({"waiting": crash["waiting"]});
-                container["lastState"] = crash["lastState"].clone();
-                container["restartCount"] = json!(restarts);
+            if container["name"] != sidecar.as_str() {
+                continue;
+            }
+            container["restartCount"] = json!(sidecar_restarts.count);
+            if crashing == Some("sidecar") {
+                container["state"] = waiting(&sidecar, &sidecar_restarts);
+                container["lastState"] = exited(&sidecar, &sidecar_restarts, sidecar_restarts.count);
                 container["ready"] = json!(false);
                 container["started"] = json!(false);
+            } else {
+                let count = sidecar_restarts.count;
+                container["lastState"] = exited(&sidecar, &sidecar_restarts, count - 1);
+                if let Some(since) = sidecar_restarts.running_since {
+                    container["state"] = json!({"running": {"startedAt": since.to_string()}});
+                }
+                container["containerID"] =
+                    json!(format!("containerd://{}", container_id(&uid, &sidecar, count)));
             }
         }
-        let message = format!("containers with unready status: [{sidecar}]");
-        set_condition(status, "Ready", "ContainersNotReady", &message);
-        set_condition(status, "ContainersReady", "ContainersNotReady", &message);
+        if crashing == Some("sidecar") {
+            let message = format!("containers with unready status: [{sidecar}]");
+            set_condition(status, "Ready", "ContainersNotReady", &message);
+            set_condition(status, "ContainersReady", "ContainersNotReady", &message);
+        }
     }
 }
 
@@ -599,11 +802,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn crash_loop_back_off_doubles_to_five_minutes() {
-        assert_eq!(crash_loop(0), (0, 10));
-        assert_eq!(crash_loop(10), (1, 20));
-        assert_eq!(crash_loop(30), (2, 40));
-        assert_eq!(crash_loop(10 + 20 + 40 + 80 + 160 + 300), (6, 300));
+    fn back_off_periods_print_as_go_durations() {
+        assert_eq!(go_seconds(10), "10s");
+        assert_eq!(go_seconds(160), "2m40s");
+        assert_eq!(go_seconds(300), "5m0s");
     }
 
     #[test]

@@ -289,33 +289,72 @@ impl DevicePluginPod {
     }
 
     /// The node label changed (the sidecar's informer fires): re-select, and on a new selection
-    /// re-link and SIGHUP the plugin, which re-reads the file as the ConfigMap holds it now. An
-    /// unknown name makes the sidecar exit (CrashLoop) and leaves the plugin as it was.
+    /// re-link and SIGHUP the plugin, which re-reads the file as the volume holds it now. An
+    /// unknown name makes the sidecar exit (CrashLoop) and leaves the plugin as it was. A
+    /// crash-looping container runs no informer: it reads the label when the kubelet restarts it
+    /// ([`DevicePluginPod::restart_config_manager`]).
     pub fn on_label_change(&mut self, label: &str, configs: &BTreeMap<String, String>) {
         let Some(env) = self.config_manager.clone() else { return };
-        if let ContainerState::CrashLoop { restarts, .. } = &mut self.init {
-            // The init container retries with back-off and reads the label afresh.
-            let restarts = *restarts + 1;
-            match self.run_config_manager("init", label, configs, &env) {
-                Ok(selection) => {
-                    self.init = ContainerState::Running;
-                    self.applied = Some(selection.clone());
-                    self.load(&file_of(&selection, configs));
-                }
-                Err(error) => self.init = ContainerState::CrashLoop { error: error.to_string(), restarts },
-            }
+        if self.crashing().is_some() {
             return;
         }
-        let restarts = match &self.sidecar {
-            ContainerState::CrashLoop { restarts, .. } => *restarts + 1,
-            ContainerState::Running => 0,
-        };
-        match self.run_config_manager("sidecar", label, configs, &env) {
-            Err(error) => self.sidecar = ContainerState::CrashLoop { error: error.to_string(), restarts },
-            Ok(selection) => {
-                if !matches!(self.sidecar, ContainerState::Running) {
-                    self.sidecar = ContainerState::Running;
+        self.run_sidecar(label, configs, &env, 0);
+    }
+
+    /// The config-manager container that is crash-looping, if one is: `init` or `sidecar`.
+    pub fn crashing(&self) -> Option<&'static str> {
+        match (&self.init, &self.sidecar) {
+            (ContainerState::CrashLoop { .. }, _) => Some("init"),
+            (_, ContainerState::CrashLoop { .. }) => Some("sidecar"),
+            _ => None,
+        }
+    }
+
+    /// The kubelet restarts the crash-looping config-manager container (its back-off ran out):
+    /// it reads the node label and the mounted configs afresh. Returns whether it failed again.
+    pub fn restart_config_manager(&mut self, label: &str, configs: &BTreeMap<String, String>) -> bool {
+        let Some(env) = self.config_manager.clone() else { return false };
+        match (&self.init, &self.sidecar) {
+            (ContainerState::CrashLoop { restarts, .. }, _) => {
+                let restarts = *restarts + 1;
+                match self.run_config_manager("init", label, configs, &env) {
+                    Ok(selection) => {
+                        self.init = ContainerState::Running;
+                        self.applied = Some(selection.clone());
+                        self.load(&file_of(&selection, configs));
+                        // The sidecar then starts on the link the init container made.
+                        self.run_sidecar(label, configs, &env, 0);
+                        false
+                    }
+                    Err(error) => {
+                        self.init = ContainerState::CrashLoop { error: error.to_string(), restarts };
+                        true
+                    }
                 }
+            }
+            (_, ContainerState::CrashLoop { restarts, .. }) => {
+                let restarts = *restarts + 1;
+                self.run_sidecar(label, configs, &env, restarts)
+            }
+            _ => false,
+        }
+    }
+
+    /// The sidecar selects for `label`; returns whether it exited (CrashLoop).
+    fn run_sidecar(
+        &mut self,
+        label: &str,
+        configs: &BTreeMap<String, String>,
+        env: &ConfigManagerEnv,
+        restarts: u32,
+    ) -> bool {
+        match self.run_config_manager("sidecar", label, configs, env) {
+            Err(error) => {
+                self.sidecar = ContainerState::CrashLoop { error: error.to_string(), restarts };
+                true
+            }
+            Ok(selection) => {
+                self.sidecar = ContainerState::Running;
                 let log = self.logs.entry("sidecar").or_default();
                 let name = match &selection {
                     Selection::Named(name) => name.clone(),
@@ -323,7 +362,7 @@ impl DevicePluginPod {
                 };
                 if self.applied.as_ref() == Some(&selection) {
                     log.push("Already configured. Skipping update...".to_string());
-                    return;
+                    return false;
                 }
                 if name.is_empty() {
                     log.push("Updating to empty config".to_string());
@@ -337,6 +376,7 @@ impl DevicePluginPod {
                 self.applied = Some(selection.clone());
                 self.logs.entry("plugin").or_default().push("Received SIGHUP, restarting.".to_string());
                 self.load(&file_of(&selection, configs));
+                false
             }
         }
     }

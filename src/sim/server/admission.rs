@@ -244,7 +244,7 @@ fn drop_zero_values(rt: &ResourceType, object: &mut Value) {
                 drop_pod_spec_zero_values(spec);
             }
         }
-        ("apps", "DaemonSet" | "Deployment" | "ReplicaSet") | ("batch", "Job") => {
+        ("apps", "DaemonSet" | "Deployment" | "ReplicaSet" | "StatefulSet") | ("batch", "Job") => {
             let Some(spec) = object_mut(object, "spec") else { return };
             remove_zero(spec, SPEC_ZERO_OMITTED);
             if let Some(pod_spec) = spec.get_mut("template").and_then(|t| object_mut(t, "spec")) {
@@ -255,7 +255,7 @@ fn drop_zero_values(rt: &ResourceType, object: &mut Value) {
     }
 }
 
-fn default_template(spec: &mut Map<String, Value>) {
+pub(crate) fn default_template(spec: &mut Map<String, Value>) {
     let Some(template) = spec.get_mut("template") else { return };
     if let Some(pod_spec) = object_mut(template, "spec") {
         default_pod_spec(pod_spec);
@@ -467,7 +467,7 @@ fn normalize_pod_spec(spec: Option<&mut Value>) {
 pub fn normalize_quantities(rt: &ResourceType, object: &mut Value) {
     match rt.kind.as_str() {
         "Pod" => normalize_pod_spec(object.get_mut("spec")),
-        "DaemonSet" | "Deployment" | "ReplicaSet" | "Job" => {
+        "DaemonSet" | "Deployment" | "ReplicaSet" | "StatefulSet" | "Job" => {
             normalize_pod_spec(object.pointer_mut("/spec/template/spec"));
         }
         "ResourceQuota" => {
@@ -633,9 +633,34 @@ fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>)
     {
         causes.push(required("metadata.namespace", ""));
     }
+    causes.extend(super::objectmeta::validate(rt, object));
+    validate_ranges(rt, object, causes);
 }
 
-fn validate_workload(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+/// `ValidateNonnegativeField` on the counts of the course's workload kinds (apps
+/// `ValidateDeploymentSpec`/`ValidateReplicaSetSpec`/`ValidateDaemonSetSpec`, batch
+/// `validateJobSpec`).
+fn validate_ranges(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>) {
+    let fields: &[&str] = match (rt.group.as_str(), rt.kind.as_str()) {
+        ("apps", "Deployment" | "ReplicaSet") => &["replicas", "minReadySeconds", "revisionHistoryLimit"],
+        ("apps", "DaemonSet") => &["minReadySeconds", "revisionHistoryLimit"],
+        ("batch", "Job") => &["parallelism", "completions", "backoffLimit"],
+        _ => &[],
+    };
+    for field in fields {
+        if let Some(value) = object.pointer(&format!("/spec/{field}")).and_then(Value::as_i64)
+            && value < 0
+        {
+            causes.push(invalid(
+                format!("spec.{field}"),
+                &value.to_string(),
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+}
+
+pub(crate) fn validate_workload(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
     let selector = object.pointer("/spec/selector").filter(|s| !s.is_null());
     let labels = object.pointer("/spec/template/metadata/labels").and_then(Value::as_object);
     match selector {
@@ -730,7 +755,7 @@ pub fn selector_matches(selector: &Value, labels: Option<&Map<String, Value>>) -
     true
 }
 
-fn validate_template_restart_policy(object: &Value, allowed: &[&str], causes: &mut Vec<Cause>) {
+pub(crate) fn validate_template_restart_policy(object: &Value, allowed: &[&str], causes: &mut Vec<Cause>) {
     let Some(policy) = object.pointer("/spec/template/spec/restartPolicy") else { return };
     if !allowed.iter().any(|a| policy.as_str() == Some(*a)) {
         causes.push(not_supported("spec.template.spec.restartPolicy", policy, allowed));

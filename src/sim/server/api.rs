@@ -18,7 +18,7 @@ use super::{
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
-    table, watch,
+    table, typecheck, watch,
 };
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
@@ -103,7 +103,13 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let (parts, body) = request.into_parts();
     let path = ResourcePath::parse(parts.uri.path()).ok_or_else(ApiError::no_such_resource)?;
     let query = Query::from_uri(&parts.uri)?;
+    let scale = path.subresource.as_deref() == Some("scale");
     let target = resolve(&state, path)?;
+    if scale {
+        let (namespace, name) = (target.namespace(), target.name());
+        let (method, headers) = (&parts.method, &parts.headers);
+        return super::scale::serve(&state, &target.rt, namespace, name, method, &query, headers, body).await;
+    }
     let verb = match (&parts.method, target.name.is_some()) {
         (&Method::GET, true) => Verb::Get,
         (&Method::GET, false) if query.flag("watch") => Verb::Watch,
@@ -161,6 +167,10 @@ fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
     let subresource = match path.subresource.as_deref() {
         None => Subresource::Main,
         Some("status") if rt.subresources.iter().any(|s| s == "status") => Subresource::Status,
+        // Served by `scale.rs`, which writes the object itself.
+        Some("scale") if path.name.is_some() && rt.subresources.iter().any(|s| s == "scale") => {
+            Subresource::Main
+        }
         Some(_) => return Err(ApiError::no_such_resource()),
     };
     Ok(Target { rt, namespace: path.namespace, name: path.name, subresource })
@@ -366,6 +376,8 @@ async fn object_body(
 ) -> Result<(Value, Vec<String>)> {
     let bytes = request::read_body(headers, body).await?;
     let mut object = request::decode_object(headers, &bytes, &target.rt.kind)?;
+    // Type errors come first: upstream's typed decode fails before strict checking reports.
+    typecheck::check_body(&target.rt, &object)?;
     let mut warnings = if request::content_type(headers) == "application/json" {
         // Re-read JSON for duplicate keys, which a parsed value no longer shows.
         fieldvalidation::decode_tracking_duplicates(&bytes)?.1
@@ -480,6 +492,8 @@ async fn patch(
         }
         let mut applied = patch::decode_apply_body(&bytes)?;
         request::check_type(&applied, &rt.api_version(), &rt.kind)?;
+        // The configuration is converted to the typed schema before anything is merged.
+        typecheck::check_body(rt, &applied)?;
         if let Some(namespace) = &target.namespace {
             applied["metadata"]["namespace"] = json!(namespace);
         }
@@ -502,6 +516,7 @@ async fn patch(
         target.modify(state, params.dry_run, |current| {
             let current = target.existing(current)?;
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
+            typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
             if let Some(admission) = &admission {

@@ -31,6 +31,8 @@ pub const AGGREGATED_CONTENT_TYPE: &str =
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/version", get(version))
+        // What the official Python client requests; upstream's mux serves both.
+        .route("/version/", get(version))
         .route("/api", get(core_groups))
         .route("/apis", get(named_groups))
         .route("/api/{version}", get(core_resources))

@@ -9,16 +9,20 @@ pub mod api;
 pub mod authz;
 pub mod discovery;
 pub mod fieldvalidation;
+pub mod kind_admission;
 pub mod managedfields;
+pub mod objectmeta;
 pub mod openapi;
 pub mod patch;
 pub mod podlog;
 pub mod protobuf;
 pub mod quota;
 pub mod request;
+pub mod scale;
 pub mod schema;
 pub mod status;
 pub mod table;
+pub mod typecheck;
 pub mod watch;
 use std::{
     sync::{Arc, RwLock},
@@ -80,6 +84,23 @@ pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
     }
     Ok(())
 }
+/// Creates the system PriorityClasses that do not exist yet, as kube-apiserver's
+/// `scheduling/bootstrap-system-priority-classes` post-start hook does at every start.
+pub fn ensure_system_priority_classes(state: &SimState) -> store::Result<()> {
+    let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+    let Some(classes) = types.iter().find(|t| t.plural == "priorityclasses") else { return Ok(()) };
+    for (name, value, description) in kind_admission::SYSTEM_PRIORITY_CLASSES {
+        if state.store.get(&classes.group_resource(), "", name).is_none() {
+            state.store.create(
+                classes,
+                json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                       "value": value, "description": description}),
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// The whole API surface as one router.
 pub fn router(state: AppState) -> Router {
     Router::new()

@@ -30,6 +30,10 @@ pub enum Error {
     /// rejected our request due to an error in our request`.
     #[error("the server rejected our request due to an error in our request")]
     Invalid(String),
+    /// A JSON patch of more than [`MAX_JSON_PATCH_OPERATIONS`] operations (413), upstream's
+    /// text (apiserver `endpoints/handlers/patch.go` `applyJSPatch`).
+    #[error("The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {0}")]
+    TooManyOperations(usize),
     /// Server-side apply found fields owned by another manager (409). `details` is upstream's
     /// text after the count, e.g. `conflict with "kubectl" using apps/v1: .spec.replicas`.
     #[error("Apply failed with {count} {}: {details}", if *count == 1 { "conflict" } else { "conflicts" })]
@@ -113,6 +117,16 @@ impl PatchKind {
     }
 }
 
+/// The most operations one JSON patch may carry: apiserver `endpoints/handlers/patch.go`
+/// `maxJSONPatchOperations` (added for CVE-2019-11253).
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// The most bytes the `copy` operations of one JSON patch may add to the object: apiserver
+/// `pkg/server/config.go` `JSONPatchMaxCopyBytes` (3 MiB, the body limit), which
+/// `NewConfig`/`New` arm as json-patch's `AccumulatedCopySizeLimit` (CVE-2019-1002100). An `add`
+/// carries its value in the body, which the body limit already bounds; only `copy` amplifies.
+pub const MAX_JSON_PATCH_COPY_BYTES: usize = 3 * 1024 * 1024;
+
 /// Options of a server-side apply request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {
@@ -175,13 +189,7 @@ fn patched_value(rt: &ResourceType, kind: PatchKind, current: &Value, body: &[u8
             json_patch::merge(&mut patched, &patch);
             Ok(patched)
         }
-        PatchKind::Json => {
-            let patch: json_patch::Patch =
-                serde_json::from_slice(body).map_err(|e| Error::BadRequest(e.to_string()))?;
-            let mut patched = current.clone();
-            json_patch::patch(&mut patched, &patch).map_err(|e| Error::Invalid(e.to_string()))?;
-            Ok(patched)
-        }
+        PatchKind::Json => json_patch_bounded(current, body),
         PatchKind::StrategicMerge => {
             // Custom resources have no patch metadata: upstream answers 415 (its text then omits
             // strategic merge from the accepted types; this enum's one 415 variant lists it).
@@ -191,6 +199,59 @@ fn patched_value(rt: &ResourceType, kind: PatchKind, current: &Value, body: &[u8
         }
         PatchKind::Apply => Err(Error::UnsupportedMediaType),
     }
+}
+
+/// Applies an RFC 6902 JSON patch as upstream's `applyJSPatch` does: at most
+/// [`MAX_JSON_PATCH_OPERATIONS`] operations (413 past it), and `copy` operations adding at most
+/// [`MAX_JSON_PATCH_COPY_BYTES`] in all, measured before each copy is made (json-patch v4
+/// `Patch.copy`: the JSON size of the copied value), so a patch that copies a map into itself
+/// is refused after a few doublings instead of growing the object without end.
+fn json_patch_bounded(current: &Value, body: &[u8]) -> Result<Value> {
+    // Count first, as upstream does after `DecodePatch` and before looking at any operation.
+    let operations: Vec<serde::de::IgnoredAny> =
+        serde_json::from_slice(body).map_err(|e| Error::BadRequest(e.to_string()))?;
+    if operations.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(Error::TooManyOperations(operations.len()));
+    }
+    let json_patch::Patch(operations) =
+        serde_json::from_slice(body).map_err(|e| Error::BadRequest(e.to_string()))?;
+    // Works on a copy, so a failing operation leaves `current` as it was (the patch is atomic).
+    let mut patched = current.clone();
+    let mut copied_bytes = 0usize;
+    for operation in &operations {
+        if let json_patch::PatchOperation::Copy(copy) = operation
+            && let Some(source) = patched.pointer(copy.from.as_str())
+        {
+            copied_bytes = copied_bytes.saturating_add(json_size(source));
+            if copied_bytes > MAX_JSON_PATCH_COPY_BYTES {
+                // gopkg.in/evanphx/json-patch.v4 errors.go `AccumulatedCopySizeError`.
+                return Err(Error::Invalid(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {copied_bytes}, exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}"
+                )));
+            }
+        }
+        json_patch::patch_unsafe(&mut patched, std::slice::from_ref(operation))
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+    }
+    Ok(patched)
+}
+
+/// The length of `value`'s compact JSON, counted without building it.
+fn json_size(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a `Value` to an infallible sink cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// Server-side apply of `applied` (the parsed request body) onto `current` (`None`: the object

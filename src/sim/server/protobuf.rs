@@ -2,7 +2,9 @@
 //! converted to the JSON the JSON path would have received.
 //!
 //! kubectl's typed clients (`create namespace|configmap|secret|quota|deployment|job|
-//! serviceaccount`, `auth can-i`) send protobuf and do not retry in JSON after a 415
+//! serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding|
+//! priorityclass`, `auth can-i`) send
+//! protobuf and do not retry in JSON after a 415
 //! (kubectl-api.md §2.2). The wire format is upstream's
 //! (apimachinery/pkg/runtime/serializer/protobuf/protobuf.go): the 4-byte magic `k8s\0`, then a
 //! `runtime.Unknown{typeMeta, raw, contentEncoding, contentType}` whose `raw` is the typed
@@ -19,9 +21,10 @@ use k8s_pb::{
             ConfigMap, ConfigMapKeySelector, Container, ContainerPort, EnvVar, EnvVarSource,
             LocalObjectReference, Namespace, NamespaceSpec, ObjectFieldSelector, ObjectReference, PodSpec,
             PodTemplateSpec, ResourceQuota, ResourceQuotaSpec, ResourceRequirements, ScopeSelector,
-            ScopedResourceSelectorRequirement, Secret, SecretKeySelector, ServiceAccount, Toleration,
-            VolumeMount,
+            ScopedResourceSelectorRequirement, Secret, SecretKeySelector, Service, ServiceAccount,
+            ServicePort, ServiceSpec, Toleration, VolumeMount,
         },
+        rbac::v1 as rbac,
     },
     apimachinery::pkg::{
         api::resource::Quantity,
@@ -109,6 +112,22 @@ pub fn decode(body: &[u8]) -> Result<Value> {
             deployment(apps::Deployment::decode(raw.as_slice()).map_err(decode_error)?)?
         }
         ("batch/v1", "Job") => job(batch::Job::decode(raw.as_slice()).map_err(decode_error)?)?,
+        ("v1", "Service") => service(Service::decode(raw.as_slice()).map_err(decode_error)?)?,
+        ("rbac.authorization.k8s.io/v1", "ClusterRole") => {
+            cluster_role(rbac::ClusterRole::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("rbac.authorization.k8s.io/v1", "Role") => {
+            role(rbac::Role::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding") => {
+            cluster_role_binding(rbac::ClusterRoleBinding::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => {
+            role_binding(rbac::RoleBinding::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            priority_class(PriorityClass::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
         ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => {
             access_review(authz::SelfSubjectAccessReview::decode(raw.as_slice()).map_err(decode_error)?)?
         }
@@ -443,6 +462,68 @@ message!(JobSpec reject [pod_failure_policy, success_policy] {
 
 fn job(message: Job) -> Result<Value> {
     convert!(message => Job reject [] { "metadata": metadata, "spec": spec, "status": status => server_owned })
+}
+
+// `kubectl create service clusterip|nodeport|loadbalancer|externalname` (create_service.go)
+// sets ports, selector, type, clusterIP and externalName; the rest is refused, not dropped.
+message!(ServiceSpec reject [external_ips, load_balancer_ip, load_balancer_source_ranges,
+        external_traffic_policy, health_check_node_port, publish_not_ready_addresses,
+        session_affinity_config, ip_families, ip_family_policy, allocate_load_balancer_node_ports,
+        load_balancer_class, internal_traffic_policy, traffic_distribution, cluster_ips] {
+    "ports": ports, "selector": selector, "clusterIP": cluster_ip, "type": r#type,
+    "externalName": external_name, "sessionAffinity": session_affinity,
+});
+message!(ServicePort reject [] {
+    "name": name, "protocol": protocol, "appProtocol": app_protocol, "port": port,
+    "targetPort": target_port, "nodePort": node_port,
+});
+
+fn service(message: Service) -> Result<Value> {
+    convert!(message => Service reject [] { "metadata": metadata, "spec": spec, "status": status => server_owned })
+}
+
+use rbac::{
+    AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
+message!(PolicyRule reject [] {
+    "verbs": verbs, "apiGroups": api_groups, "resources": resources, "resourceNames": resource_names,
+    "nonResourceURLs": non_resource_ur_ls,
+});
+message!(AggregationRule reject [] { "clusterRoleSelectors": cluster_role_selectors });
+message!(Subject reject [] { "kind": kind, "apiGroup": api_group, "name": name, "namespace": namespace });
+message!(RoleRef reject [] { "apiGroup": api_group, "kind": kind, "name": name });
+
+fn cluster_role(message: ClusterRole) -> Result<Value> {
+    convert!(message => ClusterRole reject [] {
+        "metadata": metadata, "rules": rules, "aggregationRule": aggregation_rule,
+    })
+}
+
+fn role(message: Role) -> Result<Value> {
+    convert!(message => Role reject [] { "metadata": metadata, "rules": rules })
+}
+
+fn cluster_role_binding(message: ClusterRoleBinding) -> Result<Value> {
+    convert!(message => ClusterRoleBinding reject [] {
+        "metadata": metadata, "subjects": subjects, "roleRef": role_ref,
+    })
+}
+
+fn role_binding(message: RoleBinding) -> Result<Value> {
+    convert!(message => RoleBinding reject [] {
+        "metadata": metadata, "subjects": subjects, "roleRef": role_ref,
+    })
+}
+
+use k8s_pb::api::scheduling::v1::PriorityClass;
+
+/// `kubectl create priorityclass`.
+fn priority_class(message: PriorityClass) -> Result<Value> {
+    // `value` has no omitempty (0 is sent and kept); `preemptionPolicy` is a pointer.
+    convert!(message => PriorityClass reject [] {
+        "metadata": metadata, "value": value => Pointer, "globalDefault": global_default,
+        "description": description, "preemptionPolicy": preemption_policy => Pointer,
+    })
 }
 
 use authz::{

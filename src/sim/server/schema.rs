@@ -183,6 +183,7 @@ const LIST_FIELDS: &[ListField] = &[
     lf!("io.k8s.api.apps.v1.DaemonSetStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
     lf!("io.k8s.api.apps.v1.DeploymentStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
     lf!("io.k8s.api.apps.v1.ReplicaSetStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
+    lf!("io.k8s.api.apps.v1.StatefulSetStatus", "conditions", merge_by("type"), ListType::Map(&["type"])),
     // batch/v1/types.go: conditions merge by type, but `+listType=atomic` for apply
     lf!("io.k8s.api.batch.v1.JobStatus", "conditions", merge_by("type"), ListType::Atomic),
     lf!("io.k8s.api.batch.v1.UncountedTerminatedPods", "failed", PatchMeta::NONE, ListType::Set),
@@ -258,7 +259,7 @@ fn register<T: JsonSchema + Resource>(
 }
 
 fn build() -> Catalog {
-    use k8s_openapi::api::{apps, authorization, batch, coordination, core, events, rbac};
+    use k8s_openapi::api::{apps, authorization, batch, coordination, core, events, node, rbac, scheduling};
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     let mut generator = SchemaSettings::openapi3().into_generator();
     let mut kinds = Vec::new();
@@ -273,6 +274,7 @@ fn build() -> Catalog {
     register::<core::v1::ResourceQuota>(&mut generator, &mut kinds);
     register::<core::v1::LimitRange>(&mut generator, &mut kinds);
     register::<apps::v1::DaemonSet>(&mut generator, &mut kinds);
+    register::<apps::v1::StatefulSet>(&mut generator, &mut kinds);
     register::<apps::v1::Deployment>(&mut generator, &mut kinds);
     register::<apps::v1::ReplicaSet>(&mut generator, &mut kinds);
     register::<apps::v1::ControllerRevision>(&mut generator, &mut kinds);
@@ -282,6 +284,9 @@ fn build() -> Catalog {
     register::<apiextensions::v1::CustomResourceDefinition>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectAccessReview>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectRulesReview>(&mut generator, &mut kinds);
+    register::<core::v1::PersistentVolumeClaim>(&mut generator, &mut kinds);
+    register::<scheduling::v1::PriorityClass>(&mut generator, &mut kinds);
+    register::<node::v1::RuntimeClass>(&mut generator, &mut kinds);
     register::<rbac::v1::ClusterRoleBinding>(&mut generator, &mut kinds);
     register::<rbac::v1::ClusterRole>(&mut generator, &mut kinds);
     register::<rbac::v1::RoleBinding>(&mut generator, &mut kinds);
@@ -438,7 +443,8 @@ pub struct Field<'a> {
 }
 
 impl<'a> Node<'a> {
-    fn resolve(self) -> Node<'a> {
+    /// The node behind `$ref`s (its `definition` then names the component).
+    pub fn resolve(self) -> Node<'a> {
         let mut node = self;
         for _ in 0..8 {
             let reference = node.schema.get("$ref").or_else(|| {

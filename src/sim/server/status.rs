@@ -81,11 +81,12 @@ impl ApiError {
 
     /// 413 for a body over [`MAX_BODY_BYTES`].
     pub fn too_large() -> ApiError {
-        ApiError::new(
-            413,
-            "RequestEntityTooLarge",
-            format!("Request entity too large: limit is {MAX_BODY_BYTES}"),
-        )
+        ApiError::entity_too_large(format!("limit is {MAX_BODY_BYTES}"))
+    }
+
+    /// 413 RequestEntityTooLarge as apimachinery's `NewRequestEntityTooLargeError` words it.
+    pub fn entity_too_large(message: impl std::fmt::Display) -> ApiError {
+        ApiError::new(413, "RequestEntityTooLarge", format!("Request entity too large: {message}"))
     }
 
     /// 415 for a body media type the endpoint does not read.
@@ -176,6 +177,7 @@ impl From<patch::Error> for ApiError {
             patch::Error::BadRequest(_) => ApiError::bad_request(message),
             patch::Error::UnsupportedMediaType => ApiError::unsupported_media_type(message),
             patch::Error::Invalid(_) => ApiError::new(422, "Invalid", message),
+            patch::Error::TooManyOperations(_) => ApiError::entity_too_large(message),
             patch::Error::Conflict { .. } => ApiError::new(409, "Conflict", message),
         }
     }

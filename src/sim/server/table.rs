@@ -105,6 +105,36 @@ static PRINTERS: &[Printer] = &[
         IMAGES,
         Column("Selector", "string", 1, "Selector is a label query over pods that should match the replica count."),
     ] },
+    Printer { kinds: &[("apps", "StatefulSet")], row: statefulset_row, columns: &[
+        NAME,
+        Column("Ready", "string", 0, "Number of the pod with ready state"),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+    ] },
+    Printer { kinds: &[("", "PersistentVolumeClaim")], row: persistentvolumeclaim_row, columns: &[
+        NAME,
+        Column("Status", "string", 0, "phase represents the current phase of PersistentVolumeClaim."),
+        Column("Volume", "string", 0, "volumeName is the binding reference to the PersistentVolume backing this claim."),
+        Column("Capacity", "string", 0, "capacity represents the actual resources of the underlying volume."),
+        Column("Access Modes", "string", 0, "accessModes contains the actual access modes the volume backing the PVC has."),
+        Column("StorageClass", "string", 0, "StorageClass of the pvc"),
+        Column("VolumeAttributesClass", "string", 0, "VolumeAttributesClass of the pvc"),
+        AGE,
+        Column("VolumeMode", "string", 1, "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec."),
+    ] },
+    Printer { kinds: &[("scheduling.k8s.io", "PriorityClass")], row: priorityclass_row, columns: &[
+        NAME,
+        Column("Value", "integer", 0, "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec."),
+        Column("Global-Default", "boolean", 0, "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority."),
+        AGE,
+        Column("PreemptionPolicy", "string", 0, "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset."),
+    ] },
+    Printer { kinds: &[("node.k8s.io", "RuntimeClass")], row: runtimeclass_row, columns: &[
+        NAME,
+        Column("Handler", "string", 0, "Handler is the name of the underlying runtime and configuration."),
+        AGE,
+    ] },
     Printer { kinds: &[("apps", "ControllerRevision")], row: controllerrevision_row, columns: &[
         NAME,
         Column("Controller", "string", 0, "Controller of the object"),
@@ -522,7 +552,7 @@ fn format_labels(map: &Value) -> String {
 }
 
 /// `metav1.LabelSelectorAsSelector(..).String()`: requirements sorted by key; `""` when empty.
-fn selector_string(selector: &Value) -> String {
+pub fn selector_string(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = Vec::new();
     if let Some(labels) = selector["matchLabels"].as_object() {
         for (key, value) in labels {
@@ -608,6 +638,82 @@ fn replicaset_row(rs: &Value, now: Timestamp) -> Vec<Value> {
         images,
         json!(format_selector(&rs["spec"]["selector"])),
     ]
+}
+
+/// printers.go `printStatefulSet`: READY is `readyReplicas/spec.replicas`.
+fn statefulset_row(sts: &Value, now: Timestamp) -> Vec<Value> {
+    let (names, images) = containers_and_images(&sts["spec"]["template"]);
+    let desired = sts["spec"]["replicas"].as_i64().unwrap_or(1);
+    vec![
+        sts["metadata"]["name"].clone(),
+        json!(format!("{}/{desired}", int(&sts["status"]["readyReplicas"]))),
+        age(sts, now),
+        names,
+        images,
+    ]
+}
+
+/// printers.go `printPersistentVolumeClaim`: capacity and access modes only once bound to a
+/// volume; the class from the beta annotation, else `spec.storageClassName`.
+fn persistentvolumeclaim_row(pvc: &Value, now: Timestamp) -> Vec<Value> {
+    let spec = &pvc["spec"];
+    let phase = if pvc["metadata"]["deletionTimestamp"].is_null() {
+        text(&pvc["status"]["phase"]).to_string()
+    } else {
+        "Terminating".to_string()
+    };
+    let volume = text(&spec["volumeName"]);
+    let (capacity, access_modes) = if volume.is_empty() {
+        (String::new(), String::new())
+    } else {
+        // `GetAccessModesAsString`: RWO, ROX, RWX, RWOP in that order.
+        let modes = pvc["status"]["accessModes"].as_array().cloned().unwrap_or_default();
+        let order = [
+            ("ReadWriteOnce", "RWO"),
+            ("ReadOnlyMany", "ROX"),
+            ("ReadWriteMany", "RWX"),
+            ("ReadWriteOncePod", "RWOP"),
+        ];
+        let shown: Vec<&str> = order
+            .iter()
+            .filter(|(mode, _)| modes.iter().any(|m| m == mode))
+            .map(|(_, short)| *short)
+            .collect();
+        (text(&pvc["status"]["capacity"]["storage"]).to_string(), shown.join(","))
+    };
+    let class = pvc["metadata"]["annotations"]["volume.beta.kubernetes.io/storage-class"]
+        .as_str()
+        .unwrap_or_else(|| text(&spec["storageClassName"]));
+    let attributes_class =
+        spec["volumeAttributesClassName"].as_str().filter(|c| !c.is_empty()).unwrap_or("<unset>");
+    let volume_mode = spec["volumeMode"].as_str().unwrap_or("<unset>");
+    vec![
+        pvc["metadata"]["name"].clone(),
+        json!(phase),
+        json!(volume),
+        json!(capacity),
+        json!(access_modes),
+        json!(class),
+        json!(attributes_class),
+        age(pvc, now),
+        json!(volume_mode),
+    ]
+}
+
+/// printers.go `printPriorityClass`.
+fn priorityclass_row(pc: &Value, now: Timestamp) -> Vec<Value> {
+    vec![
+        pc["metadata"]["name"].clone(),
+        json!(int(&pc["value"])),
+        json!(pc["globalDefault"].as_bool().unwrap_or(false)),
+        age(pc, now),
+        json!(text(&pc["preemptionPolicy"])),
+    ]
+}
+
+/// printers.go `printRuntimeClass`.
+fn runtimeclass_row(rc: &Value, now: Timestamp) -> Vec<Value> {
+    vec![rc["metadata"]["name"].clone(), json!(text(&rc["handler"])), age(rc, now)]
 }
 
 /// printers.go `printControllerRevision`: CONTROLLER is `<kind>.<group>/<name>` in lower case.

@@ -21,6 +21,14 @@ pub enum Error {
     /// SQLite refused an operation (open, schema, insert, query).
     #[error("state database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The database file could not be made owner-only before opening it.
+    #[error("state database {path}: {source}")]
+    Private {
+        /// The database file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// `Result` with this module's [`Error`].
@@ -93,6 +101,10 @@ CREATE INDEX IF NOT EXISTS kine_key ON kine (resource, namespace, name, rev);
 impl Db {
     /// Opens (creating if needed) the database file at `path` in WAL mode.
     pub fn open(path: &Path) -> Result<Db> {
+        // Owner-only before SQLite opens it: SQLite gives the `-wal` and `-shm` files (the WAL
+        // holds Secret data) the mode of the database file.
+        crate::sim::private::prepare_database(path)
+            .map_err(|source| Error::Private { path: path.to_path_buf(), source })?;
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;

