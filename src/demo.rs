@@ -183,7 +183,8 @@ fn run_lab(
         say(&format!("-- {}: {}\n", task.id.value, task.title.get(lang)))?;
         for command in &task.solution {
             say(&format!("$ {command}\n"))?;
-            let ran = runtime.block_on(run_showing_elapsed(&shell, command, lang));
+            let on_stderr = |line: String| eprintln!("{line}");
+            let ran = runtime.block_on(run_showing_elapsed(&shell, command, lang, ELAPSED_EVERY, &on_stderr));
             if ran.exit != engine::selftest::CommandExit::Success {
                 say(&format!("[{}]\n", ran.exit))?;
             }
@@ -211,23 +212,29 @@ fn run_lab(
 const ELAPSED_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs one solution command; one that takes long (the ci-wait step waits for a rollout that
-/// never finishes) says on stderr every few seconds how long it has run, so the demo is not
+/// never finishes) says through `say`, every `every`, how long it has run, so the demo is not
 /// silent, and when it ends after that, how long it took.
-async fn run_showing_elapsed(shell: &Shell, command: &str, lang: Lang) -> engine::selftest::CommandRun {
+async fn run_showing_elapsed(
+    shell: &Shell,
+    command: &str,
+    lang: Lang,
+    every: std::time::Duration,
+    say: &dyn Fn(String),
+) -> engine::selftest::CommandRun {
     let began = tokio::time::Instant::now();
     let run = shell.run(command);
     tokio::pin!(run);
-    let mut ticks = tokio::time::interval_at(began + ELAPSED_EVERY, ELAPSED_EVERY);
+    let mut ticks = tokio::time::interval_at(began + every, every);
     loop {
         tokio::select! {
             ran = &mut run => {
-                if began.elapsed() >= ELAPSED_EVERY {
-                    eprintln!("{}", tr!(lang, "demo-command-took", seconds = began.elapsed().as_secs()));
+                if began.elapsed() >= every {
+                    say(tr!(lang, "demo-command-took", seconds = began.elapsed().as_secs()));
                 }
                 return ran;
             }
             _ = ticks.tick() => {
-                eprintln!("{}", tr!(lang, "demo-command-running", seconds = began.elapsed().as_secs()));
+                say(tr!(lang, "demo-command-running", seconds = began.elapsed().as_secs()));
             }
         }
     }
@@ -403,4 +410,30 @@ fn say(text: &str) -> Result<(), run::Error> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{sync::Mutex, time::Duration};
+
+    use super::*;
+
+    /// A command that outlasts the interval is reported while it runs and when it ends; a quick
+    /// one says nothing.
+    #[tokio::test]
+    async fn a_long_solution_command_says_how_long_it_has_run() {
+        let shell = Shell::new(None, ShellOutput::Capture);
+        let said = Mutex::new(Vec::new());
+        let say = |line: String| said.lock().unwrap().push(line);
+        let every = Duration::from_millis(100);
+        let ran = run_showing_elapsed(&shell, "sleep 0.35", Lang::En, every, &say).await;
+        assert_eq!(ran.exit, engine::selftest::CommandExit::Success);
+        let lines = said.lock().unwrap().clone();
+        let running = lines.iter().filter(|l| l.starts_with("… still running after")).count();
+        assert!(running >= 2, "{lines:?}");
+        assert_eq!(lines.last().map(String::as_str), Some("… it took 0s"), "{lines:?}");
+        said.lock().unwrap().clear();
+        run_showing_elapsed(&shell, "true", Lang::Ja, every, &say).await;
+        assert!(said.lock().unwrap().is_empty());
+    }
 }
