@@ -33,7 +33,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Exit codes: 0 all passed / done, 1 checks failed, 2 bad input, 3 cluster unreachable or API
 /// error, 4 timed out waiting.
 #[derive(Debug, Parser)]
-#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100)]
+#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100, after_help = crate::exit::HELP)]
 pub struct Cli {
     /// Global options shared by every command.
     #[command(flatten)]
@@ -104,7 +104,7 @@ pub enum Command {
     Answer(AnswerArgs),
     /// Reset the cluster to the lab's starting state (instructors).
     Reset(ResetArgs),
-    /// Show a lab's state: node × pod × revision × image, with the DaemonSet counters.
+    /// Show what a learner of the lab looks at: rollouts, GPU node configs, team quotas.
     Status(StatusArgs),
     /// Prove every check fails before and passes after the reference solution.
     Selftest(SelftestArgs),
@@ -115,6 +115,9 @@ pub enum Command {
     /// List or show the available labs.
     #[command(subcommand)]
     Labs(LabsCommand),
+    /// Prepare a class: merge the learners' kubeconfigs.
+    #[command(subcommand)]
+    Class(ClassCommand),
     /// The embedded simulated GPU cluster.
     #[command(subcommand)]
     Sim(SimCommand),
@@ -155,6 +158,9 @@ pub struct CheckArgs {
     /// Instructors: also show the reference solution of failing tasks and the variant started.
     #[arg(long)]
     pub reveal: bool,
+    /// Show every task's description (a failing task's is always shown).
+    #[arg(long)]
+    pub details: bool,
     /// Observe twice, this far apart, and pass only what held both times (e.g. 30s).
     #[arg(long, value_name = "DURATION")]
     pub confirm: Option<String>,
@@ -249,6 +255,28 @@ pub struct DemoArgs {
 pub struct LintArgs {
     /// Lab bundle directories or lab.yaml files (default: every built-in lab).
     pub paths: Vec<PathBuf>,
+}
+
+/// `class`.
+#[derive(Debug, Subcommand)]
+pub enum ClassCommand {
+    /// Merge learners' kubeconfigs (files or simulators' state directories) into one with a
+    /// context per learner (named after the file or directory), leaving viewer contexts out.
+    Kubeconfig(ClassKubeconfigArgs),
+}
+
+/// `class kubeconfig`.
+#[derive(Debug, Args)]
+pub struct ClassKubeconfigArgs {
+    /// Learners' kubeconfig files or `sim up` state directories.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// The learners' names, once per input in order (default: from the file or directory names).
+    #[arg(long = "name", value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Write the merged kubeconfig here (mode 0600) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `labs`.
@@ -348,6 +376,16 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// The locale the environment asks for: `LC_ALL`, else `LANG`.
+pub fn locale() -> Option<String> {
+    std::env::var("LC_ALL").ok().filter(|v| !v.is_empty()).or_else(|| std::env::var("LANG").ok())
+}
+
+/// The language `--lang` asks for, else the one of `locale`.
+pub fn lang_of(cli: &Cli, locale: Option<&str>) -> Lang {
+    cli.global.lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale))
+}
+
 /// The resolved command line: everything a command needs, validated, before any work starts.
 #[derive(Debug)]
 pub struct Session {
@@ -377,9 +415,7 @@ pub struct CheckDurations {
 impl Session {
     /// Resolves the parsed command line, reading `LANG`/`LC_ALL` for the default language.
     pub fn resolve(cli: Cli) -> Result<Session> {
-        let locale =
-            std::env::var("LC_ALL").ok().filter(|v| !v.is_empty()).or_else(|| std::env::var("LANG").ok());
-        Self::resolve_with_locale(cli, locale.as_deref())
+        Self::resolve_with_locale(cli, locale().as_deref())
     }
 
     /// As [`Session::resolve`], with the locale given (for tests).

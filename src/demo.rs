@@ -23,6 +23,7 @@ use crate::{
         lifecycle::{self, ControlPlane, ServeOptions, TopologySource},
         server::checkpoint,
     },
+    tr,
 };
 
 /// Simulated delays (image pulls, readiness) pass this many times faster in a demo, slow enough
@@ -200,7 +201,8 @@ pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Er
     let bundle = lab::loader::find(labs, &args.lab)?;
     let runtime = runtime()?;
     let simulator = TempSimulator::start(&runtime, "demo", DEMO_SPEED)?;
-    say(&format!("== simulator at {} ({}x speed)\n", simulator.endpoint(), DEMO_SPEED))?;
+    let at = tr!(lang, "demo-simulator-at", endpoint = simulator.endpoint(), speed = DEMO_SPEED.to_string());
+    say(&format!("== {at}\n"))?;
     let outcome = run_lab(&runtime, labs, lang, args, &bundle, &simulator);
     simulator.stop(&runtime);
     outcome
@@ -230,15 +232,16 @@ fn run_lab(
 
     say(&format!("== lab-runner status {id}\n"))?;
     let status_args = StatusArgs { lab: Some(id.clone()), daemonset: None, instructor: false };
-    runtime.block_on(async { run::status(connect().await?, labs, &status_args).await })?;
+    runtime.block_on(async { run::status(connect().await?, labs, lang, &status_args).await })?;
 
-    say("== the reference solution, task by task\n")?;
+    say(&format!("== {}\n", tr!(lang, "demo-reference-solution")))?;
     let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo);
     for task in bundle.lab.tasks_in_needs_order() {
         say(&format!("-- {}: {}\n", task.id.value, task.title.get(lang)))?;
         for command in &task.solution {
             say(&format!("$ {command}\n"))?;
-            let ran = runtime.block_on(shell.run(command));
+            let on_stderr = |line: String| eprintln!("{line}");
+            let ran = runtime.block_on(run_showing_elapsed(&shell, command, lang, ELAPSED_EVERY, &on_stderr));
             if ran.exit != engine::selftest::CommandExit::Success {
                 say(&format!("[{}]\n", ran.exit))?;
             }
@@ -251,6 +254,7 @@ fn run_lab(
         format: Format::Human,
         hint: None,
         reveal: false,
+        details: false,
         confirm: None,
         watch: false,
         timeout: None,
@@ -259,6 +263,38 @@ fn run_lab(
     runtime.block_on(async {
         run::check(connect().await?, labs, lang, &check_args, cli::CheckDurations::default()).await
     })
+}
+
+/// How often a solution command that is still running says how long it has run.
+const ELAPSED_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs one solution command; one that takes long (the ci-wait step waits for a rollout that
+/// never finishes) says through `say`, every `every`, how long it has run, so the demo is not
+/// silent, and when it ends after that, how long it took.
+async fn run_showing_elapsed(
+    shell: &Shell,
+    command: &str,
+    lang: Lang,
+    every: std::time::Duration,
+    say: &dyn Fn(String),
+) -> engine::selftest::CommandRun {
+    let began = tokio::time::Instant::now();
+    let run = shell.run(command);
+    tokio::pin!(run);
+    let mut ticks = tokio::time::interval_at(began + every, every);
+    loop {
+        tokio::select! {
+            ran = &mut run => {
+                if began.elapsed() >= every {
+                    say(tr!(lang, "demo-command-took", seconds = began.elapsed().as_secs()));
+                }
+                return ran;
+            }
+            _ = ticks.tick() => {
+                say(tr!(lang, "demo-command-running", seconds = began.elapsed().as_secs()));
+            }
+        }
+    }
 }
 
 /// The solution runner for `kubeconfig`; bundles read from a directory are passed on
@@ -286,22 +322,28 @@ fn names_a_cluster(cluster: &ClusterTarget) -> bool {
 /// Runs `selftest <lab>` for each variant asked: the transcript on stdout, progress on stderr.
 /// Exit 0 when every variant passed, 1 naming the offending task and step otherwise, or the
 /// engine's code when the cluster failed.
-pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) -> Result<u8, run::Error> {
+pub fn selftest(
+    labs: &LabSource,
+    cluster: &ClusterTarget,
+    lang: Lang,
+    args: &SelftestArgs,
+) -> Result<u8, run::Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let variants = engine::selftest::variants_to_test(&bundle.lab, args.variant.as_deref())?;
     if !(args.speed.is_finite() && args.speed > 0.0) {
-        let text = format!("--speed {}: the speed factor must be a number above 0", args.speed);
+        let text = tr!(lang, "selftest-bad-speed", speed = args.speed.to_string());
         return Err(run::Error::Engine(engine::Error::BadInput(text)));
     }
     let runtime = runtime()?;
     let began = Instant::now();
     let progress = move |step: &str| eprintln!("selftest [{:>6.1}s] {step}", began.elapsed().as_secs_f64());
+    let speed = args.speed.to_string();
     let (simulator, target, scratch) = if names_a_cluster(cluster) {
         let (target, scratch) = kubeconfig_for_solutions(cluster)?;
         (None, target, scratch)
     } else {
         let simulator = TempSimulator::start(&runtime, "selftest", args.speed)?;
-        progress(&format!("simulator at {} ({}x speed)", simulator.endpoint(), args.speed));
+        progress(&tr!(lang, "demo-simulator-at", endpoint = simulator.endpoint(), speed = &speed));
         let target = simulator.target();
         (Some(simulator), target, None)
     };
@@ -312,7 +354,12 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
             engine::apply::apply_documents(&cluster.client, &documents, "fixture").await?;
             Ok::<_, run::Error>(())
         })?;
-        progress(&format!("applied {} objects of {}", documents.len(), dir.display()));
+        progress(&tr!(
+            lang,
+            "selftest-fixture-applied",
+            count = documents.len(),
+            dir = dir.display().to_string()
+        ));
     }
     let kubeconfig = scratch.as_ref().map(|s| s.0.clone()).or(target.kubeconfig.clone());
     let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
@@ -346,11 +393,14 @@ pub fn selftest(labs: &LabSource, cluster: &ClusterTarget, args: &SelftestArgs) 
             }
         }
         if variants.len() > 1 {
-            say(&format!(
-                "selftest {}: {passed} of {} variants passed\n",
-                bundle.lab.id.value,
-                variants.len()
-            ))?;
+            let summary = tr!(
+                lang,
+                "selftest-variants-passed",
+                lab = &bundle.lab.id.value,
+                passed = passed,
+                count = variants.len()
+            );
+            say(&format!("{summary}\n"))?;
         }
         Ok::<_, run::Error>(failed.unwrap_or(exit::OK))
     })();
@@ -428,4 +478,30 @@ fn say(text: &str) -> Result<(), run::Error> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{sync::Mutex, time::Duration};
+
+    use super::*;
+
+    /// A command that outlasts the interval is reported while it runs and when it ends; a quick
+    /// one says nothing.
+    #[tokio::test]
+    async fn a_long_solution_command_says_how_long_it_has_run() {
+        let shell = Shell::new(None, ShellOutput::Capture);
+        let said = Mutex::new(Vec::new());
+        let say = |line: String| said.lock().unwrap().push(line);
+        let every = Duration::from_millis(100);
+        let ran = run_showing_elapsed(&shell, "sleep 0.35", Lang::En, every, &say).await;
+        assert_eq!(ran.exit, engine::selftest::CommandExit::Success);
+        let lines = said.lock().unwrap().clone();
+        let running = lines.iter().filter(|l| l.starts_with("… still running after")).count();
+        assert!(running >= 2, "{lines:?}");
+        assert_eq!(lines.last().map(String::as_str), Some("… it took 0s"), "{lines:?}");
+        said.lock().unwrap().clear();
+        run_showing_elapsed(&shell, "true", Lang::Ja, every, &say).await;
+        assert!(said.lock().unwrap().is_empty());
+    }
 }

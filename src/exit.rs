@@ -24,7 +24,26 @@ pub const TABLE: [(u8, &str); 5] = [
     (TIMED_OUT, "timed out waiting"),
 ];
 
+/// The exit codes as `lab-runner --help` ends with them (a test keeps it equal to [`TABLE`]).
+pub const HELP: &str = "Exit codes:
+  0  all passed / done
+  1  checks failed
+  2  bad input (CLI usage, lab bundle, not yet available)
+  3  cluster unreachable or API error
+  4  timed out waiting";
+
 /// Converts one of the constants above into a process exit code.
 pub fn code(value: u8) -> ExitCode {
     ExitCode::from(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_help_lists_every_code_of_the_table() {
+        let listed: String = TABLE.iter().map(|(code, meaning)| format!("\n  {code}  {meaning}")).collect();
+        assert_eq!(HELP, format!("Exit codes:{listed}"));
+    }
 }

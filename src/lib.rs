@@ -12,6 +12,7 @@ pub mod demo;
 pub mod engine;
 pub mod exit;
 pub mod grade;
+pub mod i18n;
 pub mod k8s;
 pub mod lab;
 pub mod report;

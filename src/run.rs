@@ -7,7 +7,7 @@ use clap::CommandFactory;
 use crate::{
     cli::{self, Cli, Command, Session},
     engine::{self, check::Help, cluster::Cluster},
-    exit, lab, report, session,
+    exit, lab, report, session, tr,
 };
 
 /// Everything a command can fail with, as the binary reports it.
@@ -57,10 +57,48 @@ impl Error {
         }
     }
 
-    /// The error as printed on stderr: one `error:` line, then any bundle problems with their
-    /// file:line:col and code snippets.
-    pub fn render(&self) -> String {
-        let mut out = format!("error: {self}\n");
+    /// The error's one line in `lang`: the errors a learner meets (no kubeconfig, an unknown
+    /// context, a cluster that does not answer, an unknown lab, a bundle with problems, a variant
+    /// change) from the catalog; the rest as their own text, which quotes what failed.
+    pub fn message(&self, lang: session::Lang) -> String {
+        use engine::cluster::Error as Cluster;
+        let unknown_lab = |id: &str, known: &[String]| {
+            let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+            tr!(lang, "error-unknown-lab", id = id, known = known)
+        };
+        match self {
+            Error::Engine(engine::Error::Cluster(Cluster::Kubeconfig { path, reason })) => tr!(
+                lang,
+                "error-kubeconfig",
+                path = path.clone().unwrap_or_else(engine::cluster::default_kubeconfig_path),
+                reason = reason
+            ),
+            Error::Engine(engine::Error::Cluster(Cluster::UnknownContext { path, context, known })) => {
+                tr!(lang, "error-unknown-context", path = path, context = context, known = known.join(", "))
+            }
+            Error::Engine(engine::Error::Cluster(Cluster::Unreachable { server, context, reason })) => {
+                tr!(lang, "error-unreachable", server = server, context = context, reason = reason)
+            }
+            Error::Engine(engine::Error::VariantChange { lab, .. }) => {
+                tr!(lang, "error-variant-change", lab = lab)
+            }
+            Error::Lab(lab::loader::Error::UnknownLab { id, known }) => unknown_lab(id, known),
+            Error::Lab(lab::loader::Error::Invalid { bundle, problems }) => {
+                tr!(lang, "error-invalid-bundle", bundle = bundle, count = problems.len())
+            }
+            Error::Lab(lab::loader::Error::InvalidCourse { file, problems }) => {
+                tr!(lang, "error-invalid-course", file = file, count = problems.len())
+            }
+            Error::Lab(lab::loader::Error::NotABundle(path)) => tr!(lang, "error-not-a-bundle", path = path),
+            other => other.to_string(),
+        }
+    }
+
+    /// The error as printed on stderr: one `error:` line (its frame in `lang`), then any bundle
+    /// problems with their file:line:col and code snippets.
+    pub fn render(&self, lang: session::Lang) -> String {
+        let mut out = tr!(lang, "error-line", message = self.message(lang));
+        out.push('\n');
         if let Error::Lab(
             lab::loader::Error::Invalid { problems, .. } | lab::loader::Error::InvalidCourse { problems, .. },
         ) = self
@@ -76,6 +114,7 @@ impl Error {
 
 /// Resolves the command line, runs it, prints any error, and returns the exit code.
 pub fn main(cli: Cli) -> ExitCode {
+    let lang = cli::lang_of(&cli, cli::locale().as_deref());
     let outcome = Session::resolve(cli).map_err(Error::from).and_then(|session| {
         install_tracing(session.verbosity);
         execute(session)
@@ -86,7 +125,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Err(Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::code(exit::OK),
         Err(error) => {
             let code = error.exit_code();
-            eprint!("{}", error.render());
+            eprint!("{}", error.render(lang));
             exit::code(code)
         }
     }
@@ -144,11 +183,13 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             engine_command(&session.cluster, |cluster| reset(cluster, &session.labs, session.lang, &args))
         }
         Command::Status(args) => {
-            engine_command(&session.cluster, |cluster| status(cluster, &session.labs, &args))
+            engine_command(&session.cluster, |cluster| status(cluster, &session.labs, session.lang, &args))
         }
-        Command::Selftest(args) => crate::demo::selftest(&session.labs, &session.cluster, &args),
+        Command::Selftest(args) => {
+            crate::demo::selftest(&session.labs, &session.cluster, session.lang, &args)
+        }
         Command::Demo(args) => crate::demo::demo(&session.labs, session.lang, &args),
-        Command::Lint(args) => lint(&args.paths, &session.labs),
+        Command::Lint(args) => lint(&args.paths, &session.labs, session.lang),
         Command::Labs(cli::LabsCommand::List) => {
             let bundles = lab::loader::load_all(&session.labs)?;
             let course = lab::loader::course(&session.labs)?;
@@ -169,7 +210,10 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             }
             print(&text)
         }
-        Command::Sim(command) => Ok(crate::sim_command::run_command(command, session.verbosity)?),
+        Command::Class(cli::ClassCommand::Kubeconfig(args)) => class_kubeconfig(&args),
+        Command::Sim(command) => {
+            Ok(crate::sim_command::run_command(command, session.verbosity, session.lang)?)
+        }
     }
 }
 
@@ -180,9 +224,26 @@ fn print(text: &str) -> Result<u8, Error> {
     Ok(exit::OK)
 }
 
+/// `class kubeconfig`: the merged kubeconfig on stdout or, private (0600), in `--output`.
+fn class_kubeconfig(args: &cli::ClassKubeconfigArgs) -> Result<u8, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let merged = engine::class::merge(&args.inputs, &args.names).map_err(engine::Error::from)?;
+    // JSON is YAML, and kubectl and kube read either.
+    let text = serde_json::to_string_pretty(&merged).map_err(report::Error::from)? + "\n";
+    match &args.output {
+        None => print(&text),
+        Some(path) => {
+            let mut file =
+                std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+            file.write_all(text.as_bytes())?;
+            Ok(exit::OK)
+        }
+    }
+}
+
 /// `lint`: warnings on stderr (they never change the exit code); every problem of the course file
 /// and of every bundle on stderr and exit 2, or a one-line summary and 0.
-fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8, Error> {
+fn lint(paths: &[std::path::PathBuf], source: &session::LabSource, lang: session::Lang) -> Result<u8, Error> {
     let course = engine::lint::lint_course(paths, source)?;
     let reports = engine::lint::lint(paths, source)?;
     let problems: usize = course.len() + reports.iter().map(|r| r.problems.len()).sum::<usize>();
@@ -194,15 +255,14 @@ fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8,
         }
     }
     let labs = reports.len();
-    let plural = |n: usize, word: &str| if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") };
     if problems == 0 {
         let ids: Vec<&str> = reports.iter().filter_map(|r| r.lab.as_deref()).collect();
         let summary = if labs == 0 {
-            "lint: no lab bundles to check\n".to_string()
+            tr!(lang, "lint-nothing")
         } else {
-            format!("lint: {} clean ({})\n", plural(labs, "lab"), ids.join(", "))
+            tr!(lang, "lint-clean", count = labs, ids = ids.join(", "))
         };
-        return print(&summary);
+        return print(&(summary + "\n"));
     }
     let mut err = std::io::stderr().lock();
     for problem in course.iter().chain(reports.iter().flat_map(|r| &r.problems)) {
@@ -210,13 +270,14 @@ fn lint(paths: &[std::path::PathBuf], source: &session::LabSource) -> Result<u8,
         err.write_all(b"\n")?;
     }
     let failing = reports.iter().filter(|r| !r.problems.is_empty()).count();
-    let labs_part = format!("{} of {labs}", plural(failing, "lab"));
-    let place = match (course.is_empty(), failing) {
-        (true, _) => labs_part,
-        (false, 0) => "the course file".to_string(),
-        (false, _) => format!("the course file and {labs_part}"),
+    let summary = match (course.is_empty(), failing) {
+        (true, _) => tr!(lang, "lint-problems", problems = problems, failing = failing, labs = labs),
+        (false, 0) => tr!(lang, "lint-problems-course", problems = problems),
+        (false, _) => {
+            tr!(lang, "lint-problems-course-and-labs", problems = problems, failing = failing, labs = labs)
+        }
     };
-    writeln!(err, "lint: {} in {place}", plural(problems, "problem"))?;
+    writeln!(err, "{summary}")?;
     Ok(exit::BAD_INPUT)
 }
 
@@ -246,36 +307,42 @@ pub async fn start(
         engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed, yes: args.yes };
     let started = match engine::start::start(&cluster, &bundle, lang, &options).await {
         Err(engine::Error::VariantChange { lab, running, wanted }) if std::io::stdin().is_terminal() => {
-            let which =
-                if args.reveal { format!(" (variant {running}, asked for {wanted})") } else { String::new() };
+            let prompt = if args.reveal {
+                tr!(lang, "start-variant-prompt-revealed", lab = &lab, running = &running, wanted = &wanted)
+            } else {
+                tr!(lang, "start-variant-prompt", lab = &lab)
+            };
             let mut err = std::io::stderr().lock();
-            write!(
-                err,
-                "lab {lab} is started with another variant{which} whose breakage is applied; starting a different one replaces it and forgets the answers. proceed? [y/N] "
-            )?;
+            write!(err, "{prompt} ")?;
             err.flush()?;
             let mut line = String::new();
             std::io::stdin().read_line(&mut line)?;
             if !matches!(line.trim(), "y" | "Y" | "yes") {
-                return Err(Error::Engine(engine::Error::BadInput("start cancelled".into())));
+                return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "start-cancelled"))));
             }
             options.yes = true;
             engine::start::start(&cluster, &bundle, lang, &options).await?
         }
         Err(engine::Error::VariantChange { lab, running, wanted }) if args.reveal => {
-            return Err(Error::Engine(engine::Error::BadInput(format!(
-                "lab {lab} is started with variant {running} whose breakage is applied; starting {wanted} replaces it and forgets the answers: pass --yes to proceed (stdin is not a terminal)"
+            return Err(Error::Engine(engine::Error::BadInput(tr!(
+                lang,
+                "start-variant-change-revealed",
+                lab = &lab,
+                running = &running,
+                wanted = &wanted
             ))));
         }
         other => other?,
     };
+    let lab = &bundle.lab.id.value;
     // The variant answers the `cause` quiz: named only to an instructor who asks.
-    let variant =
-        started.variant.filter(|_| args.reveal).map(|v| format!(" (variant {v})")).unwrap_or_default();
-    print(&format!(
-        "started {}{variant}: {} objects applied\n\n{}\n",
-        bundle.lab.id.value, started.applied, started.briefing
-    ))
+    let done = match started.variant.filter(|_| args.reveal) {
+        Some(variant) => {
+            tr!(lang, "start-done-variant", lab = lab, variant = variant, count = started.applied)
+        }
+        None => tr!(lang, "start-done", lab = lab, count = started.applied),
+    };
+    print(&format!("{done}\n\n{}\n", started.briefing))
 }
 
 /// `check`: grade the lab and print the report; exit 1 unless every task passed.
@@ -287,7 +354,7 @@ pub async fn check(
     durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
     let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(durations)).await?;
     print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
@@ -331,26 +398,28 @@ pub async fn check_watch(
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
     let options = engine::watch::WatchOptions { timeout: durations.timeout, ..Default::default() };
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     let terminal = std::io::stderr().is_terminal();
     let styled = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let mut live = terminal.then(|| report::live::Terminal::new(&bundle.lab.id.value, &cluster.context));
+    let mut live =
+        terminal.then(|| report::live::Terminal::new(&bundle.lab.id.value, &cluster.context, lang));
     if live.is_none() {
-        eprintln!("watching {} on {} (Ctrl-C to stop)", bundle.lab.id.value, cluster.context);
+        eprintln!("{}", tr!(lang, "watch-watching", lab = &bundle.lab.id.value, context = &cluster.context));
     }
     let watched =
         engine::watch::watch(&cluster, &bundle, lang, help, options, stop, |update| match &mut live {
             Some(terminal) => terminal.draw(update.checklist, &update.reconnecting, styled),
             None => {
-                eprint!("{}", report::live::change_lines(update.changes, update.checklist, update.elapsed));
+                eprint!(
+                    "{}",
+                    report::live::change_lines(update.changes, update.checklist, update.elapsed, lang)
+                );
                 for (feed, reason) in &update.reconnecting {
-                    eprintln!(
-                        "note: the watch on {feed} is reconnecting ({reason}); its last objects are used"
-                    );
+                    eprintln!("{}", tr!(lang, "watch-reconnecting-note", feed = feed, reason = reason));
                 }
             }
         })
@@ -360,20 +429,29 @@ pub async fn check_watch(
     }
     let watched = watched?;
     let ending = match watched.ending {
-        engine::watch::Ending::AllPassed => "every task passes".to_string(),
-        engine::watch::Ending::Interrupted => "stopped".to_string(),
+        engine::watch::Ending::AllPassed => tr!(lang, "watch-all-pass"),
+        engine::watch::Ending::Interrupted => tr!(lang, "watch-stopped"),
         engine::watch::Ending::TimedOut => {
-            format!("timed out after {}", args.timeout.as_deref().unwrap_or(""))
+            tr!(lang, "watch-timed-out", timeout = args.timeout.as_deref().unwrap_or(""))
         }
     };
     let regressed = watched.checklist.regressed();
-    let regressed =
-        if regressed.is_empty() { String::new() } else { format!("; regressed: {}", regressed.join(", ")) };
-    let evaluations = match watched.checklist.evaluations() {
-        1 => "1 evaluation".to_string(),
-        n => format!("{n} evaluations"),
+    let evaluations = tr!(lang, "watch-evaluations", count = watched.checklist.evaluations());
+    let seconds = watched.elapsed.as_secs();
+    let ended = if regressed.is_empty() {
+        tr!(lang, "watch-ended", seconds = seconds, evaluations = &evaluations, ending = &ending)
+    } else {
+        let tasks = regressed.join(", ");
+        tr!(
+            lang,
+            "watch-ended-regressed",
+            seconds = seconds,
+            evaluations = &evaluations,
+            ending = &ending,
+            tasks = tasks
+        )
     };
-    eprintln!("watch ended after {}s and {evaluations}: {ending}{regressed}", watched.elapsed.as_secs());
+    eprintln!("{ended}");
     print_report(&watched.report, args.format, lang)?;
     Ok(match watched.ending {
         engine::watch::Ending::TimedOut => exit::TIMED_OUT,
@@ -410,69 +488,70 @@ pub async fn reset(
     };
     let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
-        return print(&match lang {
-            session::Lang::Ja => format!("reset {} が行うこと:\n{plan}", args.lab),
-            _ => format!("reset {} would:\n{plan}", args.lab),
-        });
+        return print(&format!("{}\n{plan}", tr!(lang, "reset-would", lab = &args.lab)));
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            return Err(Error::Engine(engine::Error::BadInput(format!(
-                "reset {} deletes objects; stdin is not a terminal, so pass --yes to confirm (or --dry-run to see the plan)",
-                args.lab
+            return Err(Error::Engine(engine::Error::BadInput(tr!(
+                lang,
+                "reset-needs-yes",
+                lab = &args.lab
             ))));
         }
         let mut err = std::io::stderr().lock();
-        write!(err, "reset {} will:\n{plan}proceed? [y/N] ", args.lab)?;
+        write!(err, "{}\n{plan}{} ", tr!(lang, "reset-will", lab = &args.lab), tr!(lang, "reset-proceed"))?;
         err.flush()?;
         let mut line = String::new();
         std::io::stdin().read_line(&mut line)?;
         if !matches!(line.trim(), "y" | "Y" | "yes") {
-            return Err(Error::Engine(engine::Error::BadInput("reset cancelled".into())));
+            return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "reset-cancelled"))));
         }
     }
-    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps).await?;
-    let lines: String = done.iter().map(|s| format!("  {s}\n")).collect();
-    print(&format!("reset {}:\n{lines}", args.lab))
+    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps, lang).await?;
+    let lines: String = done.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
+    print(&format!("{}\n{lines}", tr!(lang, "reset-done", lab = &args.lab)))
 }
 
 /// `status`: the split-generation view of the lab's DaemonSets (or one named).
 pub async fn status(
     cluster: Cluster,
     labs: &session::LabSource,
+    lang: session::Lang,
     args: &cli::StatusArgs,
 ) -> Result<u8, Error> {
     let mut header = String::new();
-    let targets = match (&args.daemonset, &args.lab) {
-        (Some(text), _) => vec![engine::status::parse_daemonset(text)?],
+    let view = match (&args.daemonset, &args.lab) {
+        (Some(text), _) => engine::status::View::daemon_set(engine::status::parse_daemonset(text, lang)?),
         (None, Some(id)) => {
             let bundle = lab::loader::find(labs, id)?;
             if args.instructor {
                 let inventory = engine::inventory::load(&cluster.client, id).await?;
                 header = match inventory {
-                    None => format!("lab {id}: not started on this cluster\n"),
-                    Some(inventory) => format!(
-                        "lab {id}: variant {}, stages done [{}], facts captured [{}] (stored hashed)\n",
-                        inventory.variant_in(&bundle.lab).as_deref().unwrap_or("-"),
-                        inventory.stages.join(", "),
-                        inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
+                    None => tr!(lang, "status-not-started", lab = id),
+                    Some(inventory) => tr!(
+                        lang,
+                        "status-instructor",
+                        lab = id,
+                        variant = inventory.variant_in(&bundle.lab).as_deref().unwrap_or("-"),
+                        stages = inventory.stages.join(", "),
+                        facts = inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
                     ),
-                };
+                } + "\n";
             }
-            engine::status::daemon_sets_of(&bundle.lab)
+            engine::status::view_of(&bundle.lab)
         }
         (None, None) => {
-            return Err(Error::Engine(engine::Error::BadInput(
-                "status needs a lab or --daemonset NAMESPACE/NAME".into(),
-            )));
+            return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "status-needs-target"))));
         }
     };
     // Half a start is no state to read: one line with the remedy, before the view.
     let incomplete = match &args.lab {
-        Some(id) => engine::inventory::load(&cluster.client, id).await?.and_then(|i| i.incomplete_start()),
+        Some(id) => {
+            engine::inventory::load(&cluster.client, id).await?.and_then(|i| i.incomplete_start(lang))
+        }
         None => None,
     };
-    let text = engine::status::status(&cluster, &targets).await?;
+    let text = engine::status::status(&cluster, &view, lang).await?;
     match incomplete {
         Some(line) => {
             print(&format!("{line}\n{header}{text}"))?;
@@ -492,22 +571,22 @@ fn class_check(
     durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
+    // A class is its learners: `all` leaves out the read-only viewer contexts, and a context
+    // the kubeconfig does not have is bad input before any cluster is contacted.
+    let kubeconfig = engine::cluster::read_kubeconfig(cluster).map_err(engine::Error::from)?;
     let contexts: Vec<String> = if args.contexts == ["all"] {
-        let kubeconfig = match &cluster.kubeconfig {
-            Some(path) => kube::config::Kubeconfig::read_from(path),
-            None => kube::config::Kubeconfig::read(),
-        }
-        .map_err(|e| {
-            engine::Error::from(engine::cluster::Error::Kubeconfig {
-                path: cluster.kubeconfig.as_ref().map(|p| p.display().to_string()),
-                reason: engine::cluster::one_line(&e),
-            })
-        })?;
-        kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
+        kubeconfig
+            .contexts
+            .iter()
+            .map(|c| c.name.clone())
+            .filter(|name| !engine::class::is_viewer_context(name))
+            .collect()
     } else {
+        engine::cluster::require_contexts(cluster, &kubeconfig, &args.contexts)
+            .map_err(engine::Error::from)?;
         args.contexts.clone()
     };
-    let help = Help { hint: args.hint, reveal: args.reveal };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
     let observations = observations(durations);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {
@@ -519,14 +598,14 @@ fn class_check(
                 let cluster = engine::cluster::connect(&target).await?;
                 engine::check::check_with(&cluster, bundle, lang, help, observations).await
             };
-            (context.clone(), graded.await.map_err(|e| e.to_string()))
+            (context.clone(), graded.await.map_err(|e| Error::from(e).message(lang)))
         }
     })));
     let class = report::ClassReport::new(&args.lab, outcomes);
     match args.format {
         cli::Format::Human => {
             let mut out = anstream::stdout();
-            out.write_all(report::class_human(&class, true).as_bytes())?;
+            out.write_all(report::class_human(&class, true, lang).as_bytes())?;
             out.flush()?;
         }
         cli::Format::Json => {

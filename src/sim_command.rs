@@ -5,12 +5,14 @@ use std::{net::SocketAddr, path::Path, time::Duration};
 use crate::{
     cli::{SimCommand, SimUpArgs},
     exit,
+    session::Lang,
     sim::{
         kubeconfig,
         lifecycle::{
             self, ControlPlane, DEFAULT_LISTEN, Error, Result, ServeOptions, TopologySource, state_dir,
         },
     },
+    tr,
 };
 
 /// Maps `sim up`/`sim serve`'s arguments onto the simulator's own options.
@@ -35,9 +37,9 @@ fn options(args: SimUpArgs, verbosity: u8) -> Result<ServeOptions> {
     })
 }
 
-fn note_stale(pid: Option<u32>, dir: &Path) {
+fn note_stale(pid: Option<u32>, dir: &Path, lang: Lang) {
     if let Some(pid) = pid {
-        eprintln!("note: removed the stale pid file in {} (process {pid} is gone)", dir.display());
+        eprintln!("{}", tr!(lang, "sim-stale-pid", dir = dir.display().to_string(), pid = pid.to_string()));
     }
 }
 
@@ -46,7 +48,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs one `lab-runner sim …` command, printing its output; returns the exit code. `verbosity`
 /// is the global `-v` count, handed on to a server `sim up` starts.
-pub fn run_command(command: SimCommand, verbosity: u8) -> Result<u8> {
+pub fn run_command(command: SimCommand, verbosity: u8, lang: Lang) -> Result<u8> {
     // One rustls provider for the whole process (kube's client and the server both use ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::Serve)?;
@@ -54,9 +56,10 @@ pub fn run_command(command: SimCommand, verbosity: u8) -> Result<u8> {
         SimCommand::Up(args) => {
             let options = options(args, verbosity)?;
             let started = runtime.block_on(lifecycle::up(&options))?;
-            note_stale(started.removed_stale_pid, &options.state_dir);
+            note_stale(started.removed_stale_pid, &options.state_dir, lang);
             let record = started.record;
-            println!("simulator running at {} (pid {})", record.endpoint, record.pid);
+            let (endpoint, pid) = (&record.endpoint, record.pid.to_string());
+            println!("{}", tr!(lang, "sim-running", endpoint = endpoint, pid = pid));
             println!("kubeconfig: {}", record.kubeconfig.display());
             println!("export KUBECONFIG={}", record.kubeconfig.display());
             Ok(exit::OK)
@@ -64,32 +67,37 @@ pub fn run_command(command: SimCommand, verbosity: u8) -> Result<u8> {
         SimCommand::Serve(args) => {
             let options = options(args, verbosity)?;
             runtime.block_on(lifecycle::serve(&options, None, |prepared| {
-                note_stale(prepared.removed_stale_pid, &options.state_dir);
+                note_stale(prepared.removed_stale_pid, &options.state_dir, lang);
                 let record = &prepared.record;
                 let store = match prepared.seeded {
-                    0 => "kept the existing store".to_string(),
-                    n => format!("seeded {n} objects"),
+                    0 => tr!(lang, "sim-store-kept"),
+                    n => tr!(lang, "sim-store-seeded", count = n),
                 };
-                println!("simulator serving {} (pid {}; {store})", record.endpoint, record.pid);
+                let (endpoint, pid) = (&record.endpoint, record.pid.to_string());
+                println!("{}", tr!(lang, "sim-serving", endpoint = endpoint, pid = pid, store = store));
                 println!("kubeconfig: {}", record.kubeconfig.display());
                 println!(
-                    "contexts: {} (admin), {} (read-only)",
-                    kubeconfig::ADMIN_CONTEXT,
-                    kubeconfig::VIEWER_CONTEXT
+                    "{}",
+                    tr!(
+                        lang,
+                        "sim-contexts",
+                        admin = kubeconfig::ADMIN_CONTEXT,
+                        viewer = kubeconfig::VIEWER_CONTEXT
+                    )
                 );
                 println!("export KUBECONFIG={}", record.kubeconfig.display());
-                println!("Press Ctrl-C to stop.");
+                println!("{}", tr!(lang, "sim-press-ctrl-c"));
             }))?;
             // Controllers run synchronous reconcile rounds inside a task: a round that is still
             // going must not keep the process alive after SIGTERM (dropping the runtime waits).
             runtime.shutdown_timeout(SHUTDOWN_GRACE);
-            println!("simulator stopped");
+            println!("{}", tr!(lang, "sim-stopped"));
             Ok(exit::OK)
         }
         SimCommand::Down(args) => {
             let dir = state_dir(args.state_dir)?;
             let pid = runtime.block_on(lifecycle::down(&dir))?;
-            println!("simulator stopped (pid {pid})");
+            println!("{}", tr!(lang, "sim-stopped-pid", pid = pid.to_string()));
             Ok(exit::OK)
         }
         SimCommand::Kubeconfig(args) => {
@@ -100,7 +108,7 @@ pub fn run_command(command: SimCommand, verbosity: u8) -> Result<u8> {
         SimCommand::Status(args) => {
             let dir = state_dir(args.state_dir)?;
             let status = runtime.block_on(lifecycle::status(&dir))?;
-            print!("{}", lifecycle::render_status(&status));
+            print!("{}", lifecycle::render_status(&status, &tr!(lang, "sim-status-running")));
             Ok(exit::OK)
         }
     }

@@ -143,13 +143,13 @@ async fn left_over(client: &kube::Client, before: &BTreeMap<String, (String, Val
 
 async fn reset(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
     let (inventory, plan) = engine::reset::load_plan(cluster, bundle).await.expect("a reset plan");
-    engine::reset::execute(cluster, bundle, inventory, &plan).await.expect("reset runs");
+    engine::reset::execute(cluster, bundle, inventory, &plan, Lang::En).await.expect("reset runs");
     plan.iter().map(ToString::to_string).collect()
 }
 
 async fn remove(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
     let (inventory, plan) = engine::reset::load_remove_plan(cluster, bundle).await.expect("a remove plan");
-    engine::reset::execute(cluster, bundle, inventory, &plan).await.expect("reset --remove runs");
+    engine::reset::execute(cluster, bundle, inventory, &plan, Lang::En).await.expect("reset --remove runs");
     plan.iter().map(ToString::to_string).collect()
 }
 
@@ -381,7 +381,7 @@ async fn an_interrupted_start_says_so_resumes_and_is_cleaned_up_by_reset() {
         interrupted_start(&cluster, &bundle, stages_done).await;
         let recorded = inventory::load(&sim.client, "stuck-rollout").await.unwrap().expect("an inventory");
         assert_eq!(recorded.progress, inventory::Progress::Incomplete);
-        let line = recorded.incomplete_start().expect("an incomplete start is told");
+        let line = recorded.incomplete_start(Lang::En).expect("an incomplete start is told");
         let report = engine::check::check(&cluster, &bundle, Lang::En, Default::default()).await.unwrap();
         assert!(!report.passed);
         for task in &report.tasks {

@@ -195,7 +195,7 @@ async fn check_grades_in_needs_order_and_is_read_only() {
     capture_affected_node(&sim.client, "gpu-3").await;
 
     let revision = sim.state.store.revision();
-    let at_start = grade(&cluster, Help { hint: Some(1), reveal: false }).await;
+    let at_start = grade(&cluster, Help { hint: Some(1), reveal: false, details: false }).await;
     assert_eq!(sim.state.store.revision(), revision, "check writes nothing");
     assert_eq!(
         statuses(&at_start),
@@ -223,7 +223,7 @@ async fn check_grades_in_needs_order_and_is_read_only() {
         .await
         .unwrap();
     play_controller(&sim.client, &[true, true, true], None).await;
-    let solved = grade(&cluster, Help { hint: Some(3), reveal: true }).await;
+    let solved = grade(&cluster, Help { hint: Some(3), reveal: true, details: false }).await;
     assert!(solved.passed, "{}", report::human(&solved, false));
     assert_eq!((solved.score, solved.total), (8, 8));
     insta::assert_snapshot!("check_solved_human", report::human(&solved, false));
@@ -377,7 +377,7 @@ async fn reset_restores_pre_images_and_spares_what_the_lab_does_not_own() {
     let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle()).await.unwrap();
     let plan: Vec<String> = steps.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("reset_plan", plan.join("\n"));
-    engine::reset::execute(&cluster, &bundle(), inventory, &steps).await.unwrap();
+    engine::reset::execute(&cluster, &bundle(), inventory, &steps, Lang::En).await.unwrap();
 
     assert!(kube_system.get_opt("foreign").await.unwrap().is_some(), "kube-system/foreign survives");
     assert!(
@@ -414,9 +414,11 @@ async fn status_shows_the_split_generation() {
     let (sim, cluster) = seeded();
     engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
     play_controller(&sim.client, &[false, false, true], Some(2)).await;
-    let targets = engine::status::daemon_sets_of(&bundle().lab);
-    let text = engine::status::status(&cluster, &targets).await.unwrap();
+    let view = engine::status::view_of(&bundle().lab);
+    let text = engine::status::status(&cluster, &view, Lang::En).await.unwrap();
     insta::assert_snapshot!(text);
+    let japanese = engine::status::status(&cluster, &view, Lang::Ja).await.unwrap();
+    insta::assert_snapshot!("status_shows_the_split_generation_ja", japanese);
 }
 
 #[test]
@@ -441,7 +443,10 @@ fn an_unreachable_cluster_fails_with_one_line_and_exit_3() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(
         stderr(&output),
-        "error: cannot reach the cluster at https://127.0.0.1:1 (context kind-x): connection refused\n"
+        format!(
+            "error: cannot reach the cluster at https://127.0.0.1:1 (context kind-x): connection refused; {}\n",
+            engine::cluster::UNREACHABLE_NEXT
+        )
     );
 }
 
@@ -453,6 +458,7 @@ fn class_grading_gives_one_error_row_per_unreachable_learner() {
         &kubeconfig,
         "apiVersion: v1\nkind: Config\ncurrent-context: alice\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:1\n\
          contexts:\n- name: alice\n  context: {cluster: x, user: u}\n- name: bob\n  context: {cluster: x, user: u}\n\
+         - name: lab-runner-sim-viewer\n  context: {cluster: x, user: u}\n\
          users:\n- name: u\n  user: {token: t}\n",
     )
     .unwrap();
@@ -483,10 +489,13 @@ fn class_grading_gives_one_error_row_per_unreachable_learner() {
         (
             who.to_string(),
             "ERROR".to_string(),
-            format!("cannot reach the cluster at https://127.0.0.1:1 (context {who}): connection refused"),
+            format!(
+                "cannot reach the cluster at https://127.0.0.1:1 (context {who}): connection refused; {}",
+                engine::cluster::UNREACHABLE_NEXT
+            ),
         )
     };
-    assert_eq!(rows, [row("alice"), row("bob")]);
+    assert_eq!(rows, [row("alice"), row("bob")], "`all` grades learners, not the viewer context");
 }
 
 #[test]
@@ -607,7 +616,7 @@ async fn start_confirms_the_breakage_and_a_fix_through_the_api_passes() {
     ds.patch("toolkit", &PatchParams::apply("kubectl").force(), &Patch::Apply(&good)).await.unwrap();
     pods.delete("toolkit-debug", &DeleteParams::default()).await.unwrap();
     let rolled_out = lab.lab.stages[0].waits[0].clone();
-    engine::start::run_wait(&cluster, &rolled_out, &[]).await.unwrap();
+    engine::start::run_wait(&cluster, &rolled_out, &[], Lang::En).await.unwrap();
     let mut solved = engine::check::check(&cluster, &lab, Lang::En, Help::default()).await.unwrap();
     for _ in 0..100 {
         if solved.passed {
@@ -630,7 +639,7 @@ async fn a_wait_that_never_holds_times_out_with_exit_4() {
         "for: rolledOut\ntarget: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\ntimeout: 1s\n",
     )
     .unwrap();
-    let error = engine::start::run_wait(&cluster, &wait, &[]).await.unwrap_err();
+    let error = engine::start::run_wait(&cluster, &wait, &[], Lang::En).await.unwrap_err();
     assert_eq!(error.exit_code(), lab_runner::exit::TIMED_OUT);
     assert_eq!(
         error.to_string(),

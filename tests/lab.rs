@@ -391,3 +391,45 @@ fn cli_lint_without_labs_says_there_is_nothing_to_check() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).ends_with(": not a lab bundle (no lab.yaml)\n"), "{}", stderr(&output));
 }
+
+#[test]
+fn cli_lint_of_a_directory_of_bundles_lints_each_and_the_course() {
+    let output = lab_runner().args(["lint", "labs"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "lint: 2 labs clean (gpu-sharing, stuck-rollout)\n");
+
+    // A copy of labs/ with a course entry naming no bundle, an unknown field in one lab.yaml (it
+    // cannot be read any further) and broken YAML in two of that bundle's manifests: every one
+    // of them is listed, with its file.
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(Path::new("labs"), dir.path());
+    let edit = |file: &str, old: &str, new: &str| {
+        let path = dir.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(old), "{file} does not contain {old:?}");
+        std::fs::write(&path, text.replacen(old, new, 1)).unwrap();
+    };
+    edit("course.yaml", "  - stuck-rollout\n", "  - stuck-rollout\n  - no-such-lab\n");
+    edit("stuck-rollout/lab.yaml", "  - id: cause\n", "  - id: cause\n    bogusField: 1\n");
+    for manifest in ["image", "resources"] {
+        let path =
+            dir.path().join(format!("stuck-rollout/manifests/container-toolkit/broken/{manifest}.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text + "  broken: [unclosed\n").unwrap();
+    }
+    let output = lab_runner().arg("lint").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    let errors = stderr(&output);
+    for file in [
+        "course.yaml",
+        "stuck-rollout/lab.yaml",
+        "stuck-rollout/manifests/container-toolkit/broken/image.yaml",
+        "stuck-rollout/manifests/container-toolkit/broken/resources.yaml",
+    ] {
+        assert!(
+            errors.contains(&dir.path().join(file).display().to_string()),
+            "{file} not listed:\n{errors}"
+        );
+    }
+    assert!(errors.ends_with("lint: 4 problems in the course file and 1 lab of 2\n"), "{errors}");
+}

@@ -1,6 +1,6 @@
-//! The `check` report of every course lab (and every stuck-rollout variant) as a learner reads it,
-//! at the start and once the reference solution has run: human and JSON, English and Japanese,
-//! through the built binary against a fresh `sim up` and real kubectl.
+//! The `check` report and the `status` view of every course lab (and every stuck-rollout variant)
+//! as a learner reads them, at the start and once the reference solution has run: human and JSON,
+//! English and Japanese, through the built binary against a fresh `sim up` and real kubectl.
 //!
 //! What varies from run to run is redacted: pod name suffixes (the only random part of the
 //! reports; revisions are template hashes, node names and counters are the lab's). Each report is
@@ -104,6 +104,15 @@ impl Started {
                 let snapshot = format!("{}_{}_{format}_{lang}", self.name, phase.name());
                 insta::assert_snapshot!(snapshot, redacted(&report));
             }
+            // What the learner of this lab looks at; it never names the variant.
+            let output = self.lab_runner(&["status", self.lab, "--lang", lang]);
+            let status = stdout(&output);
+            assert_eq!(output.status.code(), Some(0), "status: {status}{}", stderr(&output));
+            assert!(!status.contains("variant") && !status.contains("バリアント"), "{status}");
+            insta::assert_snapshot!(
+                format!("{}_{}_status_{lang}", self.name, phase.name()),
+                redacted(&status)
+            );
         }
     }
 

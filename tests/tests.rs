@@ -8,6 +8,7 @@ mod course_case;
 mod engine;
 mod engine_binary;
 mod engine_watch;
+mod i18n_flows;
 mod k8s_predicates;
 mod kubectl;
 mod lab;

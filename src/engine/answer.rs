@@ -18,6 +18,7 @@ use crate::{
         model::{AnswerMatching, Expectation, Fact, QuizCheck, Task, TaskKind},
     },
     session::Lang,
+    tr,
 };
 
 /// What `answer` recorded.
@@ -65,28 +66,16 @@ pub async fn answer(
     let lab = &bundle.lab.id.value;
     let bad = |en: String, ja: String| Error::BadInput(if lang == Lang::Ja { ja } else { en });
     let Some(quiz_task) = bundle.lab.task(task) else {
-        return Err(bad(
-            format!("lab {lab} has no task {task:?}"),
-            format!("ラボ {lab} にタスク {task:?} はありません"),
-        ));
+        return Err(Error::BadInput(tr!(lang, "answer-no-task", lab = lab, task = task)));
     };
     if quiz_task.kind != TaskKind::Quiz {
-        return Err(bad(
-            format!("task {task} is not a quiz: it is graded from the cluster by `check`"),
-            format!("タスク {task} はクイズではありません。`check` がクラスタから採点します"),
-        ));
+        return Err(Error::BadInput(tr!(lang, "answer-not-a-quiz", task = task)));
     }
-    let mut inventory = inventory::load(&cluster.client, lab).await?.ok_or_else(|| {
-        bad(
-            format!("lab {lab} is not started on this cluster: run `lab-runner start {lab}` first"),
-            format!("ラボ {lab} はこのクラスタで開始されていません。先に `lab-runner start {lab}` を実行してください"),
-        )
-    })?;
-    if let Some(line) = inventory.incomplete_start() {
-        return Err(bad(
-            format!("{line}; the answer is not recorded"),
-            format!("{line}。回答は記録されていません"),
-        ));
+    let mut inventory = inventory::load(&cluster.client, lab)
+        .await?
+        .ok_or_else(|| Error::BadInput(tr!(lang, "answer-not-started", lab = lab)))?;
+    if let Some(line) = inventory.incomplete_start(lang) {
+        return Err(Error::BadInput(tr!(lang, "answer-not-recorded", reason = line)));
     }
     let value = value.trim();
     if value.is_empty() || value.contains('\n') {

@@ -10,10 +10,11 @@ use crate::{
     grade::{self, Evidence, Observation, Probe},
     lab::{
         loader::Bundle,
-        model::{Expectation, Lab},
+        model::{Expectation, Lab, QuizCheck, TaskKind},
     },
     report::{Report, TaskResult, TaskStatus},
     session::Lang,
+    tr,
 };
 
 /// How much help the report carries.
@@ -23,6 +24,8 @@ pub struct Help {
     pub hint: Option<u8>,
     /// Include reference solutions.
     pub reveal: bool,
+    /// Show every task's description, not only those of failing tasks.
+    pub details: bool,
 }
 
 /// Observes the cluster and grades every task of `bundle`.
@@ -58,7 +61,7 @@ pub async fn check_with(
             let first = check(cluster, bundle, lang, help).await?;
             tokio::time::sleep(apart).await;
             let second = check(cluster, bundle, lang, help).await?;
-            Ok(confirm(&bundle.lab, &first, &second, apart))
+            Ok(confirm(&bundle.lab, &first, &second, apart, lang))
         }
     }
 }
@@ -67,10 +70,10 @@ pub async fn check_with(
 /// if it passed both times; otherwise it takes the status of the observation that did not pass
 /// (the second one's when both did not), with evidence naming which observation failed. A task
 /// whose needs did not pass both times is BLOCKED, as in a single observation.
-pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration) -> Report {
+pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang: Lang) -> Report {
     let at = |n: u8| match n {
-        1 => "observation 1 of 2 (at start)".to_string(),
-        _ => format!("observation 2 of 2 (after {})", human_duration(apart)),
+        1 => tr!(lang, "check-observation-first"),
+        _ => tr!(lang, "check-observation-second", apart = human_duration(apart)),
     };
     let find = |report: &Report, id: &str| report.tasks.iter().find(|t| t.id == id).cloned();
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
@@ -78,7 +81,7 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration) -> R
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
         let (Some(one), Some(two)) = (find(first, id), find(second, id)) else { continue };
-        let unmet = unmet_needs(task, &statuses);
+        let unmet = unmet_needs(task, &statuses, lang);
         let header = |n: u8, result: &TaskResult| format!("{}: {}", at(n), result.status.as_str());
         let (status, evidence, hints) = if !unmet.is_empty() {
             let hints = if two.hints.is_empty() { one.hints.clone() } else { two.hints.clone() };
@@ -86,8 +89,7 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration) -> R
         } else {
             match (one.status, two.status) {
                 (TaskStatus::Pass, TaskStatus::Pass) => {
-                    let mut evidence =
-                        vec![format!("held at both observations, {} apart", human_duration(apart))];
+                    let mut evidence = vec![tr!(lang, "check-held-both", apart = human_duration(apart))];
                     evidence.extend(two.evidence.iter().cloned());
                     (TaskStatus::Pass, evidence, Vec::new())
                 }
@@ -168,16 +170,84 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
     probes
 }
 
-/// The evidence of a BLOCKED task: each of its `needs` that has not passed, with its status.
-fn unmet_needs(task: &crate::lab::model::Task, statuses: &BTreeMap<String, TaskStatus>) -> Vec<String> {
+/// The evidence of a BLOCKED task, in `lang`: each of its `needs` that has not passed, with its
+/// status.
+fn unmet_needs(
+    task: &crate::lab::model::Task,
+    statuses: &BTreeMap<String, TaskStatus>,
+    lang: Lang,
+) -> Vec<String> {
     task.needs
         .iter()
         .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
         .map(|need| {
-            let status = statuses.get(&need.value).map(|s| s.as_str()).unwrap_or("not graded");
-            format!("needs {} ({status})", need.value)
+            let status = match statuses.get(&need.value) {
+                Some(status) => status.as_str().to_string(),
+                None => tr!(lang, "check-not-graded"),
+            };
+            tr!(lang, "check-needs", task = &need.value, status = status)
         })
         .collect()
+}
+
+/// The line that tells how to answer a quiz nobody answered yet on this cluster, in `lang`.
+/// `None` unless `task` is a quiz, the lab was started here and no answer is stored: then
+/// grading's own verdict is a FAIL whose only evidence is that no answer exists, and this line
+/// says it in the learner's language.
+fn how_to_answer(
+    lab: &Lab,
+    task: &crate::lab::model::Task,
+    inventory: Option<&inventory::Inventory>,
+    lang: Lang,
+) -> Option<String> {
+    let inventory = inventory?;
+    if task.kind != TaskKind::Quiz || inventory.answers.contains_key(&task.id.value) {
+        return None;
+    }
+    let (lab, task_id) = (&lab.id.value, &task.id.value);
+    let quiz = task.expect.iter().find_map(|e| match e {
+        Expectation::Quiz(quiz) => Some(quiz),
+        _ => None,
+    });
+    Some(match quiz.and_then(enumerated_answers) {
+        Some(values) => {
+            let values = values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+            tr!(lang, "check-no-answer-choices", lab = lab, task = task_id, values = values)
+        }
+        None => tr!(lang, "check-no-answer", lab = lab, task = task_id),
+    })
+}
+
+/// A quiz's verdict on the answer stored for it, in `lang`: `None` unless `task` is a quiz
+/// (nothing but quiz expectations) with a stored answer that grading passed or failed. Grading's
+/// own evidence for it is English; this says the same in the learner's language.
+fn answer_verdict(
+    task: &crate::lab::model::Task,
+    inventory: Option<&inventory::Inventory>,
+    status: TaskStatus,
+    lang: Lang,
+) -> Option<String> {
+    let answer = inventory?.answers.get(&task.id.value)?;
+    if task.kind != TaskKind::Quiz || !task.expect.iter().all(|e| matches!(e, Expectation::Quiz(_))) {
+        return None;
+    }
+    match status {
+        TaskStatus::Pass => Some(tr!(lang, "check-answer-right", answer = answer)),
+        TaskStatus::Fail => Some(tr!(lang, "check-answer-wrong", answer = answer)),
+        _ => None,
+    }
+}
+
+/// The values a quiz chooses from, when it is an enumeration whose listing gives nothing away:
+/// answers accepted per variant only (no fact, no answer accepted whatever the variant), at least
+/// two distinct ones. A learner then has to tell which one their cluster shows, as `labs show`
+/// already says; a quiz graded against a fact (a node name) or one fixed answer lists nothing.
+pub fn enumerated_answers(quiz: &QuizCheck) -> Option<Vec<String>> {
+    if quiz.fact.is_some() || !quiz.accept.is_empty() {
+        return None;
+    }
+    let values: std::collections::BTreeSet<&String> = quiz.accept_by_variant.values().flatten().collect();
+    (values.len() >= 2).then(|| values.into_iter().cloned().collect())
 }
 
 /// Grades `bundle`'s tasks against an observation (pure: no requests).
@@ -192,10 +262,10 @@ pub fn grade_observation(
     let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started));
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
-    let incomplete = inventory.and_then(|i| i.incomplete_start());
+    let incomplete = inventory.and_then(|i| i.incomplete_start(lang));
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
-        let unmet = unmet_needs(task, &statuses);
+        let unmet = unmet_needs(task, &statuses, lang);
         let (status, evidence) = if let Some(line) = &incomplete {
             // Half a start is no state to grade: every task says so, none passes or fails.
             (TaskStatus::Error, vec![line.clone()])
@@ -208,7 +278,14 @@ pub fn grade_observation(
                 grade::Status::Fail => TaskStatus::Fail,
                 grade::Status::Error => TaskStatus::Error,
             };
-            (status, graded.evidence().to_vec())
+            match how_to_answer(lab, task, inventory, lang)
+                .or_else(|| answer_verdict(task, inventory, status, lang))
+            {
+                Some(line) if status == TaskStatus::Fail || status == TaskStatus::Pass => {
+                    (status, vec![line])
+                }
+                _ => (status, graded.evidence().to_vec()),
+            }
         };
         statuses.insert(id.clone(), status);
         let points = task.points.value.max(0);
@@ -218,9 +295,11 @@ pub fn grade_observation(
                 task.hints.iter().take(tier as usize).map(|h| h.get(lang).trim().to_string()).collect()
             }
         };
+        let describe = help.details || status == TaskStatus::Fail;
         results.push(TaskResult {
             id,
             title: task.title.get(lang).trim().to_string(),
+            description: describe.then(|| task.description.get(lang).trim().to_string()),
             status,
             points,
             awarded: if status == TaskStatus::Pass { points } else { 0 },
@@ -254,6 +333,7 @@ mod tests {
         TaskResult {
             id: id.into(),
             title: id.into(),
+            description: None,
             status,
             points,
             awarded: if status == TaskStatus::Pass { points } else { 0 },
@@ -291,7 +371,7 @@ mod tests {
     fn a_task_passes_only_if_it_passed_both_times() {
         let first = report(Pass, Pass, Fail, "seen first");
         let second = report(Pass, Pass, Pass, "seen second");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(30));
+        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(30), Lang::En);
         assert_eq!(
             rows(&confirmed),
             [
@@ -315,7 +395,7 @@ mod tests {
     fn a_task_that_fails_at_either_observation_blocks_what_needs_it() {
         let first = report(Pass, Pass, Error, "one");
         let second = report(Fail, Blocked, Fail, "two");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(90));
+        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(90), Lang::En);
         assert_eq!(
             rows(&confirmed),
             [
@@ -345,7 +425,7 @@ mod tests {
         // A need that failed only the first time still blocks.
         let first = report(Fail, Blocked, Pass, "one");
         let second = report(Pass, Pass, Pass, "two");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(5));
+        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(5), Lang::En);
         let statuses: Vec<&str> = confirmed.tasks.iter().map(|t| t.status.as_str()).collect();
         assert_eq!(statuses, ["FAIL", "BLOCKED", "PASS"]);
         assert_eq!(confirmed.score, 1);
@@ -358,5 +438,28 @@ mod tests {
             [text(0), text(45), text(120), text(90), text(3600), text(3725)],
             ["0s", "45s", "2m", "1m30s", "1h", "1h2m5s"]
         );
+    }
+
+    #[test]
+    fn only_an_enumeration_of_variants_lists_its_values() {
+        let quiz = |yaml: &str| serde_saphyr::from_str::<QuizCheck>(yaml).unwrap();
+        assert_eq!(
+            enumerated_answers(&quiz(
+                "acceptByVariant: {image: [image], resources: [resources], toleration: [toleration]}"
+            )),
+            Some(vec!["image".to_string(), "resources".into(), "toleration".into()])
+        );
+        assert_eq!(
+            enumerated_answers(&quiz(
+                "acceptByVariant: {image: [\"1\"], resources: [\"1\"], toleration: [\"0\"]}"
+            )),
+            Some(vec!["0".to_string(), "1".into()])
+        );
+        // A fact (the affected node) or an answer accepted whatever the variant is the answer itself.
+        assert_eq!(enumerated_answers(&quiz("fact: affectedNode")), None);
+        assert_eq!(enumerated_answers(&quiz("accept: [nvidia.com/gpu]")), None);
+        assert_eq!(enumerated_answers(&quiz("accept: [a]\nacceptByVariant: {x: [b], y: [c]}")), None);
+        // One value for every variant would name the answer.
+        assert_eq!(enumerated_answers(&quiz("acceptByVariant: {x: [same], y: [same]}")), None);
     }
 }

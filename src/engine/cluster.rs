@@ -14,15 +14,29 @@ pub const REACH_TIMEOUT: Duration = Duration::from_secs(8);
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The kubeconfig could not be read or names no usable context.
-    #[error("cannot use the kubeconfig{}: {reason}", path.as_ref().map(|p| format!(" {p}")).unwrap_or_default())]
+    #[error(
+        "cannot use the kubeconfig {}: {reason} (`lab-runner sim up` starts a simulated cluster and writes one; \
+         --kubeconfig FILE names another)",
+        path.clone().unwrap_or_else(default_kubeconfig_path)
+    )]
     Kubeconfig {
-        /// The file, when one was given.
+        /// The file, when one was given (else the default one is named).
         path: Option<String>,
         /// Why, on one line.
         reason: String,
     },
+    /// A context asked for (`--context`, `--contexts`) is not in the kubeconfig.
+    #[error("the kubeconfig {path} has no context {context:?}; its contexts: {}", known.join(", "))]
+    UnknownContext {
+        /// The kubeconfig file.
+        path: String,
+        /// The context asked for.
+        context: String,
+        /// The contexts it has.
+        known: Vec<String>,
+    },
     /// The API server did not answer.
-    #[error("cannot reach the cluster at {server} (context {context}): {reason}")]
+    #[error("cannot reach the cluster at {server} (context {context}): {reason}; {UNREACHABLE_NEXT}")]
     Unreachable {
         /// The server URL from the kubeconfig.
         server: String,
@@ -32,6 +46,9 @@ pub enum Error {
         reason: String,
     },
 }
+
+/// What an unreachable cluster's error suggests next.
+pub const UNREACHABLE_NEXT: &str = "is it running? (`lab-runner sim up` starts the simulated one)";
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -54,16 +71,56 @@ impl Cluster {
     }
 }
 
+/// The kubeconfig kube reads when none is given: `$KUBECONFIG`, else `~/.kube/config`.
+pub fn default_kubeconfig_path() -> String {
+    match std::env::var("KUBECONFIG") {
+        Ok(value) if !value.is_empty() => value,
+        _ => std::env::var("HOME")
+            .map(|home| format!("{home}/.kube/config"))
+            .unwrap_or_else(|_| "~/.kube/config".into()),
+    }
+}
+
+/// Reads `target`'s kubeconfig (the default one when none is given).
+pub fn read_kubeconfig(target: &ClusterTarget) -> Result<Kubeconfig> {
+    let path = target.kubeconfig.as_ref().map(|p| p.display().to_string());
+    match &target.kubeconfig {
+        Some(file) => Kubeconfig::read_from(file),
+        None => Kubeconfig::read(),
+    }
+    .map_err(|e| Error::Kubeconfig { path, reason: one_line(&e) })
+}
+
+/// Every context of `kubeconfig` named in `contexts` exists; else bad input listing the known ones.
+pub fn require_contexts<'a>(
+    target: &ClusterTarget,
+    kubeconfig: &Kubeconfig,
+    contexts: impl IntoIterator<Item = &'a String>,
+) -> Result<()> {
+    let known: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+    for context in contexts {
+        if !known.contains(context) {
+            return Err(Error::UnknownContext {
+                path: target
+                    .kubeconfig
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(default_kubeconfig_path),
+                context: context.clone(),
+                known,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Builds a client for `target` and proves the server answers (`GET /version`) within
 /// [`REACH_TIMEOUT`]; otherwise one-line [`Error::Unreachable`].
 pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
     let path = target.kubeconfig.as_ref().map(|p| p.display().to_string());
     let bad = |reason: String| Error::Kubeconfig { path: path.clone(), reason };
-    let kubeconfig = match &target.kubeconfig {
-        Some(file) => Kubeconfig::read_from(file),
-        None => Kubeconfig::read(),
-    }
-    .map_err(|e| bad(one_line(&e)))?;
+    let kubeconfig = read_kubeconfig(target)?;
+    require_contexts(target, &kubeconfig, &target.context)?;
     let context = target
         .context
         .clone()

@@ -211,19 +211,15 @@ impl Inventory {
     }
 
     /// For a start that did not finish, one line saying so with the remedy.
-    pub fn incomplete_start(&self) -> Option<String> {
+    pub fn incomplete_start(&self, lang: crate::session::Lang) -> Option<String> {
         if self.progress == Progress::Complete {
             return None;
         }
-        let done = if self.stages.is_empty() {
-            "before its first stage finished".to_string()
+        Some(if self.stages.is_empty() {
+            crate::tr!(lang, "start-incomplete-before", lab = &self.lab)
         } else {
-            format!("after stage {}", self.stages.join(", "))
-        };
-        Some(format!(
-            "the start of lab {lab} did not finish (it stopped {done}): run `lab-runner start {lab}` again to resume it",
-            lab = self.lab
-        ))
+            crate::tr!(lang, "start-incomplete-after", lab = &self.lab, stages = self.stages.join(", "))
+        })
     }
 
     /// Whether the recorded variant is `id`.

@@ -43,24 +43,47 @@ pub struct BundleReport {
     pub warnings: Vec<Problem>,
 }
 
-/// Lints the bundles at `paths` (bundle directories or `lab.yaml` files), or, with no paths,
-/// every bundle of `source`.
+/// Whether `path` is a directory holding bundles (like `labs/`) rather than a bundle itself: a
+/// directory without a `lab.yaml`.
+fn holds_bundles(path: &Path) -> bool {
+    path.is_dir() && !path.join(loader::LAB_FILE).exists()
+}
+
+/// Lints the bundles at `paths` (bundle directories, `lab.yaml` files, or directories holding
+/// bundles, as `labs/`), or, with no paths, every bundle of `source`.
 pub fn lint(paths: &[impl AsRef<Path>], source: &LabSource) -> Result<Vec<BundleReport>> {
-    let roots = if paths.is_empty() {
-        loader::roots(source)?
-    } else {
-        paths.iter().map(|p| loader::root_of_path(p.as_ref())).collect::<Result<_, _>>()?
-    };
+    let mut roots = Vec::new();
+    if paths.is_empty() {
+        roots = loader::roots(source)?;
+    }
+    for path in paths.iter().map(AsRef::as_ref) {
+        if holds_bundles(path) {
+            let found = loader::roots(&LabSource::Dir(path.to_path_buf()))?;
+            // A directory given by name that holds neither bundles nor a course is a mistake,
+            // not a clean lint.
+            if found.is_empty() && !path.join(loader::COURSE_FILE).exists() {
+                return Err(loader::Error::NotABundle(path.display().to_string()).into());
+            }
+            roots.extend(found);
+        } else {
+            roots.push(loader::root_of_path(path)?);
+        }
+    }
     roots.into_iter().map(lint_root).collect()
 }
 
-/// The course file's problems (malformed, an entry naming no bundle, a lab listed twice) when
-/// linting a whole source; none when linting given paths, which are bundles, not a course.
+/// The course file's problems (malformed, an entry naming no bundle, a lab listed twice) of the
+/// source when no paths are given, else of each given directory that holds bundles; a bundle
+/// path has no course.
 pub fn lint_course(paths: &[impl AsRef<Path>], source: &LabSource) -> Result<Vec<Problem>> {
-    if !paths.is_empty() {
-        return Ok(Vec::new());
+    if paths.is_empty() {
+        return Ok(loader::read_course(source)?.problems);
     }
-    Ok(loader::read_course(source)?.problems)
+    let mut problems = Vec::new();
+    for path in paths.iter().map(AsRef::as_ref).filter(|p| holds_bundles(p)) {
+        problems.extend(loader::read_course(&LabSource::Dir(path.to_path_buf()))?.problems);
+    }
+    Ok(problems)
 }
 
 /// Lints one bundle.

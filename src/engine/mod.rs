@@ -8,6 +8,7 @@ pub mod answer;
 pub mod apply;
 pub mod captured;
 pub mod check;
+pub mod class;
 pub mod cluster;
 pub mod inventory;
 pub mod lint;
@@ -59,6 +60,9 @@ pub enum Error {
     /// The command was asked something it cannot do (unknown variant, task, refused prompt).
     #[error("{0}")]
     BadInput(String),
+    /// Learners' kubeconfigs could not be merged (`class kubeconfig`).
+    #[error(transparent)]
+    Class(#[from] class::Error),
     /// `start` with a variant other than the one whose stage is applied, unconfirmed.
     #[error(
         "lab {lab} is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset {lab}` first)"
@@ -83,8 +87,9 @@ impl Error {
     /// The documented exit code (DESIGN §6).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Cluster(cluster::Error::Kubeconfig { .. })
+            Error::Cluster(cluster::Error::Kubeconfig { .. } | cluster::Error::UnknownContext { .. })
             | Error::BadInput(_)
+            | Error::Class(_)
             | Error::VariantChange { .. } => exit::BAD_INPUT,
             Error::Cluster(_) | Error::Api { .. } | Error::Preflight { .. } | Error::Inventory(_) => {
                 exit::CLUSTER_ERROR

@@ -22,10 +22,36 @@ use super::{
     reset_plan::{self, Action, Mode, ObjectId, Observed, ObservedObject},
     start,
 };
-use crate::lab::{
-    loader::Bundle,
-    model::{Lab, Stage},
+use crate::{
+    lab::{
+        loader::Bundle,
+        model::{Lab, Stage},
+    },
+    session::Lang,
+    tr,
 };
+
+/// One line of what [`execute`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Done {
+    /// The action was carried out.
+    Carried(Action),
+    /// The object to delete has another uid than when planned: left alone.
+    KeptChangedHands(ObjectId),
+}
+
+impl Done {
+    /// The line in `lang`.
+    pub fn render(&self, lang: Lang) -> String {
+        match self {
+            Done::Carried(action) => action.render(lang),
+            Done::KeptChangedHands(object) => {
+                tr!(lang, "reset-kept-changed-hands", object = object.to_string())
+            }
+        }
+    }
+}
+
 /// The stages `reset --to-stage` re-applies: every stage up to and including `stage`, in order
 /// (`None`: the first stage alone). An unknown stage is bad input naming the lab's stages.
 pub fn stages_up_to<'a>(lab: &'a Lab, stage: Option<&str>) -> Result<Vec<&'a Stage>> {
@@ -192,13 +218,14 @@ fn observed_object(object: DynamicObject, resource: &kube::api::ApiResource) -> 
     ObservedObject::from_value(value)
 }
 
-/// Carries out `actions`; returns a line per action done.
+/// Carries out `actions`; returns what was done, action by action.
 pub async fn execute(
     cluster: &Cluster,
     bundle: &Bundle,
     inventory: Option<Inventory>,
     actions: &[Action],
-) -> Result<Vec<String>> {
+    lang: Lang,
+) -> Result<Vec<Done>> {
     let lab = &bundle.lab.id.value;
     let mut done = Vec::new();
     let mut inventory = inventory.unwrap_or_else(|| Inventory::new(lab));
@@ -214,7 +241,7 @@ pub async fn execute(
         match action {
             Action::Delete { object, .. } => {
                 if !delete_object(cluster, object).await? {
-                    done.push(format!("kept {object}: it changed hands since the plan was made"));
+                    done.push(Done::KeptChangedHands(object.clone()));
                     continue;
                 }
             }
@@ -252,8 +279,16 @@ pub async fn execute(
                     bundle.lab.stages.iter().find(|s| &s.id.value == stage_id).expect("planned from the lab");
                 let variant = inventory.variant_in(&bundle.lab);
                 let mut applied = 0;
-                start::apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied)
-                    .await?;
+                start::apply_stage(
+                    cluster,
+                    bundle,
+                    stage,
+                    variant.as_deref(),
+                    &mut inventory,
+                    &mut applied,
+                    lang,
+                )
+                .await?;
             }
             Action::DeleteInventory { lab, with_namespace } => {
                 let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), inventory::NAMESPACE);
@@ -266,7 +301,7 @@ pub async fn execute(
                 }
             }
         }
-        done.push(action.to_string());
+        done.push(Done::Carried(action.clone()));
     }
     if !first_stage {
         // The stages asked for are applied and their waits passed: that state is complete.

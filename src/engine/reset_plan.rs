@@ -8,6 +8,7 @@ use super::inventory::{AppliedObject, Inventory, Origin, PreImage};
 use crate::{
     lab::model::{Lab, LearnerObjects},
     session::Lang,
+    tr,
 };
 
 /// What the reset is for.
@@ -141,8 +142,9 @@ pub enum DeleteReason {
 pub enum KeepReason {
     /// It existed before start (a Namespace or CRD the lab uses as it is).
     ExistedBeforeStart,
-    /// The lab created it, but it still holds objects that are not the lab's.
-    HoldsForeign(Vec<String>),
+    /// The lab created it, but it still holds objects that are not the lab's: the first few,
+    /// and how many more.
+    HoldsForeign(Vec<String>, usize),
     /// Another lab's inventory owns it.
     OwnedByLab(String),
     /// A learner created it and the lab keeps learner objects (`learnerObjects: keep`).
@@ -212,108 +214,67 @@ pub enum Action {
 impl Action {
     /// The action as one line in `lang`.
     pub fn render(&self, lang: Lang) -> String {
-        let ja = lang == Lang::Ja;
         match self {
-            Action::Delete { object, reason: DeleteReason::CreatedByLab } if ja => {
-                format!("{object} を削除（ラボが作成）")
-            }
             Action::Delete { object, reason: DeleteReason::CreatedByLab } => {
-                format!("delete {object} (created by the lab)")
-            }
-            Action::Delete { object, reason: DeleteReason::CreatedByLearner } if ja => {
-                format!("{object} を削除（開始後に受講者が作成）")
+                tr!(lang, "reset-delete-created-by-lab", object = object.to_string())
             }
             Action::Delete { object, reason: DeleteReason::CreatedByLearner } => {
-                format!("delete {object} (created by the learner after start)")
+                tr!(lang, "reset-delete-created-by-learner", object = object.to_string())
             }
             Action::Restore { object, pre_image } => {
                 let mut parts: Vec<String> = Vec::new();
                 if !pre_image.labels.is_empty() {
-                    parts.push(if ja { "ラベル".into() } else { "labels".into() });
+                    parts.push(tr!(lang, "reset-part-labels"));
                 }
                 if !pre_image.annotations.is_empty() {
-                    parts.push(if ja { "アノテーション".into() } else { "annotations".into() });
+                    parts.push(tr!(lang, "reset-part-annotations"));
                 }
                 parts.extend(pre_image.fields.keys().cloned());
-                if ja {
-                    format!("{object} の {} を復元（開始前から存在）", parts.join("・"))
-                } else {
-                    format!("restore {} of {object} (existed before start)", english_list(&parts))
+                tr!(lang, "reset-restore", object = object.to_string(), parts = list(lang, &parts))
+            }
+            Action::Keep { object, reason } => {
+                let object = object.to_string();
+                match reason {
+                    KeepReason::ExistedBeforeStart => tr!(lang, "reset-keep-existed", object = object),
+                    KeepReason::HoldsForeign(shown, more) => {
+                        let mut held = shown.clone();
+                        if *more > 0 {
+                            held.push(tr!(lang, "reset-more", count = *more));
+                        }
+                        tr!(lang, "reset-keep-holds-foreign", object = object, held = held.join(", "))
+                    }
+                    KeepReason::OwnedByLab(lab) => tr!(lang, "reset-keep-owned", object = object, lab = lab),
+                    KeepReason::LearnerObjectKept => tr!(lang, "reset-keep-learner-object", object = object),
                 }
             }
-            Action::Keep { object, reason } => match (reason, ja) {
-                (KeepReason::ExistedBeforeStart, false) => format!("keep {object} (existed before start)"),
-                (KeepReason::ExistedBeforeStart, true) => format!("{object} を保持（開始前から存在）"),
-                (KeepReason::HoldsForeign(held), false) => {
-                    format!(
-                        "keep {object} (it still holds objects that are not the lab's: {})",
-                        held.join(", ")
-                    )
-                }
-                (KeepReason::HoldsForeign(held), true) => {
-                    format!(
-                        "{object} を保持（ラボのものではないオブジェクトが残っている: {}）",
-                        held.join(", ")
-                    )
-                }
-                (KeepReason::OwnedByLab(lab), false) => format!("keep {object} (lab {lab} owns it)"),
-                (KeepReason::OwnedByLab(lab), true) => format!("{object} を保持（ラボ {lab} が所有）"),
-                (KeepReason::LearnerObjectKept, false) => {
-                    format!("keep {object} (created by the learner; the lab keeps learner objects)")
-                }
-                (KeepReason::LearnerObjectKept, true) => {
-                    format!("{object} を保持（受講者が作成。このラボは受講者のオブジェクトを残す）")
-                }
-            },
-            Action::HandOver { object, lab } if ja => {
-                format!("{object} をラボ {lab} に引き継ぐ（まだ使用中）")
+            Action::HandOver { object, lab } => {
+                tr!(lang, "reset-hand-over", object = object.to_string(), lab = lab)
             }
-            Action::HandOver { object, lab } => format!("hand {object} over to lab {lab} (it still uses it)"),
             Action::RestoreNodeLabels { node, labels } => {
                 let changes: Vec<String> = labels
                     .iter()
-                    .map(|(key, value)| match (value, ja) {
-                        (Some(value), _) => format!("{key}={value}"),
-                        (None, false) => format!("{key} removed"),
-                        (None, true) => format!("{key} を削除"),
+                    .map(|(key, value)| match value {
+                        Some(value) => format!("{key}={value}"),
+                        None => tr!(lang, "reset-label-removed", key = key),
                     })
                     .collect();
-                if ja {
-                    format!("Node {node} のラベルを復元（{}）", changes.join("、"))
-                } else {
-                    format!("restore labels of Node {node} ({})", changes.join(", "))
-                }
-            }
-            Action::RestoreConfigMap { namespace, name, data: Some(_) } if ja => {
-                format!("ConfigMap {namespace}/{name} を記録したデータに復元")
+                let changes = changes.join(&tr!(lang, "list-separator"));
+                tr!(lang, "reset-restore-node-labels", node = node, changes = changes)
             }
             Action::RestoreConfigMap { namespace, name, data: Some(_) } => {
-                format!("restore ConfigMap {namespace}/{name} to its recorded data")
-            }
-            Action::RestoreConfigMap { namespace, name, data: None } if ja => {
-                format!("ConfigMap {namespace}/{name} を削除（ラボの開始前には存在しなかった）")
+                tr!(lang, "reset-restore-configmap", namespace = namespace, name = name)
             }
             Action::RestoreConfigMap { namespace, name, data: None } => {
-                format!("delete ConfigMap {namespace}/{name} (it did not exist before the lab)")
+                tr!(lang, "reset-delete-configmap-new", namespace = namespace, name = name)
             }
-            Action::ApplyStage(stage) if ja => format!("ステージ {stage} を再適用"),
-            Action::ApplyStage(stage) => format!("apply stage {stage} again"),
+            Action::ApplyStage(stage) => tr!(lang, "reset-apply-stage", stage = stage),
             Action::DeleteInventory { lab, with_namespace } => {
                 let name = super::inventory::name_for(lab);
-                let ns = super::inventory::NAMESPACE;
-                match (with_namespace, ja) {
-                    (false, false) => {
-                        format!("delete ConfigMap {ns}/{name} (the inventory: the lab is no longer started)")
-                    }
-                    (true, false) => format!(
-                        "delete ConfigMap {ns}/{name} (the inventory: the lab is no longer started) and Namespace {ns} (nothing else is in it)"
-                    ),
-                    (false, true) => {
-                        format!("ConfigMap {ns}/{name} を削除（インベントリ。ラボは開始前の状態に戻る）")
-                    }
-                    (true, true) => format!(
-                        "ConfigMap {ns}/{name} を削除（インベントリ。ラボは開始前の状態に戻る）し、Namespace {ns} も削除（ほかに何もない）"
-                    ),
+                let namespace = super::inventory::NAMESPACE;
+                if *with_namespace {
+                    tr!(lang, "reset-delete-inventory-and-namespace", namespace = namespace, name = name)
+                } else {
+                    tr!(lang, "reset-delete-inventory", namespace = namespace, name = name)
                 }
             }
         }
@@ -326,11 +287,15 @@ impl std::fmt::Display for Action {
     }
 }
 
-fn english_list(parts: &[String]) -> String {
+/// `a, b and c` in English, `a・b・c` in Japanese.
+fn list(lang: Lang, parts: &[String]) -> String {
     match parts {
         [] => String::new(),
         [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [init @ .., last] => {
+            let separator = tr!(lang, "list-separator-and");
+            tr!(lang, "list-and", init = init.join(&separator), last = last)
+        }
     }
 }
 
@@ -490,11 +455,9 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
             actions.push(Action::Delete { object: now.id(), reason: DeleteReason::CreatedByLab });
             continue;
         }
-        let mut shown: Vec<String> = held.iter().take(SHOWN_FOREIGN).map(|o| o.id().to_string()).collect();
-        if held.len() > SHOWN_FOREIGN {
-            shown.push(format!("{} more", held.len() - SHOWN_FOREIGN));
-        }
-        actions.push(Action::Keep { object: now.id(), reason: KeepReason::HoldsForeign(shown) });
+        let shown: Vec<String> = held.iter().take(SHOWN_FOREIGN).map(|o| o.id().to_string()).collect();
+        let more = held.len().saturating_sub(SHOWN_FOREIGN);
+        actions.push(Action::Keep { object: now.id(), reason: KeepReason::HoldsForeign(shown, more) });
         let heirs: BTreeSet<&str> =
             held.iter().filter_map(|o| other_owned.get(o.uid.as_str()).copied()).collect();
         // Leaving for good, this lab hands what another lab still uses to that lab.

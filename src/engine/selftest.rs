@@ -545,7 +545,7 @@ impl Replay<'_> {
 /// `reset` as `lab-runner reset --yes` does it; returns how many plan steps ran.
 async fn reset_lab(cluster: &Cluster, bundle: &Bundle) -> Result<usize> {
     let (inventory, plan) = reset::load_plan(cluster, bundle).await?;
-    reset::execute(cluster, bundle, inventory, &plan).await?;
+    reset::execute(cluster, bundle, inventory, &plan, crate::session::Lang::En).await?;
     Ok(plan.len())
 }
 

@@ -33,6 +33,7 @@ use crate::{
         model::{Lab, ObjectRef, Stage, Symptom, Wait, WaitFor},
     },
     session::Lang,
+    tr,
 };
 
 /// What `start` was asked.
@@ -290,16 +291,12 @@ pub async fn start(
         }
     }
     if !collisions.is_empty() {
-        return Err(Error::BadInput(format!(
-            "start {id} refused before changing anything: {} already exist{} and this lab did not create {}; \
-             delete or rename {}, use another cluster, or declare {} under `adopt:` in the lab's stage if \
-             taking {} over is intended",
-            collisions.join(", "),
-            if collisions.len() == 1 { "s" } else { "" },
-            if collisions.len() == 1 { "it" } else { "them" },
-            if collisions.len() == 1 { "it" } else { "them" },
-            if collisions.len() == 1 { "it" } else { "them" },
-            if collisions.len() == 1 { "it" } else { "them" },
+        return Err(Error::BadInput(tr!(
+            lang,
+            "start-collision",
+            lab = id,
+            count = collisions.len(),
+            objects = collisions.join(", ")
         )));
     }
     if recorded != variant {
@@ -317,7 +314,7 @@ pub async fn start(
     inventory::save(&cluster.client, &inventory).await?;
     let mut applied = 0;
     for stage in &lab.stages {
-        apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied).await?;
+        apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied, lang).await?;
     }
     inventory.progress = Progress::Complete;
     inventory::save(&cluster.client, &inventory).await?;
@@ -487,6 +484,7 @@ pub async fn apply_stage(
     variant: Option<&str>,
     inventory: &mut Inventory,
     applied: &mut usize,
+    lang: Lang,
 ) -> Result<()> {
     let lab = &bundle.lab.id.value;
     let ordered = apply::apply_order(&stage_documents(bundle, stage, variant));
@@ -553,10 +551,10 @@ pub async fn apply_stage(
             timeout: crate::lab::model::Timeout(Duration::from_secs(60)),
             symptom: None,
         };
-        run_wait(cluster, &wait, &[]).await?;
+        run_wait(cluster, &wait, &[], lang).await?;
     }
     for wait in stage.waits_for(variant) {
-        if let Some((fact, value)) = run_wait(cluster, wait, &targeted).await? {
+        if let Some((fact, value)) = run_wait(cluster, wait, &targeted, lang).await? {
             inventory.facts.insert(fact.to_string(), HashedFact::new(&value));
         }
     }
@@ -572,24 +570,29 @@ enum Poll {
     Pending(String),
 }
 
-/// Polls `wait` until it holds or its timeout passes (exit 4), with a spinner on a terminal.
+/// Polls `wait` until it holds or its timeout passes (exit 4), with a spinner on a terminal
+/// that shows how long it has waited and what it last saw.
 pub async fn run_wait(
     cluster: &Cluster,
     wait: &Wait,
     targeted: &[LabelSelector],
+    lang: Lang,
 ) -> Result<Option<(&'static str, String)>> {
-    let what = format!(
-        "{} {} {}",
-        condition_name(wait.condition),
-        wait.target.kind,
-        wait.target
-            .namespace
-            .as_ref()
-            .map(|n| format!("{n}/{}", wait.target.name))
-            .unwrap_or(wait.target.name.clone())
+    let target = wait.target.namespace.as_ref().map(|n| format!("{n}/{}", wait.target.name));
+    let target = target.unwrap_or(wait.target.name.clone());
+    let what = format!("{} {} {target}", condition_name(wait.condition), wait.target.kind);
+    let shown = tr!(
+        lang,
+        "start-waiting",
+        condition = condition_text(wait.condition, lang),
+        kind = &wait.target.kind,
+        target = &target
     );
     let spinner = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    spinner.set_message(format!("waiting: {what}"));
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {msg}") {
+        spinner.set_style(style);
+    }
+    spinner.set_message(shown.clone());
     spinner.enable_steady_tick(Duration::from_millis(120));
     let deadline = Instant::now() + wait.timeout.0;
     let outcome = loop {
@@ -604,11 +607,21 @@ pub async fn run_wait(
                 last_seen: last,
             });
         }
-        spinner.set_message(format!("waiting: {what}: {last}"));
+        spinner.set_message(format!("{shown}: {last}"));
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     spinner.finish_and_clear();
     outcome
+}
+
+/// The condition as the spinner shows it.
+fn condition_text(condition: WaitFor, lang: Lang) -> String {
+    match condition {
+        WaitFor::RolledOut => tr!(lang, "start-condition-rolled-out"),
+        WaitFor::Available => tr!(lang, "start-condition-available"),
+        WaitFor::Established => tr!(lang, "start-condition-established"),
+        WaitFor::StalledAsIntended => tr!(lang, "start-condition-stalled"),
+    }
 }
 
 fn condition_name(condition: WaitFor) -> &'static str {

@@ -138,7 +138,8 @@ enum Signal {
 /// let stop = async { let _ = tokio::signal::ctrl_c().await; };
 /// let watched = watch::watch(&cluster, &bundle, lab_runner::session::Lang::En, Help::default(),
 ///     watch::WatchOptions::default(), stop, |update| eprint!("{}",
-///         lab_runner::report::live::change_lines(update.changes, update.checklist, update.elapsed)))
+///         lab_runner::report::live::change_lines(update.changes, update.checklist, update.elapsed,
+///         lab_runner::session::Lang::En)))
 ///     .await;
 /// # }
 /// ```

@@ -6,6 +6,7 @@ use std::{collections::BTreeMap, fmt::Write as _, time::Duration};
 use owo_colors::OwoColorize;
 
 use super::{Report, TaskStatus};
+use crate::{session::Lang, tr};
 
 /// Where a task stands over the whole watch, beyond its latest verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,14 +126,10 @@ impl Checklist {
         self.rows.iter().filter(|r| r.history == History::Regressed).map(|r| r.id.as_str()).collect()
     }
 
-    /// `score S/T`, with what the watch is waiting for.
-    pub fn summary(&self) -> String {
+    /// `score S/T`, with what the watch is waiting for, in `lang`.
+    pub fn summary(&self, lang: Lang) -> String {
         let open = self.rows.iter().filter(|r| r.status != TaskStatus::Pass).count();
-        match open {
-            0 => format!("score {}/{} — every task passes", self.score, self.total),
-            1 => format!("score {}/{} — 1 task to go", self.score, self.total),
-            n => format!("score {}/{} — {n} tasks to go", self.score, self.total),
-        }
+        tr!(lang, "watch-summary", open = open, score = self.score, total = self.total)
     }
 }
 
@@ -187,8 +184,8 @@ fn stamp(elapsed: Duration) -> String {
 }
 
 /// The lines printed where output is not a terminal: one per changed task, then the score when
-/// anything changed (nothing when nothing did).
-pub fn change_lines(changes: &[Change], checklist: &Checklist, elapsed: Duration) -> String {
+/// anything changed (nothing when nothing did), in `lang`.
+pub fn change_lines(changes: &[Change], checklist: &Checklist, elapsed: Duration, lang: Lang) -> String {
     if changes.is_empty() {
         return String::new();
     }
@@ -208,7 +205,7 @@ pub fn change_lines(changes: &[Change], checklist: &Checklist, elapsed: Duration
         };
         let _ = writeln!(out, "{stamp} {:<width$}  {verdict}{marker}{evidence}", change.id);
     }
-    let _ = writeln!(out, "{stamp} {}", checklist.summary());
+    let _ = writeln!(out, "{stamp} {}", checklist.summary(lang));
     out
 }
 
@@ -219,19 +216,20 @@ pub struct Terminal {
     rows: Vec<indicatif::ProgressBar>,
     footer: indicatif::ProgressBar,
     watching: String,
+    lang: Lang,
 }
 
 impl Terminal {
-    /// Starts drawing on stderr: only the footer until the first evaluation.
-    pub fn new(lab: &str, context: &str) -> Terminal {
+    /// Starts drawing on stderr, in `lang`: only the footer until the first evaluation.
+    pub fn new(lab: &str, context: &str, lang: Lang) -> Terminal {
         use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
         let footer = multi.add(ProgressBar::new_spinner());
         footer.set_style(ProgressStyle::with_template("{spinner} {wide_msg}").expect("a valid template"));
         footer.enable_steady_tick(Duration::from_millis(120));
-        let watching = format!("watching {lab} on {context} (Ctrl-C to stop)");
-        footer.set_message(format!("listing… {watching}"));
-        Terminal { multi, rows: Vec::new(), footer, watching }
+        let watching = tr!(lang, "watch-watching", lab = lab, context = context);
+        footer.set_message(tr!(lang, "watch-listing", watching = &watching));
+        Terminal { multi, rows: Vec::new(), footer, watching, lang }
     }
 
     /// Redraws the rows from `checklist`; `reconnecting` names watches being re-established.
@@ -246,9 +244,10 @@ impl Terminal {
         for (row, line) in self.rows.iter().zip(lines) {
             row.set_message(line);
         }
-        let mut footer = format!("{} · {}", checklist.summary(), self.watching);
+        let mut footer = format!("{} · {}", checklist.summary(self.lang), self.watching);
         for (feed, reason) in reconnecting {
-            footer.push_str(&format!(" · reconnecting {feed}: {reason}"));
+            footer.push_str(" · ");
+            footer.push_str(&tr!(self.lang, "watch-reconnecting", feed = feed, reason = reason));
         }
         self.footer.set_message(footer);
     }
@@ -273,6 +272,7 @@ mod tests {
             .iter()
             .map(|(id, status)| TaskResult {
                 id: id.to_string(),
+                description: None,
                 title: format!("Title of {id}"),
                 status: *status,
                 points: 2,
@@ -325,7 +325,7 @@ mod tests {
     fn the_terminal_checklist_draws_and_clears() {
         let mut checklist = Checklist::new();
         checklist.update(&report(&[("node", Fail), ("restore", Blocked)]));
-        let mut terminal = Terminal::new("lab", "ctx");
+        let mut terminal = Terminal::new("lab", "ctx", Lang::En);
         terminal.draw(&checklist, &[("v1 Pod".into(), "connection reset".into())], true);
         assert_eq!(terminal.rows.len(), 2);
         checklist.update(&report(&[("node", Pass), ("restore", Fail)]));
@@ -343,15 +343,18 @@ mod tests {
             &checklist.update(&report(&[("node", Fail), ("restore", Blocked)])),
             &checklist,
             Duration::ZERO,
+            Lang::En,
         );
         checklist.update(&report(&[("node", Pass), ("restore", Pass)]));
         let changes = checklist.update(&report(&[("node", Pass), ("restore", Fail)]));
-        text.push_str(&change_lines(&changes, &checklist, Duration::from_millis(12_400)));
+        text.push_str(&change_lines(&changes, &checklist, Duration::from_millis(12_400), Lang::En));
         text.push_str("-- terminal rows --\n");
         for row in rows(&checklist, false) {
             text.push_str(&row);
             text.push('\n');
         }
         insta::assert_snapshot!(text);
+        let japanese = change_lines(&changes, &checklist, Duration::from_millis(12_400), Lang::Ja);
+        insta::assert_snapshot!("lines_for_a_log_ja", japanese);
     }
 }

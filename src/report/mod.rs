@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use owo_colors::OwoColorize;
 use serde::Serialize;
 
+use crate::{session::Lang, tr};
+
 /// The version of the JSON report format.
 pub const REPORT_VERSION: u32 = 1;
 
@@ -61,6 +63,10 @@ pub struct TaskResult {
     pub id: String,
     /// Title in the session language.
     pub title: String,
+    /// What the task asks, in the session language: for a task that failed, or every task with
+    /// `check --details`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// Verdict.
     pub status: TaskStatus,
     /// Points the task is worth.
@@ -118,33 +124,15 @@ impl Report {
 
 /// The report for a terminal, its own words in English; see [`human_in`].
 pub fn human(report: &Report, styled: bool) -> String {
-    human_in(report, styled, crate::session::Lang::En)
-}
-
-/// The words the human report adds around the lab's own texts, per language. Verdicts (PASS,
-/// FAIL, …) stay as they are in every language: they are codes, also in JSON and JUnit.
-struct Frame {
-    hint: &'static str,
-    score: &'static str,
-    stuck: &'static str,
-}
-
-impl Frame {
-    fn of(lang: crate::session::Lang) -> Frame {
-        match lang {
-            crate::session::Lang::En => Frame { hint: "hint", score: "score", stuck: "stuck?" },
-            crate::session::Lang::Ja => {
-                Frame { hint: "ヒント", score: "得点", stuck: "行き詰まったら:" }
-            }
-        }
-    }
+    human_in(report, styled, Lang::En)
 }
 
 /// The report for a terminal, in `lang` (the lab's texts are already in it; this sets the
-/// report's own words). With `styled`, verdicts carry ANSI colours (print it through `anstream`,
-/// which strips them when stdout is not a terminal or `NO_COLOR` is set).
-pub fn human_in(report: &Report, styled: bool, lang: crate::session::Lang) -> String {
-    let frame = Frame::of(lang);
+/// report's own words from the catalog). Verdicts (PASS, FAIL, …) stay as they are in every
+/// language: they are codes, also in JSON and JUnit. With `styled`, verdicts carry ANSI colours
+/// (print it through `anstream`, which strips them when stdout is not a terminal or `NO_COLOR`
+/// is set).
+pub fn human_in(report: &Report, styled: bool, lang: Lang) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", report.lab, report.title);
     let width = report.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0);
@@ -165,11 +153,17 @@ pub fn human_in(report: &Report, styled: bool, lang: crate::session::Lang) -> St
             "  {verdict} {:<width$}  {}/{}  {}",
             task.id, task.awarded, task.points, task.title
         );
+        if let Some(description) = &task.description {
+            for line in description.lines() {
+                let _ = writeln!(out, "            {}", line.trim_end());
+            }
+        }
         for line in &task.evidence {
             let _ = writeln!(out, "            · {line}");
         }
         for (tier, hint) in task.hints.iter().enumerate() {
-            let _ = writeln!(out, "            {} {}: {}", frame.hint, tier + 1, hint.replace('\n', " "));
+            let text = hint.replace('\n', " ");
+            let _ = writeln!(out, "            {}", tr!(lang, "report-hint", tier = tier + 1, text = text));
         }
         if let Some(solution) = &task.solution {
             for command in solution {
@@ -177,13 +171,13 @@ pub fn human_in(report: &Report, styled: bool, lang: crate::session::Lang) -> St
             }
         }
     }
-    let _ = writeln!(out, "{} {}/{}", frame.score, report.score, report.total);
+    let _ = writeln!(out, "{}", tr!(lang, "report-score", score = report.score, total = report.total));
     let stuck = report
         .tasks
         .iter()
         .any(|t| t.status != TaskStatus::Pass && t.hints.is_empty() && t.hints_available > 0);
     if stuck {
-        let _ = writeln!(out, "{} lab-runner check {} --hint 1", frame.stuck, report.lab);
+        let _ = writeln!(out, "{}", tr!(lang, "report-stuck", lab = &report.lab));
     }
     out
 }
@@ -291,8 +285,8 @@ impl ClassReport {
     }
 }
 
-/// The class report for a terminal: a summary row per learner, then each learner's report.
-pub fn class_human(class: &ClassReport, styled: bool) -> String {
+/// The class report for a terminal: a summary row per learner, then each learner's report in `lang`.
+pub fn class_human(class: &ClassReport, styled: bool, lang: Lang) -> String {
     let mut out = String::new();
     let width = class.learners.iter().map(|l| l.context.len()).max().unwrap_or(0);
     for learner in &class.learners {
@@ -306,7 +300,7 @@ pub fn class_human(class: &ClassReport, styled: bool) -> String {
     for learner in &class.learners {
         if let Some(report) = &learner.report {
             let _ = writeln!(out, "\n[{}]", learner.context);
-            out.push_str(&human(report, styled));
+            out.push_str(&human_in(report, styled, lang));
         }
     }
     out

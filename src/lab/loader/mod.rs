@@ -134,6 +134,53 @@ impl BundleRoot {
     }
 }
 
+/// The YAML syntax errors of every other `.yaml`/`.yml` file of the bundle, in path order. When
+/// `lab.yaml` cannot be read, which files it references is unknown, yet each file's own errors
+/// are still listed rather than hidden behind the first one.
+fn yaml_syntax_problems(root: &BundleRoot) -> Vec<Problem> {
+    fn walk_disk(dir: &Path, prefix: &Path, into: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let relative = prefix.join(entry.file_name());
+            if path.is_dir() {
+                walk_disk(&path, &relative, into);
+            } else {
+                into.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    fn walk_built_in(dir: &Dir<'static>, bundle: &Path, into: &mut Vec<String>) {
+        for file in dir.files() {
+            if let Ok(relative) = file.path().strip_prefix(bundle) {
+                into.push(relative.to_string_lossy().into_owned());
+            }
+        }
+        for sub in dir.dirs() {
+            walk_built_in(sub, bundle, into);
+        }
+    }
+    let mut relatives = Vec::new();
+    match root {
+        BundleRoot::Dir(path) => walk_disk(path, Path::new(""), &mut relatives),
+        BundleRoot::BuiltIn(dir) => walk_built_in(dir, dir.path(), &mut relatives),
+    }
+    relatives.sort();
+    let mut problems = Vec::new();
+    for relative in relatives {
+        let yaml = relative.ends_with(".yaml") || relative.ends_with(".yml");
+        if !yaml || relative == LAB_FILE {
+            continue;
+        }
+        let Ok(Some(text)) = root.read(&relative) else { continue };
+        let file = SourceFile { display: root.display_file(&relative), text: Arc::new(text) };
+        if let Err(error) = serde_saphyr::from_multiple::<Value>(&file.text) {
+            problems.push(file.yaml_error(&error));
+        }
+    }
+    problems
+}
+
 /// A loaded, checked lab bundle: the model and every file it refers to, parsed.
 #[derive(Debug, Clone)]
 pub struct Bundle {
@@ -380,7 +427,11 @@ pub fn read(root: BundleRoot) -> Result<Loaded> {
     let lab_file = SourceFile { display: root.display_file(LAB_FILE), text: Arc::new(text) };
     let lab: Lab = match serde_saphyr::from_str(&lab_file.text) {
         Ok(lab) => lab,
-        Err(error) => return Ok(Loaded { bundle: None, problems: vec![lab_file.yaml_error(&error)] }),
+        Err(error) => {
+            let mut problems = vec![lab_file.yaml_error(&error)];
+            problems.extend(yaml_syntax_problems(&root));
+            return Ok(Loaded { bundle: None, problems });
+        }
     };
     let mut checker = Checker {
         root: &root,

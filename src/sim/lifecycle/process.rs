@@ -288,12 +288,12 @@ async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> 
     Ok((counts, revision))
 }
 
-/// `sim status`'s text.
-pub fn render_status(status: &Status) -> String {
+/// `sim status`'s text under `heading` (the caller's words for "simulator running").
+pub fn render_status(status: &Status, heading: &str) -> String {
     let record = &status.record;
     let uptime = server::table::human_duration(status.uptime.as_secs());
     let mut out = format!(
-        "simulator running\n  pid         {}\n  endpoint    {}\n  uptime      {uptime}\n  kubeconfig  {}\n  revision    {}\nobjects\n",
+        "{heading}\n  pid         {}\n  endpoint    {}\n  uptime      {uptime}\n  kubeconfig  {}\n  revision    {}\nobjects\n",
         record.pid,
         record.endpoint,
         record.kubeconfig.display(),
@@ -412,7 +412,7 @@ mod tests {
             counts: vec![("daemonsets.apps".to_string(), 2), ("nodes".to_string(), 5)],
             revision: 57,
         };
-        insta::assert_snapshot!(render_status(&status), @r"
+        insta::assert_snapshot!(render_status(&status, "simulator running"), @r"
         simulator running
           pid         4242
           endpoint    https://127.0.0.1:6443
