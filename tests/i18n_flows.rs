@@ -174,7 +174,8 @@ fn learner_and_instructor_flows_print_no_english_sentence_under_lang_ja() {
         (&["check", "stuck-rollout"], 1),
         (&["check", "stuck-rollout", "--hint", "1"], 1),
         (&["check", "stuck-rollout", "--details"], 1),
-        (&["answer", "stuck-rollout", "affected-node", "gpu-9"], 0),
+        (&["answer", "stuck-rollout", "affected-node", "gpu-9"], 2),
+        (&["answer", "stuck-rollout", "affected-node", "gpu-1"], 0),
         (&["answer", "stuck-rollout", "no-such-task", "x"], 2),
         (&["answer", "stuck-rollout", "one-generation", "x"], 2),
         (&["check", "stuck-rollout"], 1),
@@ -203,7 +204,7 @@ fn learner_and_instructor_flows_print_no_english_sentence_under_lang_ja() {
         let mut transcript = String::new();
         for args in [
             &["start", "stuck-rollout", "--seed", "7"][..],
-            &["answer", "stuck-rollout", "affected-node", "gpu-9"],
+            &["answer", "stuck-rollout", "affected-node", "gpu-1"],
             &["reset", "stuck-rollout", "--dry-run"],
             &["reset", "stuck-rollout", "--yes"],
             &["reset", "stuck-rollout", "--remove", "--yes"],

@@ -220,22 +220,39 @@ fn how_to_answer(
 
 /// A quiz's verdict on the answer stored for it, in `lang`: `None` unless `task` is a quiz
 /// (nothing but quiz expectations) with a stored answer that grading passed or failed. Grading's
-/// own evidence for it is English; this says the same in the learner's language.
+/// own evidence for it is English; this says the same in the learner's language, followed by the
+/// attempts used (and whether the answer is locked) as grading counts them.
 fn answer_verdict(
     task: &crate::lab::model::Task,
     inventory: Option<&inventory::Inventory>,
     status: TaskStatus,
     lang: Lang,
-) -> Option<String> {
-    let answer = inventory?.answers.get(&task.id.value)?;
+) -> Option<Vec<String>> {
+    let inventory = inventory?;
+    let answer = inventory.answers.get(&task.id.value)?;
     if task.kind != TaskKind::Quiz || !task.expect.iter().all(|e| matches!(e, Expectation::Quiz(_))) {
         return None;
     }
-    match status {
-        TaskStatus::Pass => Some(tr!(lang, "check-answer-right", answer = answer)),
-        TaskStatus::Fail => Some(tr!(lang, "check-answer-wrong", answer = answer)),
+    let verdict = match status {
+        TaskStatus::Pass => tr!(lang, "check-answer-right", answer = answer),
+        TaskStatus::Fail => tr!(lang, "check-answer-wrong", answer = answer),
+        _ => return None,
+    };
+    let mut lines = vec![verdict];
+    let used = inventory.attempts.get(&task.id.value).copied().unwrap_or(0);
+    let limit = task.expect.iter().find_map(|e| match e {
+        Expectation::Quiz(quiz) => quiz.attempts,
         _ => None,
+    });
+    match (used, limit) {
+        (0, _) => {}
+        (used, Some(limit)) if used >= limit => {
+            lines.push(tr!(lang, "check-attempts-locked", used = used, limit = limit))
+        }
+        (used, Some(limit)) => lines.push(tr!(lang, "check-attempts-of", used = used, limit = limit)),
+        (used, None) => lines.push(tr!(lang, "check-answered", count = used)),
     }
+    Some(lines)
 }
 
 /// The values a quiz chooses from, when it is an enumeration whose listing gives nothing away:
@@ -279,11 +296,10 @@ pub fn grade_observation(
                 grade::Status::Error => TaskStatus::Error,
             };
             match how_to_answer(lab, task, inventory, lang)
+                .map(|line| vec![line])
                 .or_else(|| answer_verdict(task, inventory, status, lang))
             {
-                Some(line) if status == TaskStatus::Fail || status == TaskStatus::Pass => {
-                    (status, vec![line])
-                }
+                Some(lines) if status == TaskStatus::Fail || status == TaskStatus::Pass => (status, lines),
                 _ => (status, graded.evidence().to_vec()),
             }
         };

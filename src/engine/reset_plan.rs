@@ -455,7 +455,11 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
             actions.push(Action::Delete { object: now.id(), reason: DeleteReason::CreatedByLab });
             continue;
         }
-        let shown: Vec<String> = held.iter().take(SHOWN_FOREIGN).map(|o| o.id().to_string()).collect();
+        // Objects nobody owns first (a pod goes with its DaemonSet, and its name is random), then
+        // by kind and name, so the plan reads the same on every run.
+        let mut listed: Vec<_> = held.iter().map(|o| (!o.owners.is_empty(), o.id().to_string())).collect();
+        listed.sort();
+        let shown: Vec<String> = listed.into_iter().take(SHOWN_FOREIGN).map(|(_, id)| id).collect();
         let more = held.len().saturating_sub(SHOWN_FOREIGN);
         actions.push(Action::Keep { object: now.id(), reason: KeepReason::HoldsForeign(shown, more) });
         let heirs: BTreeSet<&str> =

@@ -38,6 +38,12 @@ check-no-answer-choices = no answer yet: lab-runner answer { $lab } { $task } VA
 
 check-answer-right = answer "{ $answer }" is right
 check-answer-wrong = answer "{ $answer }" is not right
+check-attempts-locked = attempt { $used } of { $limit }: the answer is locked
+check-attempts-of = attempt { $used } of { $limit }
+check-answered = { $count ->
+    [one] answered once
+   *[other] answered { $count } times
+}
 ## status (src/engine/status.rs, src/run.rs)
 status-daemonset = { $daemonset } (current revision { $hash })
 status-revision-current = { $hash } (current)

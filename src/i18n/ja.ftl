@@ -34,6 +34,9 @@ check-no-answer-choices = まだ回答がありません: lab-runner answer { $l
 
 check-answer-right = 回答 "{ $answer }" は正解です
 check-answer-wrong = 回答 "{ $answer }" は正しくありません
+check-attempts-locked = { $limit } 回中 { $used } 回目の回答: 回答はロックされています
+check-attempts-of = { $limit } 回中 { $used } 回目の回答
+check-answered = { $count } 回回答しました
 ## status (src/engine/status.rs, src/run.rs)
 status-daemonset = { $daemonset }（現在のリビジョン { $hash }）
 status-revision-current = { $hash }（現在）
