@@ -118,6 +118,9 @@ pub enum Command {
     /// The embedded simulated GPU cluster.
     #[command(subcommand)]
     Sim(SimCommand),
+    /// A class: many learner simulators on this host, one context each in one kubeconfig.
+    #[command(subcommand)]
+    Class(ClassCommand),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
 }
@@ -328,6 +331,66 @@ pub struct SimUpArgs {
     /// (like a kube-apiserver alone).
     #[arg(long)]
     pub api_only: bool,
+}
+
+/// `class`.
+#[derive(Debug, Subcommand)]
+pub enum ClassCommand {
+    /// Start N learner simulators (one process each), write DIR/kubeconfig (one context per
+    /// learner) and DIR/learner-NN/kubeconfig, and start the lab in each.
+    Up(ClassUpArgs),
+    /// Show every learner: up or down, endpoint, lab, score.
+    Status(ClassStateArgs),
+    /// Stop every learner (state kept unless --purge).
+    Down(ClassDownArgs),
+}
+
+/// Where a class keeps its learners.
+#[derive(Debug, Args)]
+pub struct ClassStateArgs {
+    /// Class directory: class.json, kubeconfig, learner-01/ … (default:
+    /// $XDG_STATE_HOME/lab-runner/class).
+    #[arg(long, env = "LAB_RUNNER_CLASS_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// `class up`.
+#[derive(Debug, Args)]
+pub struct ClassUpArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// How many learners (1 to 100).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
+    pub learners: u32,
+    /// Lab to start in every learner's cluster.
+    #[arg(long)]
+    pub lab: Option<String>,
+    /// The variant every learner gets.
+    #[arg(long, requires = "lab", conflicts_with = "seed")]
+    pub variant: Option<String>,
+    /// Seed the learners' variants come from: learner 1 gets what `start --seed S` picks, each
+    /// next learner the next variant.
+    #[arg(long, requires = "lab")]
+    pub seed: Option<u64>,
+    /// Address the learners listen on, `IP` (any free port each) or `IP:PORT` (learner N on
+    /// PORT+N-1) (default: 127.0.0.1).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Another name the learners' certificates carry; repeatable.
+    #[arg(long = "tls-san", value_name = "NAME")]
+    pub tls_sans: Vec<String>,
+}
+
+/// `class down`.
+#[derive(Debug, Args)]
+pub struct ClassDownArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// Also delete the learners' state, the kubeconfigs and the class record.
+    #[arg(long)]
+    pub purge: bool,
 }
 
 /// `--listen`: `IP:PORT`, or a bare IP for any free port on it.
