@@ -343,6 +343,8 @@ pub enum ClassCommand {
     Status(ClassStateArgs),
     /// Stop every learner (state kept unless --purge).
     Down(ClassDownArgs),
+    /// Serve the instructor's live page: learners × tasks, updated as learners work.
+    Board(ClassBoardArgs),
 }
 
 /// Where a class keeps its learners.
@@ -391,6 +393,38 @@ pub struct ClassDownArgs {
     /// Also delete the learners' state, the kubeconfigs and the class record.
     #[arg(long)]
     pub purge: bool,
+}
+
+/// `class board`.
+#[derive(Debug, Args)]
+pub struct ClassBoardArgs {
+    /// Class directory: grades every learner of the class in its lab (default:
+    /// $XDG_STATE_HOME/lab-runner/class, unless --contexts is given).
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// Grade these contexts of --kubeconfig instead of a class directory; `all`: every context.
+    #[arg(long, value_delimiter = ',', value_name = "CTX", requires = "lab")]
+    pub contexts: Vec<String>,
+    /// The lab to grade (default: the class's lab).
+    #[arg(long)]
+    pub lab: Option<String>,
+    /// Address the page is served on (default: 127.0.0.1:8420).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8420")]
+    pub listen: std::net::SocketAddr,
+    /// Least time between two grading rounds.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_board_duration)]
+    pub interval: Duration,
+    /// Mark a learner whose report has not changed for this long.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_board_duration)]
+    pub stalled_after: Duration,
+}
+
+/// A board duration: what [`parse_duration`] reads, or milliseconds (`500ms`) for quick tests.
+fn parse_board_duration(text: &str) -> Result<Duration, String> {
+    match text.strip_suffix("ms").map(str::parse::<u64>) {
+        Some(Ok(millis)) => Ok(Duration::from_millis(millis)),
+        _ => parse_duration("duration", text).map_err(|e| e.to_string()),
+    }
 }
 
 /// `--listen`: `IP:PORT`, or a bare IP for any free port on it.

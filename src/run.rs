@@ -163,7 +163,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             print(&lab::show::show(&bundle, session.lang))
         }
         Command::Sim(command) => Ok(crate::sim_command::run_command(command)?),
-        Command::Class(command) => class(command, &session.labs, session.lang),
+        Command::Class(command) => class(command, &session.cluster, &session.labs, session.lang),
     }
 }
 
@@ -216,7 +216,12 @@ fn class_dir(explicit: Option<std::path::PathBuf>) -> Result<std::path::PathBuf,
 }
 
 /// `class up|status|down`.
-fn class(command: cli::ClassCommand, labs: &session::LabSource, lang: session::Lang) -> Result<u8, Error> {
+fn class(
+    command: cli::ClassCommand,
+    cluster: &session::ClusterTarget,
+    labs: &session::LabSource,
+    lang: session::Lang,
+) -> Result<u8, Error> {
     // One rustls provider for the whole process (kube's client uses ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
     match command {
@@ -257,6 +262,27 @@ fn class(command: cli::ClassCommand, labs: &session::LabSource, lang: session::L
             let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
             let kept = if args.purge { "state purged" } else { "state kept" };
             print(&format!("class stopped: {running} of {} learner(s) were running; {kept}\n", stopped.len()))
+        }
+        cli::ClassCommand::Board(args) => {
+            let source = if args.contexts.is_empty() {
+                crate::class::BoardSource::Class { dir: class_dir(args.state.state_dir)?, lab: args.lab }
+            } else {
+                crate::class::BoardSource::Contexts {
+                    kubeconfig: cluster.kubeconfig.clone(),
+                    contexts: args.contexts,
+                    lab: args.lab.expect("clap requires --lab with --contexts"),
+                }
+            };
+            let options = crate::class::board::BoardOptions {
+                kubeconfig: None,
+                contexts: Vec::new(),
+                listen: args.listen,
+                interval: args.interval,
+                stalled_after: args.stalled_after,
+                lang,
+            };
+            crate::class::board(source, options, labs)?;
+            Ok(exit::OK)
         }
     }
 }

@@ -7,7 +7,10 @@
 //! `DIR/kubeconfig` holds one context per learner (the instructor's); `DIR/learner-NN/kubeconfig`
 //! holds that learner's context only (to hand out).
 
+pub mod board;
+
 use std::{
+    io::Write as _,
     net::SocketAddr,
     path::{Path, PathBuf},
 };
@@ -16,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     engine, exit, lab,
-    session::{ClusterTarget, Lang, LabSource},
+    session::{ClusterTarget, LabSource, Lang},
     sim::{
         auth::ADMIN_TOKEN_FILE,
         kubeconfig::KUBECONFIG_FILE,
@@ -69,16 +72,16 @@ pub enum Error {
     Sim {
         /// The learner.
         learner: String,
-        /// The cause.
-        source: lifecycle::Error,
+        /// The cause (boxed: it is large, and rare).
+        source: Box<lifecycle::Error>,
     },
     /// The lab could not be started on a learner's cluster. Exit: the engine's code.
     #[error("{learner}: {source}")]
     Engine {
         /// The learner.
         learner: String,
-        /// The cause.
-        source: engine::Error,
+        /// The cause (boxed: it is large, and rare).
+        source: Box<engine::Error>,
     },
     /// A class file could not be read or written. Exit 2.
     #[error("{path}: {message}")]
@@ -94,6 +97,12 @@ pub enum Error {
         /// How many were stopped.
         stopped: usize,
     },
+    /// The board could not be served. Exit: the board's code.
+    #[error(transparent)]
+    Board(#[from] board::Error),
+    /// The class has no lab to grade and none was named. Exit 2.
+    #[error("the class in {0} was started without a lab: name one with --lab")]
+    NoLab(PathBuf),
     /// The async runtime could not start. Exit 3.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -109,7 +118,9 @@ impl Error {
             | Error::AlreadyRunning(_)
             | Error::Lab(_)
             | Error::File { .. }
-            | Error::Interrupted { .. } => exit::BAD_INPUT,
+            | Error::Interrupted { .. }
+            | Error::NoLab(_) => exit::BAD_INPUT,
+            Error::Board(error) => error.exit_code(),
             Error::NoClass(_) | Error::Runtime(_) => exit::CLUSTER_ERROR,
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
@@ -196,7 +207,12 @@ fn read_access(dir: &Path, name: &str, server: String) -> Result<Access> {
         let path = dir.join(file);
         std::fs::read_to_string(&path).map_err(|e| Error::File { path, message: e.to_string() })
     };
-    Ok(Access { name: name.to_string(), server, ca_pem: read(CA_CERT_FILE)?, token: read(ADMIN_TOKEN_FILE)?.trim().to_string() })
+    Ok(Access {
+        name: name.to_string(),
+        server,
+        ca_pem: read(CA_CERT_FILE)?,
+        token: read(ADMIN_TOKEN_FILE)?.trim().to_string(),
+    })
 }
 
 /// A kubeconfig with one cluster, user and context per learner, named after the learner, the
@@ -209,9 +225,13 @@ fn render_kubeconfig(learners: &[Access]) -> String {
     let mut contexts = String::new();
     for Access { name, server, ca_pem, token } in learners {
         let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
-        clusters += &format!("- name: {name}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n");
+        clusters += &format!(
+            "- name: {name}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n"
+        );
         users += &format!("- name: {name}\n  user:\n    token: {token}\n");
-        contexts += &format!("- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: default\n");
+        contexts += &format!(
+            "- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n    namespace: default\n"
+        );
     }
     let current = learners.first().map(|a| a.name.as_str()).unwrap_or_default();
     format!(
@@ -264,13 +284,20 @@ pub fn up(options: &UpOptions) -> Result<Started> {
     let bundle = validate(options)?;
     let dir = &options.dir;
     lifecycle::ensure_writable(dir)
-        .map_err(|source| Error::Sim { learner: "class".into(), source })?;
+        .map_err(|source| Error::Sim { learner: "class".into(), source: Box::new(source) })?;
     if let Ok(previous) = read_record(dir)
-        && previous.learners.iter().any(|name| matches!(lifecycle::pid_state(&dir.join(name)), Ok(PidState::Running(_))))
+        && previous
+            .learners
+            .iter()
+            .any(|name| matches!(lifecycle::pid_state(&dir.join(name)), Ok(PidState::Running(_))))
     {
         return Err(Error::AlreadyRunning(dir.clone()));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(Error::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
     let started = runtime.block_on(async {
         tokio::select! {
             started = up_all(options, bundle.as_ref()) => Some(started),
@@ -287,7 +314,8 @@ pub fn up(options: &UpOptions) -> Result<Started> {
         None => {
             // The learner whose start was interrupted may still come up: its directory is
             // recorded, and `down_all` stops whatever has a live pid file by now.
-            let stopped = runtime.block_on(down_all(dir)).map(|s| s.iter().filter(|(_, was)| was.is_some()).count());
+            let stopped =
+                runtime.block_on(down_all(dir)).map(|s| s.iter().filter(|(_, was)| was.is_some()).count());
             Err(Error::Interrupted { stopped: stopped.unwrap_or(0) })
         }
     }
@@ -313,7 +341,9 @@ async fn up_all(options: &UpOptions, bundle: Option<&lab::loader::Bundle>) -> Re
             speed: 1.0,
             control_plane: ControlPlane::Running,
         };
-        let started = lifecycle::up(&serve).await.map_err(|source| Error::Sim { learner: name.clone(), source })?;
+        let started = lifecycle::up(&serve)
+            .await
+            .map_err(|source| Error::Sim { learner: name.clone(), source: Box::new(source) })?;
         accesses.push(read_access(&serve.state_dir, &name, started.record.endpoint)?);
     }
     for access in &accesses {
@@ -335,7 +365,8 @@ async fn up_all(options: &UpOptions, bundle: Option<&lab::loader::Bundle>) -> Re
             };
             let start = engine::start::StartOptions { variant, seed: None, yes: true };
             async move {
-                let engine_error = |source| Error::Engine { learner: access.name.clone(), source };
+                let engine_error =
+                    |source| Error::Engine { learner: access.name.clone(), source: Box::new(source) };
                 let cluster = engine::cluster::connect(&target).await.map_err(|e| engine_error(e.into()))?;
                 engine::start::start(&cluster, bundle, options.lang, &start).await.map_err(engine_error)?;
                 Ok::<_, Error>(())
@@ -345,10 +376,7 @@ async fn up_all(options: &UpOptions, bundle: Option<&lab::loader::Bundle>) -> Re
             outcome?;
         }
     }
-    Ok(Started {
-        learners: accesses.into_iter().map(|a| (a.name, a.server)).collect(),
-        kubeconfig,
-    })
+    Ok(Started { learners: accesses.into_iter().map(|a| (a.name, a.server)).collect(), kubeconfig })
 }
 
 /// Stops every recorded learner; returns each learner with the pid stopped (None: was not running).
@@ -359,7 +387,7 @@ async fn down_all(dir: &Path) -> Result<Vec<(String, Option<u32>)>> {
         let pid = match lifecycle::down(&dir.join(&name)).await {
             Ok(pid) => Some(pid),
             Err(lifecycle::Error::NotRunning { .. } | lifecycle::Error::StalePidFile { .. }) => None,
-            Err(source) => return Err(Error::Sim { learner: name, source }),
+            Err(source) => return Err(Error::Sim { learner: name, source: Box::new(source) }),
         };
         stopped.push((name, pid));
     }
@@ -368,12 +396,15 @@ async fn down_all(dir: &Path) -> Result<Vec<(String, Option<u32>)>> {
 
 /// `class down`: stops every learner; `purge` also deletes the class directory's contents.
 pub fn down(dir: &Path, purge: bool) -> Result<Vec<(String, Option<u32>)>> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::Runtime)?;
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::Runtime)?;
     let record = read_record(dir)?;
     let stopped = runtime.block_on(down_all(dir))?;
     if purge {
         let remove = |path: PathBuf, result: std::io::Result<()>| match result {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::File { path, message: e.to_string() }),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::File { path, message: e.to_string() })
+            }
             _ => Ok(()),
         };
         for name in &record.learners {
@@ -388,6 +419,66 @@ pub fn down(dir: &Path, purge: bool) -> Result<Vec<(String, Option<u32>)>> {
         let _ = std::fs::remove_dir(dir);
     }
     Ok(stopped)
+}
+
+/// What `class board` grades: a class directory, or contexts of a kubeconfig.
+#[derive(Debug, Clone)]
+pub enum BoardSource {
+    /// Every learner of the class in `DIR` (`DIR/kubeconfig`), in its lab unless one is named.
+    Class {
+        /// The class directory.
+        dir: PathBuf,
+        /// The lab, when not the class's.
+        lab: Option<String>,
+    },
+    /// These contexts (`all`: every one) of a kubeconfig, in this lab.
+    Contexts {
+        /// The kubeconfig (`None`: `$KUBECONFIG`, then ~/.kube/config).
+        kubeconfig: Option<PathBuf>,
+        /// The contexts.
+        contexts: Vec<String>,
+        /// The lab.
+        lab: String,
+    },
+}
+
+/// `class board`: binds the page's address, prints its URL on stdout, then grades and serves
+/// until Ctrl-C. `options.kubeconfig` and `options.contexts` are filled in from `source`.
+pub fn board(source: BoardSource, mut options: board::BoardOptions, labs: &LabSource) -> Result<()> {
+    let lab = match source {
+        BoardSource::Class { dir, lab } => {
+            let record = read_record(&dir)?;
+            options.kubeconfig = Some(dir.join(KUBECONFIG_FILE));
+            options.contexts = record.learners;
+            lab.or(record.lab).ok_or(Error::NoLab(dir))?
+        }
+        BoardSource::Contexts { kubeconfig, contexts, lab } => {
+            options.contexts = board::board_contexts(kubeconfig.as_ref(), &contexts)?;
+            options.kubeconfig = kubeconfig;
+            lab
+        }
+    };
+    let bundle = lab::loader::find(labs, &lab)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
+    runtime.block_on(async {
+        let listener = board::bind(options.listen).await?;
+        let bound = listener.local_addr().map_err(board::Error::Serve)?;
+        // The URL is the first line on stdout, so a script (or a test) can wait for it.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "class board for {lab}: {}", board::url(bound));
+        let _ = out.flush();
+        drop(out);
+        let contexts = options.contexts.clone();
+        tokio::select! {
+            served = board::serve(listener, options, bundle, contexts) => served?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        Ok(())
+    })
 }
 
 /// One learner's line of `class status`.
@@ -407,7 +498,11 @@ pub struct LearnerStatus {
 pub fn status(dir: &Path, labs: &LabSource, lang: Lang) -> Result<(ClassRecord, Vec<LearnerStatus>)> {
     let record = read_record(dir)?;
     let bundle = record.lab.as_deref().map(|lab| lab::loader::find(labs, lab)).transpose()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(Error::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
     let lines = runtime.block_on(futures::future::join_all(record.learners.iter().map(|name| {
         let learner_dir = dir.join(name);
         let bundle = bundle.as_ref();
@@ -448,7 +543,8 @@ pub fn status(dir: &Path, labs: &LabSource, lang: Lang) -> Result<(ClassRecord, 
 /// `class status` as a table.
 pub fn render_status(record: &ClassRecord, lines: &[LearnerStatus]) -> String {
     let lab = record.lab.as_deref().unwrap_or("-");
-    let mut rows = vec![["LEARNER".to_string(), "STATE".into(), "ENDPOINT".into(), "LAB".into(), "SCORE".into()]];
+    let mut rows =
+        vec![["LEARNER".to_string(), "STATE".into(), "ENDPOINT".into(), "LAB".into(), "SCORE".into()]];
     for line in lines {
         rows.push([
             line.name.clone(),
@@ -458,7 +554,8 @@ pub fn render_status(record: &ClassRecord, lines: &[LearnerStatus]) -> String {
             line.score.clone(),
         ]);
     }
-    let widths: Vec<usize> = (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     rows.iter()
         .map(|row| {
             let cells: Vec<String> = row.iter().zip(&widths).map(|(cell, w)| format!("{cell:<w$}")).collect();
@@ -485,13 +582,17 @@ mod tests {
             ca_pem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into(),
             token: format!("token{n}"),
         };
-        let config = kube::config::Kubeconfig::from_yaml(&render_kubeconfig(&[access(1), access(2)])).unwrap();
+        let config =
+            kube::config::Kubeconfig::from_yaml(&render_kubeconfig(&[access(1), access(2)])).unwrap();
         let contexts: Vec<_> = config.contexts.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(contexts, ["learner-01", "learner-02"]);
         assert_eq!(config.current_context.as_deref(), Some("learner-01"));
         let second = config.contexts[1].context.as_ref().unwrap();
         assert_eq!((second.cluster.as_str(), second.user.as_deref()), ("learner-02", Some("learner-02")));
-        assert_eq!(config.clusters[1].cluster.as_ref().unwrap().server.as_deref(), Some("https://127.0.0.1:40002"));
+        assert_eq!(
+            config.clusters[1].cluster.as_ref().unwrap().server.as_deref(),
+            Some("https://127.0.0.1:40002")
+        );
     }
 
     #[test]
@@ -507,7 +608,9 @@ mod tests {
             labs: LabSource::BuiltIn,
             lang: Lang::En,
         };
-        for (learners, listen) in [(0, "127.0.0.1:0"), (MAX_LEARNERS + 1, "127.0.0.1:0"), (3, "127.0.0.1:65534")] {
+        for (learners, listen) in
+            [(0, "127.0.0.1:0"), (MAX_LEARNERS + 1, "127.0.0.1:0"), (3, "127.0.0.1:65534")]
+        {
             let error = validate(&options(learners, listen)).unwrap_err();
             assert_eq!(error.exit_code(), exit::BAD_INPUT, "{error}");
         }
