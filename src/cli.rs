@@ -345,6 +345,36 @@ pub enum ClassCommand {
     Down(ClassDownArgs),
     /// Serve the instructor's live page: learners × tasks, updated as learners work.
     Board(ClassBoardArgs),
+    /// Serve every learner of a class in this process (what `class up --processes shared` runs).
+    #[command(hide = true)]
+    ServeShared(ClassServeSharedArgs),
+}
+
+/// How `class up` hosts the learners' simulators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ProcessesArg {
+    /// One process per learner (isolated by the operating system).
+    #[default]
+    PerLearner,
+    /// One process for every learner.
+    Shared,
+}
+
+/// `class serve-shared`.
+#[derive(Debug, Args)]
+pub struct ClassServeSharedArgs {
+    /// Class directory.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: PathBuf,
+    /// How many learners.
+    #[arg(long, value_name = "N")]
+    pub learners: u32,
+    /// Address of learner 1 (port 0: any free port each).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// Another name the learners' certificates carry; repeatable.
+    #[arg(long = "tls-san", value_name = "NAME")]
+    pub tls_sans: Vec<String>,
 }
 
 /// Where a class keeps its learners.
@@ -382,6 +412,9 @@ pub struct ClassUpArgs {
     /// Another name the learners' certificates carry; repeatable.
     #[arg(long = "tls-san", value_name = "NAME")]
     pub tls_sans: Vec<String>,
+    /// One simulator process per learner (default), or one process for all.
+    #[arg(long, value_enum, default_value_t)]
+    pub processes: ProcessesArg,
 }
 
 /// `class down`.

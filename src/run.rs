@@ -236,6 +236,10 @@ fn class(
                 tls_sans: args.tls_sans,
                 labs: labs.clone(),
                 lang,
+                processes: match args.processes {
+                    cli::ProcessesArg::PerLearner => crate::class::ProcessModel::PerLearner,
+                    cli::ProcessesArg::Shared => crate::class::ProcessModel::Shared,
+                },
             };
             let started = crate::class::up(&options)?;
             let mut text = String::new();
@@ -262,6 +266,10 @@ fn class(
             let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
             let kept = if args.purge { "state purged" } else { "state kept" };
             print(&format!("class stopped: {running} of {} learner(s) were running; {kept}\n", stopped.len()))
+        }
+        cli::ClassCommand::ServeShared(args) => {
+            crate::class::serve_shared(&args.state_dir, args.learners, args.listen, &args.tls_sans)?;
+            Ok(exit::OK)
         }
         cli::ClassCommand::Board(args) => {
             let source = if args.contexts.is_empty() {

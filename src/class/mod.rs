@@ -48,6 +48,16 @@ pub enum Error {
         /// How many learners.
         learners: u32,
     },
+    /// A learner's port is taken. Exit 2.
+    #[error("--listen: port {port} (learner {learner}) is in use: {source}")]
+    PortInUse {
+        /// The port.
+        port: u16,
+        /// The learner who would get it.
+        learner: String,
+        /// Why it cannot be bound.
+        source: std::io::Error,
+    },
     /// `--variant` names no variant of the lab. Exit 2.
     #[error("lab {lab} has no variant {variant:?} (variants: {known})")]
     UnknownVariant {
@@ -114,6 +124,7 @@ impl Error {
         match self {
             Error::LearnerCount(_)
             | Error::PortRange { .. }
+            | Error::PortInUse { .. }
             | Error::UnknownVariant { .. }
             | Error::AlreadyRunning(_)
             | Error::Lab(_)
@@ -152,6 +163,20 @@ pub struct UpOptions {
     pub labs: LabSource,
     /// Language of the briefings (not printed; the start records it).
     pub lang: Lang,
+    /// One process per learner, or one for all.
+    pub processes: ProcessModel,
+}
+
+/// How a class's simulators are hosted (docs/classroom.md has the measurements behind the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProcessModel {
+    /// One `sim serve` process per learner: the operating system isolates them (a crash or a
+    /// runaway learner takes no other down) at a measured cost of a few MB each.
+    #[default]
+    PerLearner,
+    /// Every learner in one background process (`class serve-shared`), each still with its own
+    /// store, CA, tokens, clock and port.
+    Shared,
 }
 
 /// The class record: what `class up` started, in order.
@@ -253,6 +278,16 @@ fn validate(options: &UpOptions) -> Result<Option<lab::loader::Bundle>> {
     if port != 0 && port + options.learners - 1 > u32::from(u16::MAX) {
         return Err(Error::PortRange { addr: options.listen, learners: options.learners });
     }
+    if port != 0 {
+        // Every learner's port is tried before any learner starts, so a taken one is bad input
+        // reported in one line, not a half-started class.
+        for index in 0..options.learners {
+            let port = (port + index) as u16;
+            if let Err(source) = std::net::TcpListener::bind(SocketAddr::new(options.listen.ip(), port)) {
+                return Err(Error::PortInUse { port, learner: learner_name(index + 1), source });
+            }
+        }
+    }
     let Some(lab) = &options.lab else { return Ok(None) };
     let bundle = lab::loader::find(&options.labs, lab)?;
     if let Some(variant) = &options.variant
@@ -298,53 +333,88 @@ pub fn up(options: &UpOptions) -> Result<Started> {
         .enable_all()
         .build()
         .map_err(Error::Runtime)?;
+    let (interrupt, interrupted) = tokio::sync::watch::channel(false);
     let started = runtime.block_on(async {
-        tokio::select! {
-            started = up_all(options, bundle.as_ref()) => Some(started),
-            _ = tokio::signal::ctrl_c() => None,
-        }
+        let listener = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                let _ = interrupt.send(true);
+            }
+        });
+        let started = up_all(options, bundle.as_ref(), interrupted).await;
+        listener.abort();
+        started
     });
     match started {
-        Some(Ok(started)) => Ok(started),
-        Some(Err(error)) => {
-            // A half-started class is stopped, not left running: the error names the learner.
-            let _ = runtime.block_on(down_all(dir));
-            Err(error)
-        }
-        None => {
-            // The learner whose start was interrupted may still come up: its directory is
-            // recorded, and `down_all` stops whatever has a live pid file by now.
+        Ok(started) => Ok(started),
+        Err(Error::Interrupted { .. }) => {
+            // The learner being started when Ctrl-C came finished starting first (a simulator
+            // half-way through its start would be missed), so every recorded one is stopped.
             let stopped =
                 runtime.block_on(down_all(dir)).map(|s| s.iter().filter(|(_, was)| was.is_some()).count());
             Err(Error::Interrupted { stopped: stopped.unwrap_or(0) })
         }
+        Err(error) => {
+            // A half-started class is stopped, not left running: the error names the learner.
+            let _ = runtime.block_on(down_all(dir));
+            Err(error)
+        }
     }
 }
 
-async fn up_all(options: &UpOptions, bundle: Option<&lab::loader::Bundle>) -> Result<Started> {
+/// What `sim serve` options learner `index` (0-based) of a class gets.
+fn learner_serve_options(dir: &Path, index: u32, listen: SocketAddr, tls_sans: &[String]) -> ServeOptions {
+    let port = match listen.port() {
+        0 => 0,
+        first => first + index as u16,
+    };
+    ServeOptions {
+        state_dir: dir.join(learner_name(index + 1)),
+        topology: TopologySource::BuiltIn,
+        listen: SocketAddr::new(listen.ip(), port),
+        tls_sans: tls_sans.to_vec(),
+        speed: 1.0,
+        control_plane: ControlPlane::Running,
+    }
+}
+
+/// Starts the learners one by one, then the labs concurrently; `interrupted` turning true (Ctrl-C)
+/// ends it with [`Error::Interrupted`] between two learners, or during the labs' start.
+async fn up_all(
+    options: &UpOptions,
+    bundle: Option<&lab::loader::Bundle>,
+    mut interrupted: tokio::sync::watch::Receiver<bool>,
+) -> Result<Started> {
+    let stop = |interrupted: &tokio::sync::watch::Receiver<bool>| {
+        if *interrupted.borrow() { Err(Error::Interrupted { stopped: 0 }) } else { Ok(()) }
+    };
     let dir = &options.dir;
-    let mut record = ClassRecord { lab: options.lab.clone(), learners: Vec::new() };
+    let names: Vec<String> = (1..=options.learners).map(learner_name).collect();
     let mut accesses = Vec::new();
-    for index in 0..options.learners {
-        let name = learner_name(index + 1);
-        record.learners.push(name.clone());
-        write_record(dir, &record)?;
-        let port = match options.listen.port() {
-            0 => 0,
-            first => first + index as u16,
-        };
-        let serve = ServeOptions {
-            state_dir: dir.join(&name),
-            topology: TopologySource::BuiltIn,
-            listen: SocketAddr::new(options.listen.ip(), port),
-            tls_sans: options.tls_sans.clone(),
-            speed: 1.0,
-            control_plane: ControlPlane::Running,
-        };
-        let started = lifecycle::up(&serve)
-            .await
-            .map_err(|source| Error::Sim { learner: name.clone(), source: Box::new(source) })?;
-        accesses.push(read_access(&serve.state_dir, &name, started.record.endpoint)?);
+    match options.processes {
+        ProcessModel::PerLearner => {
+            let mut record = ClassRecord { lab: options.lab.clone(), learners: Vec::new() };
+            for (index, name) in names.iter().enumerate() {
+                stop(&interrupted)?;
+                // Recorded before it starts: an interrupted `class up` leaves nothing unrecorded.
+                record.learners.push(name.clone());
+                write_record(dir, &record)?;
+                let serve = learner_serve_options(dir, index as u32, options.listen, &options.tls_sans);
+                let started = lifecycle::up(&serve)
+                    .await
+                    .map_err(|source| Error::Sim { learner: name.clone(), source: Box::new(source) })?;
+                accesses.push(read_access(&serve.state_dir, name, started.record.endpoint)?);
+            }
+        }
+        ProcessModel::Shared => {
+            write_record(dir, &ClassRecord { lab: options.lab.clone(), learners: names.clone() })?;
+            spawn_shared(options)?;
+            for (index, name) in names.iter().enumerate() {
+                stop(&interrupted)?;
+                let serve = learner_serve_options(dir, index as u32, options.listen, &options.tls_sans);
+                let record = wait_until_served(&serve.state_dir, name).await?;
+                accesses.push(read_access(&serve.state_dir, name, record.endpoint)?);
+            }
+        }
     }
     for access in &accesses {
         // The learner's own kubeconfig replaces the simulator's (admin and viewer contexts):
@@ -372,11 +442,108 @@ async fn up_all(options: &UpOptions, bundle: Option<&lab::loader::Bundle>) -> Re
                 Ok::<_, Error>(())
             }
         });
-        for outcome in futures::future::join_all(starts).await {
-            outcome?;
+        stop(&interrupted)?;
+        tokio::select! {
+            outcomes = futures::future::join_all(starts) => {
+                for outcome in outcomes {
+                    outcome?;
+                }
+            }
+            _ = interrupted.wait_for(|stop| *stop) => return Err(Error::Interrupted { stopped: 0 }),
         }
     }
     Ok(Started { learners: accesses.into_iter().map(|a| (a.name, a.server)).collect(), kubeconfig })
+}
+
+/// Starts `class serve-shared` in the background (its own process group, output to
+/// `DIR/serve.log`): every learner in one process.
+fn spawn_shared(options: &UpOptions) -> Result<()> {
+    let file_error =
+        |path: &Path, e: std::io::Error| Error::File { path: path.to_path_buf(), message: e.to_string() };
+    let log_path = options.dir.join("serve.log");
+    let log = std::fs::File::create(&log_path).map_err(|e| file_error(&log_path, e))?;
+    let log_err = log.try_clone().map_err(|e| file_error(&log_path, e))?;
+    let program = std::env::current_exe().map_err(|e| file_error(Path::new("lab-runner"), e))?;
+    let mut command = std::process::Command::new(program);
+    command.args(["class", "serve-shared", "--state-dir"]).arg(&options.dir).args([
+        "--learners",
+        &options.learners.to_string(),
+        "--listen",
+        &options.listen.to_string(),
+    ]);
+    for name in &options.tls_sans {
+        command.args(["--tls-san", name]);
+    }
+    command.stdin(std::process::Stdio::null()).stdout(log).stderr(log_err);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn().map_err(|e| file_error(&log_path, e))?;
+    Ok(())
+}
+
+/// Waits until the learner in `learner_dir` answers with its admin kubeconfig.
+async fn wait_until_served(learner_dir: &Path, name: &str) -> Result<lifecycle::RunRecord> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        if let Some(record) = lifecycle::run_record(learner_dir)
+            && lifecycle::answers_version(&record.kubeconfig).await
+        {
+            return Ok(record);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let log = learner_dir.with_file_name("serve.log");
+            return Err(Error::Sim {
+                learner: name.to_string(),
+                source: Box::new(lifecycle::Error::StartTimedOut { log }),
+            });
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// `class serve-shared` (what `class up --processes shared` runs in the background): every
+/// learner's simulator in this one process, each with its own store, CA, tokens, clock and port,
+/// until SIGTERM or Ctrl-C.
+pub fn serve_shared(dir: &Path, learners: u32, listen: SocketAddr, tls_sans: &[String]) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
+    runtime.block_on(async {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let serving = (0..learners).map(|index| {
+            let options = learner_serve_options(dir, index, listen, tls_sans);
+            let mut stopped = stopped.clone();
+            let shutdown: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+                Box::pin(async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                });
+            async move {
+                lifecycle::serve(&options, Some(shutdown), |_| {}).await.map_err(|source| Error::Sim {
+                    learner: learner_name(index + 1),
+                    source: Box::new(source),
+                })
+            }
+        });
+        let all = futures::future::try_join_all(serving);
+        tokio::pin!(all);
+        #[cfg(unix)]
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(Error::Runtime)?;
+        #[cfg(unix)]
+        let terminated = term.recv();
+        #[cfg(not(unix))]
+        let terminated = std::future::pending::<Option<()>>();
+        tokio::select! {
+            served = &mut all => return served.map(|_| ()),
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminated => {}
+        }
+        // Every learner stops and removes its run files before the process exits.
+        let _ = stop.send(true);
+        all.await.map(|_| ())
+    })
 }
 
 /// Stops every recorded learner; returns each learner with the pid stopped (None: was not running).
@@ -607,6 +774,7 @@ mod tests {
             tls_sans: vec![],
             labs: LabSource::BuiltIn,
             lang: Lang::En,
+            processes: ProcessModel::PerLearner,
         };
         for (learners, listen) in
             [(0, "127.0.0.1:0"), (MAX_LEARNERS + 1, "127.0.0.1:0"), (3, "127.0.0.1:65534")]
@@ -614,6 +782,11 @@ mod tests {
             let error = validate(&options(learners, listen)).unwrap_err();
             assert_eq!(error.exit_code(), exit::BAD_INPUT, "{error}");
         }
-        assert!(validate(&options(3, "127.0.0.1:65533")).is_ok());
+        assert!(validate(&options(3, "127.0.0.1:0")).is_ok());
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let error = validate(&options(1, &format!("127.0.0.1:{port}"))).unwrap_err();
+        assert!(matches!(error, Error::PortInUse { .. }), "{error}");
+        assert_eq!(error.exit_code(), exit::BAD_INPUT);
     }
 }
