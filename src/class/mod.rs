@@ -763,6 +763,19 @@ mod tests {
     }
 
     #[test]
+    fn class_status_is_a_table() {
+        let record = ClassRecord { lab: Some("gpu-sharing".into()), learners: vec![] };
+        let line = |n: u32, up: bool, score: &str| LearnerStatus {
+            name: learner_name(n),
+            up,
+            endpoint: up.then(|| format!("https://127.0.0.1:{}", 40000 + n)),
+            score: score.into(),
+        };
+        let lines = [line(1, true, "7/16"), line(2, true, "error: cluster unreachable"), line(3, false, "-")];
+        insta::assert_snapshot!(render_status(&record, &lines));
+    }
+
+    #[test]
     fn bad_counts_and_port_ranges_are_bad_input() {
         let options = |learners, listen: &str| UpOptions {
             dir: PathBuf::from("/unused"),
