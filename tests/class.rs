@@ -239,9 +239,9 @@ fn the_board_turns_a_cell_green_in_a_real_browser() {
     assert!(latency.is_some(), "learner-01's cause turned PASS on the page");
     eprintln!("board update latency (answer recorded → cell green): {:?}", latency.unwrap());
     assert_eq!(browser.eval(&cell("learner-02")), "FAIL", "learner-02 did not answer");
-    let background = browser.eval(&format!(
-        r#"getComputedStyle(document.querySelector('td[data-learner="learner-01"][data-task="cause"]')).backgroundColor"#
-    ));
+    let background = browser.eval(
+        r#"getComputedStyle(document.querySelector('td[data-learner="learner-01"][data-task="cause"]')).backgroundColor"#,
+    );
     assert_eq!(background, "rgb(30, 142, 62)", "a PASS cell is green");
 
     // Evidence on click.
