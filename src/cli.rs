@@ -115,12 +115,13 @@ pub enum Command {
     /// List or show the available labs.
     #[command(subcommand)]
     Labs(LabsCommand),
-    /// Prepare a class: merge the learners' kubeconfigs.
-    #[command(subcommand)]
-    Class(ClassCommand),
     /// The embedded simulated GPU cluster.
     #[command(subcommand)]
     Sim(SimCommand),
+    /// A class: many learner simulators on this host, one context each in one kubeconfig; or
+    /// learners' own kubeconfigs merged into one.
+    #[command(subcommand)]
+    Class(ClassCommand),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
 }
@@ -257,14 +258,6 @@ pub struct LintArgs {
     pub paths: Vec<PathBuf>,
 }
 
-/// `class`.
-#[derive(Debug, Subcommand)]
-pub enum ClassCommand {
-    /// Merge learners' kubeconfigs (files or simulators' state directories) into one with a
-    /// context per learner (named after the file or directory), leaving viewer contexts out.
-    Kubeconfig(ClassKubeconfigArgs),
-}
-
 /// `class kubeconfig`.
 #[derive(Debug, Args)]
 pub struct ClassKubeconfigArgs {
@@ -360,6 +353,136 @@ pub struct SimUpArgs {
     /// (like a kube-apiserver alone).
     #[arg(long)]
     pub api_only: bool,
+}
+
+/// `class`.
+#[derive(Debug, Subcommand)]
+pub enum ClassCommand {
+    /// Start N learner simulators (one process each), write DIR/kubeconfig (one context per
+    /// learner) and DIR/learner-NN/kubeconfig, and start the lab in each.
+    Up(ClassUpArgs),
+    /// Show every learner: up or down, endpoint, lab, score.
+    Status(ClassStateArgs),
+    /// Stop every learner (state kept unless --purge).
+    Down(ClassDownArgs),
+    /// Serve the instructor's live page: learners × tasks, updated as learners work.
+    Board(ClassBoardArgs),
+    /// Merge learners' kubeconfigs (files or simulators' state directories) into one with a
+    /// context per learner (named after the file or directory), leaving viewer contexts out.
+    Kubeconfig(ClassKubeconfigArgs),
+    /// Serve every learner of a class in this process (what `class up --processes shared` runs).
+    #[command(hide = true)]
+    ServeShared(ClassServeSharedArgs),
+}
+
+/// How `class up` hosts the learners' simulators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ProcessesArg {
+    /// One process per learner (isolated by the operating system).
+    #[default]
+    PerLearner,
+    /// One process for every learner.
+    Shared,
+}
+
+/// `class serve-shared`.
+#[derive(Debug, Args)]
+pub struct ClassServeSharedArgs {
+    /// Class directory.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: PathBuf,
+    /// How many learners.
+    #[arg(long, value_name = "N")]
+    pub learners: u32,
+    /// Address of learner 1 (port 0: any free port each).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// Another name the learners' certificates carry; repeatable.
+    #[arg(long = "tls-san", value_name = "NAME")]
+    pub tls_sans: Vec<String>,
+}
+
+/// Where a class keeps its learners.
+#[derive(Debug, Args)]
+pub struct ClassStateArgs {
+    /// Class directory: class.json, kubeconfig, learner-01/ … (default:
+    /// $XDG_STATE_HOME/lab-runner/class).
+    #[arg(long, env = "LAB_RUNNER_CLASS_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// `class up`.
+#[derive(Debug, Args)]
+pub struct ClassUpArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// How many learners (1 to 100).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
+    pub learners: u32,
+    /// Lab to start in every learner's cluster.
+    #[arg(long)]
+    pub lab: Option<String>,
+    /// The variant every learner gets.
+    #[arg(long, requires = "lab", conflicts_with = "seed")]
+    pub variant: Option<String>,
+    /// Seed the learners' variants come from: learner 1 gets what `start --seed S` picks, each
+    /// next learner the next variant.
+    #[arg(long, requires = "lab")]
+    pub seed: Option<u64>,
+    /// Address the learners listen on, `IP` (any free port each) or `IP:PORT` (learner N on
+    /// PORT+N-1) (default: 127.0.0.1).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Another name the learners' certificates carry; repeatable.
+    #[arg(long = "tls-san", value_name = "NAME")]
+    pub tls_sans: Vec<String>,
+    /// One simulator process per learner (default), or one process for all.
+    #[arg(long, value_enum, default_value_t)]
+    pub processes: ProcessesArg,
+}
+
+/// `class down`.
+#[derive(Debug, Args)]
+pub struct ClassDownArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// Also delete the learners' state, the kubeconfigs and the class record.
+    #[arg(long)]
+    pub purge: bool,
+}
+
+/// `class board`.
+#[derive(Debug, Args)]
+pub struct ClassBoardArgs {
+    /// Class directory: grades every learner of the class in its lab (default:
+    /// $XDG_STATE_HOME/lab-runner/class, unless --contexts is given).
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// Grade these contexts of --kubeconfig instead of a class directory; `all`: every context.
+    #[arg(long, value_delimiter = ',', value_name = "CTX", requires = "lab")]
+    pub contexts: Vec<String>,
+    /// The lab to grade (default: the class's lab).
+    #[arg(long)]
+    pub lab: Option<String>,
+    /// Address the page is served on (default: 127.0.0.1:8420).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8420")]
+    pub listen: std::net::SocketAddr,
+    /// Least time between two grading rounds.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_board_duration)]
+    pub interval: Duration,
+    /// Mark a learner whose report has not changed for this long.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_board_duration)]
+    pub stalled_after: Duration,
+}
+
+/// A board duration: what [`parse_duration`] reads, or milliseconds (`500ms`) for quick tests.
+fn parse_board_duration(text: &str) -> Result<Duration, String> {
+    match text.strip_suffix("ms").map(str::parse::<u64>) {
+        Some(Ok(millis)) => Ok(Duration::from_millis(millis)),
+        _ => parse_duration("duration", text).map_err(|e| e.to_string()),
+    }
 }
 
 /// `--listen`: `IP:PORT`, or a bare IP for any free port on it.

@@ -7,6 +7,7 @@
 //! [`k8s`] holds Kubernetes semantics shared by the engine and the simulator; [`sim`] is the
 //! embedded simulated GPU cluster, which only the CLI and tests import.
 
+pub mod class;
 pub mod cli;
 pub mod demo;
 pub mod engine;

@@ -24,6 +24,9 @@ pub enum Error {
         /// What it waits for.
         waiting_for: &'static str,
     },
+    /// A `class` command failed.
+    #[error(transparent)]
+    Class(#[from] crate::class::Error),
     /// A `sim` command failed.
     #[error(transparent)]
     Sim(#[from] crate::sim::lifecycle::Error),
@@ -52,6 +55,7 @@ impl Error {
             Error::Lab(_) | Error::Lint(_) => exit::BAD_INPUT,
             Error::Output(_) => exit::BAD_INPUT,
             Error::Sim(error) => error.exit_code(),
+            Error::Class(error) => error.exit_code(),
             Error::Engine(error) => error.exit_code(),
             Error::Report(_) => exit::BAD_INPUT,
         }
@@ -210,7 +214,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             }
             print(&text)
         }
-        Command::Class(cli::ClassCommand::Kubeconfig(args)) => class_kubeconfig(&args),
+        Command::Class(command) => class(command, &session.cluster, &session.labs, session.lang),
         Command::Sim(command) => {
             Ok(crate::sim_command::run_command(command, session.verbosity, session.lang)?)
         }
@@ -279,6 +283,95 @@ fn lint(paths: &[std::path::PathBuf], source: &session::LabSource, lang: session
     };
     writeln!(err, "{summary}")?;
     Ok(exit::BAD_INPUT)
+}
+
+/// The class directory: `--state-dir`, else `class` beside the simulator's default directory.
+fn class_dir(explicit: Option<std::path::PathBuf>) -> Result<std::path::PathBuf, Error> {
+    match explicit {
+        Some(dir) => Ok(dir),
+        None => Ok(crate::sim::lifecycle::state_dir(None)?.with_file_name("class")),
+    }
+}
+
+/// `class up|status|down`.
+fn class(
+    command: cli::ClassCommand,
+    cluster: &session::ClusterTarget,
+    labs: &session::LabSource,
+    lang: session::Lang,
+) -> Result<u8, Error> {
+    // One rustls provider for the whole process (kube's client uses ring).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    match command {
+        cli::ClassCommand::Kubeconfig(args) => class_kubeconfig(&args),
+        cli::ClassCommand::Up(args) => {
+            let options = crate::class::UpOptions {
+                dir: class_dir(args.state.state_dir)?,
+                learners: args.learners,
+                lab: args.lab,
+                variant: args.variant,
+                seed: args.seed,
+                listen: args.listen.unwrap_or(crate::sim::lifecycle::DEFAULT_LISTEN),
+                tls_sans: args.tls_sans,
+                labs: labs.clone(),
+                lang,
+                processes: match args.processes {
+                    cli::ProcessesArg::PerLearner => crate::class::ProcessModel::PerLearner,
+                    cli::ProcessesArg::Shared => crate::class::ProcessModel::Shared,
+                },
+            };
+            let started = crate::class::up(&options)?;
+            let mut text = String::new();
+            for (name, endpoint) in &started.learners {
+                text += &format!("{name}  {endpoint}\n");
+            }
+            if let Some(lab) = &options.lab {
+                text += &format!("started {lab} in {} learner(s)\n", started.learners.len());
+            }
+            text += &format!(
+                "class kubeconfig (one context per learner): {}\nhand out: {}/learner-NN/kubeconfig\n",
+                started.kubeconfig.display(),
+                options.dir.display()
+            );
+            print(&text)
+        }
+        cli::ClassCommand::Status(args) => {
+            let (record, lines) = crate::class::status(&class_dir(args.state_dir)?, labs, lang)?;
+            print(&crate::class::render_status(&record, &lines))
+        }
+        cli::ClassCommand::Down(args) => {
+            let dir = class_dir(args.state.state_dir)?;
+            let stopped = crate::class::down(&dir, args.purge)?;
+            let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
+            let kept = if args.purge { "state purged" } else { "state kept" };
+            print(&format!("class stopped: {running} of {} learner(s) were running; {kept}\n", stopped.len()))
+        }
+        cli::ClassCommand::ServeShared(args) => {
+            crate::class::serve_shared(&args.state_dir, args.learners, args.listen, &args.tls_sans)?;
+            Ok(exit::OK)
+        }
+        cli::ClassCommand::Board(args) => {
+            let source = if args.contexts.is_empty() {
+                crate::class::BoardSource::Class { dir: class_dir(args.state.state_dir)?, lab: args.lab }
+            } else {
+                crate::class::BoardSource::Contexts {
+                    kubeconfig: cluster.kubeconfig.clone(),
+                    contexts: args.contexts,
+                    lab: args.lab.expect("clap requires --lab with --contexts"),
+                }
+            };
+            let options = crate::class::board::BoardOptions {
+                kubeconfig: None,
+                contexts: Vec::new(),
+                listen: args.listen,
+                interval: args.interval,
+                stalled_after: args.stalled_after,
+                lang,
+            };
+            crate::class::board(source, options, labs)?;
+            Ok(exit::OK)
+        }
+    }
 }
 
 /// Runs an engine command on a fresh tokio runtime against the session's cluster.

@@ -2,6 +2,7 @@
 //! tier or an area: CLI through the built binary, in-process simulator, real kubectl on a socket.
 
 mod brownfield;
+mod class;
 mod cli;
 mod containers;
 mod course_case;

@@ -4,6 +4,7 @@
 //! line here, so test files import setup instead of copying it from each other.
 
 pub mod binary;
+pub mod chromium;
 pub mod container;
 pub mod kubectl;
 pub mod sim;
