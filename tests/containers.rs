@@ -1,7 +1,7 @@
 //! Container tests: the project's image runs the simulator and the harness reaches it from the host like a kind cluster (fixture: tests/support/container.rs).
 //!
 //! Few and quick on purpose: one variant per lab here (every variant runs on the plain simulator
-//! in `selftest`), the course case with kubectl 1.33 on the host, and class grading over two
+//! in `selftest`; stuck-rollout's on the brownfield fixture), the course case with kubectl 1.33 on the host, and class grading over two
 //! containers. Without Docker they skip with a printed reason; under `CI=true` they fail.
 
 use std::{path::Path, process::Output, time::Instant};
@@ -34,8 +34,12 @@ async fn one_selftest_per_lab_passes_against_a_container() {
     let args = ["--speed", speed.as_str()];
     let (rollout, sharing) =
         tokio::join!(SimCluster::start(dir.path(), &args), SimCluster::start(dir.path(), &args));
+    // stuck-rollout on a container that already runs things (the platform's PrometheusRule CRD and
+    // rules, the GPU Operator's namespace, another team): the brownfield fixture is applied first,
+    // and selftest's resets must leave all of it as it was.
+    let brownfield = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/clusters/brownfield");
     let runs = [
-        (&rollout, vec!["selftest", "stuck-rollout", "--variant", "image"]),
+        (&rollout, vec!["selftest", "stuck-rollout", "--variant", "image", "--fixture", brownfield]),
         (&sharing, vec!["selftest", "gpu-sharing"]),
     ];
     let outputs: Vec<Output> = std::thread::scope(|scope| {

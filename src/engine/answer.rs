@@ -33,16 +33,18 @@ pub struct Recorded {
 impl Recorded {
     /// The line `answer` prints.
     pub fn message(&self, lab: &str, task: &str, lang: Lang) -> String {
-        let count = match (self.limit, lang) {
-            (Some(limit), Lang::En) => format!(" (attempt {} of {limit})", self.attempt),
-            (Some(limit), Lang::Ja) => format!("（{limit} 回中 {} 回目）", self.attempt),
-            (None, _) => String::new(),
-        };
-        match lang {
-            Lang::En => format!("answer for {task} recorded{count}; `lab-runner check {lab}` grades it"),
-            Lang::Ja => {
-                format!("{task} の回答を記録しました{count}。`lab-runner check {lab}` で採点されます")
+        match self.limit {
+            Some(limit) => {
+                tr!(
+                    lang,
+                    "answer-recorded-attempt",
+                    task = task,
+                    lab = lab,
+                    attempt = self.attempt,
+                    limit = limit
+                )
             }
+            None => tr!(lang, "answer-recorded", task = task, lab = lab),
         }
     }
 }

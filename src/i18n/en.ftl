@@ -128,6 +128,7 @@ answer-not-a-quiz = task { $task } is not a quiz: it is graded from the cluster 
 answer-not-started = lab { $lab } is not started on this cluster: run `lab-runner start { $lab }` first
 answer-not-recorded = { $reason }; the answer is not recorded
 answer-recorded = answer for { $task } recorded; `lab-runner check { $lab }` grades it
+answer-recorded-attempt = answer for { $task } recorded (attempt { $attempt } of { $limit }); `lab-runner check { $lab }` grades it
 
 ## demo and selftest (src/demo.rs)
 demo-simulator-at = simulator at { $endpoint } ({ $speed }x speed)

@@ -112,6 +112,7 @@ answer-not-a-quiz = タスク { $task } はクイズではありません。`che
 answer-not-started = ラボ { $lab } はこのクラスタで開始されていません。先に `lab-runner start { $lab }` を実行してください
 answer-not-recorded = { $reason }。回答は記録していません
 answer-recorded = { $task } の回答を記録しました。`lab-runner check { $lab }` で採点されます
+answer-recorded-attempt = { $task } の回答を記録しました（{ $limit } 回中 { $attempt } 回目）。`lab-runner check { $lab }` で採点されます
 
 ## demo と selftest (src/demo.rs)
 demo-simulator-at = シミュレーター { $endpoint }（{ $speed } 倍速）
