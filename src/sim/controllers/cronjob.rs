@@ -242,22 +242,7 @@ impl CronJobs {
             Some("Replace") => {
                 for reference in &active {
                     let name = reference["name"].as_str().unwrap_or_default();
-                    let options =
-                        DeleteOptions { propagation: Some(Propagation::Background), ..Default::default() };
-                    match env.ctx.store.delete(&env.ctx.types.jobs, &key.0, name, &options) {
-                        Ok(_) | Err(store::Error::NotFound { .. }) => {
-                            let text = format!("Deleted job {name}");
-                            env.recorder.record(
-                                &env.ctx,
-                                involved,
-                                EventType::Normal,
-                                "SuccessfulDelete",
-                                &text,
-                                source,
-                            );
-                        }
-                        Err(error) => return Err(Error::Store(error)),
-                    }
+                    delete_job(env, involved, source, &key.0, name).map_err(Error::Store)?;
                 }
                 set_status(cj, "active", Value::Null);
             }
@@ -332,24 +317,32 @@ impl CronJobs {
             let excess = done.len() - limit.max(0) as usize;
             for job in done.into_iter().take(excess) {
                 let name = job["metadata"]["name"].as_str().unwrap_or_default();
-                let options =
-                    DeleteOptions { propagation: Some(Propagation::Background), ..Default::default() };
-                match env.ctx.store.delete(&env.ctx.types.jobs, &involved.namespace, name, &options) {
-                    Ok(_) => {
-                        let text = format!("Deleted job {name}");
-                        env.recorder.record(
-                            &env.ctx,
-                            involved,
-                            EventType::Normal,
-                            "SuccessfulDelete",
-                            &text,
-                            source,
-                        );
-                    }
-                    Err(error) => tracing::debug!(%error, name, "cronjob history cleanup"),
+                if let Err(error) = delete_job(env, involved, source, &involved.namespace, name) {
+                    tracing::debug!(%error, name, "cronjob history cleanup");
                 }
             }
         }
+    }
+}
+
+/// `deleteJob` (pkg/controller/cronjob/cronjob_controllerv2.go): a Job already gone counts as
+/// deleted; either way the CronJob gets a `SuccessfulDelete` event. Used for a Replace policy's
+/// active Jobs and for the finished ones beyond the history limits.
+fn delete_job(
+    env: &mut Env<'_>,
+    involved: &Involved,
+    source: &Source,
+    namespace: &str,
+    name: &str,
+) -> std::result::Result<(), store::Error> {
+    let options = DeleteOptions { propagation: Some(Propagation::Background), ..Default::default() };
+    match env.ctx.store.delete(&env.ctx.types.jobs, namespace, name, &options) {
+        Ok(_) | Err(store::Error::NotFound { .. }) => {
+            let text = format!("Deleted job {name}");
+            env.recorder.record(&env.ctx, involved, EventType::Normal, "SuccessfulDelete", &text, source);
+            Ok(())
+        }
+        Err(error) => Err(error),
     }
 }
 
