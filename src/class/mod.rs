@@ -328,11 +328,7 @@ pub fn up(options: &UpOptions) -> Result<Started> {
     {
         return Err(Error::AlreadyRunning(dir.clone()));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)?;
+    let runtime = runtime()?;
     let (interrupt, interrupted) = tokio::sync::watch::channel(false);
     let started = runtime.block_on(async {
         let listener = tokio::spawn(async move {
@@ -507,11 +503,7 @@ async fn wait_until_served(learner_dir: &Path, name: &str) -> Result<lifecycle::
 /// learner's simulator in this one process, each with its own store, CA, tokens, clock and port,
 /// until SIGTERM or Ctrl-C.
 pub fn serve_shared(dir: &Path, learners: u32, listen: SocketAddr, tls_sans: &[String]) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let serving = (0..learners).map(|index| {
@@ -628,11 +620,7 @@ pub fn board(source: BoardSource, mut options: board::BoardOptions, labs: &LabSo
         }
     };
     let bundle = lab::loader::find(labs, &lab)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)?;
+    let runtime = runtime()?;
     runtime.block_on(async {
         let listener = board::bind(options.listen).await?;
         let bound = listener.local_addr().map_err(board::Error::Serve)?;
@@ -667,11 +655,7 @@ pub struct LearnerStatus {
 pub fn status(dir: &Path, labs: &LabSource, lang: Lang) -> Result<(ClassRecord, Vec<LearnerStatus>)> {
     let record = read_record(dir)?;
     let bundle = record.lab.as_deref().map(|lab| lab::loader::find(labs, lab)).transpose()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)?;
+    let runtime = runtime()?;
     let lines = runtime.block_on(futures::future::join_all(record.learners.iter().map(|name| {
         let learner_dir = dir.join(name);
         let bundle = bundle.as_ref();
@@ -731,6 +715,11 @@ pub fn render_status(record: &ClassRecord, lines: &[LearnerStatus]) -> String {
             cells.join("  ").trim_end().to_string() + "\n"
         })
         .collect()
+}
+
+/// The runtime every class command runs on: two workers are enough for the learners' I/O.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(Error::Runtime)
 }
 
 #[cfg(test)]

@@ -192,16 +192,21 @@ pub async fn answers_version(kubeconfig: &Path) -> bool {
     tokio::time::timeout(Duration::from_secs(2), client.apiserver_version()).await.is_ok_and(|r| r.is_ok())
 }
 
-/// Stops the simulator of `dir`: SIGTERM, then waits for the process to exit.
-pub async fn down(dir: &Path) -> Result<u32> {
-    let pid = match pid_state(dir)? {
-        PidState::Absent => return Err(Error::NotRunning { dir: dir.to_path_buf() }),
+/// The pid of the simulator running for `dir`; a stale pid file is removed and reported.
+fn running_pid(dir: &Path) -> Result<u32> {
+    match pid_state(dir)? {
+        PidState::Absent => Err(Error::NotRunning { dir: dir.to_path_buf() }),
         PidState::Stale(pid) => {
             remove_run_files(dir);
-            return Err(Error::StalePidFile { dir: dir.to_path_buf(), pid });
+            Err(Error::StalePidFile { dir: dir.to_path_buf(), pid })
         }
-        PidState::Running(pid) => pid,
-    };
+        PidState::Running(pid) => Ok(pid),
+    }
+}
+
+/// Stops the simulator of `dir`: SIGTERM, then waits for the process to exit.
+pub async fn down(dir: &Path) -> Result<u32> {
+    let pid = running_pid(dir)?;
     let raw =
         i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw).expect("a live pid is positive");
     rustix::process::kill_process(raw, rustix::process::Signal::TERM)
@@ -234,14 +239,7 @@ pub struct Status {
 /// (one list per served type, with the admin token), not from the database file: opening the
 /// store from a second process would compete with the server's writes.
 pub async fn status(dir: &Path) -> Result<Status> {
-    let pid = match pid_state(dir)? {
-        PidState::Absent => return Err(Error::NotRunning { dir: dir.to_path_buf() }),
-        PidState::Stale(pid) => {
-            remove_run_files(dir);
-            return Err(Error::StalePidFile { dir: dir.to_path_buf(), pid });
-        }
-        PidState::Running(pid) => pid,
-    };
+    let pid = running_pid(dir)?;
     let record = run_record(dir).ok_or_else(|| Error::StateFile {
         path: dir.join(RUN_FILE),
         source: std::io::Error::new(
