@@ -425,6 +425,11 @@ async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the
         let at = cluster.control.advance_to_next_event().unwrap().expect("a wake-up is scheduled");
         let pod = cluster.get("pods", "broken").unwrap();
         let reason = waiting_reason(&pod).map(str::to_string);
+        // A retry pull shows the last failure (the kubelet's reasonCache), never ContainerCreating.
+        assert!(
+            failures.is_empty() || reason.as_deref() != Some("ContainerCreating"),
+            "at {at}: a retry after a failed pull shows ContainerCreating"
+        );
         if reason.as_deref() == Some("ErrImagePull") && last.as_deref() != Some("ErrImagePull") {
             failures.push(at);
         }

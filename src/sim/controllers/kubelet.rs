@@ -34,8 +34,12 @@ use crate::sim::{
 /// Where one container is.
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
-    /// Pulling; the outcome was decided against the catalog when the pull started.
-    Pulling { started: Timestamp, done_at: Timestamp, outcome: PullOutcome },
+    /// Pulling; the outcome was decided against the catalog when the pull started. `shown` is the
+    /// waiting state of the last failed start, still shown while a retry pulls: the kubelet keeps
+    /// a container's last start failure in its `reasonCache` until a start succeeds, and
+    /// `convertToAPIContainerStatuses` reports it instead of `ContainerCreating`
+    /// (pkg/kubelet/kubelet_pods.go, pkg/kubelet/reason_cache.go, v1.33).
+    Pulling { started: Timestamp, done_at: Timestamp, outcome: PullOutcome, shown: Option<Value> },
     /// The last pull failed (`ErrImagePull`); the next sync shows the back-off.
     PullFailed { cri_error: String, back_off_shown_at: Timestamp, retry_at: Timestamp },
     /// In back-off (`ImagePullBackOff`) until `retry_at`.
@@ -394,7 +398,7 @@ impl Kubelet {
             ),
             None => (timings.pull_fail_seconds, PullOutcome::Missing),
         };
-        Step::Pulling { started: now, done_at: later(now, delay), outcome }
+        Step::Pulling { started: now, done_at: later(now, delay), outcome, shown: None }
     }
 
     fn start_container(
@@ -451,7 +455,7 @@ impl Kubelet {
         let back_off_key = format!("{}_{image}", run.uid);
         loop {
             step = match step {
-                Step::Pulling { started, done_at, outcome } if now >= done_at => match outcome {
+                Step::Pulling { started, done_at, outcome, .. } if now >= done_at => match outcome {
                     PullOutcome::Found { size_bytes } => {
                         self.images.insert((run.node.clone(), normalize_image(&image)));
                         self.back_off.remove(&back_off_key);
@@ -511,8 +515,15 @@ impl Kubelet {
                     );
                     Step::PullBackOff { message: format!("{event}: ErrImagePull: {cri_error}"), retry_at }
                 }
-                Step::PullBackOff { retry_at, .. } if now >= retry_at => match &container_spec {
-                    Some(container) => self.begin_pull(env, pod, run, container),
+                Step::PullBackOff { message, retry_at } if now >= retry_at => match &container_spec {
+                    Some(container) => match self.begin_pull(env, pod, run, container) {
+                        Step::Pulling { started, done_at, outcome, .. } => {
+                            let shown =
+                                json!({"waiting": {"reason": "ImagePullBackOff", "message": message}});
+                            Step::Pulling { started, done_at, outcome, shown: Some(shown) }
+                        }
+                        other => other,
+                    },
                     None => return Step::PullBackOff { message: String::new(), retry_at },
                 },
                 Step::Running { started, container_id, image_id, exits: Some((at, exit_code)), .. }
@@ -698,9 +709,14 @@ impl Kubelet {
         let mut still_running = false;
         for container in &run.containers {
             let (state, ready, started, image, image_id, container_id) = match &container.step {
-                Step::Pulling { .. } => {
-                    (json!({"waiting": {"reason": "ContainerCreating"}}), false, false, None, None, None)
-                }
+                Step::Pulling { shown, .. } => (
+                    shown.clone().unwrap_or_else(|| json!({"waiting": {"reason": "ContainerCreating"}})),
+                    false,
+                    false,
+                    None,
+                    None,
+                    None,
+                ),
                 Step::PullFailed { cri_error, .. } => (
                     json!({"waiting": {"reason": "ErrImagePull", "message": cri_error}}),
                     false,
