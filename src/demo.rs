@@ -238,7 +238,7 @@ fn run_lab(
     runtime.block_on(async { run::status(connect().await?, labs, lang, &status_args).await })?;
 
     say(&format!("== {}\n", tr!(lang, "demo-reference-solution")))?;
-    let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo);
+    let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo, lang);
     for task in bundle.lab.tasks_in_needs_order() {
         say(&format!("-- {}: {}\n", task.id.value, task.title.get(lang)))?;
         for command in &task.solution {
@@ -301,9 +301,14 @@ async fn run_showing_elapsed(
 }
 
 /// The solution runner for `kubeconfig`; bundles read from a directory are passed on
-/// (`LAB_RUNNER_LABS`) so `lab-runner answer` in a solution finds the same lab.
-fn shell_for(kubeconfig: Option<&Path>, labs: &LabSource, output: ShellOutput) -> Shell {
-    let shell = Shell::new(kubeconfig, output);
+/// (`LAB_RUNNER_LABS`) so `lab-runner answer` in a solution finds the same lab, and so is the
+/// language (`LAB_RUNNER_LANG`), so that what it prints reads as the rest of the transcript.
+fn shell_for(kubeconfig: Option<&Path>, labs: &LabSource, output: ShellOutput, lang: Lang) -> Shell {
+    let code = match lang {
+        Lang::En => "en",
+        Lang::Ja => "ja",
+    };
+    let shell = Shell::new(kubeconfig, output).with_env("LAB_RUNNER_LANG", code);
     match labs {
         LabSource::Dir(dir) => {
             let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
@@ -365,7 +370,7 @@ pub fn selftest(
         ));
     }
     let kubeconfig = scratch.as_ref().map(|s| s.0.clone()).or(target.kubeconfig.clone());
-    let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
+    let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture, lang);
     // The selftest's own simulator serves checkpoints, and its second look is 120 simulated
     // seconds (0.6 s at 200x) rather than 2 real ones. A named cluster is asked: a lab-runner
     // simulator (a container, `sim up`) answers a checkpoint save, at whatever speed it runs, so it
