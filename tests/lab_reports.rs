@@ -113,8 +113,7 @@ impl Started {
                 insta::assert_snapshot!(snapshot, redacted(&report));
             }
             // What the learner of this lab looks at; it never names the variant.
-            let output = self.lab_runner(&["status", self.lab, "--lang", lang]);
-            let status = stdout(&output);
+            let (output, status) = self.status(lang);
             assert_eq!(output.status.code(), Some(0), "status: {status}{}", stderr(&output));
             assert!(!status.contains("variant") && !status.contains("バリアント"), "{status}");
             if lang == "ja" {
@@ -124,6 +123,23 @@ impl Started {
                 format!("{}_{}_status_{lang}", self.name, phase.name()),
                 redacted(&status)
             );
+        }
+    }
+
+    /// `status` in `lang`. A pod whose image cannot be pulled alternates between ErrImagePull (an
+    /// attempt just failed) and ImagePullBackOff (waiting for the next one), the same stuck pull:
+    /// the view is taken again while it shows the short-lived first state, so the snapshot holds
+    /// the state a learner mostly sees (a bounded number of looks, no timing asserted).
+    fn status(&self, lang: &str) -> (Output, String) {
+        let mut looks = 0;
+        loop {
+            let output = self.lab_runner(&["status", self.lab, "--lang", lang]);
+            let status = stdout(&output);
+            looks += 1;
+            if !status.contains("ErrImagePull") || looks == 40 {
+                return (output, status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
         }
     }
 
