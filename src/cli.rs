@@ -55,8 +55,10 @@ pub struct GlobalArgs {
     /// More output; repeat for more (-vv).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Language of lab texts and reports (default: from LANG; ja when it starts with "ja").
-    #[arg(long, global = true, value_enum)]
+    /// Language of everything printed (default: from LANG; ja when it starts with "ja").
+    // The variable also carries it to the `lab-runner` commands of `demo`'s and `selftest`'s
+    // solutions.
+    #[arg(long, global = true, value_enum, env = "LAB_RUNNER_LANG")]
     pub lang: Option<LangArg>,
     /// Read lab bundles from this directory instead of the ones built into the binary.
     #[arg(long, global = true, env = "LAB_RUNNER_LABS", value_name = "DIR")]

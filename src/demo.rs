@@ -16,7 +16,9 @@ use crate::{
         self,
         selftest::{End, Shell, ShellOutput},
     },
-    exit, lab, run,
+    exit,
+    i18n::{Localized, Message},
+    lab, msg, run,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
         kubeconfig::KUBECONFIG_FILE,
@@ -39,11 +41,13 @@ pub struct TempSimulator {
 }
 
 impl TempSimulator {
-    /// Starts one (`purpose` names its state directory) with delays `speed` times faster.
+    /// Starts one (`purpose` names its state directory) with delays `speed` times faster; an
+    /// interruption is reported in `lang`.
     pub fn start(
         runtime: &tokio::runtime::Runtime,
         purpose: &str,
         speed: f64,
+        lang: Lang,
     ) -> Result<TempSimulator, run::Error> {
         let state_dir = std::env::temp_dir().join(format!("lab-runner-{purpose}-{}", std::process::id()));
         let options = ServeOptions {
@@ -56,7 +60,7 @@ impl TempSimulator {
             verbosity: 0,
         };
         let started = runtime.block_on(lifecycle::up(&options))?;
-        stop_on_signal(runtime, &state_dir, purpose);
+        stop_on_signal(runtime, &state_dir, purpose, lang);
         Ok(TempSimulator { state_dir, endpoint: started.record.endpoint })
     }
 
@@ -75,11 +79,11 @@ impl TempSimulator {
         ClusterTarget { kubeconfig: Some(self.kubeconfig()), context: None }
     }
 
-    /// Stops it and removes its state; a failure to stop is a warning, so it cannot hide the
-    /// outcome of the command that used it.
-    pub fn stop(self, runtime: &tokio::runtime::Runtime) {
+    /// Stops it and removes its state; a failure to stop is a warning (in `lang`), so it cannot
+    /// hide the outcome of the command that used it.
+    pub fn stop(self, runtime: &tokio::runtime::Runtime, lang: Lang) {
         if let Some(warning) = runtime.block_on(stop_simulator(&self.state_dir)) {
-            eprintln!("warning: {warning}");
+            eprintln!("{}", tr!(lang, "warning-line", message = warning));
         }
     }
 }
@@ -87,7 +91,7 @@ impl TempSimulator {
 /// `sim down` for a temporary simulator, then its state removed. A server still alive after
 /// `down` gave up on it (SIGTERM not honoured in time) is killed: a temporary simulator must not
 /// outlive its command. Returns a warning to print, if any.
-async fn stop_simulator(state_dir: &Path) -> Option<String> {
+async fn stop_simulator(state_dir: &Path) -> Option<Message> {
     let pid = match lifecycle::pid_state(state_dir) {
         Ok(lifecycle::PidState::Running(pid)) => Some(pid),
         _ => None,
@@ -101,11 +105,11 @@ async fn stop_simulator(state_dir: &Path) -> Option<String> {
                     .and_then(rustix::process::Pid::from_raw)
                     .map(|raw| rustix::process::kill_process(raw, rustix::process::Signal::KILL));
                 match killed {
-                    Some(Ok(())) => Some(format!("the temporary simulator was killed: {error}")),
-                    _ => Some(format!("could not stop the temporary simulator (pid {pid}): {error}")),
+                    Some(Ok(())) => Some(msg!("demo-simulator-killed", reason = error.to_string())),
+                    _ => Some(msg!("demo-simulator-not-stopped-pid", pid = pid, reason = error.to_string())),
                 }
             }
-            None => Some(format!("could not stop the temporary simulator: {error}")),
+            None => Some(msg!("demo-simulator-not-stopped", reason = error.to_string())),
         },
     };
     let _ = std::fs::remove_dir_all(state_dir);
@@ -114,7 +118,7 @@ async fn stop_simulator(state_dir: &Path) -> Option<String> {
 
 /// A Ctrl-C or SIGTERM stops the simulator before the process exits, so an interrupted command
 /// leaves no background server behind.
-fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path, purpose: &str) {
+fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path, purpose: &str, lang: Lang) {
     use tokio::signal::unix::{SignalKind, signal};
     let state_dir = state_dir.to_path_buf();
     let purpose = purpose.to_string();
@@ -129,9 +133,9 @@ fn stop_on_signal(runtime: &tokio::runtime::Runtime, state_dir: &Path, purpose: 
             _ = terminate.recv() => {}
         }
         if let Some(warning) = stop_simulator(&state_dir).await {
-            eprintln!("warning: {warning}");
+            eprintln!("{}", tr!(lang, "warning-line", message = warning));
         }
-        eprintln!("{purpose} interrupted: its simulator was stopped");
+        eprintln!("{}", tr!(lang, "demo-interrupted", command = &purpose));
         std::process::exit(130);
     });
 }
@@ -155,15 +159,15 @@ const LEAST_SECOND_LOOK: Duration = Duration::from_millis(250);
 
 impl SimCheckpoints {
     async fn post(cluster: &engine::cluster::Cluster, path: String) -> Result<(), engine::Error> {
-        let request = hyper::Request::post(&path)
-            .header("Content-Type", "application/json")
-            .body(Vec::new())
-            .map_err(|e| engine::Error::BadInput(format!("POST {path}: {e}")))?;
+        let request =
+            hyper::Request::post(&path).header("Content-Type", "application/json").body(Vec::new()).map_err(
+                |e| engine::Error::BadInput(msg!("demo-post-invalid", path = &path, reason = e.to_string())),
+            )?;
         cluster
             .client
             .request_text(request)
             .await
-            .map_err(|e| engine::Error::api(format!("POST {path}"), &e))?;
+            .map_err(|e| engine::Error::api(msg!("action-post", path = &path), &e))?;
         Ok(())
     }
 }
@@ -199,11 +203,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, run::Error> {
 pub fn demo(labs: &LabSource, lang: Lang, args: &DemoArgs) -> Result<u8, run::Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
     let runtime = runtime()?;
-    let simulator = TempSimulator::start(&runtime, "demo", DEMO_SPEED)?;
+    let simulator = TempSimulator::start(&runtime, "demo", DEMO_SPEED, lang)?;
     let at = tr!(lang, "demo-simulator-at", endpoint = simulator.endpoint(), speed = DEMO_SPEED.to_string());
     say(&format!("== {at}\n"))?;
     let outcome = run_lab(&runtime, labs, lang, args, &bundle, &simulator);
-    simulator.stop(&runtime);
+    simulator.stop(&runtime, lang);
     outcome
 }
 
@@ -234,7 +238,7 @@ fn run_lab(
     runtime.block_on(async { run::status(connect().await?, labs, lang, &status_args).await })?;
 
     say(&format!("== {}\n", tr!(lang, "demo-reference-solution")))?;
-    let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo);
+    let shell = shell_for(Some(&simulator.kubeconfig()), labs, ShellOutput::Echo, lang);
     for task in bundle.lab.tasks_in_needs_order() {
         say(&format!("-- {}: {}\n", task.id.value, task.title.get(lang)))?;
         for command in &task.solution {
@@ -242,7 +246,7 @@ fn run_lab(
             let on_stderr = |line: String| eprintln!("{line}");
             let ran = runtime.block_on(run_showing_elapsed(&shell, command, lang, ELAPSED_EVERY, &on_stderr));
             if ran.exit != engine::selftest::CommandExit::Success {
-                say(&format!("[{}]\n", ran.exit))?;
+                say(&format!("[{}]\n", ran.exit.message().render(lang)))?;
             }
         }
     }
@@ -297,9 +301,14 @@ async fn run_showing_elapsed(
 }
 
 /// The solution runner for `kubeconfig`; bundles read from a directory are passed on
-/// (`LAB_RUNNER_LABS`) so `lab-runner answer` in a solution finds the same lab.
-fn shell_for(kubeconfig: Option<&Path>, labs: &LabSource, output: ShellOutput) -> Shell {
-    let shell = Shell::new(kubeconfig, output);
+/// (`LAB_RUNNER_LABS`) so `lab-runner answer` in a solution finds the same lab, and so is the
+/// language (`LAB_RUNNER_LANG`), so that what it prints reads as the rest of the transcript.
+fn shell_for(kubeconfig: Option<&Path>, labs: &LabSource, output: ShellOutput, lang: Lang) -> Shell {
+    let code = match lang {
+        Lang::En => "en",
+        Lang::Ja => "ja",
+    };
+    let shell = Shell::new(kubeconfig, output).with_env("LAB_RUNNER_LANG", code);
     match labs {
         LabSource::Dir(dir) => {
             let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
@@ -330,7 +339,7 @@ pub fn selftest(
     let bundle = lab::loader::find(labs, &args.lab)?;
     let variants = engine::selftest::variants_to_test(&bundle.lab, args.variant.as_deref())?;
     if !(args.speed.is_finite() && args.speed > 0.0) {
-        let text = tr!(lang, "selftest-bad-speed", speed = args.speed.to_string());
+        let text = msg!("selftest-bad-speed", speed = args.speed.to_string());
         return Err(run::Error::Engine(engine::Error::BadInput(text)));
     }
     let runtime = runtime()?;
@@ -341,7 +350,7 @@ pub fn selftest(
         let (target, scratch) = kubeconfig_for_solutions(cluster)?;
         (None, target, scratch)
     } else {
-        let simulator = TempSimulator::start(&runtime, "selftest", args.speed)?;
+        let simulator = TempSimulator::start(&runtime, "selftest", args.speed, lang)?;
         progress(&tr!(lang, "demo-simulator-at", endpoint = simulator.endpoint(), speed = &speed));
         let target = simulator.target();
         (Some(simulator), target, None)
@@ -361,7 +370,7 @@ pub fn selftest(
         ));
     }
     let kubeconfig = scratch.as_ref().map(|s| s.0.clone()).or(target.kubeconfig.clone());
-    let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture);
+    let shell = shell_for(kubeconfig.as_deref(), labs, ShellOutput::Capture, lang);
     // The selftest's own simulator serves checkpoints, and its second look is 120 simulated
     // seconds (0.6 s at 200x) rather than 2 real ones. A named cluster is asked: a lab-runner
     // simulator (a container, `sim up`) answers a checkpoint save, at whatever speed it runs, so it
@@ -390,11 +399,12 @@ pub fn selftest(
                     &shell,
                     checkpoints,
                     &progress,
+                    lang,
                 )
                 .await;
                 Ok::<_, run::Error>(run)
             })?;
-            say(&run.render())?;
+            say(&run.render(lang))?;
             match run.end {
                 End::Passed => passed += 1,
                 End::Offence => failed = failed.or(Some(exit::CHECKS_FAILED)),
@@ -414,15 +424,22 @@ pub fn selftest(
         Ok::<_, run::Error>(failed.unwrap_or(exit::OK))
     })();
     if let Some(simulator) = simulator {
-        simulator.stop(&runtime);
+        simulator.stop(&runtime, lang);
     }
     outcome
 }
 
 /// The documents of every `.yaml` file in `dir`, files in name order (as `kubectl apply -f DIR`).
 fn fixture_documents(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, run::Error> {
-    let bad = |text: String| run::Error::Engine(engine::Error::BadInput(text));
-    let entries = std::fs::read_dir(dir).map_err(|e| bad(format!("--fixture {}: {e}", dir.display())))?;
+    let bad = |path: &std::path::Path, reason: String| {
+        let path = path.display().to_string();
+        run::Error::Engine(engine::Error::BadInput(msg!(
+            "selftest-fixture-unreadable",
+            path = path,
+            reason = reason
+        )))
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| bad(dir, e.to_string()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
@@ -430,10 +447,9 @@ fn fixture_documents(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, ru
     files.sort();
     let mut documents = Vec::new();
     for file in files {
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| bad(format!("--fixture {}: {e}", file.display())))?;
-        let parsed = serde_saphyr::from_multiple::<serde_json::Value>(&text)
-            .map_err(|e| bad(format!("--fixture {}: {e}", file.display())))?;
+        let text = std::fs::read_to_string(&file).map_err(|e| bad(&file, e.to_string()))?;
+        let parsed =
+            serde_saphyr::from_multiple::<serde_json::Value>(&text).map_err(|e| bad(&file, e.to_string()))?;
         documents.extend(parsed.into_iter().filter(|d| !d.is_null()));
     }
     Ok(documents)
@@ -462,14 +478,9 @@ fn kubeconfig_for_solutions(
             reason,
         }))
     };
-    let mut config = match &cluster.kubeconfig {
-        Some(path) => kube::config::Kubeconfig::read_from(path),
-        None => kube::config::Kubeconfig::read(),
-    }
-    .map_err(|e| unreadable(engine::cluster::one_line(&e)))?;
-    if !config.contexts.iter().any(|c| &c.name == context) {
-        return Err(unreadable(format!("it has no context {context:?}")));
-    }
+    // The same checks and errors as connecting: the file named, the known contexts listed.
+    let mut config = engine::cluster::read_kubeconfig(cluster).map_err(engine::Error::from)?;
+    engine::cluster::require_contexts(cluster, &config, [context]).map_err(engine::Error::from)?;
     config.current_context = Some(context.clone());
     // JSON is YAML, and kubectl reads either; the file is private (0600) as kubeconfigs are.
     let path = std::env::temp_dir().join(format!("lab-runner-selftest-{}.kubeconfig", std::process::id()));

@@ -61,39 +61,15 @@ impl Error {
         }
     }
 
-    /// The error's one line in `lang`: the errors a learner meets (no kubeconfig, an unknown
-    /// context, a cluster that does not answer, an unknown lab, a bundle with problems, a variant
-    /// change) from the catalog; the rest as their own text, which quotes what failed.
+    /// The error's one line in `lang`: the engine's, the loader's and lint's errors are catalog
+    /// messages; the rest (command line, simulator, class) as their own text, which quotes what
+    /// failed.
     pub fn message(&self, lang: session::Lang) -> String {
-        use engine::cluster::Error as Cluster;
-        let unknown_lab = |id: &str, known: &[String]| {
-            let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
-            tr!(lang, "error-unknown-lab", id = id, known = known)
-        };
+        use crate::i18n::Localized;
         match self {
-            Error::Engine(engine::Error::Cluster(Cluster::Kubeconfig { path, reason })) => tr!(
-                lang,
-                "error-kubeconfig",
-                path = path.clone().unwrap_or_else(engine::cluster::default_kubeconfig_path),
-                reason = reason
-            ),
-            Error::Engine(engine::Error::Cluster(Cluster::UnknownContext { path, context, known })) => {
-                tr!(lang, "error-unknown-context", path = path, context = context, known = known.join(", "))
-            }
-            Error::Engine(engine::Error::Cluster(Cluster::Unreachable { server, context, reason })) => {
-                tr!(lang, "error-unreachable", server = server, context = context, reason = reason)
-            }
-            Error::Engine(engine::Error::VariantChange { lab, .. }) => {
-                tr!(lang, "error-variant-change", lab = lab)
-            }
-            Error::Lab(lab::loader::Error::UnknownLab { id, known }) => unknown_lab(id, known),
-            Error::Lab(lab::loader::Error::Invalid { bundle, problems }) => {
-                tr!(lang, "error-invalid-bundle", bundle = bundle, count = problems.len())
-            }
-            Error::Lab(lab::loader::Error::InvalidCourse { file, problems }) => {
-                tr!(lang, "error-invalid-course", file = file, count = problems.len())
-            }
-            Error::Lab(lab::loader::Error::NotABundle(path)) => tr!(lang, "error-not-a-bundle", path = path),
+            Error::Engine(error) => error.message().render(lang),
+            Error::Lab(error) => error.message().render(lang),
+            Error::Lint(error) => error.message().render(lang),
             other => other.to_string(),
         }
     }
@@ -109,7 +85,7 @@ impl Error {
         {
             for problem in problems {
                 out.push('\n');
-                out.push_str(&problem.render(miette::GraphicalTheme::default()));
+                out.push_str(&problem.render(miette::GraphicalTheme::default(), lang));
             }
         }
         out
@@ -205,9 +181,12 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             if let Some(wanted) = variant {
                 let Some(variant) = bundle.lab.variant(&wanted) else {
                     let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
-                    let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-                    return Err(Error::Engine(engine::Error::BadInput(format!(
-                        "lab {lab} has no variant {wanted:?} (variants: {known})"
+                    let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                    return Err(Error::Engine(engine::Error::BadInput(crate::msg!(
+                        "error-unknown-variant",
+                        lab = &lab,
+                        variant = format!("{wanted:?}"),
+                        known = known
                     ))));
                 };
                 text.push_str(&lab::show::show_variant(&bundle, variant, session.lang));
@@ -254,8 +233,7 @@ fn lint(paths: &[std::path::PathBuf], source: &session::LabSource, lang: session
     {
         let mut err = std::io::stderr().lock();
         for warning in reports.iter().flat_map(|r| &r.warnings) {
-            let at = warning.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
-            writeln!(err, "warning: {}{at}: {}", warning.file, warning.message)?;
+            writeln!(err, "{}", tr!(lang, "warning-line", message = warning.line(lang)))?;
         }
     }
     let labs = reports.len();
@@ -270,7 +248,7 @@ fn lint(paths: &[std::path::PathBuf], source: &session::LabSource, lang: session
     }
     let mut err = std::io::stderr().lock();
     for problem in course.iter().chain(reports.iter().flat_map(|r| &r.problems)) {
-        err.write_all(problem.render(miette::GraphicalTheme::default()).as_bytes())?;
+        err.write_all(problem.render(miette::GraphicalTheme::default(), lang).as_bytes())?;
         err.write_all(b"\n")?;
     }
     let failing = reports.iter().filter(|r| !r.problems.is_empty()).count();
@@ -411,14 +389,13 @@ pub async fn start(
             let mut line = String::new();
             std::io::stdin().read_line(&mut line)?;
             if !matches!(line.trim(), "y" | "Y" | "yes") {
-                return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "start-cancelled"))));
+                return Err(Error::Engine(engine::Error::BadInput(crate::msg!("start-cancelled"))));
             }
             options.yes = true;
             engine::start::start(&cluster, &bundle, lang, &options).await?
         }
         Err(engine::Error::VariantChange { lab, running, wanted }) if args.reveal => {
-            return Err(Error::Engine(engine::Error::BadInput(tr!(
-                lang,
+            return Err(Error::Engine(engine::Error::BadInput(crate::msg!(
                 "start-variant-change-revealed",
                 lab = &lab,
                 running = &running,
@@ -585,8 +562,7 @@ pub async fn reset(
     }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
-            return Err(Error::Engine(engine::Error::BadInput(tr!(
-                lang,
+            return Err(Error::Engine(engine::Error::BadInput(crate::msg!(
                 "reset-needs-yes",
                 lab = &args.lab
             ))));
@@ -597,7 +573,7 @@ pub async fn reset(
         let mut line = String::new();
         std::io::stdin().read_line(&mut line)?;
         if !matches!(line.trim(), "y" | "Y" | "yes") {
-            return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "reset-cancelled"))));
+            return Err(Error::Engine(engine::Error::BadInput(crate::msg!("reset-cancelled"))));
         }
     }
     let done = engine::reset::execute(&cluster, &bundle, inventory, &steps, lang).await?;
@@ -614,7 +590,7 @@ pub async fn status(
 ) -> Result<u8, Error> {
     let mut header = String::new();
     let view = match (&args.daemonset, &args.lab) {
-        (Some(text), _) => engine::status::View::daemon_set(engine::status::parse_daemonset(text, lang)?),
+        (Some(text), _) => engine::status::View::daemon_set(engine::status::parse_daemonset(text)?),
         (None, Some(id)) => {
             let bundle = lab::loader::find(labs, id)?;
             if args.instructor {
@@ -634,7 +610,7 @@ pub async fn status(
             engine::status::view_of(&bundle.lab)
         }
         (None, None) => {
-            return Err(Error::Engine(engine::Error::BadInput(tr!(lang, "status-needs-target"))));
+            return Err(Error::Engine(engine::Error::BadInput(crate::msg!("status-needs-target"))));
         }
     };
     // Half a start is no state to read: one line with the remedy, before the view.

@@ -445,10 +445,13 @@ fn an_unreachable_cluster_fails_with_one_line_and_exit_3() {
         stderr(&output),
         format!(
             "error: cannot reach the cluster at https://127.0.0.1:1 (context kind-x): connection refused; {}\n",
-            engine::cluster::UNREACHABLE_NEXT
+            UNREACHABLE_NEXT
         )
     );
 }
+
+/// What an unreachable cluster's error suggests next (the English catalog's `error-unreachable`).
+const UNREACHABLE_NEXT: &str = "is it running? (`lab-runner sim up` starts the simulated one)";
 
 #[test]
 fn class_grading_gives_one_error_row_per_unreachable_learner() {
@@ -491,7 +494,7 @@ fn class_grading_gives_one_error_row_per_unreachable_learner() {
             "ERROR".to_string(),
             format!(
                 "cannot reach the cluster at https://127.0.0.1:1 (context {who}): connection refused; {}",
-                engine::cluster::UNREACHABLE_NEXT
+                UNREACHABLE_NEXT
             ),
         )
     };
@@ -554,7 +557,8 @@ async fn schedulability_and_quota_are_judged_from_the_listed_objects() {
     let task = &report.tasks[2];
     assert_eq!(task.status.as_str(), "PASS", "{:?}", task.evidence);
     assert!(
-        task.evidence[0].starts_with("expected/huge-pod.yaml: 0/5 nodes are available: "),
+        // The scheduler's own message, quoted.
+        task.evidence[0].starts_with("expected/huge-pod.yaml: unschedulable: `0/5 nodes are available: "),
         "{:?}",
         task.evidence
     );

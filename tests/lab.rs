@@ -50,7 +50,9 @@ impl BrokenCopy {
         let rendered: Vec<String> = report
             .problems
             .iter()
-            .map(|p| format!("{p}\n{}", p.render(GraphicalTheme::unicode_nocolor())))
+            .map(|p| {
+                format!("{p}\n{}", p.render(GraphicalTheme::unicode_nocolor(), lab_runner::session::Lang::En))
+            })
             .collect();
         self.redact(&rendered.join("\n"))
     }
@@ -68,7 +70,8 @@ impl BrokenCopy {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the directory `from` to `to`, recursively (also for tests/i18n_flows.rs).
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();

@@ -2,6 +2,9 @@
 //! as a learner reads them, at the start and once the reference solution has run: human and JSON,
 //! English and Japanese, through the built binary against a fresh `sim up` and real kubectl.
 //!
+//! The Japanese ones are also held to the rule of `tests/i18n_flows.rs`: every line Japanese, a
+//! command, an identifier or a quotation.
+//!
 //! What varies from run to run is redacted: pod name suffixes (the only random part of the
 //! reports; revisions are template hashes, node names and counters are the lab's). Each report is
 //! a snapshot to read as a learner would, not only to compare.
@@ -101,18 +104,42 @@ impl Started {
                     let parsed: serde_json::Value = serde_json::from_str(&report).unwrap();
                     assert_eq!(parsed["passed"], matches!(phase, Phase::Solved), "{report}");
                 }
+                if lang == "ja" && format != "json" {
+                    // Every line Japanese, a command, an identifier or a quotation; every evidence
+                    // line Japanese (tests/i18n_flows.rs).
+                    crate::i18n_flows::assert_japanese(&format!("check {args:?}"), &report);
+                }
                 let snapshot = format!("{}_{}_{format}_{lang}", self.name, phase.name());
                 insta::assert_snapshot!(snapshot, redacted(&report));
             }
             // What the learner of this lab looks at; it never names the variant.
-            let output = self.lab_runner(&["status", self.lab, "--lang", lang]);
-            let status = stdout(&output);
+            let (output, status) = self.status(lang);
             assert_eq!(output.status.code(), Some(0), "status: {status}{}", stderr(&output));
             assert!(!status.contains("variant") && !status.contains("バリアント"), "{status}");
+            if lang == "ja" {
+                crate::i18n_flows::assert_japanese("status", &status);
+            }
             insta::assert_snapshot!(
                 format!("{}_{}_status_{lang}", self.name, phase.name()),
                 redacted(&status)
             );
+        }
+    }
+
+    /// `status` in `lang`. A pod whose image cannot be pulled alternates between ErrImagePull (an
+    /// attempt just failed) and ImagePullBackOff (waiting for the next one), the same stuck pull:
+    /// the view is taken again while it shows the short-lived first state, so the snapshot holds
+    /// the state a learner mostly sees (a bounded number of looks, no timing asserted).
+    fn status(&self, lang: &str) -> (Output, String) {
+        let mut looks = 0;
+        loop {
+            let output = self.lab_runner(&["status", self.lab, "--lang", lang]);
+            let status = stdout(&output);
+            looks += 1;
+            if !status.contains("ErrImagePull") || looks == 40 {
+                return (output, status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
         }
     }
 
@@ -258,11 +285,17 @@ fn a_shortcut_shows_what_is_observed_in_both_languages() {
         (Some(2), "error: cause is locked: all 1 of its attempts are used; nothing was recorded\n")
     );
     transcript += &lab.run("one-generation", Some("relabel-nodes"));
-    for lang in ["en", "ja"] {
+    for (lang, captured) in [
+        ("en", "node cpu-1 did not match nvidia.com/gpu.present=true at start: it does not count"),
+        ("ja", "ノード cpu-1 は開始時に nvidia.com/gpu.present=true に一致していなかったので数えません"),
+    ] {
         let output = lab.lab_runner(&["check", "stuck-rollout", "--lang", lang]);
         let report = stdout(&output);
         assert_eq!(output.status.code(), Some(1), "{report}{}\n{transcript}", stderr(&output));
-        assert!(report.contains("did not match nvidia.com/gpu.present=true at start"), "{report}");
+        assert!(report.contains(captured), "{report}");
+        if lang == "ja" {
+            crate::i18n_flows::assert_japanese("check stuck-rollout", &report);
+        }
         insta::assert_snapshot!(format!("stuck-rollout_image_shortcuts_{lang}"), redacted(&report));
     }
 }

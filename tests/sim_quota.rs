@@ -413,7 +413,7 @@ async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
     let (status, evidence) = quotas_task(&report);
     assert_eq!(status, "PASS", "{evidence:?}");
     assert!(evidence.contains(
-        &r#"an over-quota pod in team-b (dryRun=All) was rejected: pods "quota-probe" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/mig-1g.5gb=5, used: requests.nvidia.com/mig-1g.5gb=0, limited: requests.nvidia.com/mig-1g.5gb=4"#.to_string()
+        &r#"an over-quota pod in team-b (dryRun=All) was rejected: `pods "quota-probe" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/mig-1g.5gb=5, used: requests.nvidia.com/mig-1g.5gb=0, limited: requests.nvidia.com/mig-1g.5gb=4`"#.to_string()
     ), "{evidence:?}");
 }
 

@@ -17,6 +17,7 @@ use crate::{
         loader::Bundle,
         model::{AnswerMatching, Expectation, Fact, QuizCheck, Task, TaskKind},
     },
+    msg,
     session::Lang,
     tr,
 };
@@ -66,61 +67,48 @@ pub async fn answer(
     lang: Lang,
 ) -> Result<Recorded> {
     let lab = &bundle.lab.id.value;
-    let bad = |en: String, ja: String| Error::BadInput(if lang == Lang::Ja { ja } else { en });
+    let bad = Error::BadInput;
     let Some(quiz_task) = bundle.lab.task(task) else {
-        return Err(Error::BadInput(tr!(lang, "answer-no-task", lab = lab, task = task)));
+        return Err(bad(msg!("answer-no-task", lab = lab, task = task)));
     };
     if quiz_task.kind != TaskKind::Quiz {
-        return Err(Error::BadInput(tr!(lang, "answer-not-a-quiz", task = task)));
+        return Err(bad(msg!("answer-not-a-quiz", task = task)));
     }
     let mut inventory = inventory::load(&cluster.client, lab)
         .await?
-        .ok_or_else(|| Error::BadInput(tr!(lang, "answer-not-started", lab = lab)))?;
+        .ok_or_else(|| bad(msg!("answer-not-started", lab = lab)))?;
     if let Some(line) = inventory.incomplete_start(lang) {
-        return Err(Error::BadInput(tr!(lang, "answer-not-recorded", reason = line)));
+        return Err(bad(msg!("answer-not-recorded", reason = line)));
     }
     let value = value.trim();
     if value.is_empty() || value.contains('\n') {
-        return Err(bad(
-            format!("the answer to {task} must be one non-empty line; nothing was recorded"),
-            format!("{task} の回答は空でない 1 行にしてください。回答は記録されていません"),
-        ));
+        return Err(bad(msg!("answer-not-one-line", task = task)));
     }
     let folded = quizzes(quiz_task).any(|q| q.matching == AnswerMatching::CaseInsensitive);
     let same = |a: &str, b: &str| if folded { a.eq_ignore_ascii_case(b) } else { a == b };
     if quizzes(quiz_task).any(|q| q.fact == Some(Fact::AffectedNode)) {
         let api: Api<Node> = Api::all(cluster.client.clone());
-        let nodes = list_all(&api).await.map_err(|e| Error::api("listing nodes", &e))?.items;
+        let nodes = list_all(&api).await.map_err(|e| Error::api(msg!("action-list-nodes"), &e))?.items;
         if !nodes.iter().any(|n| n.metadata.name.as_deref().is_some_and(|name| same(name, value))) {
-            return Err(bad(
-                format!(
-                    "{value:?} is not a node of this cluster (see `kubectl get nodes`); nothing was recorded"
-                ),
-                format!(
-                    "{value:?} はこのクラスタのノードではありません（`kubectl get nodes` を参照）。回答は記録されていません"
-                ),
-            ));
+            return Err(bad(msg!("answer-not-a-node", value = format!("{value:?}"))));
         }
     }
     let choices: Vec<&str> = quizzes(quiz_task).flat_map(|q| q.choices.iter().map(String::as_str)).collect();
     if !choices.is_empty() && !choices.iter().any(|c| same(c, value)) {
         let list = choices.join(", ");
-        return Err(bad(
-            format!("{value:?} is not one of the answers to {task} ({list}); nothing was recorded"),
-            format!("{value:?} は {task} の選択肢（{list}）のいずれでもありません。回答は記録されていません"),
-        ));
+        return Err(bad(msg!(
+            "answer-not-a-choice",
+            value = format!("{value:?}"),
+            task = task,
+            choices = list
+        )));
     }
     let limit = quizzes(quiz_task).filter_map(|q| q.attempts).min();
     let used = inventory.attempts.get(task).copied().unwrap_or(0);
     if let Some(limit) = limit
         && used >= limit
     {
-        return Err(bad(
-            format!("{task} is locked: all {limit} of its attempts are used; nothing was recorded"),
-            format!(
-                "{task} はロックされています（{limit} 回の回答をすべて使いました）。回答は記録されていません"
-            ),
-        ));
+        return Err(bad(msg!("answer-locked", task = task, limit = limit)));
     }
     inventory.answers.insert(task.to_string(), value.to_string());
     inventory.attempts.insert(task.to_string(), used + 1);

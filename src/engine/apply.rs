@@ -8,7 +8,7 @@ use kube::{
 use serde_json::Value;
 
 use super::{Error, FIELD_MANAGER, LAB_LABEL, Result, STAGE_LABEL, observe::gvk_of};
-use crate::grade::KindKey;
+use crate::{grade::KindKey, msg};
 
 /// The API for one object of `api_version`/`kind`, namespaced when the kind is, resolved through
 /// discovery (so a CRD applied a moment ago is found once it is served).
@@ -21,7 +21,7 @@ pub async fn api_for(
     let gvk = gvk_of(&KindKey::new(api_version, kind));
     let (resource, capabilities) = discovery::pinned_kind(client, &gvk)
         .await
-        .map_err(|e| Error::api(format!("resolving {api_version} {kind} through discovery"), &e))?;
+        .map_err(|e| Error::api(msg!("action-resolve", kind = format!("{api_version} {kind}")), &e))?;
     let api = match (capabilities.scope, namespace) {
         (Scope::Namespaced, Some(namespace)) => Api::namespaced_with(client.clone(), namespace, &resource),
         (Scope::Namespaced, None) => Api::default_namespaced_with(client.clone(), &resource),
@@ -49,7 +49,7 @@ impl Identity {
         let text = |pointer: &str| document.pointer(pointer).and_then(Value::as_str).map(str::to_string);
         let kind = text("/kind").unwrap_or_default();
         let name = text("/metadata/name")
-            .ok_or_else(|| Error::BadInput(format!("a {kind} manifest of lab {lab} has no metadata.name")))?;
+            .ok_or_else(|| Error::BadInput(msg!("apply-unnamed", kind = &kind, lab = lab)))?;
         Ok(Identity {
             api_version: text("/apiVersion").unwrap_or_default(),
             kind,
@@ -91,7 +91,7 @@ pub async fn apply(client: &kube::Client, lab: &str, stage: &str, document: &Val
     let applied = api
         .patch(&identity.name, &params, &Patch::Apply(&document))
         .await
-        .map_err(|e| Error::api(format!("applying {identity}"), &e))?;
+        .map_err(|e| Error::api(msg!("action-apply", object = identity.to_string()), &e))?;
     Ok(applied.metadata.uid.unwrap_or_default())
 }
 
@@ -110,7 +110,7 @@ pub async fn apply_documents(client: &kube::Client, documents: &[Value], field_m
                         .await?;
                 api.patch(&identity.name, &params, &Patch::Apply(document))
                     .await
-                    .map_err(|e| Error::api(format!("applying {identity}"), &e))
+                    .map_err(|e| Error::api(msg!("action-apply", object = identity.to_string()), &e))
             }
             .await;
             match applied {

@@ -12,6 +12,7 @@ use super::{
 use crate::{
     grade::{captured::keys, observed::selector_matches},
     lab::model::{Expectation, Lab, LabelSelector},
+    msg,
 };
 
 /// The selectors of the lab's `rollout` checks that name the nodes to cover.
@@ -36,7 +37,7 @@ pub async fn capture(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) ->
         return Ok(());
     }
     let api: Api<Node> = Api::all(cluster.client.clone());
-    let nodes = list_all(&api).await.map_err(|e| Error::api("listing nodes to record them", &e))?.items;
+    let nodes = list_all(&api).await.map_err(|e| Error::api(msg!("action-list-nodes-to-record"), &e))?.items;
     let mut index = 0;
     for node in nodes {
         let value = serde_json::to_value(&node).unwrap_or(Value::Null);

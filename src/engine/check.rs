@@ -10,8 +10,9 @@ use crate::{
     grade::{self, Evidence, Observation, Probe},
     lab::{
         loader::Bundle,
-        model::{Expectation, Lab, QuizCheck, TaskKind},
+        model::{Expectation, Lab},
     },
+    msg,
     report::{Report, TaskResult, TaskStatus},
     session::Lang,
     tr,
@@ -144,14 +145,12 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
         let Expectation::QuotaInForce(check) = expectation else { continue };
         let Some(file) = &check.probe_file else { continue };
         let Some(document) = bundle.expected.get(&file.value) else {
-            probes.insert(
-                file.value.clone(),
-                Probe::NotSent(format!("{} is not part of the bundle", file.value)),
-            );
+            probes.insert(file.value.clone(), Probe::NotSent(msg!("probe-file-missing", file = &file.value)));
             continue;
         };
         let Ok(object) = serde_json::from_value::<DynamicObject>(document.clone()) else {
-            probes.insert(file.value.clone(), Probe::NotSent(format!("{} is not an object", file.value)));
+            probes
+                .insert(file.value.clone(), Probe::NotSent(msg!("probe-not-an-object", file = &file.value)));
             continue;
         };
         let resource = kube::api::ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&());
@@ -163,7 +162,7 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
             Err(kube::Error::Api(status)) if status.code == 403 || status.code == 422 => {
                 Probe::Rejected(status.message.clone())
             }
-            Err(e) => Probe::NotSent(super::cluster::one_line(&e)),
+            Err(e) => Probe::NotSent(msg!("probe-request-failed", reason = super::cluster::one_line(&e))),
         };
         probes.insert(file.value.clone(), probe);
     }
@@ -188,83 +187,6 @@ fn unmet_needs(
             tr!(lang, "check-needs", task = &need.value, status = status)
         })
         .collect()
-}
-
-/// The line that tells how to answer a quiz nobody answered yet on this cluster, in `lang`.
-/// `None` unless `task` is a quiz, the lab was started here and no answer is stored: then
-/// grading's own verdict is a FAIL whose only evidence is that no answer exists, and this line
-/// says it in the learner's language.
-fn how_to_answer(
-    lab: &Lab,
-    task: &crate::lab::model::Task,
-    inventory: Option<&inventory::Inventory>,
-    lang: Lang,
-) -> Option<String> {
-    let inventory = inventory?;
-    if task.kind != TaskKind::Quiz || inventory.answers.contains_key(&task.id.value) {
-        return None;
-    }
-    let (lab, task_id) = (&lab.id.value, &task.id.value);
-    let quiz = task.expect.iter().find_map(|e| match e {
-        Expectation::Quiz(quiz) => Some(quiz),
-        _ => None,
-    });
-    Some(match quiz.and_then(enumerated_answers) {
-        Some(values) => {
-            let values = values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
-            tr!(lang, "check-no-answer-choices", lab = lab, task = task_id, values = values)
-        }
-        None => tr!(lang, "check-no-answer", lab = lab, task = task_id),
-    })
-}
-
-/// A quiz's verdict on the answer stored for it, in `lang`: `None` unless `task` is a quiz
-/// (nothing but quiz expectations) with a stored answer that grading passed or failed. Grading's
-/// own evidence for it is English; this says the same in the learner's language, followed by the
-/// attempts used (and whether the answer is locked) as grading counts them.
-fn answer_verdict(
-    task: &crate::lab::model::Task,
-    inventory: Option<&inventory::Inventory>,
-    status: TaskStatus,
-    lang: Lang,
-) -> Option<Vec<String>> {
-    let inventory = inventory?;
-    let answer = inventory.answers.get(&task.id.value)?;
-    if task.kind != TaskKind::Quiz || !task.expect.iter().all(|e| matches!(e, Expectation::Quiz(_))) {
-        return None;
-    }
-    let verdict = match status {
-        TaskStatus::Pass => tr!(lang, "check-answer-right", answer = answer),
-        TaskStatus::Fail => tr!(lang, "check-answer-wrong", answer = answer),
-        _ => return None,
-    };
-    let mut lines = vec![verdict];
-    let used = inventory.attempts.get(&task.id.value).copied().unwrap_or(0);
-    let limit = task.expect.iter().find_map(|e| match e {
-        Expectation::Quiz(quiz) => quiz.attempts,
-        _ => None,
-    });
-    match (used, limit) {
-        (0, _) => {}
-        (used, Some(limit)) if used >= limit => {
-            lines.push(tr!(lang, "check-attempts-locked", used = used, limit = limit))
-        }
-        (used, Some(limit)) => lines.push(tr!(lang, "check-attempts-of", used = used, limit = limit)),
-        (used, None) => lines.push(tr!(lang, "check-answered", count = used)),
-    }
-    Some(lines)
-}
-
-/// The values a quiz chooses from, when it is an enumeration whose listing gives nothing away:
-/// answers accepted per variant only (no fact, no answer accepted whatever the variant), at least
-/// two distinct ones. A learner then has to tell which one their cluster shows, as `labs show`
-/// already says; a quiz graded against a fact (a node name) or one fixed answer lists nothing.
-pub fn enumerated_answers(quiz: &QuizCheck) -> Option<Vec<String>> {
-    if quiz.fact.is_some() || !quiz.accept.is_empty() {
-        return None;
-    }
-    let values: std::collections::BTreeSet<&String> = quiz.accept_by_variant.values().flatten().collect();
-    (values.len() >= 2).then(|| values.into_iter().cloned().collect())
 }
 
 /// Grades `bundle`'s tasks against an observation (pure: no requests).
@@ -295,13 +217,8 @@ pub fn grade_observation(
                 grade::Status::Fail => TaskStatus::Fail,
                 grade::Status::Error => TaskStatus::Error,
             };
-            match how_to_answer(lab, task, inventory, lang)
-                .map(|line| vec![line])
-                .or_else(|| answer_verdict(task, inventory, status, lang))
-            {
-                Some(lines) if status == TaskStatus::Fail || status == TaskStatus::Pass => (status, lines),
-                _ => (status, graded.evidence().to_vec()),
-            }
+            // Grading's evidence is catalog messages: the report holds them in the learner's language.
+            (status, graded.evidence_in(lang))
         };
         statuses.insert(id.clone(), status);
         let points = task.points.value.max(0);
@@ -454,28 +371,5 @@ mod tests {
             [text(0), text(45), text(120), text(90), text(3600), text(3725)],
             ["0s", "45s", "2m", "1m30s", "1h", "1h2m5s"]
         );
-    }
-
-    #[test]
-    fn only_an_enumeration_of_variants_lists_its_values() {
-        let quiz = |yaml: &str| serde_saphyr::from_str::<QuizCheck>(yaml).unwrap();
-        assert_eq!(
-            enumerated_answers(&quiz(
-                "acceptByVariant: {image: [image], resources: [resources], toleration: [toleration]}"
-            )),
-            Some(vec!["image".to_string(), "resources".into(), "toleration".into()])
-        );
-        assert_eq!(
-            enumerated_answers(&quiz(
-                "acceptByVariant: {image: [\"1\"], resources: [\"1\"], toleration: [\"0\"]}"
-            )),
-            Some(vec!["0".to_string(), "1".into()])
-        );
-        // A fact (the affected node) or an answer accepted whatever the variant is the answer itself.
-        assert_eq!(enumerated_answers(&quiz("fact: affectedNode")), None);
-        assert_eq!(enumerated_answers(&quiz("accept: [nvidia.com/gpu]")), None);
-        assert_eq!(enumerated_answers(&quiz("accept: [a]\nacceptByVariant: {x: [b], y: [c]}")), None);
-        // One value for every variant would name the answer.
-        assert_eq!(enumerated_answers(&quiz("acceptByVariant: {x: [same], y: [same]}")), None);
     }
 }

@@ -9,6 +9,12 @@ use std::path::{Path, PathBuf};
 
 use kube::config::{Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
 
+use crate::{
+    english_display,
+    i18n::{Localized, Message},
+    msg,
+};
+
 /// The file a simulator's state directory keeps its kubeconfig in (`sim up`).
 pub const STATE_DIR_KUBECONFIG: &str = "kubeconfig";
 
@@ -16,7 +22,6 @@ pub const STATE_DIR_KUBECONFIG: &str = "kubeconfig";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An input could not be read as a kubeconfig.
-    #[error("cannot read the kubeconfig {path}: {reason}")]
     Unreadable {
         /// The file.
         path: PathBuf,
@@ -24,13 +29,11 @@ pub enum Error {
         reason: String,
     },
     /// An input holds no context that is not a viewer's.
-    #[error("{path} has no learner context (only viewer contexts, or none)")]
     NoLearnerContext {
         /// The file.
         path: PathBuf,
     },
     /// A context names a cluster or user the file does not define.
-    #[error("{path}: context {context} names a {what} the file does not define")]
     Dangling {
         /// The file.
         path: PathBuf,
@@ -40,7 +43,6 @@ pub enum Error {
         what: &'static str,
     },
     /// `--name` was given, but not once per input.
-    #[error("--name was given {names} times for {inputs} kubeconfigs: give it once per kubeconfig, in order")]
     NameCount {
         /// How many names.
         names: usize,
@@ -48,6 +50,33 @@ pub enum Error {
         inputs: usize,
     },
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::Unreadable { path, reason } => {
+                msg!("class-kubeconfig-unreadable", path = path.display().to_string(), reason = reason)
+            }
+            Error::NoLearnerContext { path } => {
+                msg!("class-kubeconfig-no-learner", path = path.display().to_string())
+            }
+            Error::Dangling { path, context, what: "cluster" } => {
+                msg!(
+                    "class-kubeconfig-dangling-cluster",
+                    path = path.display().to_string(),
+                    context = context
+                )
+            }
+            Error::Dangling { path, context, .. } => {
+                msg!("class-kubeconfig-dangling-user", path = path.display().to_string(), context = context)
+            }
+            Error::NameCount { names, inputs } => {
+                msg!("class-kubeconfig-name-count", names = *names, inputs = *inputs)
+            }
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -5,7 +5,12 @@ use std::{future::Future, time::Duration};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-use crate::session::ClusterTarget;
+use crate::{
+    english_display,
+    i18n::{Localized, Message},
+    msg,
+    session::ClusterTarget,
+};
 
 /// How long connecting and the first request may take before the cluster counts as unreachable.
 pub const REACH_TIMEOUT: Duration = Duration::from_secs(8);
@@ -14,11 +19,6 @@ pub const REACH_TIMEOUT: Duration = Duration::from_secs(8);
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The kubeconfig could not be read or names no usable context.
-    #[error(
-        "cannot use the kubeconfig {}: {reason} (`lab-runner sim up` starts a simulated cluster and writes one; \
-         --kubeconfig FILE names another)",
-        path.clone().unwrap_or_else(default_kubeconfig_path)
-    )]
     Kubeconfig {
         /// The file, when one was given (else the default one is named).
         path: Option<String>,
@@ -26,7 +26,6 @@ pub enum Error {
         reason: String,
     },
     /// A context asked for (`--context`, `--contexts`) is not in the kubeconfig.
-    #[error("the kubeconfig {path} has no context {context:?}; its contexts: {}", known.join(", "))]
     UnknownContext {
         /// The kubeconfig file.
         path: String,
@@ -35,8 +34,19 @@ pub enum Error {
         /// The contexts it has.
         known: Vec<String>,
     },
-    /// The API server did not answer.
-    #[error("cannot reach the cluster at {server} (context {context}): {reason}; {UNREACHABLE_NEXT}")]
+    /// No context was given and the kubeconfig sets no `current-context`.
+    NoCurrentContext {
+        /// The file, when one was given (else the default one is named).
+        path: Option<String>,
+    },
+    /// The API server did not answer within [`REACH_TIMEOUT`].
+    NoAnswer {
+        /// The server URL from the kubeconfig.
+        server: String,
+        /// The context used.
+        context: String,
+    },
+    /// The API server could not be reached.
     Unreachable {
         /// The server URL from the kubeconfig.
         server: String,
@@ -47,8 +57,36 @@ pub enum Error {
     },
 }
 
-/// What an unreachable cluster's error suggests next.
-pub const UNREACHABLE_NEXT: &str = "is it running? (`lab-runner sim up` starts the simulated one)";
+impl Localized for Error {
+    /// Each names the file or the address and the next command to try.
+    fn message(&self) -> Message {
+        match self {
+            Error::Kubeconfig { path, reason } => msg!(
+                "error-kubeconfig",
+                path = path.clone().unwrap_or_else(default_kubeconfig_path),
+                reason = reason
+            ),
+            Error::UnknownContext { path, context, known } => {
+                msg!("error-unknown-context", path = path, context = context, known = known.join(", "))
+            }
+            Error::NoCurrentContext { path } => msg!(
+                "error-kubeconfig",
+                path = path.clone().unwrap_or_else(default_kubeconfig_path),
+                reason = msg!("error-no-current-context")
+            ),
+            Error::Unreachable { server, context, reason } => {
+                msg!("error-unreachable", server = server, context = context, reason = reason)
+            }
+            Error::NoAnswer { server, context } => msg!(
+                "error-unreachable",
+                server = server,
+                context = context,
+                reason = msg!("error-no-answer", seconds = REACH_TIMEOUT.as_secs())
+            ),
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -125,7 +163,7 @@ pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
         .context
         .clone()
         .or_else(|| kubeconfig.current_context.clone())
-        .ok_or_else(|| bad("no context given and no current-context set".to_string()))?;
+        .ok_or_else(|| Error::NoCurrentContext { path: path.clone() })?;
     let options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
     let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| bad(one_line(&e)))?;
@@ -136,7 +174,7 @@ pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
         |reason: String| Error::Unreachable { server: server.clone(), context: context.clone(), reason };
     let client = kube::Client::try_from(config).map_err(|e| unreachable(one_line(&e)))?;
     match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
-        Err(_) => Err(unreachable(format!("no answer within {}s", REACH_TIMEOUT.as_secs()))),
+        Err(_) => Err(Error::NoAnswer { server, context }),
         Ok(Err(e)) => Err(unreachable(one_line(&e))),
         Ok(Ok(_)) => Ok(Cluster { client, server, context }),
     }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{Error, FIELD_MANAGER, LAB_LABEL, Result, cluster::with_retries};
 pub use crate::grade::evidence::HashedFact;
-use crate::grade::evidence::Started;
+use crate::{grade::evidence::Started, msg};
 
 /// The namespace holding every lab's inventory.
 pub const NAMESPACE: &str = "lab-runner";
@@ -262,7 +262,9 @@ impl Inventory {
             match data.get(key) {
                 None => Ok(T::default()),
                 Some(text) if text.is_empty() => Ok(T::default()),
-                Some(text) => serde_json::from_str(text).map_err(|e| Error::Inventory(format!("{key}: {e}"))),
+                Some(text) => serde_json::from_str(text).map_err(|e| {
+                    Error::Inventory(msg!("inventory-field-unreadable", key = key, reason = e.to_string()))
+                }),
             }
         }
         Ok(Inventory {
@@ -286,7 +288,7 @@ pub async fn load(client: &kube::Client, lab: &str) -> Result<Option<Inventory>>
     let name = name_for(lab);
     let found = with_retries(|| api.get_opt(&name))
         .await
-        .map_err(|e| Error::api(format!("reading the inventory {NAMESPACE}/{name}"), &e))?;
+        .map_err(|e| Error::api(msg!("action-read-inventory", object = format!("{NAMESPACE}/{name}")), &e))?;
     match found {
         None => Ok(None),
         Some(config_map) => Inventory::from_data(&config_map.data.unwrap_or_default()).map(Some),
@@ -301,7 +303,7 @@ pub async fn save(client: &kube::Client, inventory: &Inventory) -> Result<()> {
     namespaces
         .patch(NAMESPACE, &params, &Patch::Apply(&namespace))
         .await
-        .map_err(|e| Error::api(format!("creating namespace {NAMESPACE}"), &e))?;
+        .map_err(|e| Error::api(msg!("action-create-namespace", namespace = NAMESPACE), &e))?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     let name = name_for(&inventory.lab);
     let config_map = json!({
@@ -310,9 +312,9 @@ pub async fn save(client: &kube::Client, inventory: &Inventory) -> Result<()> {
         "metadata": {"name": name, "namespace": NAMESPACE, "labels": {LAB_LABEL: inventory.lab}},
         "data": inventory.to_data(),
     });
-    api.patch(&name, &params, &Patch::Apply(&config_map))
-        .await
-        .map_err(|e| Error::api(format!("writing the inventory {NAMESPACE}/{name}"), &e))?;
+    api.patch(&name, &params, &Patch::Apply(&config_map)).await.map_err(|e| {
+        Error::api(msg!("action-write-inventory", object = format!("{NAMESPACE}/{name}")), &e)
+    })?;
     Ok(())
 }
 

@@ -11,11 +11,14 @@
 use std::path::Path;
 
 use crate::{
+    english_display,
     grade::{self, Evidence, Observation, Observed, Status},
+    i18n::{Localized, Message},
     lab::{
         loader::{self, Bundle, BundleRoot, Problem, problem_at},
         model::{Lab, Spanned, TaskKind, Text},
     },
+    msg,
     session::LabSource,
 };
 
@@ -23,9 +26,17 @@ use crate::{
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A path or the lab source could not be read as bundles.
-    #[error(transparent)]
     Loader(#[from] loader::Error),
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::Loader(error) => error.message(),
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -105,39 +116,38 @@ pub fn lint_root(root: BundleRoot) -> Result<BundleReport> {
 pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
     let lab = &bundle.lab;
     let mut problems = Vec::new();
-    let text = |problems: &mut Vec<Problem>, anchor: &Spanned<String>, what: String, text: &Text| {
+    let text = |problems: &mut Vec<Problem>, anchor: &Spanned<String>, what: Message, text: &Text| {
         for lang in text.missing() {
-            problems.push(problem_at(bundle, anchor, "here", format!("{what} has no `{lang}` text"), None));
+            let message = msg!("lint-text-missing", what = &what, lang = lang);
+            problems.push(problem_at(bundle, anchor, msg!("loader-label-here"), message, None));
         }
     };
-    text(&mut problems, &lab.id, "the lab title".into(), &lab.title);
-    text(&mut problems, &lab.id, "the lab briefing".into(), &lab.briefing);
+    text(&mut problems, &lab.id, msg!("lint-what-lab-title"), &lab.title);
+    text(&mut problems, &lab.id, msg!("lint-what-lab-briefing"), &lab.briefing);
     for (n, requirement) in lab.requires.nodes.iter().enumerate() {
-        text(&mut problems, &lab.id, format!("requires.nodes[{n}].description"), &requirement.description);
+        let what = msg!("lint-what-field", field = format!("requires.nodes[{n}].description"));
+        text(&mut problems, &lab.id, what, &requirement.description);
     }
     for variant in &lab.variants {
-        text(
-            &mut problems,
-            &variant.id,
-            format!("variant {:?}'s description", variant.id.value),
-            &variant.description,
-        );
+        let what = msg!("lint-what-variant-description", variant = format!("{:?}", variant.id.value));
+        text(&mut problems, &variant.id, what, &variant.description);
     }
     let empty = empty_cluster(lab);
     let evidence = Evidence::new(bundle, &empty, None);
     for task in &lab.tasks {
         let id = &task.id;
-        text(&mut problems, id, format!("task {:?}'s title", id.value), &task.title);
-        text(&mut problems, id, format!("task {:?}'s description", id.value), &task.description);
+        let task_id = format!("{:?}", id.value);
+        text(&mut problems, id, msg!("lint-what-task-title", task = &task_id), &task.title);
+        text(&mut problems, id, msg!("lint-what-task-description", task = &task_id), &task.description);
         for (tier, hint) in task.hints.iter().enumerate() {
-            text(&mut problems, id, format!("task {:?}'s hint {}", id.value, tier + 1), hint);
+            text(&mut problems, id, msg!("lint-what-task-hint", task = &task_id, tier = tier + 1), hint);
         }
         if task.points.value <= 0 {
             problems.push(problem_at(
                 bundle,
                 &task.points,
-                "here",
-                format!("task {:?} has {} points; points must be above zero", id.value, task.points.value),
+                msg!("loader-label-here"),
+                msg!("lint-points", task = &task_id, points = task.points.value),
                 None,
             ));
         }
@@ -145,29 +155,28 @@ pub fn authoring_problems(bundle: &Bundle) -> Vec<Problem> {
             problems.push(problem_at(
                 bundle,
                 id,
-                "this task",
-                format!("task {:?} has no hints", id.value),
-                Some("give hints in tiers: a nudge, a pointer, then the command".into()),
+                msg!("loader-label-this-task"),
+                msg!("lint-no-hints", task = &task_id),
+                Some(msg!("lint-no-hints-help")),
             ));
         }
         if task.solution.is_empty() {
             problems.push(problem_at(
                 bundle,
                 id,
-                "this task",
-                format!("task {:?} has no reference solution", id.value),
-                Some("`selftest` runs each task's `solution` commands to prove the task can pass".into()),
+                msg!("loader-label-this-task"),
+                msg!("lint-no-solution", task = &task_id),
+                Some(msg!("lint-no-solution-help")),
             ));
         }
         let graded = grade::evaluate_task(task, &evidence);
         if graded.outcome.status() == Status::Pass {
-            let evidence = graded.outcome.evidence().join("; ");
             problems.push(problem_at(
                 bundle,
                 id,
-                "passes on an empty cluster",
-                format!("task {:?} is vacuous: it passes on an empty cluster ({evidence})", id.value),
-                Some("add an expectation that needs the learner's work to exist, e.g. a `match` or `count >= 1`".into()),
+                msg!("lint-label-passes-empty"),
+                msg!("lint-vacuous", task = &task_id, evidence = graded.outcome.evidence().to_vec()),
+                Some(msg!("lint-vacuous-help")),
             ));
         }
     }
@@ -186,13 +195,9 @@ pub fn authoring_warnings(bundle: &Bundle) -> Vec<Problem> {
             problem_at(
                 bundle,
                 &task.id,
-                "this task",
-                format!("task {:?} declares no shortcuts", task.id.value),
-                Some(
-                    "list the attempts a learner might make to reach PASS without doing the task \
-                     (`shortcuts:`); `selftest` proves none of them passes"
-                        .into(),
-                ),
+                msg!("loader-label-this-task"),
+                msg!("lint-no-shortcuts", task = format!("{:?}", task.id.value)),
+                Some(msg!("lint-no-shortcuts-help")),
             )
         })
         .collect()

@@ -20,53 +20,48 @@ pub mod start;
 pub mod status;
 pub mod watch;
 
-use crate::exit;
+use crate::{
+    english_display, exit,
+    i18n::{Localized, Message},
+    msg,
+};
 
-/// Everything an engine command can fail with.
+/// Everything an engine command can fail with. Its words are catalog messages ([`Localized`]),
+/// which the CLI renders in the session's language; `Display` is English.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The cluster could not be reached or the kubeconfig is unusable.
-    #[error(transparent)]
     Cluster(#[from] cluster::Error),
     /// The API server answered a request with an error.
-    #[error("{action}: {reason}")]
     Api {
         /// What the engine was doing.
-        action: String,
+        action: Message,
         /// The server's answer, on one line.
         reason: String,
     },
     /// The cluster lacks what the lab needs (preflight), with what to do about it.
-    #[error("the cluster does not fit lab {lab}: {reason}")]
     Preflight {
         /// The lab id.
         lab: String,
         /// What is missing and how to get it.
-        reason: String,
+        reason: Message,
     },
     /// A wait ran out of time.
-    #[error("timed out after {seconds}s waiting for {what}: {last_seen}")]
     TimedOut {
         /// What was awaited.
-        what: String,
+        what: Message,
         /// The timeout.
         seconds: u64,
         /// The last state observed.
-        last_seen: String,
+        last_seen: Message,
     },
     /// The breakage of a variant did not reproduce.
-    #[error("the breakage did not reproduce: {0}")]
-    NotReproduced(String),
+    NotReproduced(Message),
     /// The command was asked something it cannot do (unknown variant, task, refused prompt).
-    #[error("{0}")]
-    BadInput(String),
+    BadInput(Message),
     /// Learners' kubeconfigs could not be merged (`class kubeconfig`).
-    #[error(transparent)]
     Class(#[from] class::Error),
     /// `start` with a variant other than the one whose stage is applied, unconfirmed.
-    #[error(
-        "lab {lab} is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset {lab}` first)"
-    )]
     VariantChange {
         /// The lab id.
         lab: String,
@@ -76,9 +71,27 @@ pub enum Error {
         wanted: String,
     },
     /// The in-cluster inventory is unreadable.
-    #[error("the lab inventory is unreadable: {0}")]
-    Inventory(String),
+    Inventory(Message),
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::Cluster(error) => error.message(),
+            Error::Api { action, reason } => msg!("error-api", action = action, reason = reason),
+            Error::Preflight { lab, reason } => msg!("error-preflight", lab = lab, reason = reason),
+            Error::TimedOut { what, seconds, last_seen } => {
+                msg!("error-timed-out", what = what, seconds = *seconds, seen = last_seen)
+            }
+            Error::NotReproduced(why) => msg!("error-not-reproduced", reason = why),
+            Error::BadInput(message) => message.clone(),
+            Error::Class(error) => error.message(),
+            Error::VariantChange { lab, .. } => msg!("error-variant-change", lab = lab),
+            Error::Inventory(why) => msg!("error-inventory", reason = why),
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -87,7 +100,11 @@ impl Error {
     /// The documented exit code (DESIGN §6).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Cluster(cluster::Error::Kubeconfig { .. } | cluster::Error::UnknownContext { .. })
+            Error::Cluster(
+                cluster::Error::Kubeconfig { .. }
+                | cluster::Error::NoCurrentContext { .. }
+                | cluster::Error::UnknownContext { .. },
+            )
             | Error::BadInput(_)
             | Error::Class(_)
             | Error::VariantChange { .. } => exit::BAD_INPUT,
@@ -99,13 +116,13 @@ impl Error {
         }
     }
 
-    /// An API error while doing `action`.
-    pub fn api(action: impl Into<String>, error: &kube::Error) -> Error {
+    /// An API error while doing `action` (a catalog message: `listing nodes`).
+    pub fn api(action: Message, error: &kube::Error) -> Error {
         let reason = match error {
             kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
             other => cluster::one_line(other),
         };
-        Error::Api { action: action.into(), reason }
+        Error::Api { action, reason }
     }
 }
 

@@ -27,6 +27,7 @@ use crate::{
         loader::Bundle,
         model::{Lab, Stage},
     },
+    msg,
     session::Lang,
     tr,
 };
@@ -62,10 +63,11 @@ pub fn stages_up_to<'a>(lab: &'a Lab, stage: Option<&str>) -> Result<Vec<&'a Sta
         Some(index) => Ok(lab.stages[..=index].iter().collect()),
         None => {
             let known: Vec<&str> = lab.stages.iter().map(|s| s.id.value.as_str()).collect();
-            Err(Error::BadInput(format!(
-                "lab {} has no stage {wanted:?} (stages, in order: {})",
-                lab.id.value,
-                known.join(", ")
+            Err(Error::BadInput(msg!(
+                "error-unknown-stage",
+                lab = &lab.id.value,
+                stage = format!("{wanted:?}"),
+                known = known.join(", ")
             )))
         }
     }
@@ -90,11 +92,7 @@ pub async fn load_plan_to(
         && variant.is_none()
     {
         let lab = &bundle.lab.id.value;
-        return Err(Error::BadInput(format!(
-            "stage {} of lab {lab} differs per variant and no variant is recorded on this cluster: \
-             run `lab-runner start {lab} --variant V` once first",
-            stage.id.value
-        )));
+        return Err(Error::BadInput(msg!("reset-needs-variant", stage = &stage.id.value, lab = lab)));
     }
     let mode = Mode::Stages(stages.iter().map(|s| s.id.value.clone()).collect());
     let observed = observe(cluster, &bundle.lab, inventory.as_ref()).await?;
@@ -127,7 +125,9 @@ pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>
     let own_name = inventory::name_for(&lab.id.value);
     let held = list_all(&config_maps)
         .await
-        .map_err(|e| Error::api(format!("listing ConfigMaps in {}", inventory::NAMESPACE), &e))?
+        .map_err(|e| {
+            Error::api(msg!("action-list-in", plural = "ConfigMaps", namespace = inventory::NAMESPACE), &e)
+        })?
         .items;
     for config_map in held {
         let name = config_map.metadata.name.clone().unwrap_or_default();
@@ -140,7 +140,7 @@ pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>
         }
     }
     let nodes: Api<Node> = Api::all(client.clone());
-    for node in list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items {
+    for node in list_all(&nodes).await.map_err(|e| Error::api(msg!("action-list-nodes"), &e))?.items {
         observed
             .nodes
             .insert(node.metadata.name.unwrap_or_default(), node.metadata.labels.unwrap_or_default());
@@ -161,15 +161,13 @@ pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>
         };
         let found = with_retries(|| api.get_opt(&record.name))
             .await
-            .map_err(|e| Error::api(format!("reading {}", record.shown()), &e))?;
+            .map_err(|e| Error::api(msg!("action-read", object = record.shown()), &e))?;
         if let Some(found) = found {
             push(&mut observed, observed_object(found, &resource));
         }
     }
-    let discovery = Discovery::new(client.clone())
-        .run()
-        .await
-        .map_err(|e| Error::api("discovering the served kinds", &e))?;
+    let discovery =
+        Discovery::new(client.clone()).run().await.map_err(|e| Error::api(msg!("action-discover"), &e))?;
     let namespaces = reset_plan::working_namespaces(lab, inventory);
     let created_crds: Vec<(String, String)> = observed
         .objects
@@ -199,7 +197,12 @@ pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>
                 let objects = match list_all(&api).await {
                     Ok(list) => list.items,
                     Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => continue,
-                    Err(e) => return Err(Error::api(format!("listing {} in {place}", resource.plural), &e)),
+                    Err(e) => {
+                        return Err(Error::api(
+                            msg!("action-list-in", plural = &resource.plural, namespace = place.to_string()),
+                            &e,
+                        ));
+                    }
                 };
                 for object in objects {
                     push(&mut observed, observed_object(object, &resource));
@@ -253,9 +256,9 @@ pub async fn execute(
                 let patch = json!({"metadata": {"labels": labels}});
                 match nodes.patch(node, &PatchParams::default(), &Patch::Merge(&patch)).await {
                     Err(kube::Error::Api(status)) if status.code == 404 => continue,
-                    other => {
-                        other.map_err(|e| Error::api(format!("restoring the labels of node {node}"), &e))?
-                    }
+                    other => other.map_err(|e| {
+                        Error::api(msg!("action-restore-node-labels", node = node.as_str()), &e)
+                    })?,
                 };
             }
             Action::RestoreConfigMap { namespace, name, data } => {
@@ -293,7 +296,7 @@ pub async fn execute(
             Action::DeleteInventory { lab, with_namespace } => {
                 let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), inventory::NAMESPACE);
                 let name = inventory::name_for(lab);
-                delete(&api, &name, &format!("the inventory {}/{name}", inventory::NAMESPACE), None).await?;
+                delete(&api, &name, &format!("ConfigMap {}/{name}", inventory::NAMESPACE), None).await?;
                 if *with_namespace {
                     let namespaces: Api<Namespace> = Api::all(cluster.client.clone());
                     delete(&namespaces, inventory::NAMESPACE, "namespace lab-runner", None).await?;
@@ -322,7 +325,7 @@ async fn delete_object(cluster: &Cluster, object: &ObjectId) -> Result<bool> {
     };
     let Some(found) = with_retries(|| api.get_opt(&object.name))
         .await
-        .map_err(|e| Error::api(format!("reading {object}"), &e))?
+        .map_err(|e| Error::api(msg!("action-read", object = object.to_string()), &e))?
     else {
         return Ok(true);
     };
@@ -341,16 +344,16 @@ async fn restore(cluster: &Cluster, object: &ObjectId, pre_image: &PreImage) -> 
     let (api, _) =
         apply::api_for(&cluster.client, &object.api_version, &object.kind, object.namespace.as_deref())
             .await?;
-    let shown = format!("restoring {object}");
+    let shown = msg!("action-restore", object = object.to_string());
     let metadata = json!({"metadata": {"labels": pre_image.labels, "annotations": pre_image.annotations}});
     api.patch(&object.name, &PatchParams::default(), &Patch::Merge(&metadata))
         .await
-        .map_err(|e| Error::api(&shown, &e))?;
+        .map_err(|e| Error::api(shown.clone(), &e))?;
     if pre_image.fields.is_empty() {
         return Ok(());
     }
     // A merge patch merges into maps: each recorded field goes back whole through a JSON patch.
-    let current = api.get(&object.name).await.map_err(|e| Error::api(&shown, &e))?;
+    let current = api.get(&object.name).await.map_err(|e| Error::api(shown.clone(), &e))?;
     let current = serde_json::to_value(&current).unwrap_or(Value::Null);
     let operations: Vec<Value> = pre_image
         .fields
@@ -370,7 +373,7 @@ async fn restore(cluster: &Cluster, object: &ObjectId, pre_image: &PreImage) -> 
         serde_json::from_value(Value::Array(operations)).expect("a valid JSON patch");
     api.patch(&object.name, &PatchParams::default(), &Patch::<Value>::Json(patch))
         .await
-        .map_err(|e| Error::api(&shown, &e))?;
+        .map_err(|e| Error::api(shown.clone(), &e))?;
     Ok(())
 }
 
@@ -427,7 +430,7 @@ async fn restore_config_map(
         }
         other => other.map(|_| ()),
     }
-    .map_err(|e| Error::api(format!("restoring ConfigMap {namespace}/{name}"), &e))
+    .map_err(|e| Error::api(msg!("action-restore-configmap", object = format!("{namespace}/{name}")), &e))
 }
 
 async fn delete<K>(api: &Api<K>, name: &str, shown: &str, uid: Option<&str>) -> Result<()>
@@ -440,7 +443,7 @@ where
     }
     match api.delete(name, &params).await {
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(e) => Err(Error::api(format!("deleting {shown}"), &e)),
+        Err(e) => Err(Error::api(msg!("action-delete", object = shown), &e)),
         Ok(_) => Ok(()),
     }
 }
@@ -455,7 +458,7 @@ where
     loop {
         let found = with_retries(|| api.get_opt(name))
             .await
-            .map_err(|e| Error::api(format!("reading {shown}"), &e))?;
+            .map_err(|e| Error::api(msg!("action-read", object = shown), &e))?;
         let Some(found) = found else { return Ok(()) };
         if std::time::Instant::now() >= deadline {
             let value = serde_json::to_value(&found).unwrap_or(Value::Null);
@@ -466,9 +469,9 @@ where
                 .filter_map(|f| f.as_str().map(str::to_string))
                 .collect();
             return Err(Error::TimedOut {
-                what: format!("{shown} to be deleted"),
+                what: msg!("reset-wait-deleted", object = shown),
                 seconds: 60,
-                last_seen: format!("still there, finalizers [{}]", finalizers.join(", ")),
+                last_seen: msg!("reset-still-there", finalizers = finalizers.join(", ")),
             });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

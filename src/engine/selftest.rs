@@ -35,12 +35,16 @@ use super::{
     start::{self, StartOptions},
 };
 use crate::{
+    english_display,
+    i18n::{Arg, Localized, Message},
     lab::{
         loader::Bundle,
         model::{Lab, LearnerObjects, Shortcut, Task},
     },
+    msg,
     report::{Report, TaskStatus},
     session::Lang,
+    tr,
 };
 
 /// Simulated delays pass this many times faster in a selftest (`--speed`'s default). Waits and
@@ -114,17 +118,19 @@ pub enum CommandExit {
     NotStarted(String),
 }
 
-impl std::fmt::Display for CommandExit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Localized for CommandExit {
+    /// How the command ended, as a predicate (`exited 3`).
+    fn message(&self) -> Message {
         match self {
-            CommandExit::Success => write!(f, "succeeded"),
-            CommandExit::Code(code) => write!(f, "exited {code}"),
-            CommandExit::Signal => write!(f, "was killed by a signal"),
-            CommandExit::TimedOut(after) => write!(f, "did not finish within {}s", after.as_secs()),
-            CommandExit::NotStarted(reason) => write!(f, "could not be started: {reason}"),
+            CommandExit::Success => msg!("command-succeeded"),
+            CommandExit::Code(code) => msg!("command-exited", code = *code),
+            CommandExit::Signal => msg!("command-killed"),
+            CommandExit::TimedOut(after) => msg!("command-timed-out", seconds = after.as_secs()),
+            CommandExit::NotStarted(reason) => msg!("command-not-started", reason = reason),
         }
     }
 }
+english_display!(CommandExit);
 
 /// One command's run.
 #[derive(Debug, Clone)]
@@ -255,10 +261,10 @@ pub struct Run {
 }
 
 impl Run {
-    /// `stuck-rollout` or `stuck-rollout, variant image`.
-    pub fn name(&self) -> String {
+    /// `stuck-rollout` or `stuck-rollout, variant image`, in `lang`.
+    pub fn name(&self, lang: Lang) -> String {
         match &self.variant {
-            Some(variant) => format!("{}, variant {variant}", self.lab),
+            Some(variant) => tr!(lang, "selftest-name-variant", lab = &self.lab, variant = variant),
             None => self.lab.clone(),
         }
     }
@@ -271,37 +277,48 @@ impl Run {
         }
     }
 
-    /// The compact per-step transcript, with a closing verdict line.
-    pub fn render(&self) -> String {
-        let mut out = format!("selftest {}\n", self.name());
-        let width = self.steps.iter().map(|s| s.name.len()).max().unwrap_or(0).max(26);
+    /// The compact per-step transcript in `lang` (the steps are already in it), with a closing
+    /// verdict line. Step names are padded to their display width, so Japanese ones align too.
+    pub fn render(&self, lang: Lang) -> String {
+        use unicode_width::UnicodeWidthStr;
+        let name = self.name(lang);
+        let mut out = tr!(lang, "selftest-header", name = &name) + "\n";
+        let width = self.steps.iter().map(|s| s.name.width()).max().unwrap_or(0).max(26);
+        let padded = |step: &str| format!("{step}{}", " ".repeat(width.saturating_sub(step.width())));
         for step in &self.steps {
             let text = match &step.result {
-                StepResult::Ok(seen) => format!("ok: {seen}"),
-                StepResult::Offence { message, .. } => format!("FAILED: {message}"),
+                StepResult::Ok(seen) => tr!(lang, "selftest-ok", seen = seen),
+                StepResult::Offence { message, .. } => tr!(lang, "selftest-failed", message = message),
             };
-            let _ = writeln!(out, "  {:<width$}  {text}", step.name);
+            let _ = writeln!(out, "  {}  {text}", padded(&step.name));
         }
         if let End::Failed { step, error } = &self.end {
-            let _ = writeln!(out, "  {:<width$}  ERROR: {error}", step);
+            let error = error.message();
+            let _ = writeln!(out, "  {}  {}", padded(step), tr!(lang, "selftest-error", error = error));
         }
         let verdict = match (&self.end, self.offence()) {
-            (End::Passed, _) => "passed".to_string(),
-            (End::Offence, Some(Step { name, result: StepResult::Offence { task: Some(task), .. } })) => {
-                format!("FAILED at step \"{name}\" (task {task})")
+            (End::Passed, _) => tr!(lang, "selftest-verdict-passed", name = &name),
+            (
+                End::Offence,
+                Some(Step { name: step, result: StepResult::Offence { task: Some(task), .. } }),
+            ) => {
+                tr!(lang, "selftest-verdict-failed-task", name = &name, step = step, task = task)
             }
-            (End::Offence, Some(step)) => format!("FAILED at step \"{}\"", step.name),
-            (End::Offence, None) => "FAILED".to_string(),
-            (End::Failed { step, .. }, _) => format!("ERROR at step \"{step}\""),
+            (End::Offence, Some(step)) => {
+                tr!(lang, "selftest-verdict-failed-step", name = &name, step = &step.name)
+            }
+            (End::Offence, None) => tr!(lang, "selftest-verdict-failed", name = &name),
+            (End::Failed { step, .. }, _) => tr!(lang, "selftest-verdict-error", name = &name, step = step),
         };
-        let _ = writeln!(out, "selftest {}: {verdict}", self.name());
+        let _ = writeln!(out, "{verdict}");
         out
     }
 }
 
 /// Runs the selftest of `bundle` (one variant, or the lab without variants) on `cluster`, running
 /// solutions and shortcuts through `shell`; `checkpoints` (when the cluster has them) restores the
-/// state between shortcuts; `progress` receives a line as each step starts.
+/// state between shortcuts; `progress` receives a line as each step starts. The transcript (and
+/// the evidence it quotes) is in `lang`.
 pub async fn selftest(
     cluster: &Cluster,
     bundle: &Bundle,
@@ -309,6 +326,7 @@ pub async fn selftest(
     shell: &Shell,
     checkpoints: Option<&dyn Checkpoints>,
     progress: &(dyn Fn(&str) + Sync),
+    lang: Lang,
 ) -> Run {
     let mut run = Run {
         lab: bundle.lab.id.value.clone(),
@@ -317,7 +335,7 @@ pub async fn selftest(
         end: End::Passed,
     };
     let mut current = String::new();
-    let how = Replay { cluster, bundle, variant, shell, checkpoints };
+    let how = Replay { cluster, bundle, variant, shell, checkpoints, lang };
     match steps(&how, progress, &mut run.steps, &mut current).await {
         Ok(()) if run.steps.iter().any(|s| matches!(s.result, StepResult::Offence { .. })) => {
             run.end = End::Offence;
@@ -346,6 +364,8 @@ struct Replay<'a> {
     variant: Option<&'a str>,
     shell: &'a Shell,
     checkpoints: Option<&'a dyn Checkpoints>,
+    /// The transcript's language.
+    lang: Lang,
 }
 
 async fn steps(
@@ -354,34 +374,40 @@ async fn steps(
     steps: &mut Vec<Step>,
     current: &mut String,
 ) -> Result<()> {
-    let Replay { cluster, bundle, variant, shell, .. } = *how;
+    let Replay { cluster, bundle, variant, shell, lang, .. } = *how;
     let lab = &bundle.lab;
     let mut begin = |name: &str| {
         *current = name.to_string();
         progress(name);
     };
 
-    begin("reset");
-    let done = reset_lab(cluster, bundle).await?;
-    record(steps, "reset", StepResult::Ok(format!("{done} steps")));
+    let name = tr!(lang, "selftest-step-reset");
+    begin(&name);
+    let done = reset_lab(cluster, bundle, lang).await?;
+    record(steps, &name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
     let start_state = LabState::observe(cluster, bundle).await?;
 
-    begin("start");
+    let name = tr!(lang, "selftest-step-start");
+    begin(&name);
     let options = StartOptions { variant: variant.map(str::to_string), seed: None, yes: true };
-    let started = start::start(cluster, bundle, Lang::En, &options).await?;
-    let shown = started.variant.map(|v| format!("variant {v}, ")).unwrap_or_default();
-    record(steps, "start", StepResult::Ok(format!("{shown}{} objects applied", started.applied)));
+    let started = start::start(cluster, bundle, lang, &options).await?;
+    let applied = match started.variant {
+        Some(v) => tr!(lang, "selftest-started-variant", variant = v, count = started.applied),
+        None => tr!(lang, "selftest-started", count = started.applied),
+    };
+    record(steps, &name, StepResult::Ok(applied));
 
-    begin("check before any solution");
-    let report = grade(cluster, bundle).await?;
+    let name = tr!(lang, "selftest-step-check-before");
+    begin(&name);
+    let report = grade(cluster, bundle, lang).await?;
     let result =
         match report.tasks.iter().find(|t| !matches!(t.status, TaskStatus::Fail | TaskStatus::Blocked)) {
             Some(task) => {
-                offence(Some(&task.id), before_solution(&task.id, task.status, &task.evidence, None))
+                offence(Some(&task.id), before_solution(&task.id, task.status, &task.evidence, None, lang))
             }
-            None => StepResult::Ok(summary(&report)),
+            None => StepResult::Ok(summary(&report, lang)),
         };
-    if record(steps, "check before any solution", result) {
+    if record(steps, &name, result) {
         return Ok(());
     }
 
@@ -393,20 +419,16 @@ async fn steps(
             // Shortcuts delete and cordon nodes: only a cluster that can bring its whole state
             // back (a lab-runner simulator) may be put through them.
             (false, None) => {
-                let name = format!("shortcuts of {id}");
+                let name = tr!(lang, "selftest-step-shortcuts", task = id);
                 begin(&name);
-                let skipped = format!(
-                    "skipped: this cluster keeps no checkpoints, and a shortcut (a node deleted or \
-                     cordoned) could not be undone; {} shortcut(s) run on a simulator",
-                    task.shortcuts.len()
-                );
+                let skipped = tr!(lang, "selftest-shortcuts-skipped", count = task.shortcuts.len());
                 record(steps, &name, StepResult::Ok(skipped));
             }
             (false, Some(checkpoints)) => {
                 let saved = format!("before-{id}");
                 checkpoints.save(cluster, &saved).await?;
                 for (n, shortcut) in task.shortcuts.iter().enumerate() {
-                    let name = format!("shortcut {id}/{}", shortcut.id.value);
+                    let name = tr!(lang, "selftest-step-shortcut", task = id, shortcut = &shortcut.id.value);
                     begin(&name);
                     if n > 0 {
                         checkpoints.restore(cluster, &saved).await?;
@@ -415,78 +437,85 @@ async fn steps(
                         return Ok(());
                     }
                 }
-                let name = format!("back before the solution of {id}");
+                let name = tr!(lang, "selftest-step-back", task = id);
                 begin(&name);
                 checkpoints.restore(cluster, &saved).await?;
-                record(steps, &name, StepResult::Ok("restored".to_string()));
+                record(steps, &name, StepResult::Ok(tr!(lang, "selftest-restored")));
             }
         }
-        let name = format!("solution {id}");
+        let name = tr!(lang, "selftest-step-solution", task = id);
         begin(&name);
         if task.solution.is_empty() {
-            record(steps, &name, offence(Some(id), format!("task {id} has no reference solution")));
+            record(steps, &name, offence(Some(id), tr!(lang, "selftest-no-solution", task = id)));
             return Ok(());
         }
-        if let Err(message) = run_commands(shell, &task.solution).await {
-            record(steps, &name, offence(Some(id), format!("the solution of task {id} failed: {message}")));
+        if let Err(message) = run_commands(shell, &task.solution, lang).await {
+            let failed = tr!(lang, "selftest-solution-failed", task = id, reason = message);
+            record(steps, &name, offence(Some(id), failed));
             return Ok(());
         }
         solved.insert(id.to_string());
-        let report = settle(cluster, bundle, &solved).await?;
-        if record(steps, &name, after_solution(&report, id, &solved)) {
+        let report = settle(cluster, bundle, &solved, lang).await?;
+        if record(steps, &name, after_solution(&report, id, &solved, lang)) {
             return Ok(());
         }
     }
 
     let applied_before_reset =
         inventory::load(&cluster.client, &lab.id.value).await?.map(|i| i.applied).unwrap_or_default();
-    begin("reset after the solutions");
-    let done = reset_lab(cluster, bundle).await?;
-    record(steps, "reset after the solutions", StepResult::Ok(format!("{done} steps")));
+    let name = tr!(lang, "selftest-step-reset-after");
+    begin(&name);
+    let done = reset_lab(cluster, bundle, lang).await?;
+    record(steps, &name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
 
-    begin("check after reset");
-    let report = grade(cluster, bundle).await?;
+    let name = tr!(lang, "selftest-step-check-after");
+    begin(&name);
+    let report = grade(cluster, bundle, lang).await?;
     let result =
         match report.tasks.iter().find(|t| !matches!(t.status, TaskStatus::Fail | TaskStatus::Blocked)) {
             Some(task) => offence(
                 Some(&task.id),
-                format!(
-                    "task {} is {} after reset, expected FAIL or BLOCKED as at the start{}",
-                    task.id,
-                    task.status.as_str(),
-                    evidence_suffix(&task.evidence)
+                tr!(
+                    lang,
+                    "selftest-after-reset-not-failing",
+                    task = &task.id,
+                    status = task.status.as_str(),
+                    evidence = evidence_suffix(task.evidence.first())
                 ),
             ),
-            None => StepResult::Ok(summary(&report)),
+            None => StepResult::Ok(summary(&report, lang)),
         };
-    if record(steps, "check after reset", result) {
+    if record(steps, &name, result) {
         return Ok(());
     }
 
-    begin("lab-owned objects after reset");
+    let name = tr!(lang, "selftest-step-owned");
+    begin(&name);
     let after = LabState::observe(cluster, bundle).await?;
     let mut problems = start_state.differences(&after);
     problems.extend(later_stage_leftovers(cluster, bundle, &applied_before_reset).await?);
     problems.extend(first_stage_restored(cluster, bundle, variant).await?);
     let result = if problems.is_empty() {
-        StepResult::Ok(format!("as the first reset left them ({} checked)", after.facts.len()))
+        StepResult::Ok(tr!(lang, "selftest-owned-same", count = after.facts.len()))
     } else {
-        offence(None, format!("reset did not bring back the start state: {}", problems.join("; ")))
+        offence(None, tr!(lang, "selftest-owned-differ", problems = problems))
     };
-    record(steps, "lab-owned objects after reset", result);
+    record(steps, &name, result);
     Ok(())
 }
 
-/// Runs `commands` in order; the first that fails is described (command, exit, stderr tail).
-async fn run_commands(shell: &Shell, commands: &[String]) -> std::result::Result<(), String> {
+/// Runs `commands` in order; the first that fails is described in `lang` (command, exit, stderr
+/// tail).
+async fn run_commands(shell: &Shell, commands: &[String], lang: Lang) -> std::result::Result<(), String> {
     for command in commands {
         let ran = shell.run(command).await;
         if ran.exit != CommandExit::Success {
-            return Err(format!(
-                "`{}` {}{}",
-                one_line_command(command),
-                ran.exit,
-                tail(&ran.stderr, STDERR_TAIL_LINES)
+            return Err(tr!(
+                lang,
+                "selftest-command-failed",
+                command = one_line_command(command),
+                exit = ran.exit.message(),
+                stderr = tail(&ran.stderr, STDERR_TAIL_LINES)
             ));
         }
     }
@@ -496,11 +525,12 @@ async fn run_commands(shell: &Shell, commands: &[String]) -> std::result::Result
 /// Runs one shortcut of `task` and grades the task twice (a second look apart): it must
 /// not pass either time. A shortcut whose commands fail proves nothing and is an offence too.
 async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Result<StepResult> {
+    let lang = how.lang;
     let (id, shortcut_id) = (task.id.value.as_str(), shortcut.id.value.as_str());
-    if let Err(message) = run_commands(how.shell, &shortcut.commands).await {
+    if let Err(message) = run_commands(how.shell, &shortcut.commands, lang).await {
         return Ok(offence(
             Some(id),
-            format!("shortcut {shortcut_id} of task {id} could not be run: {message}"),
+            tr!(lang, "selftest-shortcut-failed", shortcut = shortcut_id, task = id, reason = message),
         ));
     }
     let mut seen = None;
@@ -508,42 +538,50 @@ async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Res
         if look > 0 {
             tokio::time::sleep(how.checkpoints.map_or(SHORTCUT_SECOND_LOOK, |c| c.second_look())).await;
         }
-        let report = grade(how.cluster, how.bundle).await?;
+        let report = grade(how.cluster, how.bundle, lang).await?;
         let Some(graded) = report.tasks.iter().find(|t| t.id == id) else { continue };
         if graded.status == TaskStatus::Pass {
             return Ok(offence(
                 Some(id),
-                format!(
-                    "task {id} passes after shortcut {shortcut_id} ({}){}",
-                    shortcut.description.en.trim(),
-                    evidence_suffix(&graded.evidence)
+                tr!(
+                    lang,
+                    "selftest-shortcut-passes",
+                    task = id,
+                    shortcut = shortcut_id,
+                    description = shortcut.description.get(lang).trim(),
+                    evidence = evidence_suffix(graded.evidence.first())
                 ),
             ));
         }
         // The last line says why (a rollout's first line is only its counters).
-        let why = graded.evidence.last().map(|line| format!(" ({line})")).unwrap_or_default();
-        seen = Some(format!("{id} {}{why}", graded.status.as_str()));
+        seen = Some(tr!(
+            lang,
+            "selftest-task-status",
+            task = id,
+            status = graded.status.as_str(),
+            evidence = evidence_suffix(graded.evidence.last())
+        ));
     }
-    Ok(StepResult::Ok(seen.unwrap_or_else(|| format!("task {id} not in the report"))))
+    Ok(StepResult::Ok(seen.unwrap_or_else(|| tr!(lang, "selftest-task-missing", task = id))))
 }
 
 /// `reset` as `lab-runner reset --yes` does it; returns how many plan steps ran.
-async fn reset_lab(cluster: &Cluster, bundle: &Bundle) -> Result<usize> {
+async fn reset_lab(cluster: &Cluster, bundle: &Bundle, lang: Lang) -> Result<usize> {
     let (inventory, plan) = reset::load_plan(cluster, bundle).await?;
-    reset::execute(cluster, bundle, inventory, &plan, crate::session::Lang::En).await?;
+    reset::execute(cluster, bundle, inventory, &plan, lang).await?;
     Ok(plan.len())
 }
 
-async fn grade(cluster: &Cluster, bundle: &Bundle) -> Result<Report> {
-    check::check(cluster, bundle, Lang::En, Help::default()).await
+async fn grade(cluster: &Cluster, bundle: &Bundle, lang: Lang) -> Result<Report> {
+    check::check(cluster, bundle, lang, Help::default()).await
 }
 
 /// Re-checks until every solved task passes (or [`SETTLE_TIMEOUT`]): a solution may leave work
 /// to controllers (pods starting, a device plugin re-advertising) that a learner would wait for.
-async fn settle(cluster: &Cluster, bundle: &Bundle, solved: &BTreeSet<String>) -> Result<Report> {
+async fn settle(cluster: &Cluster, bundle: &Bundle, solved: &BTreeSet<String>, lang: Lang) -> Result<Report> {
     let deadline = Instant::now() + SETTLE_TIMEOUT;
     loop {
-        let report = grade(cluster, bundle).await?;
+        let report = grade(cluster, bundle, lang).await?;
         let settled =
             report.tasks.iter().filter(|t| solved.contains(&t.id)).all(|t| t.status == TaskStatus::Pass);
         if settled || Instant::now() >= deadline {
@@ -555,70 +593,93 @@ async fn settle(cluster: &Cluster, bundle: &Bundle, solved: &BTreeSet<String>) -
 
 /// The verdict after the solution of `id`: it passes, earlier solved tasks still pass, and no
 /// task whose solution has not run passes.
-fn after_solution(report: &Report, id: &str, solved: &BTreeSet<String>) -> StepResult {
+fn after_solution(report: &Report, id: &str, solved: &BTreeSet<String>, lang: Lang) -> StepResult {
     for task in &report.tasks {
         let is_solved = solved.contains(&task.id);
+        let evidence = evidence_suffix(task.evidence.first());
         if task.id == id && task.status != TaskStatus::Pass {
             return offence(
                 Some(id),
-                format!(
-                    "task {id} is {} after its solution, expected PASS{}",
-                    task.status.as_str(),
-                    evidence_suffix(&task.evidence)
+                tr!(
+                    lang,
+                    "selftest-not-passing-after-solution",
+                    task = id,
+                    status = task.status.as_str(),
+                    evidence = evidence
                 ),
             );
         }
         if is_solved && task.id != id && task.status != TaskStatus::Pass {
             return offence(
                 Some(&task.id),
-                format!(
-                    "task {} passed after its solution but is {} after the solution of task {id}{}",
-                    task.id,
-                    task.status.as_str(),
-                    evidence_suffix(&task.evidence)
+                tr!(
+                    lang,
+                    "selftest-regressed",
+                    task = &task.id,
+                    status = task.status.as_str(),
+                    after = id,
+                    evidence = evidence
                 ),
             );
         }
         if !is_solved && !matches!(task.status, TaskStatus::Fail | TaskStatus::Blocked) {
-            return offence(Some(&task.id), before_solution(&task.id, task.status, &task.evidence, Some(id)));
+            return offence(
+                Some(&task.id),
+                before_solution(&task.id, task.status, &task.evidence, Some(id), lang),
+            );
         }
     }
     let unsolved: Vec<_> = report.tasks.iter().filter(|t| !solved.contains(&t.id)).collect();
     if unsolved.is_empty() {
-        StepResult::Ok(format!("{id} PASS; every task passes (score {}/{})", report.score, report.total))
+        StepResult::Ok(tr!(lang, "selftest-all-pass", task = id, score = report.score, total = report.total))
     } else {
-        StepResult::Ok(format!("{id} PASS; not solved yet: {}", counts(unsolved.iter().map(|t| t.status))))
+        let counts = counts(unsolved.iter().map(|t| t.status), lang);
+        StepResult::Ok(tr!(lang, "selftest-pass-rest", task = id, counts = counts))
     }
 }
 
 /// The offence of a task that is not FAIL or BLOCKED before its own solution ran.
-fn before_solution(task: &str, status: TaskStatus, evidence: &[String], after: Option<&str>) -> String {
-    let when = after.map(|a| format!(" (after the solution of task {a})")).unwrap_or_default();
-    match status {
-        TaskStatus::Pass => {
-            format!("task {task} passes before its solution{when}{}", evidence_suffix(evidence))
+fn before_solution(
+    task: &str,
+    status: TaskStatus,
+    evidence: &[String],
+    after: Option<&str>,
+    lang: Lang,
+) -> String {
+    let evidence = evidence_suffix(evidence.first());
+    match (status, after) {
+        (TaskStatus::Pass, None) => tr!(lang, "selftest-passes-before", task = task, evidence = evidence),
+        (TaskStatus::Pass, Some(after)) => {
+            tr!(lang, "selftest-passes-before-after", task = task, after = after, evidence = evidence)
         }
-        other => format!(
-            "task {task} is {} before its solution{when}, expected FAIL or BLOCKED{}",
-            other.as_str(),
-            evidence_suffix(evidence)
+        (other, None) => {
+            tr!(lang, "selftest-status-before", task = task, status = other.as_str(), evidence = evidence)
+        }
+        (other, Some(after)) => tr!(
+            lang,
+            "selftest-status-before-after",
+            task = task,
+            status = other.as_str(),
+            after = after,
+            evidence = evidence
         ),
     }
 }
 
-fn evidence_suffix(evidence: &[String]) -> String {
-    match evidence.first() {
-        Some(first) => format!(" ({first})"),
-        None => String::new(),
+/// ` (the evidence line)` after an offence or a verdict, or nothing without one.
+fn evidence_suffix(line: Option<&String>) -> Arg {
+    match line {
+        Some(line) => msg!("selftest-evidence", line = line).into(),
+        None => Arg::from(""),
     }
 }
 
 /// `3 FAIL, 2 BLOCKED` for a report.
-fn summary(report: &Report) -> String {
-    counts(report.tasks.iter().map(|t| t.status))
+fn summary(report: &Report, lang: Lang) -> String {
+    counts(report.tasks.iter().map(|t| t.status), lang)
 }
 
-fn counts(statuses: impl Iterator<Item = TaskStatus>) -> String {
+fn counts(statuses: impl Iterator<Item = TaskStatus>, lang: Lang) -> String {
     let mut by: BTreeMap<u8, (&str, usize)> = BTreeMap::new();
     for status in statuses {
         let order = match status {
@@ -629,7 +690,7 @@ fn counts(statuses: impl Iterator<Item = TaskStatus>) -> String {
         };
         by.entry(order).or_insert((status.as_str(), 0)).1 += 1;
     }
-    by.values().map(|(name, n)| format!("{n} {name}")).collect::<Vec<_>>().join(", ")
+    by.values().map(|(name, n)| format!("{n} {name}")).collect::<Vec<_>>().join(&tr!(lang, "list-separator"))
 }
 
 /// A multi-line solution command shown as its first line, with `…` when there is more.
@@ -645,7 +706,14 @@ fn one_line_command(command: &str) -> String {
 /// Objects a controller owns (pods, revisions) and events are left out: their names vary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct LabState {
-    facts: BTreeSet<String>,
+    /// Each fact by its English text (what is compared), with its message (what is shown).
+    facts: BTreeMap<String, Message>,
+}
+
+impl LabState {
+    fn insert(&mut self, fact: Message) {
+        self.facts.insert(fact.render(Lang::En), fact);
+    }
 }
 
 /// Objects every namespace gets from Kubernetes itself, whenever it is created.
@@ -655,21 +723,21 @@ const NAMESPACE_DEFAULTS: [(&str, &str); 2] =
 impl LabState {
     async fn observe(cluster: &Cluster, bundle: &Bundle) -> Result<LabState> {
         let lab = &bundle.lab;
-        let mut facts = BTreeSet::new();
+        let mut facts = LabState { facts: BTreeMap::new() };
         let discovery = Discovery::new(cluster.client.clone())
             .run()
             .await
-            .map_err(|e| Error::api("discovering the served kinds", &e))?;
+            .map_err(|e| Error::api(msg!("action-discover"), &e))?;
         let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(cluster.client.clone());
         let mut present = Vec::new();
         for namespace in &lab.reset.namespaces {
-            let found = with_retries(|| namespaces.get_opt(namespace))
-                .await
-                .map_err(|e| Error::api(format!("reading namespace {namespace}"), &e))?;
-            facts.insert(format!(
-                "namespace {namespace} {}",
-                if found.is_some() { "exists" } else { "absent" }
-            ));
+            let found = with_retries(|| namespaces.get_opt(namespace)).await.map_err(|e| {
+                Error::api(msg!("action-read", object = format!("namespace {namespace}")), &e)
+            })?;
+            facts.insert(match found {
+                Some(_) => msg!("selftest-fact-namespace", namespace = namespace),
+                None => msg!("selftest-fact-namespace-absent", namespace = namespace),
+            });
             if found.is_some() {
                 present.push(namespace.as_str());
             }
@@ -684,7 +752,8 @@ impl LabState {
                 if capabilities.scope == Scope::Cluster {
                     let api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &resource);
                     for object in listed(&api, &lab_selector, &resource.plural).await? {
-                        facts.insert(format!("{} {}", resource.kind, name_of(&object)));
+                        let object = format!("{} {}", resource.kind, name_of(&object));
+                        facts.insert(msg!("target-named", target = object));
                     }
                     continue;
                 }
@@ -704,43 +773,60 @@ impl LabState {
                         {
                             continue;
                         }
-                        facts.insert(format!("{} {namespace}/{name}", resource.kind));
+                        facts.insert(msg!(
+                            "target-named",
+                            target = format!("{} {namespace}/{name}", resource.kind)
+                        ));
                     }
                 }
             }
         }
         if !lab.reset.restore.node_labels.is_empty() {
             let nodes: Api<Node> = Api::all(cluster.client.clone());
-            let nodes = list_all(&nodes).await.map_err(|e| Error::api("listing nodes", &e))?.items;
+            let nodes = list_all(&nodes).await.map_err(|e| Error::api(msg!("action-list-nodes"), &e))?.items;
             for node in nodes {
                 let labels = node.metadata.labels.unwrap_or_default();
                 let name = node.metadata.name.unwrap_or_default();
                 for key in &lab.reset.restore.node_labels {
-                    let value = labels.get(key).map(String::as_str).unwrap_or("(absent)");
-                    facts.insert(format!("node {name} label {key}={value}"));
+                    facts.insert(match labels.get(key) {
+                        Some(value) => {
+                            msg!("selftest-fact-node-label", node = &name, key = key, value = value)
+                        }
+                        None => msg!("selftest-fact-node-label-absent", node = &name, key = key),
+                    });
                 }
             }
         }
         for wanted in &lab.reset.restore.config_maps {
             let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
             let found = with_retries(|| api.get_opt(&wanted.name)).await.map_err(|e| {
-                Error::api(format!("reading ConfigMap {}/{}", wanted.namespace, wanted.name), &e)
+                Error::api(
+                    msg!("action-read", object = format!("ConfigMap {}/{}", wanted.namespace, wanted.name)),
+                    &e,
+                )
             })?;
             let data = found.map(|c| serde_json::to_string(&c.data.unwrap_or_default()).unwrap_or_default());
-            facts.insert(format!(
-                "ConfigMap {}/{} data {}",
-                wanted.namespace,
-                wanted.name,
-                data.as_deref().unwrap_or("(absent)")
-            ));
+            let object = format!("{}/{}", wanted.namespace, wanted.name);
+            facts.insert(match data {
+                Some(data) => msg!("selftest-fact-configmap", object = object, data = data),
+                None => msg!("selftest-fact-configmap-absent", object = object),
+            });
         }
-        Ok(LabState { facts })
+        Ok(facts)
     }
 
     /// What differs from `self` in `after`, as `left after reset: …` / `missing after reset: …`.
-    fn differences(&self, after: &LabState) -> Vec<String> {
-        let left = after.facts.difference(&self.facts).map(|f| format!("left after reset: {f}"));
-        let missing = self.facts.difference(&after.facts).map(|f| format!("missing after reset: {f}"));
+    fn differences(&self, after: &LabState) -> Vec<Message> {
+        let left = after
+            .facts
+            .iter()
+            .filter(|(key, _)| !self.facts.contains_key(*key))
+            .map(|(_, fact)| msg!("selftest-left-after-reset", fact = fact));
+        let missing = self
+            .facts
+            .iter()
+            .filter(|(key, _)| !after.facts.contains_key(*key))
+            .map(|(_, fact)| msg!("selftest-missing-after-reset", fact = fact));
         left.chain(missing).collect()
     }
 }
@@ -750,7 +836,7 @@ async fn listed(api: &Api<DynamicObject>, params: &ListParams, plural: &str) -> 
         Ok(list) => Ok(list.items),
         // A kind the server lists in discovery but cannot list here is not the lab's.
         Err(kube::Error::Api(status)) if (403..=405).contains(&status.code) => Ok(Vec::new()),
-        Err(e) => Err(Error::api(format!("listing {plural}"), &e)),
+        Err(e) => Err(Error::api(msg!("action-list", plural = plural), &e)),
     }
 }
 
@@ -764,25 +850,23 @@ async fn later_stage_leftovers(
     cluster: &Cluster,
     bundle: &Bundle,
     applied: &[inventory::AppliedObject],
-) -> Result<Vec<String>> {
+) -> Result<Vec<Message>> {
     let first = bundle.lab.stages.first().map(|s| s.id.value.as_str());
     let mut left = Vec::new();
     for object in applied.iter().filter(|o| Some(o.stage.as_str()) != first) {
         let (api, _) =
             apply::api_for(&cluster.client, &object.api_version, &object.kind, object.namespace.as_deref())
                 .await?;
-        let found = with_retries(|| api.get_opt(&object.name))
-            .await
-            .map_err(|e| Error::api(format!("reading {} {}", object.kind, object.name), &e))?;
+        let found = with_retries(|| api.get_opt(&object.name)).await.map_err(|e| {
+            Error::api(msg!("action-read", object = format!("{} {}", object.kind, object.name)), &e)
+        })?;
         let still_first_stage = found.as_ref().is_some_and(|o| {
             o.metadata.labels.as_ref().and_then(|l| l.get(super::STAGE_LABEL)).map(String::as_str) == first
         });
         if found.is_some() && !still_first_stage {
             let place = object.namespace.as_ref().map(|n| format!("{n}/")).unwrap_or_default();
-            left.push(format!(
-                "left after reset: {} {place}{} of stage {}",
-                object.kind, object.name, object.stage
-            ));
+            let shown = format!("{} {place}{}", object.kind, object.name);
+            left.push(msg!("selftest-left-of-stage", object = shown, stage = &object.stage));
         }
     }
     Ok(left)
@@ -793,7 +877,7 @@ async fn first_stage_restored(
     cluster: &Cluster,
     bundle: &Bundle,
     variant: Option<&str>,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Message>> {
     let Some(stage) = bundle.lab.stages.first() else { return Ok(Vec::new()) };
     let mut problems = Vec::new();
     let documents =
@@ -807,14 +891,21 @@ async fn first_stage_restored(
         let place = namespace.map(|n| format!("{n}/")).unwrap_or_default();
         let found = with_retries(|| api.get_opt(name))
             .await
-            .map_err(|e| Error::api(format!("reading {kind} {place}{name}"), &e))?;
+            .map_err(|e| Error::api(msg!("action-read", object = format!("{kind} {place}{name}")), &e))?;
+        let shown = format!("{kind} {place}{name}");
         let Some(found) = found else {
-            problems.push(format!("{kind} {place}{name} of stage {} is missing", stage.id.value));
+            problems.push(msg!("selftest-stage-object-missing", object = shown, stage = &stage.id.value));
             continue;
         };
         let live = serde_json::to_value(&found).unwrap_or(Value::Null);
         if let Some(path) = first_difference(document, &live, String::new()) {
-            problems.push(format!("{kind} {place}{name} differs from stage {} at {path}", stage.id.value));
+            let path: Arg = if path.is_empty() { msg!("selftest-top-level").into() } else { path.into() };
+            problems.push(msg!(
+                "selftest-stage-object-differs",
+                object = shown,
+                stage = &stage.id.value,
+                path = path
+            ));
         }
     }
     Ok(problems)
@@ -838,7 +929,8 @@ fn first_difference(manifest: &Value, live: &Value, path: String) -> Option<Stri
             .enumerate()
             .find_map(|(i, (w, f))| first_difference(w, f, format!("{path}[{i}]"))),
         (wanted, found) if crate::grade::partial::scalars_equal(wanted, found, true) => None,
-        _ => Some(if path.is_empty() { "the top level".to_string() } else { path }),
+        // The empty path is the whole document (the caller names it).
+        _ => Some(path),
     }
 }
 
@@ -851,10 +943,11 @@ pub fn variants_to_test(lab: &Lab, asked: Option<&str>) -> Result<Vec<Option<Str
         Some(wanted) if lab.variant(wanted).is_some() => Ok(vec![Some(wanted.to_string())]),
         Some(wanted) => {
             let known: Vec<&str> = lab.variants.iter().map(|v| v.id.value.as_str()).collect();
-            Err(Error::BadInput(format!(
-                "lab {} has no variant {wanted:?} (variants: {})",
-                lab.id.value,
-                if known.is_empty() { "none".to_string() } else { format!("{}, all", known.join(", ")) }
+            Err(Error::BadInput(msg!(
+                "error-unknown-variant",
+                lab = &lab.id.value,
+                variant = format!("{wanted:?}"),
+                known = if known.is_empty() { "-".to_string() } else { format!("{}, all", known.join(", ")) }
             )))
         }
     }
@@ -883,11 +976,25 @@ mod tests {
 
     #[test]
     fn differences_name_what_was_left_and_what_went_missing() {
-        let state = |facts: &[&str]| LabState { facts: facts.iter().map(|f| f.to_string()).collect() };
-        let start = state(&["namespace lab exists", "DaemonSet lab/toolkit", "node a label k=(absent)"]);
-        let after = state(&["namespace lab exists", "PrometheusRule lab/mine", "node a label k=v"]);
+        let state = |facts: Vec<Message>| {
+            let mut state = LabState { facts: BTreeMap::new() };
+            facts.into_iter().for_each(|f| state.insert(f));
+            state
+        };
+        let object = |text: &str| msg!("target-named", target = text);
+        let start = state(vec![
+            msg!("selftest-fact-namespace", namespace = "lab"),
+            object("DaemonSet lab/toolkit"),
+            msg!("selftest-fact-node-label-absent", node = "a", key = "k"),
+        ]);
+        let after = state(vec![
+            msg!("selftest-fact-namespace", namespace = "lab"),
+            object("PrometheusRule lab/mine"),
+            msg!("selftest-fact-node-label", node = "a", key = "k", value = "v"),
+        ]);
+        let english: Vec<String> = start.differences(&after).iter().map(|m| m.render(Lang::En)).collect();
         assert_eq!(
-            start.differences(&after),
+            english,
             [
                 "left after reset: PrometheusRule lab/mine",
                 "left after reset: node a label k=v",
@@ -901,7 +1008,8 @@ mod tests {
     #[test]
     fn counts_are_in_verdict_order() {
         let statuses = [TaskStatus::Blocked, TaskStatus::Fail, TaskStatus::Blocked, TaskStatus::Pass];
-        assert_eq!(counts(statuses.into_iter()), "1 PASS, 1 FAIL, 2 BLOCKED");
+        assert_eq!(counts(statuses.into_iter(), Lang::En), "1 PASS, 1 FAIL, 2 BLOCKED");
+        assert_eq!(counts(statuses.into_iter(), Lang::Ja), "1 PASS、1 FAIL、2 BLOCKED");
     }
 
     #[test]

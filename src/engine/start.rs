@@ -22,6 +22,7 @@ use super::{
 };
 use crate::{
     grade::builtin::pod_state,
+    i18n::{Arg, Message},
     k8s::{
         condition::object_condition_true,
         daemon,
@@ -32,6 +33,7 @@ use crate::{
         loader::Bundle,
         model::{Lab, ObjectRef, Stage, Symptom, Wait, WaitFor},
     },
+    msg,
     session::Lang,
     tr,
 };
@@ -65,10 +67,11 @@ pub fn choose_variant(lab: &Lab, options: &StartOptions, recorded: Option<&str>)
     if let Some(wanted) = &options.variant {
         if lab.variant(wanted).is_none() {
             let known: Vec<&str> = lab.variants.iter().map(|v| v.id.value.as_str()).collect();
-            return Err(Error::BadInput(format!(
-                "lab {} has no variant {wanted:?} (variants: {})",
-                lab.id.value,
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            return Err(Error::BadInput(msg!(
+                "error-unknown-variant",
+                lab = &lab.id.value,
+                variant = format!("{wanted:?}"),
+                known = if known.is_empty() { "-".to_string() } else { known.join(", ") }
             )));
         }
         return Ok(Some(wanted.clone()));
@@ -95,7 +98,7 @@ pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
     // Through the observer's tolerant LIST: a malformed foreign node is skipped, not fatal.
     let nodes = super::observe::list_nodes(&cluster.client)
         .await
-        .map_err(|e| Error::api("listing nodes for the preflight", &e))?;
+        .map_err(|e| Error::api(msg!("action-list-nodes-preflight"), &e))?;
     for requirement in &lab.requires.nodes {
         let selector = requirement.selector.to_k8s();
         let matching: Vec<&Node> = nodes
@@ -117,21 +120,32 @@ pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
             .count();
         if advertising < requirement.min as usize {
             let wanted = serde_json::to_string(&requirement.selector).unwrap_or_default();
-            let advertise = if requirement.advertise.is_empty() {
-                String::new()
-            } else {
-                format!(" advertising {}", requirement.advertise.join(", "))
+            let description = Arg::EachLanguage {
+                en: requirement.description.en.trim().to_string(),
+                ja: requirement.description.get(Lang::Ja).trim().to_string(),
             };
-            return Err(Error::Preflight {
-                lab: lab.id.value.clone(),
-                reason: format!(
-                    "it needs at least {} nodes matching {wanted}{advertise} ({}), found {advertising} of {} nodes; \
-                     label the nodes or start the embedded simulator with `lab-runner sim up`",
-                    requirement.min,
-                    requirement.description.en.trim(),
-                    nodes.len()
-                ),
-            });
+            let (min, total) = (requirement.min, nodes.len());
+            let reason = if requirement.advertise.is_empty() {
+                msg!(
+                    "preflight-nodes",
+                    min = min,
+                    selector = wanted,
+                    description = description,
+                    found = advertising,
+                    total = total
+                )
+            } else {
+                msg!(
+                    "preflight-nodes-advertising",
+                    min = min,
+                    selector = wanted,
+                    resources = requirement.advertise.join(", "),
+                    description = description,
+                    found = advertising,
+                    total = total
+                )
+            };
+            return Err(Error::Preflight { lab: lab.id.value.clone(), reason });
         }
     }
     Ok(())
@@ -183,17 +197,19 @@ pub async fn can_apply(cluster: &Cluster, bundle: &Bundle) -> Result<()> {
         match reviews.create(&Default::default(), &review).await {
             Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => return Ok(()),
             Err(e) => {
-                return Err(Error::api(
-                    "asking the server what this user may do (SelfSubjectAccessReview)",
-                    &e,
-                ));
+                return Err(Error::api(msg!("action-access-review"), &e));
             }
             Ok(answer) if answer.status.as_ref().is_some_and(|s| s.allowed) => {}
             Ok(_) => {
                 let group =
                     if resource.group.is_empty() { String::new() } else { format!(".{}", resource.group) };
-                let place = namespace.map(|n| format!(" in namespace {n}")).unwrap_or_default();
-                denied.push(format!("patch {}{group}{place}", resource.plural));
+                let resource = format!("{}{group}", resource.plural);
+                denied.push(match namespace {
+                    Some(namespace) => {
+                        msg!("preflight-denied-in", resource = resource, namespace = namespace)
+                    }
+                    None => msg!("preflight-denied-cluster", resource = resource),
+                });
             }
         }
     }
@@ -202,10 +218,7 @@ pub async fn can_apply(cluster: &Cluster, bundle: &Bundle) -> Result<()> {
     }
     Err(Error::Preflight {
         lab: bundle.lab.id.value.clone(),
-        reason: format!(
-            "this user may not {}; use a kubeconfig context with cluster-admin rights for `start` (`kubectl auth can-i patch daemonsets -n NAMESPACE` checks one)",
-            denied.join(", ")
-        ),
+        reason: msg!("preflight-denied", denied = Arg::joined(denied, msg!("list-separator"))),
     })
 }
 
@@ -215,7 +228,7 @@ async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Invento
     if !restore.node_labels.is_empty() && inventory.pre_images.node_labels.is_empty() {
         let nodes = super::observe::list_nodes(&cluster.client)
             .await
-            .map_err(|e| Error::api("listing nodes to record their labels", &e))?;
+            .map_err(|e| Error::api(msg!("action-list-nodes-labels"), &e))?;
         for node in nodes {
             let labels = node.metadata.labels.unwrap_or_default();
             let recorded =
@@ -233,9 +246,12 @@ async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Invento
             continue;
         }
         let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
-        let found = with_retries(|| api.get_opt(&wanted.name))
-            .await
-            .map_err(|e| Error::api(format!("reading ConfigMap {}/{}", wanted.namespace, wanted.name), &e))?;
+        let found = with_retries(|| api.get_opt(&wanted.name)).await.map_err(|e| {
+            Error::api(
+                msg!("action-read", object = format!("ConfigMap {}/{}", wanted.namespace, wanted.name)),
+                &e,
+            )
+        })?;
         inventory.pre_images.config_maps.push(ConfigMapPreImage {
             namespace: wanted.namespace.clone(),
             name: wanted.name.clone(),
@@ -291,8 +307,7 @@ pub async fn start(
         }
     }
     if !collisions.is_empty() {
-        return Err(Error::BadInput(tr!(
-            lang,
+        return Err(Error::BadInput(msg!(
             "start-collision",
             lab = id,
             count = collisions.len(),
@@ -354,7 +369,7 @@ async fn record_present_at_start(
     let discovery = Discovery::new(cluster.client.clone())
         .run()
         .await
-        .map_err(|e| Error::api("discovering the served kinds", &e))?;
+        .map_err(|e| Error::api(msg!("action-discover"), &e))?;
     for namespace in wanted {
         let mut uids = BTreeSet::new();
         for group in discovery.groups() {
@@ -368,7 +383,10 @@ async fn record_present_at_start(
                     Ok(list) => uids.extend(list.items.into_iter().filter_map(|o| o.metadata.uid)),
                     Err(kube::Error::Api(status)) if status.code == 404 || status.code == 405 => {}
                     Err(e) => {
-                        return Err(Error::api(format!("listing {} in {namespace}", resource.plural), &e));
+                        return Err(Error::api(
+                            msg!("action-list-in", plural = &resource.plural, namespace = namespace.as_str()),
+                            &e,
+                        ));
                     }
                 }
             }
@@ -420,7 +438,7 @@ async fn ownership(
     };
     let Some(found) = with_retries(|| api.get_opt(&identity.name))
         .await
-        .map_err(|e| Error::api(format!("reading {identity}"), &e))?
+        .map_err(|e| Error::api(msg!("action-read", object = identity.to_string()), &e))?
     else {
         return Ok(Ownership::Absent);
     };
@@ -499,10 +517,11 @@ pub async fn apply_stage(
             Ownership::Used(uid) => (uid, Origin::Used),
             Ownership::Adopt(uid, pre_image) => (uid, Origin::Adopted { pre_image }),
             Ownership::Collision(identity) => {
-                return Err(Error::BadInput(format!(
-                    "start {lab} stopped at stage {}: {identity} was created meanwhile by someone else; \
-                     delete it and run `lab-runner start {lab}` again to resume",
-                    stage.id.value
+                return Err(Error::BadInput(msg!(
+                    "start-created-meanwhile",
+                    lab = lab,
+                    stage = &stage.id.value,
+                    object = identity.to_string()
                 )));
             }
         };
@@ -562,12 +581,17 @@ pub async fn apply_stage(
     inventory::save(&cluster.client, inventory).await
 }
 
+/// The inventory error for a DaemonSet the server returned in a shape that does not parse.
+fn unparsable_daemon_set(name: &str, error: &serde_json::Error) -> Error {
+    Error::Inventory(msg!("start-daemonset-unparsable", name = name, reason = error.to_string()))
+}
+
 /// The outcome of polling a wait once.
 enum Poll {
     /// Done; a fact to capture, if the wait confirms a breakage.
     Done(Option<(&'static str, String)>),
     /// Not yet; what was seen.
-    Pending(String),
+    Pending(Message),
 }
 
 /// Polls `wait` until it holds or its timeout passes (exit 4), with a spinner on a terminal
@@ -580,11 +604,16 @@ pub async fn run_wait(
 ) -> Result<Option<(&'static str, String)>> {
     let target = wait.target.namespace.as_ref().map(|n| format!("{n}/{}", wait.target.name));
     let target = target.unwrap_or(wait.target.name.clone());
-    let what = format!("{} {} {target}", condition_name(wait.condition), wait.target.kind);
+    let what = msg!(
+        "start-waiting-for",
+        condition = condition_text(wait.condition),
+        kind = &wait.target.kind,
+        target = &target
+    );
     let shown = tr!(
         lang,
         "start-waiting",
-        condition = condition_text(wait.condition, lang),
+        condition = condition_text(wait.condition),
         kind = &wait.target.kind,
         target = &target
     );
@@ -607,29 +636,20 @@ pub async fn run_wait(
                 last_seen: last,
             });
         }
-        spinner.set_message(format!("{shown}: {last}"));
+        spinner.set_message(format!("{shown}: {}", last.render(lang)));
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     spinner.finish_and_clear();
     outcome
 }
 
-/// The condition as the spinner shows it.
-fn condition_text(condition: WaitFor, lang: Lang) -> String {
+/// The condition as the spinner and a timeout show it.
+fn condition_text(condition: WaitFor) -> Message {
     match condition {
-        WaitFor::RolledOut => tr!(lang, "start-condition-rolled-out"),
-        WaitFor::Available => tr!(lang, "start-condition-available"),
-        WaitFor::Established => tr!(lang, "start-condition-established"),
-        WaitFor::StalledAsIntended => tr!(lang, "start-condition-stalled"),
-    }
-}
-
-fn condition_name(condition: WaitFor) -> &'static str {
-    match condition {
-        WaitFor::RolledOut => "rolled out",
-        WaitFor::Available => "available",
-        WaitFor::Established => "established",
-        WaitFor::StalledAsIntended => "stalled as intended",
+        WaitFor::RolledOut => msg!("start-condition-rolled-out"),
+        WaitFor::Available => msg!("start-condition-available"),
+        WaitFor::Established => msg!("start-condition-established"),
+        WaitFor::StalledAsIntended => msg!("start-condition-stalled"),
     }
 }
 
@@ -637,38 +657,38 @@ async fn get(cluster: &Cluster, target: &ObjectRef) -> Result<Option<Value>> {
     let (api, _) =
         apply::api_for(&cluster.client, &target.api_version, &target.kind, target.namespace.as_deref())
             .await?;
-    let found = with_retries(|| api.get_opt(&target.name))
-        .await
-        .map_err(|e| Error::api(format!("reading {} {}", target.kind, target.name), &e))?;
+    let found = with_retries(|| api.get_opt(&target.name)).await.map_err(|e| {
+        Error::api(msg!("action-read", object = format!("{} {}", target.kind, target.name)), &e)
+    })?;
     Ok(found.map(|o| serde_json::to_value(o).unwrap_or(Value::Null)))
 }
 
 async fn poll(cluster: &Cluster, wait: &Wait, targeted: &[LabelSelector]) -> Result<Poll> {
     let Some(object) = get(cluster, &wait.target).await? else {
-        return Ok(Poll::Pending(format!("{} {} does not exist", wait.target.kind, wait.target.name)));
+        let object = format!("{} {}", wait.target.kind, wait.target.name);
+        return Ok(Poll::Pending(msg!("grade-does-not-exist", object = object)));
     };
     let number = |pointer: &str| object.pointer(pointer).and_then(Value::as_i64).unwrap_or(0);
     match wait.condition {
         WaitFor::Established if object_condition_true(&object, "Established") => Ok(Poll::Done(None)),
-        WaitFor::Established => Ok(Poll::Pending("not Established yet".into())),
+        WaitFor::Established => Ok(Poll::Pending(msg!("start-seen-not-yet", condition = "Established"))),
         WaitFor::Available
             if object_condition_true(&object, "Available") || object_condition_true(&object, "Complete") =>
         {
             Ok(Poll::Done(None))
         }
-        WaitFor::Available => Ok(Poll::Pending("not Available yet".into())),
+        WaitFor::Available => Ok(Poll::Pending(msg!("start-seen-not-yet", condition = "Available"))),
         WaitFor::RolledOut if wait.target.kind == "DaemonSet" => {
-            let ds: DaemonSet = serde_json::from_value(object.clone()).map_err(|e| {
-                Error::Inventory(format!("DaemonSet {} does not parse: {e}", wait.target.name))
-            })?;
+            let ds: DaemonSet = serde_json::from_value(object.clone())
+                .map_err(|e| unparsable_daemon_set(&wait.target.name, &e))?;
             match daemon::rollout_status(&ds) {
                 daemon::RolloutStatus::Done(_) if number("/status/desiredNumberScheduled") > 0 => {
                     Ok(Poll::Done(None))
                 }
-                daemon::RolloutStatus::Done(_) => {
-                    Ok(Poll::Pending("no node wants a pod yet (DESIRED 0)".into()))
+                daemon::RolloutStatus::Done(_) => Ok(Poll::Pending(msg!("start-seen-desired-zero"))),
+                daemon::RolloutStatus::Waiting(message) => {
+                    Ok(Poll::Pending(msg!("start-seen-rollout", message = message.trim())))
                 }
-                daemon::RolloutStatus::Waiting(message) => Ok(Poll::Pending(message.trim().to_string())),
                 daemon::RolloutStatus::NotRollingUpdate => Ok(Poll::Done(None)),
             }
         }
@@ -682,9 +702,10 @@ async fn poll(cluster: &Cluster, wait: &Wait, targeted: &[LabelSelector]) -> Res
             Ok(if done {
                 Poll::Done(None)
             } else {
-                Poll::Pending(format!(
-                    "{} of {replicas} updated and available",
-                    number("/status/availableReplicas")
+                Poll::Pending(msg!(
+                    "start-seen-replicas",
+                    available = number("/status/availableReplicas"),
+                    replicas = replicas
                 ))
             })
         }
@@ -694,21 +715,21 @@ async fn poll(cluster: &Cluster, wait: &Wait, targeted: &[LabelSelector]) -> Res
 
 /// Confirms the variant's breakage on a DaemonSet and captures the affected node.
 async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[LabelSelector]) -> Result<Poll> {
-    let ds: DaemonSet = serde_json::from_value(object.clone())
-        .map_err(|e| Error::Inventory(format!("DaemonSet {} does not parse: {e}", wait.target.name)))?;
+    let ds: DaemonSet =
+        serde_json::from_value(object.clone()).map_err(|e| unparsable_daemon_set(&wait.target.name, &e))?;
     let namespace = wait.target.namespace.clone().unwrap_or_else(|| "default".into());
     let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), &namespace);
     let uid = ds.metadata.uid.clone();
     let pods: Vec<Pod> = list_all(&pods)
         .await
-        .map_err(|e| Error::api(format!("listing pods in {namespace}"), &e))?
+        .map_err(|e| Error::api(msg!("action-list-in", plural = "pods", namespace = &namespace), &e))?
         .items
         .into_iter()
         .filter(|p| p.metadata.owner_references.iter().flatten().any(|o| Some(&o.uid) == uid.as_ref()))
         .collect();
-    let symptom = wait.symptom.ok_or_else(|| {
-        Error::BadInput(format!("the stalledAsIntended wait on {} names no symptom", wait.target.name))
-    })?;
+    let symptom = wait
+        .symptom
+        .ok_or_else(|| Error::BadInput(msg!("start-wait-no-symptom", target = &wait.target.name)))?;
     let node_of = |pod: &Pod| {
         pod.spec
             .as_ref()
@@ -716,13 +737,18 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
             .or_else(|| daemon::target_node_name(pod).ok())
             .unwrap_or_default()
     };
-    let states: Vec<String> = pods
+    let states: Vec<Message> = pods
         .iter()
         .map(|p| {
-            format!("{} on {}: {}", p.metadata.name.clone().unwrap_or_default(), node_of(p), pod_state(p))
+            let pod = p.metadata.name.clone().unwrap_or_default();
+            msg!("start-seen-pod", pod = pod, node = node_of(p), state = pod_state(p))
         })
         .collect();
-    let seen = if states.is_empty() { "no pods".to_string() } else { states.join(", ") };
+    let seen = if states.is_empty() {
+        msg!("start-seen-no-pods")
+    } else {
+        msg!("start-seen-pods", pods = Arg::joined(states, msg!("list-separator")))
+    };
     match symptom {
         Symptom::ImagePullBackOff => {
             // The kubelet alternates ErrImagePull (a pull attempt failed) and ImagePullBackOff
@@ -734,10 +760,9 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
             match stuck.as_slice() {
                 [one] => Ok(Poll::Done(Some(("affectedNode", node_of(one))))),
                 [] => Ok(Poll::Pending(seen)),
-                many => Err(Error::NotReproduced(format!(
-                    "{} pods are in ImagePullBackOff, expected the rollout to stop at exactly one: {seen}",
-                    many.len()
-                ))),
+                many => {
+                    Err(Error::NotReproduced(msg!("start-too-many-pulling", count = many.len(), seen = seen)))
+                }
             }
         }
         Symptom::Unschedulable => {
@@ -746,16 +771,17 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
             match stuck.as_slice() {
                 [one] => Ok(Poll::Done(Some(("affectedNode", node_of(one))))),
                 [] => Ok(Poll::Pending(seen)),
-                many => Err(Error::NotReproduced(format!(
-                    "{} pods are unschedulable, expected exactly one: {seen}",
-                    many.len()
+                many => Err(Error::NotReproduced(msg!(
+                    "start-too-many-unschedulable",
+                    count = many.len(),
+                    seen = seen
                 ))),
             }
         }
         Symptom::DesiredDropped => {
             let nodes = super::observe::list_nodes(&cluster.client)
                 .await
-                .map_err(|e| Error::api("listing nodes", &e))?;
+                .map_err(|e| Error::api(msg!("action-list-nodes"), &e))?;
             // A node the DaemonSet no longer wants that has no daemon pod left; it must be one
             // of the nodes the lab requires (the GPU nodes), so unrelated nodes do not count.
             let dropped: Vec<String> = nodes
@@ -771,9 +797,10 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
             let desired = ds.status.as_ref().map(|s| s.desired_number_scheduled).unwrap_or(0);
             match dropped.as_slice() {
                 [one] if desired > 0 => Ok(Poll::Done(Some(("affectedNode", one.clone())))),
-                _ => Ok(Poll::Pending(format!(
-                    "DESIRED {desired}; nodes without a wanted pod: {}",
-                    dropped.join(", ")
+                _ => Ok(Poll::Pending(msg!(
+                    "start-seen-desired",
+                    desired = desired,
+                    nodes = if dropped.is_empty() { "-".to_string() } else { dropped.join(", ") }
                 ))),
             }
         }

@@ -91,8 +91,8 @@ pub fn view_of(lab: &crate::lab::model::Lab) -> View {
     view
 }
 
-/// Parses `NS/NAME` into a DaemonSet reference (the error in `lang`).
-pub fn parse_daemonset(text: &str, lang: Lang) -> Result<ObjectRef> {
+/// Parses `NS/NAME` into a DaemonSet reference.
+pub fn parse_daemonset(text: &str) -> Result<ObjectRef> {
     match text.split_once('/') {
         Some((namespace, name)) if !namespace.is_empty() && !name.is_empty() && !name.contains('/') => {
             Ok(ObjectRef {
@@ -102,7 +102,7 @@ pub fn parse_daemonset(text: &str, lang: Lang) -> Result<ObjectRef> {
                 name: name.into(),
             })
         }
-        _ => Err(super::Error::BadInput(tr!(lang, "status-bad-daemonset", given = text))),
+        _ => Err(super::Error::BadInput(crate::msg!("status-bad-daemonset", given = text))),
     }
 }
 
@@ -116,7 +116,7 @@ pub async fn status(cluster: &Cluster, view: &View, lang: Lang) -> Result<String
     let observation = observe::observe(&cluster.client, &kinds).await;
     if let Some((kind, reason)) = observation.failures.iter().next() {
         return Err(super::Error::Api {
-            action: format!("listing {} {}", kind.api_version, kind.kind),
+            action: crate::msg!("action-list", plural = format!("{} {}", kind.api_version, kind.kind)),
             reason: reason.clone(),
         });
     }
@@ -196,7 +196,7 @@ fn render_gpu_nodes(nodes: &[&Value], label: &str, lang: Lang) -> String {
             let labels = crate::k8s::selector::labels_of(node);
             let get = |key: &str| labels.get(key).cloned().unwrap_or_else(|| "-".into());
             let in_effect = match labels.get("nvidia.com/mig.strategy").map(String::as_str) {
-                Some(strategy) if strategy != "none" => format!("mig {strategy}"),
+                Some(strategy) if strategy != "none" => format!("MIG {strategy}"),
                 _ => match (
                     labels.get("nvidia.com/gpu.sharing-strategy"),
                     labels.get("nvidia.com/gpu.replicas"),

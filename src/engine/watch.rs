@@ -324,14 +324,14 @@ async fn evaluate(
         // Quizzes are graded against the inventory: without it, no verdict would be honest.
         FeedState::Failed(reason) => {
             return Err(Error::Api {
-                action: format!("watching the {}", feed.label),
+                action: crate::msg!("action-watch", feed = &feed.label),
                 reason: reason.clone(),
             });
         }
         FeedState::Listing => {
             return Err(Error::Api {
-                action: format!("watching the {}", feed.label),
-                reason: "stopped before it was listed".to_string(),
+                action: crate::msg!("action-watch", feed = &feed.label),
+                reason: crate::tr!(lang, "watch-stopped-before-listed"),
             });
         }
     };

@@ -18,18 +18,78 @@ use promql_parser::{
 use serde_json::Value;
 
 use super::{Observed, Outcome};
-use crate::lab::model::{AlertRuleCheck, Timeout};
+use crate::{
+    english_display,
+    i18n::{Arg, Localized, Message},
+    lab::model::{AlertRuleCheck, Timeout},
+    msg,
+};
 
 /// Errors from evaluating an expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// The expression does not parse.
-    #[error("does not parse: {0}")]
+    /// The expression does not parse (the parser's words).
     Parse(String),
     /// The expression uses something the evaluator does not implement.
-    #[error("uses {0}, which the engine's evaluator does not support")]
-    Unsupported(String),
+    Unsupported(Construct),
 }
+
+/// A PromQL construct the evaluator does not implement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Construct {
+    /// `offset` or `@` on a selector.
+    OffsetOrAt,
+    /// `or` between label matchers.
+    OrInSelector,
+    /// An aggregation that takes a parameter (`topk`, `quantile`).
+    AggregationParameter(String),
+    /// An aggregation over a scalar.
+    AggregationOverScalar(String),
+    /// An aggregation other than sum, min, max, avg and count.
+    Aggregation(String),
+    /// `vector()` of a vector.
+    VectorOfVector,
+    /// A function call other than `vector(s)`.
+    Function(String),
+    /// `x[5m]`.
+    RangeSelector,
+    /// `x[5m:1m]`.
+    Subquery,
+    /// `"text"`.
+    StringLiteral,
+    /// A parser extension.
+    Extension,
+    /// A binary operator these operands do not take.
+    Operator(String),
+    /// A comparison of two scalars without `bool`.
+    ScalarComparison(String),
+}
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        let construct = match self {
+            Error::Parse(reason) => return msg!("alert-does-not-parse", reason = reason),
+            Error::Unsupported(construct) => construct,
+        };
+        let construct = match construct {
+            Construct::OffsetOrAt => msg!("alert-construct-offset"),
+            Construct::OrInSelector => msg!("alert-construct-or-in-selector"),
+            Construct::AggregationParameter(op) => msg!("alert-construct-aggregation-parameter", op = op),
+            Construct::AggregationOverScalar(op) => msg!("alert-construct-aggregation-scalar", op = op),
+            Construct::Aggregation(op) => msg!("alert-construct-aggregation", op = op),
+            Construct::VectorOfVector => msg!("alert-construct-vector-of-vector"),
+            Construct::Function(name) => msg!("alert-construct-function", name = name),
+            Construct::RangeSelector => msg!("alert-construct-range-selector"),
+            Construct::Subquery => msg!("alert-construct-subquery"),
+            Construct::StringLiteral => msg!("alert-construct-string-literal"),
+            Construct::Extension => msg!("alert-construct-extension"),
+            Construct::Operator(op) => msg!("alert-construct-operator", op = op),
+            Construct::ScalarComparison(op) => msg!("alert-construct-scalar-comparison", op = op),
+        };
+        msg!("alert-unsupported", construct = construct)
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -164,7 +224,7 @@ impl DaemonSetState {
 /// behind: the DaemonSet's counters plus the pod-level series kube-state-metrics exports for the
 /// stuck pod (`kube_pod_container_status_waiting_reason`, `kube_pod_status_unschedulable`:
 /// kube-state-metrics/internal/store/pod.go). A rule must fire on every one of them.
-pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(&'static str, Vec<Sample>)> {
+pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(Message, Vec<Sample>)> {
     let pod = format!("{name}-x7k2p");
     let pod_series = |metric: &str, extra: &[(&str, &str)]| {
         let mut labels: Labels = [
@@ -190,10 +250,10 @@ pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(&'static str
     let mut resources = stalled;
     resources.push(pod_series("kube_pod_status_unschedulable", &[]));
     vec![
-        ("the new image cannot be pulled", image),
-        ("the new pod cannot be scheduled", resources),
+        (msg!("alert-breakage-image"), image),
+        (msg!("alert-breakage-unschedulable"), resources),
         (
-            "the template no longer targets a node (DESIRED dropped)",
+            msg!("alert-breakage-desired-dropped"),
             DaemonSetState::desired_dropped(desired).series(namespace, name),
         ),
     ]
@@ -241,10 +301,10 @@ fn eval(expr: &Expr, series: &[Sample]) -> Result<Evaluated> {
         }),
         Expr::VectorSelector(selector) => {
             if selector.offset.is_some() || selector.at.is_some() {
-                return Err(Error::Unsupported("offset or @".into()));
+                return Err(Error::Unsupported(Construct::OffsetOrAt));
             }
             if !selector.matchers.or_matchers.is_empty() {
-                return Err(Error::Unsupported("`or` inside a selector".into()));
+                return Err(Error::Unsupported(Construct::OrInSelector));
             }
             Ok(Evaluated::Vector(
                 series
@@ -267,10 +327,10 @@ fn eval(expr: &Expr, series: &[Sample]) -> Result<Evaluated> {
         Expr::Aggregate(aggregate) => {
             let op = aggregate.op.to_string();
             if aggregate.param.is_some() {
-                return Err(Error::Unsupported(format!("aggregation {op} with a parameter")));
+                return Err(Error::Unsupported(Construct::AggregationParameter(op)));
             }
             let Evaluated::Vector(samples) = eval(&aggregate.expr, series)? else {
-                return Err(Error::Unsupported(format!("{op} over a scalar")));
+                return Err(Error::Unsupported(Construct::AggregationOverScalar(op)));
             };
             let mut groups: BTreeMap<Labels, Vec<f64>> = BTreeMap::new();
             for sample in samples {
@@ -296,7 +356,7 @@ fn eval(expr: &Expr, series: &[Sample]) -> Result<Evaluated> {
                     "max" => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                     "avg" => values.iter().sum::<f64>() / values.len() as f64,
                     "count" => values.len() as f64,
-                    other => return Err(Error::Unsupported(format!("aggregation {other}"))),
+                    other => return Err(Error::Unsupported(Construct::Aggregation(other.to_string()))),
                 })
             };
             let mut out = Vec::new();
@@ -311,14 +371,14 @@ fn eval(expr: &Expr, series: &[Sample]) -> Result<Evaluated> {
                 Evaluated::Scalar(value) => {
                     Ok(Evaluated::Vector(vec![Sample { labels: Labels::new(), value }]))
                 }
-                Evaluated::Vector(_) => Err(Error::Unsupported("vector() of a vector".into())),
+                Evaluated::Vector(_) => Err(Error::Unsupported(Construct::VectorOfVector)),
             }
         }
-        Expr::Call(call) => Err(Error::Unsupported(format!("function {}()", call.func.name))),
-        Expr::MatrixSelector(_) => Err(Error::Unsupported("range selectors".into())),
-        Expr::Subquery(_) => Err(Error::Unsupported("subqueries".into())),
-        Expr::StringLiteral(_) => Err(Error::Unsupported("string literals".into())),
-        Expr::Extension(_) => Err(Error::Unsupported("extensions".into())),
+        Expr::Call(call) => Err(Error::Unsupported(Construct::Function(call.func.name.to_string()))),
+        Expr::MatrixSelector(_) => Err(Error::Unsupported(Construct::RangeSelector)),
+        Expr::Subquery(_) => Err(Error::Unsupported(Construct::Subquery)),
+        Expr::StringLiteral(_) => Err(Error::Unsupported(Construct::StringLiteral)),
+        Expr::Extension(_) => Err(Error::Unsupported(Construct::Extension)),
     }
 }
 
@@ -355,7 +415,7 @@ fn binary_op(
             Some(Err(holds)) if return_bool => Ok(Some(if holds { 1.0 } else { 0.0 })),
             Some(Err(true)) => Ok(Some(keep)),
             Some(Err(false)) => Ok(None),
-            None => Err(Error::Unsupported(format!("operator {op} between these operands"))),
+            None => Err(Error::Unsupported(Construct::Operator(op.to_string()))),
         }
     };
     let is_comparison = matches!(op, "==" | "!=" | ">" | "<" | ">=" | "<=");
@@ -365,7 +425,7 @@ fn binary_op(
         (Scalar(a), Scalar(b)) => match arithmetic(op, a, b) {
             Some(Ok(v)) => Ok(Scalar(v)),
             Some(Err(holds)) if return_bool => Ok(Scalar(if holds { 1.0 } else { 0.0 })),
-            _ => Err(Error::Unsupported(format!("comparison {op} between scalars without bool"))),
+            _ => Err(Error::Unsupported(Construct::ScalarComparison(op.to_string()))),
         },
         (Vector(samples), Scalar(b)) => {
             let mut out = Vec::new();
@@ -424,10 +484,10 @@ fn binary_op(
 pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
     let rules = match observed.select(&check.rules) {
         Ok(rules) => rules,
-        Err(e) => return Outcome::Error(vec![e.to_string()]),
+        Err(e) => return Outcome::Error(vec![e.message()]),
     };
     let Some(daemon_sets) = observed.objects("apps/v1", "DaemonSet") else {
-        return Outcome::Error(vec!["apps/v1 DaemonSet was not observed".into()]);
+        return Outcome::Error(vec![msg!("grade-not-observed", kind = "apps/v1 DaemonSet")]);
     };
     let namespace = check.daemon_set.namespace.clone().unwrap_or_default();
     let name = &check.daemon_set.name;
@@ -456,15 +516,15 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
             let for_ok = prometheus_duration(for_text).is_some_and(|d| d >= min_for.0);
             let fires = |series: &[Sample]| match evaluate(expr, series) {
                 Ok(Evaluated::Vector(samples)) => Ok(!samples.is_empty()),
-                Ok(Evaluated::Scalar(_)) => Err("yields a scalar, not a vector".to_string()),
-                Err(e) => Err(e.to_string()),
+                Ok(Evaluated::Scalar(_)) => Err(msg!("alert-yields-scalar")),
+                Err(e) => Err(e.message()),
             };
             let mut missed = Vec::new();
             let mut failure = None;
             for (breakage, series) in &broken {
                 match fires(series) {
                     Ok(true) => {}
-                    Ok(false) => missed.push(*breakage),
+                    Ok(false) => missed.push(breakage.clone()),
                     Err(e) => failure = Some(e),
                 }
             }
@@ -475,31 +535,58 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
                     false
                 }
             };
+            let daemon_set = format!("{namespace}/{name}");
             if let Some(e) = failure {
-                evidence.push(format!("{who}: alert {alert}: expr {expr:?} {e}"));
+                let expr = format!("{expr:?}");
+                evidence.push(msg!(
+                    "alert-expr-error",
+                    object = &who,
+                    alert = alert,
+                    expr = expr,
+                    reason = e
+                ));
                 return Outcome::Error(evidence);
             }
             match (missed.is_empty(), on_restored) {
                 (true, false) if for_ok => {
-                    return Outcome::Pass(vec![format!(
-                        "{who}: alert {alert} fires on every kind of breakage of {namespace}/{name}, not on the restored one, for {for_text}"
+                    return Outcome::Pass(vec![msg!(
+                        "alert-fires-on-every-breakage",
+                        object = &who,
+                        alert = alert,
+                        daemonset = daemon_set,
+                        duration = for_text
                     )]);
                 }
-                (true, false) => evidence
-                    .push(format!("{who}: alert {alert}: `for: {for_text}` is shorter than {min_for}")),
-                (false, _) if missed.len() == broken.len() => evidence.push(format!(
-                    "{who}: alert {alert} does not fire on a broken rollout of {namespace}/{name}"
+                (true, false) => evidence.push(msg!(
+                    "alert-for-too-short",
+                    object = &who,
+                    alert = alert,
+                    duration = for_text,
+                    least = min_for.to_string()
                 )),
-                (false, _) => evidence
-                    .push(format!("{who}: alert {alert} does not fire when {}", missed.join(", nor when "))),
-                (true, true) => evidence
-                    .push(format!("{who}: alert {alert} also fires when {namespace}/{name} is restored")),
+                (false, _) if missed.len() == broken.len() => evidence.push(msg!(
+                    "alert-never-fires",
+                    object = &who,
+                    alert = alert,
+                    daemonset = daemon_set
+                )),
+                (false, _) => evidence.push(msg!(
+                    "alert-misses",
+                    object = &who,
+                    alert = alert,
+                    breakages = Arg::joined(missed, msg!("alert-nor-when"))
+                )),
+                (true, true) => evidence.push(msg!(
+                    "alert-fires-when-restored",
+                    object = &who,
+                    alert = alert,
+                    daemonset = daemon_set
+                )),
             }
         }
     }
     if !found_any {
-        evidence
-            .push(format!("no alerting rule found in {}", super::observed::describe_target(&check.rules)));
+        evidence.push(msg!("alert-no-rule", target = super::observed::describe_target(&check.rules)));
     }
     Outcome::Fail(evidence)
 }
@@ -537,6 +624,7 @@ fn prometheus_duration(text: &str) -> Option<std::time::Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grade::Status;
 
     fn fires(expr: &str, state: DaemonSetState) -> bool {
         match evaluate(expr, &state.series("gpu-operator", "toolkit")).unwrap() {
@@ -590,42 +678,46 @@ mod tests {
         };
         let good = r#"kube_daemonset_status_number_unavailable{daemonset="toolkit"} > 0
             or kube_daemonset_status_desired_number_scheduled{daemonset="toolkit"} < 3"#;
-        assert_eq!(grade(rule(good, "5m")).status(), crate::grade::Status::Pass);
+        assert_eq!(grade(rule(good, "5m")).status(), Status::Pass);
         // The wrong answer the instructor notes list: it misses the toleration drift.
         assert_eq!(
-            grade(rule("kube_daemonset_status_desired_number_scheduled != kube_daemonset_status_number_ready", "5m")),
-            Outcome::Fail(vec![
+            grade(rule("kube_daemonset_status_desired_number_scheduled != kube_daemonset_status_number_ready", "5m")).english(),
+            (Status::Fail, vec![
                 "prometheusrule monitoring/toolkit: alert ToolkitStuck does not fire when the template no longer targets a node (DESIRED dropped)".into()
             ])
         );
         // One variant only: a pod waiting on its image.
         assert_eq!(
-            grade(rule(r#"kube_pod_container_status_waiting_reason{reason="ImagePullBackOff"} > 0"#, "5m")),
-            Outcome::Fail(vec![
+            grade(rule(r#"kube_pod_container_status_waiting_reason{reason="ImagePullBackOff"} > 0"#, "5m")).english(),
+            (Status::Fail, vec![
                 "prometheusrule monitoring/toolkit: alert ToolkitStuck does not fire when the new pod cannot be scheduled, nor when the template no longer targets a node (DESIRED dropped)".into()
             ])
         );
         assert_eq!(
-            grade(rule("vector(1)", "5m")),
-            Outcome::Fail(vec![
+            grade(rule("vector(1)", "5m")).english(),
+            (Status::Fail, vec![
                 "prometheusrule monitoring/toolkit: alert ToolkitStuck also fires when gpu-operator/toolkit is restored".into()
             ])
         );
         assert_eq!(
-            grade(rule("kube_daemonset_status_number_ready < 0", "5m")),
-            Outcome::Fail(vec![
+            grade(rule("kube_daemonset_status_number_ready < 0", "5m")).english(),
+            (Status::Fail, vec![
                 "prometheusrule monitoring/toolkit: alert ToolkitStuck does not fire on a broken rollout of gpu-operator/toolkit".into()
             ])
         );
         assert_eq!(
-            grade(rule(good, "0s")),
-            Outcome::Fail(vec![
-                "prometheusrule monitoring/toolkit: alert ToolkitStuck: `for: 0s` is shorter than 1m".into()
-            ])
+            grade(rule(good, "0s")).english(),
+            (
+                Status::Fail,
+                vec![
+                    "prometheusrule monitoring/toolkit: alert ToolkitStuck: `for: 0s` is shorter than 1m"
+                        .into()
+                ]
+            )
         );
         assert_eq!(
-            grade(rule("kube_daemonset_status_desired_number_scheduled > 0", "5m")),
-            Outcome::Fail(vec![
+            grade(rule("kube_daemonset_status_desired_number_scheduled > 0", "5m")).english(),
+            (Status::Fail, vec![
                 "prometheusrule monitoring/toolkit: alert ToolkitStuck also fires when gpu-operator/toolkit is restored"
                     .into()
             ])

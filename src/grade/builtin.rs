@@ -20,22 +20,41 @@ use super::{
     observed::typed,
 };
 use crate::{
+    english_display,
+    i18n::{Arg, Localized, Message},
     k8s::{daemon, quantity::Quantity},
     lab::model::{AnswerMatching, Fact, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
+    msg,
 };
 
 /// Errors from the built-in checks' own inputs.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A kind the check needs was not observed.
-    #[error("{0} was not observed")]
     NotObserved(String),
     /// The object the check looks at does not exist.
-    #[error("{0} does not exist")]
     Missing(String),
     /// The DaemonSet's template cannot be hashed.
-    #[error("cannot compute the revision hash of {0}")]
     Hash(String),
+}
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::NotObserved(kind) => msg!("grade-not-observed", kind = kind),
+            Error::Missing(what) => msg!("grade-does-not-exist", object = what),
+            Error::Hash(what) => msg!("grade-error-hash", object = what),
+        }
+    }
+}
+english_display!(Error);
+
+/// A value observed, or `absent` (in the reader's language) when there is none.
+fn or_absent(value: Option<&str>) -> Arg {
+    match value {
+        Some(value) => value.into(),
+        None => msg!("value-absent").into(),
+    }
 }
 
 /// `Result` with this module's [`Error`].
@@ -191,42 +210,52 @@ pub fn rollout(
 ) -> Outcome {
     let analysis = match analyse_rollout(observed, &check.target) {
         Ok(analysis) => analysis,
-        Err(Error::Missing(what)) => return Outcome::Fail(vec![format!("{what} does not exist")]),
-        Err(e) => return Outcome::Error(vec![e.to_string()]),
+        Err(e @ Error::Missing(_)) => return Outcome::Fail(vec![e.message()]),
+        Err(e) => return Outcome::Error(vec![e.message()]),
     };
-    let mut evidence: Vec<String> = analysis
+    let mut evidence: Vec<Message> = analysis
         .rows
         .iter()
         .filter(|r| r.wanted || r.pod != "-")
         .map(|r| {
-            let generation = if r.current { "current" } else { "old" };
             if r.pod == "-" {
-                format!("node {}: no pod", r.node)
-            } else {
-                format!(
-                    "node {}: pod {} revision {} ({generation}) image {} {}",
-                    r.node, r.pod, r.revision, r.image, r.state
-                )
+                return msg!("grade-rollout-no-pod", node = &r.node);
             }
+            // The revision as `status` shows it: `7bf4ffbdcf (current)`.
+            let hash = &r.revision;
+            let revision = if r.current {
+                msg!("status-revision-current", hash = hash)
+            } else {
+                msg!("status-revision-old", hash = hash)
+            };
+            msg!(
+                "grade-rollout-pod",
+                node = &r.node,
+                pod = &r.pod,
+                revision = revision,
+                image = &r.image,
+                state = &r.state
+            )
         })
         .collect();
     let unsettled: Vec<&RolloutRow> = analysis.rows.iter().filter(|r| !r.settled).collect();
     let counters = analysis.counters;
-    let mut problems: Vec<String> = Vec::new();
+    let mut problems: Vec<Message> = Vec::new();
     for row in &unsettled {
+        let (node, pod) = (&row.node, &row.pod);
         let why = if !row.wanted {
-            format!("node {}: pod {} runs where the DaemonSet no longer wants one", row.node, row.pod)
+            msg!("grade-rollout-unwanted-pod", node = node, pod = pod)
         } else if row.pod == "-" {
-            format!("node {}: no pod", row.node)
+            msg!("grade-rollout-no-pod", node = node)
         } else if !row.current {
-            format!("node {}: still on the old revision {} ({})", row.node, row.revision, row.state)
+            msg!("grade-rollout-old-revision", node = node, revision = &row.revision, state = &row.state)
         } else {
-            format!("node {}: new pod {} is {}", row.node, row.pod, row.state)
+            msg!("grade-rollout-new-pod", node = node, pod = pod, state = &row.state)
         };
         problems.push(why);
     }
     if counters.number_unavailable != 0 {
-        problems.push(format!("numberUnavailable is {}", counters.number_unavailable));
+        problems.push(msg!("grade-rollout-unavailable", unavailable = counters.number_unavailable));
     }
     if let Some(selector) = &check.nodes {
         let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
@@ -235,15 +264,17 @@ pub fn rollout(
         if let Some((at_start, node_problems)) = captured {
             problems.extend(node_problems);
             if counters.desired_number_scheduled as usize != at_start {
-                problems.push(format!(
-                    "DESIRED is {} but {at_start} nodes matched the lab's node selector at start",
-                    counters.desired_number_scheduled
+                problems.push(msg!(
+                    "grade-rollout-desired-at-start",
+                    desired = counters.desired_number_scheduled,
+                    nodes = at_start
                 ));
             }
         } else if counters.desired_number_scheduled as usize != wanted {
-            problems.push(format!(
-                "DESIRED is {} but {wanted} nodes match the lab's node selector",
-                counters.desired_number_scheduled
+            problems.push(msg!(
+                "grade-rollout-desired-now",
+                desired = counters.desired_number_scheduled,
+                nodes = wanted
             ));
         }
     }
@@ -251,36 +282,36 @@ pub fn rollout(
         let daemon_sets = observed.objects("apps/v1", "DaemonSet").unwrap_or(&[]);
         let current = find(daemon_sets, &check.target).and_then(|d| d.pointer("/spec/template/spec"));
         if current.is_some_and(|c| same_breakage_surface(c, broken)) {
-            problems.push("the template is still the broken one".to_string());
+            problems.push(msg!("grade-rollout-still-broken"));
         }
     }
     evidence.insert(
         0,
-        format!(
-            "{}: desired {} current {} ready {} up-to-date {} available {}",
-            analysis.daemon_set,
-            counters.desired_number_scheduled,
-            counters.current_number_scheduled,
-            counters.number_ready,
-            counters.updated_number_scheduled,
-            counters.number_available
+        msg!(
+            "grade-rollout-counters",
+            daemonset = &analysis.daemon_set,
+            desired = counters.desired_number_scheduled,
+            current = counters.current_number_scheduled,
+            ready = counters.number_ready,
+            updated = counters.updated_number_scheduled,
+            available = counters.number_available
         ),
     );
     match check.state {
         RolloutState::Converged if problems.is_empty() => {
-            evidence.push("converged: one revision everywhere, nothing unavailable".into());
+            evidence.push(msg!("grade-rollout-converged"));
             Outcome::Pass(evidence)
         }
         RolloutState::Converged => {
-            evidence.extend(problems.into_iter().map(|p| format!("not converged: {p}")));
+            evidence.extend(problems.into_iter().map(|p| msg!("grade-rollout-not-converged", problem = p)));
             Outcome::Fail(evidence)
         }
         RolloutState::Stalled if unsettled.is_empty() => {
-            evidence.push("not stalled: every node is settled".into());
+            evidence.push(msg!("grade-rollout-not-stalled"));
             Outcome::Fail(evidence)
         }
         RolloutState::Stalled => {
-            evidence.extend(problems.into_iter().map(|p| format!("stalled: {p}")));
+            evidence.extend(problems.into_iter().map(|p| msg!("grade-rollout-stalled", problem = p)));
             Outcome::Pass(evidence)
         }
     }
@@ -349,19 +380,18 @@ pub fn quota_in_force(
     observed: &Observed,
     probe: Option<Option<&Probe>>,
 ) -> Outcome {
+    let namespace = &check.namespace;
     let probed = match probe {
         None => None,
-        Some(None) => return Outcome::Error(vec!["the over-quota probe was not sent".into()]),
+        Some(None) => return Outcome::Error(vec![msg!("grade-probe-not-sent")]),
         Some(Some(Probe::NotSent(why))) => {
-            return Outcome::Error(vec![format!("the over-quota probe failed: {why}")]);
+            return Outcome::Error(vec![msg!("grade-probe-failed", reason = why)]);
         }
         // The namespace is named: a task usually checks one quota per team, and two bare
         // "was admitted" lines in one report do not say which team's quota is not in force.
-        Some(Some(Probe::Admitted)) => {
-            Some(Err(format!("an over-quota pod in {} (dryRun=All) was admitted", check.namespace)))
-        }
+        Some(Some(Probe::Admitted)) => Some(Err(msg!("grade-probe-admitted", namespace = namespace))),
         Some(Some(Probe::Rejected(message))) => {
-            Some(Ok(format!("an over-quota pod in {} (dryRun=All) was rejected: {message}", check.namespace)))
+            Some(Ok(msg!("grade-probe-rejected", namespace = namespace, message = message)))
         }
     };
     let outcome = quota_hard(check, observed);
@@ -383,10 +413,10 @@ pub fn quota_in_force(
 fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed) -> Outcome {
     let quotas = match kind(observed, "v1", "ResourceQuota") {
         Ok(quotas) => quotas,
-        Err(e) => return Outcome::Error(vec![e.to_string()]),
+        Err(e) => return Outcome::Error(vec![e.message()]),
     };
     let Ok(wanted) = Quantity::from_json(&check.hard) else {
-        return Outcome::Error(vec![format!("hard value {} is not a quantity", check.hard)]);
+        return Outcome::Error(vec![msg!("grade-quota-hard-not-a-quantity", value = check.hard.to_string())]);
     };
     let in_namespace: Vec<&Value> = quotas
         .iter()
@@ -395,28 +425,31 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
         })
         .collect();
     let mut evidence = Vec::new();
+    let (resource, expected) = (&check.resource, check.hard.to_string());
     for quota in &in_namespace {
-        let name = name_of(quota);
-        let hard = quota.get("spec").and_then(|s| s.get("hard")).and_then(|h| h.get(&check.resource));
+        let name = format!("{}/{}", check.namespace, name_of(quota));
+        let hard = quota.get("spec").and_then(|s| s.get("hard")).and_then(|h| h.get(resource));
         match hard.map(Quantity::from_json) {
             Some(Ok(have)) if have == wanted => {
-                return Outcome::Pass(vec![format!(
-                    "resourcequota {}/{name}: hard {} = {}",
-                    check.namespace, check.resource, check.hard
+                return Outcome::Pass(vec![msg!(
+                    "grade-quota-hard-is",
+                    quota = name,
+                    resource = resource,
+                    hard = expected
                 )]);
             }
-            Some(_) => evidence.push(format!(
-                "resourcequota {}/{name}: hard {} is {}, expected {}",
-                check.namespace,
-                check.resource,
-                hard.map(Value::to_string).unwrap_or_default(),
-                check.hard
+            Some(_) => evidence.push(msg!(
+                "grade-quota-hard-differs",
+                quota = name,
+                resource = resource,
+                found = hard.map(Value::to_string).unwrap_or_default(),
+                expected = &expected
             )),
-            None => evidence.push(format!(
-                "resourcequota {}/{name} sets no hard {} (keys: {})",
-                check.namespace,
-                check.resource,
-                quota
+            None => evidence.push(msg!(
+                "grade-quota-hard-missing",
+                quota = name,
+                resource = resource,
+                keys = quota
                     .pointer("/spec/hard")
                     .and_then(Value::as_object)
                     .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
@@ -425,14 +458,17 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
         }
     }
     if in_namespace.is_empty() {
-        evidence.push(format!("no ResourceQuota exists in namespace {}", check.namespace));
+        evidence.push(msg!("grade-quota-none", namespace = &check.namespace));
     }
     Outcome::Fail(evidence)
 }
 
 /// Evaluates a `quiz` check: the stored answer against the captured (hashed) fact or the
 /// accepted answers, never against a hard-coded value in the engine; the attempts used are part
-/// of the evidence (`attempt 1 of 1: locked`).
+/// of the evidence (`attempt 1 of 1: the answer is locked`). A quiz nobody answered yet says how to
+/// answer it, with the values to choose from when they are an enumeration
+/// ([`enumerated_answers`]). The verdict on an answer says right or not right only: which fact or
+/// accepted value it matched is not the learner's business.
 pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outcome {
     let outcome = quiz_verdict(check, task, started);
     let used = started.and_then(|s| s.attempts.get(task)).copied().unwrap_or(0);
@@ -440,10 +476,9 @@ pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outc
         return outcome;
     }
     let line = match check.attempts {
-        Some(limit) if used >= limit => format!("attempt {used} of {limit}: the answer is locked"),
-        Some(limit) => format!("attempt {used} of {limit}"),
-        None if used == 1 => "answered once".to_string(),
-        None => format!("answered {used} times"),
+        Some(limit) if used >= limit => msg!("check-attempts-locked", used = used, limit = limit),
+        Some(limit) => msg!("check-attempts-of", used = used, limit = limit),
+        None => msg!("check-answered", count = used),
     };
     match outcome {
         Outcome::Pass(mut evidence) => {
@@ -460,43 +495,54 @@ pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outc
 
 fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outcome {
     let Some(inventory) = started else {
-        return Outcome::Error(vec!["the lab has not been started on this cluster (no inventory)".into()]);
+        return Outcome::Error(vec![msg!("grade-not-started")]);
     };
     let Some(answer) = inventory.answers.get(task) else {
-        return Outcome::Fail(vec![format!(
-            "no answer yet: lab-runner answer {} {task} VALUE",
-            inventory.lab
-        )]);
+        let how = match enumerated_answers(check) {
+            Some(values) => {
+                let values = values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+                msg!("check-no-answer-choices", lab = inventory.lab, task = task, values = values)
+            }
+            None => msg!("check-no-answer", lab = inventory.lab, task = task),
+        };
+        return Outcome::Fail(vec![how]);
     };
     let folded = check.matching == AnswerMatching::CaseInsensitive;
     let same = |a: &str, b: &str| {
         if folded { a.trim().eq_ignore_ascii_case(b.trim()) } else { a.trim() == b.trim() }
     };
+    let right = || Outcome::Pass(vec![msg!("check-answer-right", answer = answer)]);
     let mut judged = false;
     if let Some(fact) = check.fact {
         let name = fact_name(fact);
         match inventory.facts.get(name) {
-            None => {
-                return Outcome::Error(vec![format!(
-                    "start did not capture the fact {name}; run start again"
-                )]);
-            }
-            Some(hashed) if hashed.matches(answer, folded) => {
-                return Outcome::Pass(vec![format!("answer {answer:?} matches the fact captured at start")]);
-            }
+            None => return Outcome::Error(vec![msg!("grade-fact-not-captured", fact = name)]),
+            Some(hashed) if hashed.matches(answer, folded) => return right(),
             Some(_) => judged = true,
         }
     }
     let by_variant = check.accept_by_variant.iter().find(|(v, _)| inventory.variant_is(v)).map(|(_, a)| a);
     let accepted: Vec<&String> = check.accept.iter().chain(by_variant.into_iter().flatten()).collect();
     if accepted.iter().any(|a| same(a, answer)) {
-        return Outcome::Pass(vec![format!("answer {answer:?} is accepted")]);
+        return right();
     }
     if judged || !accepted.is_empty() {
-        Outcome::Fail(vec![format!("answer {answer:?} is not right")])
+        Outcome::Fail(vec![msg!("check-answer-wrong", answer = answer)])
     } else {
-        Outcome::Error(vec!["the quiz names neither a fact nor accepted answers".into()])
+        Outcome::Error(vec![msg!("grade-quiz-unjudgeable")])
     }
+}
+
+/// The values a quiz chooses from, when it is an enumeration whose listing gives nothing away:
+/// answers accepted per variant only (no fact, no answer accepted whatever the variant), at least
+/// two distinct ones. A learner then has to tell which one their cluster shows, as `labs show`
+/// already says; a quiz graded against a fact (a node name) or one fixed answer lists nothing.
+pub fn enumerated_answers(quiz: &QuizCheck) -> Option<Vec<String>> {
+    if quiz.fact.is_some() || !quiz.accept.is_empty() {
+        return None;
+    }
+    let values: BTreeSet<&String> = quiz.accept_by_variant.values().flatten().collect();
+    (values.len() >= 2).then(|| values.into_iter().cloned().collect())
 }
 
 /// A fact's key in the inventory.
@@ -521,17 +567,18 @@ pub fn schedulable(
         |message: &str| check.reason_contains.as_deref().is_none_or(|needle| message.contains(needle));
     let nodes_all = match kind(observed, "v1", "Node") {
         Ok(nodes) => nodes,
-        Err(e) => return Outcome::Error(vec![e.to_string()]),
+        Err(e) => return Outcome::Error(vec![e.message()]),
     };
+    let other_reason = check.reason_contains.as_deref().map(|r| format!("{r:?}")).unwrap_or_default();
     if let Some(target) = &check.pods {
         let pods = match observed.select(target) {
             Ok(pods) => pods,
-            Err(e) => return Outcome::Error(vec![e.to_string()]),
+            Err(e) => return Outcome::Error(vec![e.message()]),
         };
         if pods.is_empty() {
-            return Outcome::Fail(vec![format!(
-                "no pod matches {}",
-                super::observed::describe_target(target)
+            return Outcome::Fail(vec![msg!(
+                "grade-no-pod-matches",
+                target = super::observed::describe_target(target)
             )]);
         }
         let mut passed = Vec::new();
@@ -549,34 +596,41 @@ pub fn schedulable(
             let node = pod.pointer("/spec/nodeName").and_then(Value::as_str);
             match (want, status, node) {
                 (Schedulability::Schedulable, Some("True"), Some(node)) => {
-                    passed.push(format!("{who}: scheduled on node {node}"))
+                    passed.push(msg!("grade-pod-scheduled", object = who, node = node))
                 }
-                (Schedulability::Schedulable, _, _) => failed.push(format!(
-                    "{who}: not scheduled: {}",
-                    if message.is_empty() { "no PodScheduled=True condition" } else { message }
-                )),
+                (Schedulability::Schedulable, _, _) if message.is_empty() => {
+                    failed.push(msg!("grade-pod-not-scheduled-no-condition", object = who))
+                }
+                (Schedulability::Schedulable, _, _) => {
+                    failed.push(msg!("grade-pod-not-scheduled", object = who, message = message))
+                }
                 (Schedulability::Unschedulable, Some("False"), None) if reason_ok(message) => {
-                    passed.push(format!("{who}: unschedulable: {message}"))
+                    passed.push(msg!("grade-unschedulable", object = who, message = message))
                 }
-                (Schedulability::Unschedulable, Some("False"), None) => failed.push(format!(
-                    "{who}: unschedulable, but for another reason than {:?}: {message}",
-                    check.reason_contains.as_deref().unwrap_or("")
+                (Schedulability::Unschedulable, Some("False"), None) => failed.push(msg!(
+                    "grade-unschedulable-other-reason",
+                    object = who,
+                    reason = &other_reason,
+                    message = message
                 )),
-                (Schedulability::Unschedulable, _, _) => {
-                    failed.push(format!("{who}: scheduled on node {}", node.unwrap_or("(not yet)")))
+                (Schedulability::Unschedulable, _, Some(node)) => {
+                    failed.push(msg!("grade-pod-scheduled", object = who, node = node))
+                }
+                (Schedulability::Unschedulable, _, None) => {
+                    failed.push(msg!("grade-pod-not-unschedulable-yet", object = who))
                 }
             }
         }
         return if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) };
     }
     let Some(file) = &check.pod_file else {
-        return Outcome::Error(vec!["the schedulable check names neither `pods` nor `podFile`".into()]);
+        return Outcome::Error(vec![msg!("grade-schedulable-no-pods")]);
     };
     let Some(document) = files.get(&file.value) else {
-        return Outcome::Error(vec![format!("pod file {} is not part of the bundle", file.value)]);
+        return Outcome::Error(vec![msg!("grade-pod-file-missing", file = &file.value)]);
     };
     let Ok(pod) = serde_json::from_value::<Pod>(document.clone()) else {
-        return Outcome::Error(vec![format!("pod file {} is not a Pod", file.value)]);
+        return Outcome::Error(vec![msg!("grade-pod-file-not-a-pod", file = &file.value)]);
     };
     let nodes: Vec<Node> = typed(nodes_all)
         .into_iter()
@@ -588,37 +642,44 @@ pub fn schedulable(
         .collect();
     let pods: Vec<Pod> = match kind(observed, "v1", "Pod") {
         Ok(pods) => typed(pods),
-        Err(e) => return Outcome::Error(vec![e.to_string()]),
+        Err(e) => return Outcome::Error(vec![e.message()]),
     };
     let outcome = match schedule::find_feasible_nodes(&pod, &nodes, &pods) {
         Ok(outcome) => outcome,
-        Err(e) => return Outcome::Error(vec![format!("cannot fit {}: {e}", file.value)]),
-    };
-    match (want, &outcome) {
-        (Schedulability::Schedulable, schedule::FilterOutcome::Feasible(fits)) => {
-            let names: Vec<&str> = fits.iter().map(|f| f.name.as_str()).collect();
-            Outcome::Pass(vec![format!("{} fits node(s) {}", file.value, names.join(", "))])
+        Err(e) => {
+            return Outcome::Error(vec![msg!(
+                "grade-cannot-fit",
+                file = &file.value,
+                reason = e.to_string()
+            )]);
         }
-        (Schedulability::Unschedulable, schedule::FilterOutcome::Feasible(fits)) => {
-            let names: Vec<&str> = fits.iter().map(|f| f.name.as_str()).collect();
-            Outcome::Fail(vec![format!(
-                "{} fits node(s) {}, expected it to fit none",
-                file.value,
-                names.join(", ")
+    };
+    let fits =
+        |fits: &[schedule::FeasibleNode]| fits.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ");
+    match (want, &outcome) {
+        (Schedulability::Schedulable, schedule::FilterOutcome::Feasible(feasible)) => {
+            Outcome::Pass(vec![msg!("grade-pod-file-fits", file = &file.value, nodes = fits(feasible))])
+        }
+        (Schedulability::Unschedulable, schedule::FilterOutcome::Feasible(feasible)) => {
+            Outcome::Fail(vec![msg!(
+                "grade-pod-file-fits-expected-none",
+                file = &file.value,
+                nodes = fits(feasible)
             )])
         }
-        (Schedulability::Schedulable, schedule::FilterOutcome::Unschedulable(failure)) => {
-            Outcome::Fail(vec![format!("{}: {failure}", file.value)])
-        }
+        (Schedulability::Schedulable, schedule::FilterOutcome::Unschedulable(failure)) => Outcome::Fail(
+            vec![msg!("grade-unschedulable", object = &file.value, message = failure.to_string())],
+        ),
         (Schedulability::Unschedulable, schedule::FilterOutcome::Unschedulable(failure)) => {
             let message = failure.to_string();
             if reason_ok(&message) {
-                Outcome::Pass(vec![format!("{}: {message}", file.value)])
+                Outcome::Pass(vec![msg!("grade-unschedulable", object = &file.value, message = message)])
             } else {
-                Outcome::Fail(vec![format!(
-                    "{}: unschedulable, but not because of {:?}: {message}",
-                    file.value,
-                    check.reason_contains.as_deref().unwrap_or("")
+                Outcome::Fail(vec![msg!(
+                    "grade-unschedulable-other-reason",
+                    object = &file.value,
+                    reason = &other_reason,
+                    message = message
                 )])
             }
         }
@@ -695,12 +756,12 @@ pub fn device_plugin_config(
 ) -> Outcome {
     let (config_maps, nodes) = match (kind(observed, "v1", "ConfigMap"), kind(observed, "v1", "Node")) {
         (Ok(c), Ok(n)) => (c, n),
-        (Err(e), _) | (_, Err(e)) => return Outcome::Error(vec![e.to_string()]),
+        (Err(e), _) | (_, Err(e)) => return Outcome::Error(vec![e.message()]),
     };
     let map_name =
         format!("{}/{}", check.config_map.namespace.as_deref().unwrap_or(""), check.config_map.name);
     let Some(config_map) = find(config_maps, &check.config_map) else {
-        return Outcome::Fail(vec![format!("ConfigMap {map_name} does not exist")]);
+        return Outcome::Fail(vec![msg!("grade-does-not-exist", object = format!("ConfigMap {map_name}"))]);
     };
     let data: std::collections::BTreeMap<String, String> =
         config_map.get("data").cloned().and_then(|d| serde_json::from_value(d).ok()).unwrap_or_default();
@@ -708,7 +769,7 @@ pub fn device_plugin_config(
     let selected: Vec<&Value> =
         nodes.iter().filter(|n| super::observed::selector_matches(&check.nodes, n)).collect();
     if selected.is_empty() {
-        return Outcome::Fail(vec!["no node matches the check's node selector".into()]);
+        return Outcome::Fail(vec![msg!("grade-plugin-no-node")]);
     }
     let mut passed = Vec::new();
     let mut failed = Vec::new();
@@ -716,28 +777,36 @@ pub fn device_plugin_config(
         let name = name_of(node);
         let labels = crate::k8s::selector::labels_of(node);
         let Some(chosen) = labels.get(&check.label) else {
-            failed.push(format!("node {name}: no {} label", check.label));
+            failed.push(msg!("grade-plugin-no-label", node = name, label = &check.label));
             continue;
         };
         let Some(text) = data.get(chosen) else {
-            failed.push(format!(
-                "node {name}: {}={chosen} is not a key of ConfigMap {} [{}]",
-                check.label,
-                check.config_map.name,
-                keys.join(", ")
+            failed.push(msg!(
+                "grade-plugin-not-a-key",
+                node = name,
+                label = &check.label,
+                config = chosen,
+                configmap = &check.config_map.name,
+                keys = keys.join(", ")
             ));
             continue;
         };
         if let Some(wanted) = &check.config
             && wanted != chosen
         {
-            failed.push(format!("node {name}: {}={chosen}, expected {wanted}", check.label));
+            failed.push(msg!(
+                "grade-plugin-other-config",
+                node = name,
+                label = &check.label,
+                config = chosen,
+                expected = wanted
+            ));
             continue;
         }
         let plan = match sharing_plan(text) {
             Ok(plan) => plan,
             Err(e) => {
-                failed.push(format!("node {name}: config {chosen} does not parse: {e}"));
+                failed.push(msg!("grade-plugin-unparsable", node = name, config = chosen, reason = e));
                 continue;
             }
         };
@@ -752,45 +821,52 @@ pub fn device_plugin_config(
                 let allocatable =
                     node.pointer("/status/allocatable").and_then(|a| a.get(resource)).and_then(Value::as_str);
                 if allocatable != Some(expected.to_string().as_str()) {
-                    problems.push(format!(
-                        "allocatable {resource} is {}, GFD labels give {expected}",
-                        allocatable.unwrap_or("absent")
+                    problems.push(msg!(
+                        "grade-plugin-mig-allocatable",
+                        node = name,
+                        resource = resource,
+                        found = or_absent(allocatable),
+                        expected = *expected
                     ));
                 }
                 advertised.push(format!("{resource} {expected}"));
             }
             if problems.is_empty() {
-                passed.push(format!(
-                    "node {name}: config {chosen} in effect (MIG mixed, {})",
-                    advertised.join(", ")
+                passed.push(msg!(
+                    "grade-plugin-mig-in-effect",
+                    node = name,
+                    config = chosen,
+                    advertised = advertised.join(", ")
                 ));
             } else {
-                failed.extend(problems.into_iter().map(|p| format!("node {name}: {p}")));
+                failed.extend(problems);
             }
             continue;
         }
         let count = label("nvidia.com/gpu.count").and_then(|c| c.parse::<i64>().ok());
         let Some(count) = count else {
-            failed.push(format!(
-                "node {name}: no nvidia.com/gpu.count label yet (GFD has not labelled the node)"
-            ));
+            failed.push(msg!("grade-plugin-no-gpu-count", node = name));
             continue;
         };
         let mut problems = Vec::new();
         let replicas = label("nvidia.com/gpu.replicas");
         if replicas.as_deref() != Some(plan.replicas.to_string().as_str()) {
-            problems.push(format!(
-                "nvidia.com/gpu.replicas is {}, config {chosen} gives {}",
-                replicas.as_deref().unwrap_or("absent"),
-                plan.replicas
+            problems.push(msg!(
+                "grade-plugin-replicas",
+                node = name,
+                found = or_absent(replicas.as_deref()),
+                config = chosen,
+                expected = plan.replicas
             ));
         }
         let strategy = label("nvidia.com/gpu.sharing-strategy");
-        if strategy.as_deref().is_some_and(|s| s != plan.strategy) {
-            problems.push(format!(
-                "nvidia.com/gpu.sharing-strategy is {}, config {chosen} gives {}",
-                strategy.unwrap_or_default(),
-                plan.strategy
+        if let Some(strategy) = strategy.as_deref().filter(|s| *s != plan.strategy) {
+            problems.push(msg!(
+                "grade-plugin-strategy",
+                node = name,
+                found = strategy,
+                config = chosen,
+                expected = plan.strategy
             ));
         }
         let expected = count * plan.replicas;
@@ -800,20 +876,28 @@ pub fn device_plugin_config(
             .and_then(Value::as_str)
             .map(str::to_string);
         if allocatable.as_deref() != Some(expected.to_string().as_str()) {
-            problems.push(format!(
-                "allocatable {} is {}, config {chosen} gives {count} GPU(s) × {} = {expected}",
-                plan.resource,
-                allocatable.as_deref().unwrap_or("absent"),
-                plan.replicas
+            problems.push(msg!(
+                "grade-plugin-allocatable",
+                node = name,
+                resource = &plan.resource,
+                found = or_absent(allocatable.as_deref()),
+                config = chosen,
+                gpus = count,
+                replicas = plan.replicas,
+                expected = expected
             ));
         }
         if problems.is_empty() {
-            passed.push(format!(
-                "node {name}: config {chosen} in effect ({}, {} {expected})",
-                plan.strategy, plan.resource
+            passed.push(msg!(
+                "grade-plugin-in-effect",
+                node = name,
+                config = chosen,
+                strategy = plan.strategy,
+                resource = &plan.resource,
+                advertised = expected
             ));
         } else {
-            failed.extend(problems.into_iter().map(|p| format!("node {name}: {p}")));
+            failed.extend(problems);
         }
     }
     if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) }
@@ -891,10 +975,37 @@ mod tests {
         .unwrap();
         let outcome = device_plugin_config(&check, &observed);
         assert_eq!(
-            outcome,
-            Outcome::Fail(vec![
-                "node gpu-2: nvidia.com/device-plugin.config=ts4 is not a key of ConfigMap plugin [default, ts-4]".into()
-            ])
+            outcome.english(),
+            (
+                super::super::Status::Fail,
+                vec![
+                    "node gpu-2: nvidia.com/device-plugin.config=ts4 is not a key of ConfigMap plugin [default, ts-4]"
+                        .into()
+                ]
+            )
         );
+    }
+
+    #[test]
+    fn only_an_enumeration_of_variants_lists_its_values() {
+        let quiz = |yaml: &str| serde_saphyr::from_str::<QuizCheck>(yaml).unwrap();
+        assert_eq!(
+            enumerated_answers(&quiz(
+                "acceptByVariant: {image: [image], resources: [resources], toleration: [toleration]}"
+            )),
+            Some(vec!["image".to_string(), "resources".into(), "toleration".into()])
+        );
+        assert_eq!(
+            enumerated_answers(&quiz(
+                "acceptByVariant: {image: [\"1\"], resources: [\"1\"], toleration: [\"0\"]}"
+            )),
+            Some(vec!["0".to_string(), "1".into()])
+        );
+        // A fact (the affected node) or an answer accepted whatever the variant is the answer itself.
+        assert_eq!(enumerated_answers(&quiz("fact: affectedNode")), None);
+        assert_eq!(enumerated_answers(&quiz("accept: [nvidia.com/gpu]")), None);
+        assert_eq!(enumerated_answers(&quiz("accept: [a]\nacceptByVariant: {x: [b], y: [c]}")), None);
+        // One value for every variant would name the answer.
+        assert_eq!(enumerated_answers(&quiz("acceptByVariant: {x: [same], y: [same]}")), None);
     }
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{evidence::HashedFact, observed::selector_matches};
-use crate::lab::model::LabelSelector;
+use crate::{i18n::Message, lab::model::LabelSelector, msg};
 
 /// The fact keys of the `index`-th node captured: its name, and its name with its uid.
 pub fn keys(index: usize) -> (String, String) {
@@ -29,7 +29,7 @@ pub fn judge(
     selector: &LabelSelector,
     facts: &BTreeMap<String, HashedFact>,
     nodes: &[Value],
-) -> Option<(usize, Vec<String>)> {
+) -> Option<(usize, Vec<Message>)> {
     let recorded = recorded(facts);
     if recorded.is_empty() {
         return None;
@@ -46,20 +46,18 @@ pub fn judge(
         let node_name = name_of(node);
         known.push(node_name);
         if !identity.matches(&format!("{node_name} {}", uid_of(node)), false) {
-            problems
-                .push(format!("node {node_name} is not the node of that name at start (it was recreated)"));
+            problems.push(msg!("grade-captured-recreated", node = node_name));
         } else if !selector_matches(selector, node) {
-            problems.push(format!("node {node_name} no longer matches {wanted}"));
+            problems.push(msg!("grade-captured-no-longer-matches", node = node_name, selector = &wanted));
         } else if node.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
-            problems.push(format!("node {node_name} is cordoned"));
+            problems.push(msg!("grade-captured-cordoned", node = node_name));
         }
     }
     if gone > 0 {
-        let (nodes, exist) = if gone == 1 { ("node", "exists") } else { ("nodes", "exist") };
-        problems.push(format!("{gone} {nodes} matching {wanted} at start no longer {exist}"));
+        problems.push(msg!("grade-captured-gone", count = gone, selector = &wanted));
     }
     for node in nodes.iter().filter(|n| selector_matches(selector, n) && !known.contains(&name_of(n))) {
-        problems.push(format!("node {} did not match {wanted} at start: it does not count", name_of(node)));
+        problems.push(msg!("grade-captured-new", node = name_of(node), selector = &wanted));
     }
     Some((recorded.len(), problems))
 }
@@ -126,8 +124,14 @@ mod tests {
             node("gpu-3", "u3", true, true),
             node("cpu-1", "c1", true, false),
         ];
+        let english: Vec<String> = judge(&selector, &facts, &changed)
+            .unwrap()
+            .1
+            .iter()
+            .map(|m| m.render(crate::session::Lang::En))
+            .collect();
         assert_eq!(
-            judge(&selector, &facts, &changed).unwrap().1,
+            english,
             [
                 "node gpu-1 no longer matches nvidia.com/gpu.present=true",
                 "node gpu-2 is not the node of that name at start (it was recreated)",

@@ -31,7 +31,7 @@ pub enum Probe {
     /// Admission rejected it, with the server's message.
     Rejected(String),
     /// It could not be sent or judged, with why.
-    NotSent(String),
+    NotSent(crate::i18n::Message),
 }
 
 /// A captured fact, salted and hashed: the exact value's digest and the case-folded one's.

@@ -5,31 +5,33 @@
 
 use super::{partial::show, prepare_match, prepare_quantity};
 use crate::{
+    i18n::{Localized, Message},
     k8s::quantity::Quantity,
     lab::{
         loader::{ExpectedFiles, Gradable},
         model::{MatchExpectation, QuantityExpectation, QuotaInForceCheck},
     },
+    msg,
 };
 
 impl Gradable for MatchExpectation {
-    fn gradable(&self, files: &ExpectedFiles) -> Result<(), String> {
-        prepare_match(self, files).map(drop).map_err(|e| e.to_string())
+    fn gradable(&self, files: &ExpectedFiles) -> Result<(), Message> {
+        prepare_match(self, files).map(drop).map_err(|e| e.message())
     }
 }
 
 impl Gradable for QuantityExpectation {
-    fn gradable(&self, _: &ExpectedFiles) -> Result<(), String> {
-        prepare_quantity(self).map(drop).map_err(|e| e.to_string())
+    fn gradable(&self, _: &ExpectedFiles) -> Result<(), Message> {
+        prepare_quantity(self).map(drop).map_err(|e| e.message())
     }
 }
 
 impl Gradable for QuotaInForceCheck {
     /// `builtin::quota_in_force` compares `hard` as a quantity.
-    fn gradable(&self, _: &ExpectedFiles) -> Result<(), String> {
+    fn gradable(&self, _: &ExpectedFiles) -> Result<(), Message> {
         match Quantity::from_json(&self.hard) {
             Ok(_) => Ok(()),
-            Err(_) => Err(format!("hard {} is not a Kubernetes quantity", show(&self.hard))),
+            Err(_) => Err(msg!("grade-error-hard-not-a-quantity", value = show(&self.hard))),
         }
     }
 }

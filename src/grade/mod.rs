@@ -3,9 +3,11 @@
 //! Pure functions over an [`Evidence`] (the objects observed, the probes sent, what `start`
 //! recorded, the bundle's files): partial-object match, absence, counts and quantity comparisons
 //! here, the built-in domain checks in [`builtin`] and [`alert`]. Each returns an [`Outcome`] —
-//! PASS, FAIL or ERROR — with evidence a learner can read. A kind that was not observed makes an
-//! expectation ERROR, never PASS or FAIL (DESIGN §2.3). The engine observes, [`evaluate_task`]
-//! grades, the report renders; lint grades the same way against an empty cluster.
+//! PASS, FAIL or ERROR — with evidence a learner can read: catalog [`Message`]s, so grading never
+//! chooses a language (the report renders them in the session's). A kind that was not observed
+//! makes an expectation ERROR, never PASS or FAIL (DESIGN §2.3). The engine observes,
+//! [`evaluate_task`] grades, the report renders; lint grades the same way against an empty
+//! cluster.
 
 pub mod alert;
 pub mod builtin;
@@ -31,56 +33,65 @@ use self::{
 };
 pub use crate::lab::loader::ExpectedFiles;
 use crate::{
+    english_display,
+    i18n::{Localized, Message},
     k8s::quantity::Quantity,
     lab::model::{
         AbsentExpectation, CountExpectation, Expectation, MatchExpectation, Quantifier, QuantityExpectation,
         RolloutCheck, Target, Task,
     },
+    msg,
 };
 
 /// Errors from preparing a matcher (the expectation itself is unusable).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// `expectedFile` names a file the bundle did not load.
-    #[error("expected file {0} is not part of the bundle")]
     MissingExpectedFile(String),
     /// Neither or both of `expected` and `expectedFile` are given.
-    #[error("give exactly one of `expected` and `expectedFile`")]
     ExpectedSource,
     /// A list in the expected object has no declared semantics.
-    #[error("list at {0} has no declared semantics: add it under `lists` as contains, exactly, each or none")]
     UndeclaredList(String),
     /// A list declared `each` does not hold exactly one expected element.
-    #[error(
-        "list at {0} is declared `each`: give exactly one expected element, which every observed element must match"
-    )]
     EachNeedsOneElement(String),
     /// A label, annotation or node-selector value in the expected object is not a string.
-    #[error("{0} is not a string: label, annotation and node-selector values are strings (quote it)")]
     NonStringLabel(String),
     /// A path or list declaration is invalid.
-    #[error(transparent)]
     Rules(#[from] partial::Error),
     /// A path is invalid.
-    #[error(transparent)]
     Path(#[from] path::Error),
     /// The value compared with is not a quantity.
-    #[error("value {0} is not a Kubernetes quantity")]
     NotAQuantity(String),
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::MissingExpectedFile(file) => msg!("grade-error-missing-expected-file", file = file),
+            Error::ExpectedSource => msg!("grade-error-expected-source"),
+            Error::UndeclaredList(path) => msg!("grade-error-undeclared-list", path = path),
+            Error::EachNeedsOneElement(path) => msg!("grade-error-each-needs-one", path = path),
+            Error::NonStringLabel(path) => msg!("grade-error-non-string-label", path = path),
+            Error::Rules(error) => error.message(),
+            Error::Path(error) => error.message(),
+            Error::NotAQuantity(value) => msg!("grade-error-not-a-quantity", value = value),
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The result of evaluating one expectation (or one task).
+/// The result of evaluating one expectation (or one task), with its evidence lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// It holds; the evidence says what was seen.
-    Pass(Vec<String>),
+    Pass(Vec<Message>),
     /// It does not hold; the evidence says what was observed where, against what was expected.
-    Fail(Vec<String>),
+    Fail(Vec<Message>),
     /// It could not be judged (not observed, not started, not sent); never a pass or a fail.
-    Error(Vec<String>),
+    Error(Vec<Message>),
 }
 
 /// The verdict of an [`Outcome`] without its evidence.
@@ -105,14 +116,25 @@ impl Outcome {
     }
 
     /// The evidence lines.
-    pub fn evidence(&self) -> &[String] {
+    pub fn evidence(&self) -> &[Message] {
         match self {
             Outcome::Pass(lines) | Outcome::Fail(lines) | Outcome::Error(lines) => lines,
         }
     }
 
-    fn error(line: impl Into<String>) -> Outcome {
-        Outcome::Error(vec![line.into()])
+    /// The evidence lines in `lang`.
+    pub fn evidence_in(&self, lang: crate::session::Lang) -> Vec<String> {
+        self.evidence().iter().map(|line| line.render(lang)).collect()
+    }
+
+    fn error(line: Message) -> Outcome {
+        Outcome::Error(vec![line])
+    }
+
+    /// The verdict and the evidence in English, for tests to compare with.
+    #[cfg(test)]
+    pub(crate) fn english(&self) -> (Status, Vec<String>) {
+        (self.status(), self.evidence_in(crate::session::Lang::En))
     }
 }
 
@@ -171,7 +193,7 @@ pub fn evaluate_task(task: &Task, evidence: &Evidence) -> TaskOutcome {
         Status::Error => 1,
         Status::Fail => 2,
     });
-    let lines = |wanted: Status| -> Vec<String> {
+    let lines = |wanted: Status| -> Vec<Message> {
         expectations
             .iter()
             .filter(|o| o.status() == wanted)
@@ -179,7 +201,7 @@ pub fn evaluate_task(task: &Task, evidence: &Evidence) -> TaskOutcome {
             .collect()
     };
     let outcome = match worst {
-        None => Outcome::Pass(vec!["the task has no expectations".to_string()]),
+        None => Outcome::Pass(vec![msg!("grade-no-expectations")]),
         Some(Status::Pass) => Outcome::Pass(lines(Status::Pass)),
         Some(Status::Error) => Outcome::Error(lines(Status::Error)),
         Some(Status::Fail) => Outcome::Fail(lines(Status::Fail)),
@@ -214,7 +236,8 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
         Outcome::Error(mut lines) => {
             for kind in kinds_of(expectation) {
                 if let Some(reason) = evidence.observation.failures.get(&kind) {
-                    lines.push(format!("listing {} {}: {reason}", kind.api_version, kind.kind));
+                    let kind = format!("{} {}", kind.api_version, kind.kind);
+                    lines.push(msg!("grade-listing-failed", kind = kind, reason = reason));
                 }
             }
             Outcome::Error(lines)
@@ -263,19 +286,19 @@ pub fn prepare_match<'a>(m: &'a MatchExpectation, files: &'a ExpectedFiles) -> R
 }
 
 fn select<'a>(target: &Target, observed: &'a Observed) -> std::result::Result<Vec<&'a Value>, Outcome> {
-    observed
-        .select(target)
-        .map_err(|e| Outcome::error(format!("{e}: cannot judge {}", describe_target(target))))
+    observed.select(target).map_err(|e| {
+        Outcome::error(msg!("grade-cannot-judge", reason = e.message(), target = describe_target(target)))
+    })
 }
 
 fn none_found(target: &Target) -> Outcome {
-    Outcome::Fail(vec![format!("no {} exists", describe_target(target))])
+    Outcome::Fail(vec![msg!("grade-none-exists", target = describe_target(target))])
 }
 
 fn evaluate_match(m: &MatchExpectation, files: &ExpectedFiles, observed: &Observed) -> Outcome {
     let (expected, rules) = match prepare_match(m, files) {
         Ok(prepared) => prepared,
-        Err(e) => return Outcome::error(e.to_string()),
+        Err(e) => return Outcome::error(e.message()),
     };
     let objects = match select(&m.target, observed) {
         Ok(objects) => objects,
@@ -289,15 +312,19 @@ fn evaluate_match(m: &MatchExpectation, files: &ExpectedFiles, observed: &Observ
     for object in objects {
         let mismatches = partial::matches(expected, object, &rules);
         if mismatches.is_empty() {
-            passed.push(format!("{}: matches", describe(object)));
+            passed.push(msg!("grade-object-matches", object = describe(object)));
         } else {
-            failed.extend(mismatches.iter().map(|m| format!("{}: {m}", describe(object))));
+            failed.extend(
+                mismatches
+                    .iter()
+                    .map(|m| msg!("grade-object-detail", object = describe(object), detail = m.message())),
+            );
         }
     }
     decide(m.objects, passed, failed)
 }
 
-fn decide(quantifier: Quantifier, passed: Vec<String>, failed: Vec<String>) -> Outcome {
+fn decide(quantifier: Quantifier, passed: Vec<Message>, failed: Vec<Message>) -> Outcome {
     match quantifier {
         Quantifier::All if failed.is_empty() => Outcome::Pass(passed),
         Quantifier::Any if !passed.is_empty() => Outcome::Pass(passed),
@@ -309,11 +336,11 @@ fn evaluate_absent(a: &AbsentExpectation, observed: &Observed) -> Outcome {
     match select(&a.target, observed) {
         Err(outcome) => outcome,
         Ok(objects) if objects.is_empty() => {
-            Outcome::Pass(vec![format!("no {} exists", describe_target(&a.target))])
+            Outcome::Pass(vec![msg!("grade-none-exists", target = describe_target(&a.target))])
         }
-        Ok(objects) => {
-            Outcome::Fail(objects.iter().map(|o| format!("{} exists, expected none", describe(o))).collect())
-        }
+        Ok(objects) => Outcome::Fail(
+            objects.iter().map(|o| msg!("grade-exists-expected-none", object = describe(o))).collect(),
+        ),
     }
 }
 
@@ -323,8 +350,13 @@ fn evaluate_count(c: &CountExpectation, observed: &Observed) -> Outcome {
         Err(outcome) => return outcome,
     };
     let count = objects.len() as u64;
-    let line =
-        format!("{count} × {} observed, expected {} {}", describe_target(&c.target), c.op.symbol(), c.value);
+    let line = msg!(
+        "grade-count",
+        count = count,
+        target = describe_target(&c.target),
+        op = c.op.symbol(),
+        value = c.value.to_string()
+    );
     if c.op.holds(count.cmp(&c.value)) { Outcome::Pass(vec![line]) } else { Outcome::Fail(vec![line]) }
 }
 
@@ -338,7 +370,7 @@ pub fn prepare_quantity(q: &QuantityExpectation) -> Result<(FieldPath, Quantity)
 fn evaluate_quantity(q: &QuantityExpectation, observed: &Observed) -> Outcome {
     let (path, wanted) = match prepare_quantity(q) {
         Ok(prepared) => prepared,
-        Err(e) => return Outcome::error(e.to_string()),
+        Err(e) => return Outcome::error(e.message()),
     };
     let objects = match select(&q.target, observed) {
         Ok(objects) => objects,
@@ -347,22 +379,37 @@ fn evaluate_quantity(q: &QuantityExpectation, observed: &Observed) -> Outcome {
     if objects.is_empty() {
         return none_found(&q.target);
     }
-    let expected = format!("expected {} {}", q.op.symbol(), show(&q.value));
+    let (op, value) = (q.op.symbol(), show(&q.value));
     let mut passed = Vec::new();
     let mut failed = Vec::new();
     for object in objects {
-        let who = describe(object);
+        let (who, at) = (describe(object), path.to_string());
         match path.get(object) {
-            None | Some(Value::Null) => failed.push(format!("{who}: {path} is absent, {expected}")),
-            Some(found) => match Quantity::from_json(found) {
-                Err(_) => {
-                    failed.push(format!("{who}: {path} is {}, not a quantity; {expected}", show(found)))
+            None | Some(Value::Null) => {
+                failed.push(msg!("grade-quantity-absent", object = who, path = at, op = op, value = &value))
+            }
+            Some(found) => {
+                let line = msg!(
+                    "grade-quantity-is",
+                    object = &who,
+                    path = &at,
+                    found = show(found),
+                    op = op,
+                    value = &value
+                );
+                match Quantity::from_json(found) {
+                    Err(_) => failed.push(msg!(
+                        "grade-quantity-not-a-quantity",
+                        object = who,
+                        path = at,
+                        found = show(found),
+                        op = op,
+                        value = &value
+                    )),
+                    Ok(have) if q.op.holds(have.cmp(&wanted)) => passed.push(line),
+                    Ok(_) => failed.push(line),
                 }
-                Ok(have) if q.op.holds(have.cmp(&wanted)) => {
-                    passed.push(format!("{who}: {path} is {}, {expected}", show(found)))
-                }
-                Ok(_) => failed.push(format!("{who}: {path} is {}, {expected}", show(found))),
-            },
+            }
         }
     }
     decide(q.objects, passed, failed)

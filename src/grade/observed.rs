@@ -5,15 +5,17 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::{
+    english_display,
+    i18n::{Localized, Message},
     k8s::selector::labels_of,
     lab::model::{LabelSelector, SelectorOperator, Target},
+    msg,
 };
 
 /// A kind was not observed, so nothing about it can be judged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The kind was never listed (no permission, API error, or the engine did not ask).
-    #[error("{api_version} {kind} was not observed")]
     NotObserved {
         /// apiVersion of the kind.
         api_version: String,
@@ -21,6 +23,17 @@ pub enum Error {
         kind: String,
     },
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::NotObserved { api_version, kind } => {
+                msg!("grade-not-observed", kind = format!("{api_version} {kind}"))
+            }
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -123,19 +136,28 @@ pub fn describe(object: &Value) -> String {
     }
 }
 
-/// How evidence names what a target selects: `DaemonSet lab/toolkit`, `Node with labels {…}`.
-pub fn describe_target(target: &Target) -> String {
-    let mut text = target.kind.clone();
-    match (&target.namespace, &target.name) {
-        (Some(namespace), Some(name)) => text.push_str(&format!(" {namespace}/{name}")),
-        (None, Some(name)) => text.push_str(&format!(" {name}")),
-        (Some(namespace), None) => text.push_str(&format!(" in namespace {namespace}")),
-        (None, None) => {}
+/// How evidence names what a target selects: `DaemonSet lab/toolkit`, `Node with labels a=b`,
+/// `Pod in namespace lab`.
+pub fn describe_target(target: &Target) -> Message {
+    let kind = &target.kind;
+    let labels = target.label_selector.as_ref().map(describe_selector);
+    match (&target.namespace, &target.name, labels) {
+        (Some(namespace), None, None) => msg!("target-in-namespace", kind = kind, namespace = namespace),
+        (Some(namespace), None, Some(labels)) => {
+            msg!("target-in-namespace-with-labels", kind = kind, namespace = namespace, labels = labels)
+        }
+        (namespace, name, labels) => {
+            let named = match (namespace, name) {
+                (Some(namespace), Some(name)) => format!("{kind} {namespace}/{name}"),
+                (_, Some(name)) => format!("{kind} {name}"),
+                _ => kind.clone(),
+            };
+            match labels {
+                None => msg!("target-named", target = named),
+                Some(labels) => msg!("target-with-labels", target = named, labels = labels),
+            }
+        }
     }
-    if let Some(selector) = &target.label_selector {
-        text.push_str(&format!(" with labels {}", describe_selector(selector)));
-    }
-    text
 }
 
 /// A selector as `kubectl` writes one: `a=b,c in (x,y),!d`.

@@ -4,13 +4,18 @@
 use std::{
     cmp::Ordering,
     collections::{BTreeMap, BTreeSet},
-    fmt,
 };
 
 use serde_json::Value;
 
 use super::path::{self, FieldPath};
-use crate::{k8s::quantity::Quantity, lab::model::ListSemantics};
+use crate::{
+    english_display,
+    i18n::{Localized, Message},
+    k8s::quantity::Quantity,
+    lab::model::ListSemantics,
+    msg,
+};
 
 /// Keys under which Kubernetes keeps quantities: a scalar below one of them compares as a
 /// quantity (`1Gi` equals `1024Mi`).
@@ -21,12 +26,20 @@ pub const QUANTITY_KEYS: [&str; 7] =
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// A declared path is not a valid path.
-    #[error(transparent)]
     Path(#[from] path::Error),
     /// A declared list path has an index in it; list semantics apply to every element.
-    #[error("list path {0:?} must not hold an index")]
     IndexedListPath(String),
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::Path(error) => error.message(),
+            Error::IndexedListPath(path) => msg!("grade-error-indexed-list-path", path = format!("{path:?}")),
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -76,18 +89,96 @@ pub struct Mismatch {
     /// Where (with list indices of the observed object).
     pub path: FieldPath,
     /// What: `is 4, expected 8`.
-    pub detail: String,
+    pub detail: Detail,
 }
 
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.segments().is_empty() {
-            write!(f, "object {}", self.detail)
+/// What differs at a path; values as evidence shows them ([`show`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detail {
+    /// Something is there where the expected object says `null`: only what is observed is said
+    /// ("expected it absent" would state the fix, which is the task).
+    Present {
+        /// What is there.
+        found: String,
+    },
+    /// Nothing is there.
+    Missing {
+        /// What should be.
+        expected: String,
+    },
+    /// A map is expected.
+    NotAMap {
+        /// What is there.
+        found: String,
+    },
+    /// A scalar differs.
+    Differs {
+        /// What is there.
+        found: String,
+        /// What should be.
+        expected: String,
+    },
+    /// A list is expected.
+    NotAList {
+        /// What is there.
+        found: String,
+    },
+    /// A `contains` list has no element matching one expected element.
+    NoElement {
+        /// The expected element.
+        item: String,
+        /// How the closest element differs; empty when the list is empty.
+        closest: Vec<Mismatch>,
+    },
+    /// An `exactly` list has another length.
+    Length {
+        /// Elements observed.
+        found: usize,
+        /// Elements expected.
+        expected: usize,
+    },
+    /// An `each` list is empty or missing.
+    EachEmpty,
+    /// A `none` list has an element matching an expected one.
+    NoneExpected {
+        /// The expected element that matched.
+        item: String,
+    },
+}
+
+impl Localized for Mismatch {
+    fn message(&self) -> Message {
+        let path: crate::i18n::Arg = if self.path.segments().is_empty() {
+            msg!("partial-the-object").into()
         } else {
-            write!(f, "{} {}", self.path, self.detail)
+            self.path.to_string().into()
+        };
+        match &self.detail {
+            Detail::Present { found } => msg!("partial-present", path = path, found = found),
+            Detail::Missing { expected } => msg!("partial-missing", path = path, expected = expected),
+            Detail::NotAMap { found } => msg!("partial-not-a-map", path = path, found = found),
+            Detail::Differs { found, expected } => {
+                msg!("partial-differs", path = path, found = found, expected = expected)
+            }
+            Detail::NotAList { found } => msg!("partial-not-a-list", path = path, found = found),
+            Detail::NoElement { item, closest } if closest.is_empty() => {
+                msg!("partial-no-element-empty", path = path, item = item)
+            }
+            Detail::NoElement { item, closest } => msg!(
+                "partial-no-element",
+                path = path,
+                item = item,
+                closest = closest.iter().map(Mismatch::message).collect::<Vec<_>>()
+            ),
+            Detail::Length { found, expected } => {
+                msg!("partial-length", path = path, found = *found, expected = *expected)
+            }
+            Detail::EachEmpty => msg!("partial-each-empty", path = path),
+            Detail::NoneExpected { item } => msg!("partial-none-expected", path = path, item = item),
         }
     }
 }
+english_display!(Mismatch);
 
 /// The paths (without indices) of lists in `expected` that have no declared semantics.
 pub fn undeclared_lists(expected: &Value, rules: &Rules) -> Vec<FieldPath> {
@@ -181,24 +272,24 @@ fn compare(
     rules: &Rules,
     out: &mut Vec<Mismatch>,
 ) {
-    let mut push = |detail: String| out.push(Mismatch { path: path.clone(), detail });
+    let mut push = |detail: Detail| out.push(Mismatch { path: path.clone(), detail });
     match (expected, observed) {
         (Value::Null, None | Some(Value::Null)) => {}
         // What is observed only: "expected it absent" would state the fix, which is the task
         // (gpu-sharing's `limits.` quota key; issue #15).
-        (Value::Null, Some(found)) => push(format!("is {}", show(found))),
+        (Value::Null, Some(found)) => push(Detail::Present { found: show(found) }),
         (Value::Array(items), found) => {
             let semantics =
                 rules.lists.get(&path.without_indices()).copied().unwrap_or(ListSemantics::Contains);
             compare_list(items, found, semantics, path, rules, out);
         }
-        (_, None) => push(format!("is missing, expected {}", show(expected))),
+        (_, None) => push(Detail::Missing { expected: show(expected) }),
         (Value::Object(map), Some(Value::Object(found))) => {
             for (key, value) in map {
                 compare(value, found.get(key), &path.key(key), rules, out);
             }
         }
-        (Value::Object(_), Some(found)) => push(format!("is {}, expected a map", show(found))),
+        (Value::Object(_), Some(found)) => push(Detail::NotAMap { found: show(found) }),
         (scalar, Some(found)) => {
             if !scalars_equal(scalar, found, rules.compares_as_quantity(path)) {
                 let (found_text, expected_text) = match (show(found), show(scalar)) {
@@ -206,7 +297,7 @@ fn compare(
                     (a, b) if a == b => (found.to_string(), scalar.to_string()),
                     pair => pair,
                 };
-                push(format!("is {found_text}, expected {expected_text}"));
+                push(Detail::Differs { found: found_text, expected: expected_text });
             }
         }
     }
@@ -225,11 +316,11 @@ fn compare_list(
         None | Some(Value::Null) => &empty,
         Some(Value::Array(found)) => found,
         Some(other) => {
-            out.push(Mismatch { path: path.clone(), detail: format!("is {}, expected a list", show(other)) });
+            out.push(Mismatch { path: path.clone(), detail: Detail::NotAList { found: show(other) } });
             return;
         }
     };
-    let mut push = |detail: String| out.push(Mismatch { path: path.clone(), detail });
+    let mut push = |detail: Detail| out.push(Mismatch { path: path.clone(), detail });
     match semantics {
         ListSemantics::Contains => {
             for item in expected {
@@ -238,19 +329,13 @@ fn compare_list(
                 if candidates.iter().any(Vec::is_empty) {
                     continue;
                 }
-                let mut detail = format!("has no element matching {}", show(item));
-                if let Some(closest) = candidates.iter().min_by_key(|c| c.len()) {
-                    let reasons: Vec<String> = closest.iter().map(ToString::to_string).collect();
-                    detail.push_str(&format!(" (closest: {})", reasons.join("; ")));
-                } else {
-                    detail.push_str(" (the list is empty)");
-                }
-                push(detail);
+                let closest = candidates.into_iter().min_by_key(Vec::len).unwrap_or_default();
+                push(Detail::NoElement { item: show(item), closest });
             }
         }
         ListSemantics::Exactly => {
             if expected.len() != found.len() {
-                push(format!("has {} elements, expected exactly {}", found.len(), expected.len()));
+                push(Detail::Length { found: found.len(), expected: expected.len() });
                 return;
             }
             for (i, (item, f)) in expected.iter().zip(found).enumerate() {
@@ -259,7 +344,7 @@ fn compare_list(
         }
         ListSemantics::Each => {
             if found.is_empty() {
-                push("is empty or missing, expected every element to match".to_string());
+                push(Detail::EachEmpty);
                 return;
             }
             for (i, f) in found.iter().enumerate() {
@@ -274,7 +359,7 @@ fn compare_list(
                     if element(item, f, &path.index(i), rules).is_empty() {
                         out.push(Mismatch {
                             path: path.index(i),
-                            detail: format!("matches {}, expected no element to", show(item)),
+                            detail: Detail::NoneExpected { item: show(item) },
                         });
                     }
                 }

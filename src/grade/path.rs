@@ -4,18 +4,56 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::{
+    english_display,
+    i18n::{Localized, Message},
+    msg,
+};
+
 /// Errors from parsing a field path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The path does not follow the syntax.
-    #[error("invalid path {path:?}: {reason} (write keys separated by dots, `[\"key.with.dots\"]` or `[N]`)")]
     Syntax {
         /// The path as written.
         path: String,
         /// What is wrong.
-        reason: &'static str,
+        reason: Syntax,
     },
 }
+
+/// What is wrong with a path's syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// A `[` without its `]`.
+    Unclosed,
+    /// Two dots in a row, a leading dot, or `[""]`.
+    EmptyKey,
+    /// `[…]` holds neither a number nor a quoted key.
+    BadBracket,
+    /// The path ends in a dot.
+    TrailingDot,
+    /// A key right after `]`, without a dot.
+    DotExpected,
+    /// Nothing at all.
+    EmptyPath,
+}
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        let Error::Syntax { path, reason } = self;
+        let reason = match reason {
+            Syntax::Unclosed => msg!("path-syntax-unclosed"),
+            Syntax::EmptyKey => msg!("path-syntax-empty-key"),
+            Syntax::BadBracket => msg!("path-syntax-bad-bracket"),
+            Syntax::TrailingDot => msg!("path-syntax-trailing-dot"),
+            Syntax::DotExpected => msg!("path-syntax-dot-expected"),
+            Syntax::EmptyPath => msg!("path-syntax-empty-path"),
+        };
+        msg!("path-invalid", path = format!("{path:?}"), reason = reason)
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -102,31 +140,31 @@ impl std::str::FromStr for FieldPath {
         let mut expect_key = true;
         while !rest.is_empty() {
             if let Some(after) = rest.strip_prefix('[') {
-                let close = after.find(']').ok_or_else(|| syntax("unclosed `[`"))?;
+                let close = after.find(']').ok_or_else(|| syntax(Syntax::Unclosed))?;
                 let inner = &after[..close];
                 if let Some(quoted) = inner.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
                     if quoted.is_empty() {
-                        return Err(syntax("empty key"));
+                        return Err(syntax(Syntax::EmptyKey));
                     }
                     segments.push(Segment::Key(quoted.to_string()));
                 } else {
-                    let index = inner.parse().map_err(|_| syntax("`[…]` holds a number or a quoted key"))?;
+                    let index = inner.parse().map_err(|_| syntax(Syntax::BadBracket))?;
                     segments.push(Segment::Index(index));
                 }
                 rest = &after[close + 1..];
                 expect_key = false;
             } else if let Some(after) = rest.strip_prefix('.') {
                 if expect_key {
-                    return Err(syntax("empty key"));
+                    return Err(syntax(Syntax::EmptyKey));
                 }
                 rest = after;
                 expect_key = true;
                 if rest.is_empty() {
-                    return Err(syntax("trailing `.`"));
+                    return Err(syntax(Syntax::TrailingDot));
                 }
             } else {
                 if !expect_key {
-                    return Err(syntax("`.` expected after `]`"));
+                    return Err(syntax(Syntax::DotExpected));
                 }
                 let end = rest.find(['.', '[']).unwrap_or(rest.len());
                 segments.push(Segment::Key(rest[..end].to_string()));
@@ -135,7 +173,7 @@ impl std::str::FromStr for FieldPath {
             }
         }
         if segments.is_empty() {
-            return Err(syntax("empty path"));
+            return Err(syntax(Syntax::EmptyPath));
         }
         Ok(FieldPath { segments })
     }

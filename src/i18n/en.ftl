@@ -198,3 +198,377 @@ error-invalid-course = the course file { $file } has { $count ->
    *[other] { $count } problems
 }
 error-not-a-bundle = { $path }: not a lab bundle (no lab.yaml)
+
+## Issue #19: grading's evidence, the loader's and lint's problems, the engine's errors, the
+## selftest transcript and the demo (src/grade/**, src/lab/loader/**, src/engine/**, src/demo.rs).
+## Kubernetes' own messages are quoted in backticks.
+
+## grading: matchers (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
+grade-no-expectations = the task has no expectations
+grade-listing-failed = listing { $kind }: { $reason }
+grade-not-observed = { $kind } was not observed
+grade-cannot-judge = { $reason }: cannot judge { $target }
+grade-none-exists = no { $target } exists
+grade-does-not-exist = { $object } does not exist
+grade-object-matches = { $object }: matches
+grade-object-detail = { $object }: { $detail }
+grade-exists-expected-none = { $object } exists, expected none
+grade-count = { $count } × { $target } observed, expected { $op } { $value }
+grade-quantity-absent = { $object }: { $path } is absent, expected { $op } { $value }
+grade-quantity-is = { $object }: { $path } is { $found }, expected { $op } { $value }
+grade-quantity-not-a-quantity = { $object }: { $path } is { $found }, not a quantity; expected { $op } { $value }
+grade-error-missing-expected-file = expected file { $file } is not part of the bundle
+grade-error-expected-source = give exactly one of `expected` and `expectedFile`
+grade-error-undeclared-list = list at { $path } has no declared semantics: add it under `lists` as contains, exactly, each or none
+grade-error-each-needs-one = list at { $path } is declared `each`: give exactly one expected element, which every observed element must match
+grade-error-non-string-label = { $path } is not a string: label, annotation and node-selector values are strings (quote it)
+grade-error-not-a-quantity = value { $value } is not a Kubernetes quantity
+grade-error-hard-not-a-quantity = hard { $value } is not a Kubernetes quantity
+grade-error-indexed-list-path = list path { $path } must not hold an index
+grade-error-hash = cannot compute the revision hash of { $object }
+target-named = { $target }
+target-with-labels = { $target } with labels { $labels }
+target-in-namespace = { $kind } in namespace { $namespace }
+target-in-namespace-with-labels = { $kind } in namespace { $namespace } with labels { $labels }
+partial-the-object = object
+partial-present = { $path } is { $found }
+partial-missing = { $path } is missing, expected { $expected }
+partial-not-a-map = { $path } is { $found }, expected a map
+partial-differs = { $path } is { $found }, expected { $expected }
+partial-not-a-list = { $path } is { $found }, expected a list
+partial-no-element = { $path } has no element matching { $item } (closest: { $closest })
+partial-no-element-empty = { $path } has no element matching { $item } (the list is empty)
+partial-length = { $path } has { $found } elements, expected exactly { $expected }
+partial-each-empty = { $path } is empty or missing, expected every element to match
+partial-none-expected = { $path } matches { $item }, expected no element to
+path-invalid = invalid path { $path }: { $reason } (write keys separated by dots, `["key.with.dots"]` or `[N]`)
+path-syntax-unclosed = unclosed `[`
+path-syntax-empty-key = empty key
+path-syntax-bad-bracket = `[…]` holds a number or a quoted key
+path-syntax-trailing-dot = trailing `.`
+path-syntax-dot-expected = `.` expected after `]`
+path-syntax-empty-path = empty path
+value-absent = absent
+list-separator-clause = { "; " }
+
+## grading: rollout and the nodes captured at start (src/grade/builtin.rs, captured.rs)
+grade-rollout-counters = { $daemonset }: desired { $desired } current { $current } ready { $ready } up-to-date { $updated } available { $available }
+grade-rollout-no-pod = node { $node }: no pod
+grade-rollout-pod = node { $node }: pod { $pod } revision { $revision } image { $image } { $state }
+grade-rollout-unwanted-pod = node { $node }: pod { $pod } runs where the DaemonSet no longer wants one
+grade-rollout-old-revision = node { $node }: still on the old revision { $revision } ({ $state })
+grade-rollout-new-pod = node { $node }: new pod { $pod } is { $state }
+grade-rollout-unavailable = numberUnavailable is { $unavailable }
+grade-rollout-desired-at-start = DESIRED is { $desired } but { $nodes } nodes matched the lab's node selector at start
+grade-rollout-desired-now = DESIRED is { $desired } but { $nodes } nodes match the lab's node selector
+grade-rollout-still-broken = the template is still the broken one
+grade-rollout-converged = converged: one revision everywhere, nothing unavailable
+grade-rollout-not-converged = not converged: { $problem }
+grade-rollout-not-stalled = not stalled: every node is settled
+grade-rollout-stalled = stalled: { $problem }
+grade-captured-recreated = node { $node } is not the node of that name at start (it was recreated)
+grade-captured-no-longer-matches = node { $node } no longer matches { $selector }
+grade-captured-cordoned = node { $node } is cordoned
+grade-captured-gone = { $count ->
+    [one] 1 node matching { $selector } at start no longer exists
+   *[other] { $count } nodes matching { $selector } at start no longer exist
+}
+grade-captured-new = node { $node } did not match { $selector } at start: it does not count
+
+## grading: quota, quiz, schedulable, device-plugin config (src/grade/builtin.rs, src/engine/check.rs)
+grade-probe-not-sent = the over-quota probe was not sent
+grade-probe-failed = the over-quota probe failed: { $reason }
+grade-probe-admitted = an over-quota pod in { $namespace } (dryRun=All) was admitted
+grade-probe-rejected = an over-quota pod in { $namespace } (dryRun=All) was rejected: `{ $message }`
+probe-file-missing = { $file } is not part of the bundle
+probe-not-an-object = { $file } is not an object
+probe-request-failed = { $reason }
+grade-quota-hard-not-a-quantity = hard value { $value } is not a quantity
+grade-quota-hard-is = resourcequota { $quota }: hard { $resource } = { $hard }
+grade-quota-hard-differs = resourcequota { $quota }: hard { $resource } is { $found }, expected { $expected }
+grade-quota-hard-missing = resourcequota { $quota } sets no hard { $resource } (keys: { $keys })
+grade-quota-none = no ResourceQuota exists in namespace { $namespace }
+grade-not-started = the lab has not been started on this cluster (no inventory)
+grade-fact-not-captured = start did not capture the fact { $fact }; run `lab-runner start` again
+grade-quiz-unjudgeable = the quiz names neither a fact nor accepted answers
+grade-no-pod-matches = no pod matches { $target }
+grade-pod-scheduled = { $object }: scheduled on node { $node }
+grade-pod-not-scheduled = { $object }: not scheduled: `{ $message }`
+grade-pod-not-scheduled-no-condition = { $object }: not scheduled: no PodScheduled=True condition
+grade-pod-not-unschedulable-yet = { $object }: not unschedulable yet (no PodScheduled=False condition)
+grade-unschedulable = { $object }: unschedulable: `{ $message }`
+grade-unschedulable-other-reason = { $object }: unschedulable, but for another reason than { $reason }: `{ $message }`
+grade-schedulable-no-pods = the schedulable check names neither `pods` nor `podFile`
+grade-pod-file-missing = pod file { $file } is not part of the bundle
+grade-pod-file-not-a-pod = pod file { $file } is not a Pod
+grade-cannot-fit = cannot fit { $file }: { $reason }
+grade-pod-file-fits = { $file } fits node(s) { $nodes }
+grade-pod-file-fits-expected-none = { $file } fits node(s) { $nodes }, expected it to fit none
+grade-plugin-no-node = no node matches the check's node selector
+grade-plugin-no-label = node { $node }: no { $label } label
+grade-plugin-not-a-key = node { $node }: { $label }={ $config } is not a key of ConfigMap { $configmap } [{ $keys }]
+grade-plugin-other-config = node { $node }: { $label }={ $config }, expected { $expected }
+grade-plugin-unparsable = node { $node }: config { $config } does not parse: { $reason }
+grade-plugin-mig-allocatable = node { $node }: allocatable { $resource } is { $found }, GFD labels give { $expected }
+grade-plugin-mig-in-effect = node { $node }: config { $config } in effect (MIG mixed, { $advertised })
+grade-plugin-no-gpu-count = node { $node }: no nvidia.com/gpu.count label yet (GFD has not labelled the node)
+grade-plugin-replicas = node { $node }: nvidia.com/gpu.replicas is { $found }, config { $config } gives { $expected }
+grade-plugin-strategy = node { $node }: nvidia.com/gpu.sharing-strategy is { $found }, config { $config } gives { $expected }
+grade-plugin-allocatable = node { $node }: allocatable { $resource } is { $found }, config { $config } gives { $gpus } GPU(s) × { $replicas } = { $expected }
+grade-plugin-in-effect = node { $node }: config { $config } in effect ({ $strategy }, { $resource } { $advertised })
+
+## grading: alert rules (src/grade/alert.rs)
+alert-does-not-parse = does not parse: { $reason }
+alert-unsupported = uses { $construct }, which the engine's evaluator does not support
+alert-construct-offset = offset or @
+alert-construct-or-in-selector = `or` inside a selector
+alert-construct-aggregation-parameter = aggregation { $op } with a parameter
+alert-construct-aggregation-scalar = { $op } over a scalar
+alert-construct-aggregation = aggregation { $op }
+alert-construct-vector-of-vector = vector() of a vector
+alert-construct-function = function { $name }()
+alert-construct-range-selector = range selectors
+alert-construct-subquery = subqueries
+alert-construct-string-literal = string literals
+alert-construct-extension = extensions
+alert-construct-operator = operator { $op } between these operands
+alert-construct-scalar-comparison = comparison { $op } between scalars without bool
+alert-yields-scalar = yields a scalar, not a vector
+alert-breakage-image = the new image cannot be pulled
+alert-breakage-unschedulable = the new pod cannot be scheduled
+alert-breakage-desired-dropped = the template no longer targets a node (DESIRED dropped)
+alert-expr-error = { $object }: alert { $alert }: expr { $expr } { $reason }
+alert-fires-on-every-breakage = { $object }: alert { $alert } fires on every kind of breakage of { $daemonset }, not on the restored one, for { $duration }
+alert-for-too-short = { $object }: alert { $alert }: `for: { $duration }` is shorter than { $least }
+alert-never-fires = { $object }: alert { $alert } does not fire on a broken rollout of { $daemonset }
+alert-misses = { $object }: alert { $alert } does not fire when { $breakages }
+alert-nor-when = { ", nor when " }
+alert-fires-when-restored = { $object }: alert { $alert } also fires when { $daemonset } is restored
+alert-no-rule = no alerting rule found in { $target }
+
+## the loader's problems (src/lab/loader/**)
+loader-yaml-error = { $reason }
+loader-yaml-error-at = { $path }: { $reason }
+loader-cannot-read = cannot read: { $reason }
+loader-cannot-read-dir = cannot read { $path }: { $reason }
+loader-label-here = here
+loader-label-listed-again = listed again
+loader-label-no-such-lab = no such lab
+loader-label-this-id = this id
+loader-label-this-lab = this lab
+loader-label-duplicate = duplicate
+loader-label-this-shortcut = this shortcut
+loader-label-in-this-stage = in this stage
+loader-label-this-stage = this stage
+loader-label-this-path = this path
+loader-label-this-file = this file
+loader-label-itself = itself
+loader-label-unknown-task = unknown task
+loader-label-closes-cycle = closes the cycle
+loader-label-this-task = this task
+loader-label-in-this-task = in this task
+loader-course-twice = the course lists lab { $lab } twice (first on line { $line })
+loader-course-no-bundle = the course lists lab { $lab }, which has no bundle (labs: { $labs })
+loader-course-no-bundle-help = add the bundle directory { $lab }/ with a lab.yaml, or remove the entry
+loader-lab-id-invalid = lab id { $id } must be lowercase letters, digits and '-'
+loader-lab-id-not-dir = lab id { $id } differs from its bundle directory { $dir }
+loader-lab-id-not-dir-help = rename the directory or the id: `labs list` and `start` find a lab by its directory
+loader-no-stages = the lab has no stages
+loader-no-tasks = the lab has no tasks
+loader-duplicate = duplicate { $what } (first defined on line { $line })
+loader-duplicate-variant = variant id { $id }
+loader-duplicate-stage = stage id { $id }
+loader-duplicate-task = task id { $id }
+loader-duplicate-shortcut = shortcut (task { $task }) id { $id }
+loader-shortcut-no-commands = shortcut { $shortcut } of task { $task } has no commands
+loader-stage-unknown-variant = stage { $stage } has variant { $variant }, which the lab does not declare (variants: { $known })
+loader-stage-unknown-variant-help = declare it under the top-level `variants`
+loader-stage-missing-variant = stage { $stage } has variants but none for lab variant { $variant }
+loader-wait-needs-symptom = stage { $stage }: the stalledAsIntended wait on { $target } needs a `symptom`
+loader-wait-needs-symptom-help = symptom: imagePullBackOff, unschedulable or desiredDropped
+loader-wait-symptom-unused = stage { $stage }: only a stalledAsIntended wait takes a `symptom` (wait on { $target })
+loader-manifest-outside = manifest { $path } must be a relative path inside the bundle
+loader-file-outside = file { $path } must be a relative path inside the bundle
+loader-manifest-missing = manifest { $path } does not exist ({ $shown })
+loader-file-missing = file { $path } does not exist ({ $shown })
+loader-manifest-unreadable = cannot read manifest { $path }: { $reason }
+loader-file-unreadable = cannot read file { $path }: { $reason }
+loader-manifest-empty = the manifest holds no objects
+loader-document-unnamed = document { $document } needs apiVersion, kind and metadata.name
+loader-file-not-a-map = the file must hold one YAML map (a partial object)
+loader-needs-itself = task { $task } needs itself
+loader-needs-unknown = task { $task } needs unknown task { $need } (tasks: { $known })
+loader-needs-cycle = `needs` form a cycle: { $cycle }
+loader-quiz-without-quiz = quiz task { $task } has no `quiz` expectation
+loader-quiz-in-task = task { $task } has a `quiz` expectation but is not `kind: quiz`
+loader-expectation-problem = task { $task }, expectation { $number } ({ $kind }): { $problem }
+loader-schedulable-source = give exactly one of `pods` and `podFile`
+loader-broken-stage-unknown = brokenStage { $stage } is not a stage of the lab
+loader-quiz-nothing-accepted = give `fact`, `accept` or `acceptByVariant`
+loader-quiz-unknown-variant = acceptByVariant names unknown variant { $variant }
+loader-quiz-not-a-choice = accepted answer { $value } is not one of `choices`
+loader-quiz-no-attempts = `attempts` must be at least 1
+
+## lint's authoring rules (src/engine/lint.rs, src/run.rs)
+warning-line = warning: { $message }
+lint-text-missing = { $what } has no `{ $lang }` text
+lint-what-lab-title = the lab title
+lint-what-lab-briefing = the lab briefing
+lint-what-field = { $field }
+lint-what-variant-description = variant { $variant }'s description
+lint-what-task-title = task { $task }'s title
+lint-what-task-description = task { $task }'s description
+lint-what-task-hint = task { $task }'s hint { $tier }
+lint-points = task { $task } has { $points } points; points must be above zero
+lint-no-hints = task { $task } has no hints
+lint-no-hints-help = give hints in tiers: a nudge, a pointer, then the command
+lint-no-solution = task { $task } has no reference solution
+lint-no-solution-help = `selftest` runs each task's `solution` commands to prove the task can pass
+lint-label-passes-empty = passes on an empty cluster
+lint-vacuous = task { $task } is vacuous: it passes on an empty cluster ({ $evidence })
+lint-vacuous-help = add an expectation that needs the learner's work to exist, e.g. a `match` or `count >= 1`
+lint-no-shortcuts = task { $task } declares no shortcuts
+lint-no-shortcuts-help = list the attempts a learner might make to reach PASS without doing the task (`shortcuts:`); `selftest` proves none of them passes
+
+## the engine's errors (src/engine/**)
+error-no-current-context = no context given and no current-context set
+error-no-answer = no answer within { $seconds }s
+error-api = { $action }: { $reason }
+error-preflight = the cluster does not fit lab { $lab }: { $reason }
+error-timed-out = timed out after { $seconds }s waiting for { $what }: { $seen }
+error-not-reproduced = the breakage did not reproduce: { $reason }
+error-inventory = the lab inventory is unreadable: { $reason }
+error-unknown-stage = lab { $lab } has no stage { $stage } (stages, in order: { $known })
+error-unknown-variant = lab { $lab } has no variant { $variant } (variants: { $known })
+action-access-review = asking the server what this user may do (SelfSubjectAccessReview)
+action-apply = applying { $object }
+action-create-namespace = creating namespace { $namespace }
+action-delete = deleting { $object }
+action-discover = discovering the served kinds
+action-list = listing { $plural }
+action-list-in = listing { $plural } in { $namespace }
+action-list-nodes = listing nodes
+action-list-nodes-labels = listing nodes to record their labels
+action-list-nodes-preflight = listing nodes for the preflight
+action-list-nodes-to-record = listing nodes to record them
+action-post = POST { $path }
+action-read = reading { $object }
+action-read-inventory = reading the inventory { $object }
+action-resolve = resolving { $kind } through discovery
+action-restore = restoring { $object }
+action-restore-configmap = restoring ConfigMap { $object }
+action-restore-node-labels = restoring the labels of node { $node }
+action-watch = watching the { $feed }
+action-write-inventory = writing the inventory { $object }
+watch-stopped-before-listed = stopped before it was listed
+inventory-field-unreadable = { $key }: { $reason }
+apply-unnamed = a { $kind } manifest of lab { $lab } has no metadata.name
+answer-not-one-line = the answer to { $task } must be one non-empty line; nothing was recorded
+answer-not-a-node = { $value } is not a node of this cluster (see `kubectl get nodes`); nothing was recorded
+answer-not-a-choice = { $value } is not one of the answers to { $task } ({ $choices }); nothing was recorded
+answer-locked = { $task } is locked: all { $limit } of its attempts are used; nothing was recorded
+class-kubeconfig-unreadable = cannot read the kubeconfig { $path }: { $reason }
+class-kubeconfig-no-learner = { $path } has no learner context (only viewer contexts, or none)
+class-kubeconfig-dangling-cluster = { $path }: context { $context } names a cluster the file does not define
+class-kubeconfig-dangling-user = { $path }: context { $context } names a user the file does not define
+class-kubeconfig-name-count = --name was given { $names } times for { $inputs } kubeconfigs: give it once per kubeconfig, in order
+preflight-nodes = it needs at least { $min } nodes matching { $selector } ({ $description }), found { $found } of { $total } nodes; label the nodes or start the embedded simulator with `lab-runner sim up`
+preflight-nodes-advertising = it needs at least { $min } nodes matching { $selector } advertising { $resources } ({ $description }), found { $found } of { $total } nodes; label the nodes or start the embedded simulator with `lab-runner sim up`
+preflight-denied = this user may not { $denied }; use a kubeconfig context with cluster-admin rights for `start` (`kubectl auth can-i patch daemonsets -n NAMESPACE` checks one)
+preflight-denied-cluster = patch { $resource }
+preflight-denied-in = patch { $resource } in namespace { $namespace }
+reset-needs-variant = stage { $stage } of lab { $lab } differs per variant and no variant is recorded on this cluster: run `lab-runner start { $lab } --variant V` once first
+reset-wait-deleted = { $object } to be deleted
+reset-still-there = still there, finalizers [{ $finalizers }]
+start-created-meanwhile = start { $lab } stopped at stage { $stage }: { $object } was created meanwhile by someone else; delete it and run `lab-runner start { $lab }` again to resume
+start-daemonset-unparsable = DaemonSet { $name } does not parse: { $reason }
+start-wait-no-symptom = the stalledAsIntended wait on { $target } names no symptom
+start-waiting-for = { $condition } { $kind } { $target }
+start-seen-not-yet = not { $condition } yet
+start-seen-desired-zero = no node wants a pod yet (DESIRED 0)
+start-seen-rollout = { $message }
+start-seen-replicas = { $available } of { $replicas } updated and available
+start-seen-pod = { $pod } on { $node }: { $state }
+start-seen-pods = { $pods }
+start-seen-no-pods = no pods
+start-seen-desired = DESIRED { $desired }; nodes without a wanted pod: { $nodes }
+start-too-many-pulling = { $count } pods are in ImagePullBackOff, expected the rollout to stop at exactly one: { $seen }
+start-too-many-unschedulable = { $count } pods are unschedulable, expected exactly one: { $seen }
+
+## selftest's transcript (src/engine/selftest.rs) and the demo (src/demo.rs)
+selftest-header = selftest { $name }
+selftest-name-variant = { $lab }, variant { $variant }
+selftest-ok = ok: { $seen }
+selftest-failed = FAILED: { $message }
+selftest-error = ERROR: { $error }
+selftest-verdict-passed = selftest { $name }: passed
+selftest-verdict-failed-task = selftest { $name }: FAILED at step "{ $step }" (task { $task })
+selftest-verdict-failed-step = selftest { $name }: FAILED at step "{ $step }"
+selftest-verdict-failed = selftest { $name }: FAILED
+selftest-verdict-error = selftest { $name }: ERROR at step "{ $step }"
+selftest-step-reset = reset
+selftest-step-start = start
+selftest-step-check-before = check before any solution
+selftest-step-shortcuts = shortcuts of { $task }
+selftest-step-shortcut = shortcut { $task }/{ $shortcut }
+selftest-step-back = back before the solution of { $task }
+selftest-step-solution = solution { $task }
+selftest-step-reset-after = reset after the solutions
+selftest-step-check-after = check after reset
+selftest-step-owned = lab-owned objects after reset
+selftest-reset-done = { $count ->
+    [one] 1 step
+   *[other] { $count } steps
+}
+selftest-started = { $count ->
+    [one] 1 object applied
+   *[other] { $count } objects applied
+}
+selftest-started-variant = { $count ->
+    [one] variant { $variant }, 1 object applied
+   *[other] variant { $variant }, { $count } objects applied
+}
+selftest-shortcuts-skipped = skipped: this cluster keeps no checkpoints, and a shortcut (a node deleted or cordoned) could not be undone; { $count } shortcut(s) run on a simulator
+selftest-restored = restored
+selftest-no-solution = task { $task } has no reference solution
+selftest-solution-failed = the solution of task { $task } failed: { $reason }
+selftest-command-failed = `{ $command }` { $exit }{ $stderr }
+selftest-shortcut-failed = shortcut { $shortcut } of task { $task } could not be run: { $reason }
+selftest-shortcut-passes = task { $task } passes after shortcut { $shortcut } ({ $description }){ $evidence }
+selftest-task-status = { $task } { $status }{ $evidence }
+selftest-task-missing = task { $task } not in the report
+selftest-evidence = { " " }({ $line })
+selftest-after-reset-not-failing = task { $task } is { $status } after reset, expected FAIL or BLOCKED as at the start{ $evidence }
+selftest-not-passing-after-solution = task { $task } is { $status } after its solution, expected PASS{ $evidence }
+selftest-regressed = task { $task } passed after its solution but is { $status } after the solution of task { $after }{ $evidence }
+selftest-all-pass = { $task } PASS; every task passes (score { $score }/{ $total })
+selftest-pass-rest = { $task } PASS; not solved yet: { $counts }
+selftest-passes-before = task { $task } passes before its solution{ $evidence }
+selftest-passes-before-after = task { $task } passes before its solution (after the solution of task { $after }){ $evidence }
+selftest-status-before = task { $task } is { $status } before its solution, expected FAIL or BLOCKED{ $evidence }
+selftest-status-before-after = task { $task } is { $status } before its solution (after the solution of task { $after }), expected FAIL or BLOCKED{ $evidence }
+selftest-owned-same = as the first reset left them ({ $count } checked)
+selftest-owned-differ = reset did not bring back the start state: { $problems }
+selftest-fact-namespace = namespace { $namespace } exists
+selftest-fact-namespace-absent = namespace { $namespace } absent
+selftest-fact-node-label = node { $node } label { $key }={ $value }
+selftest-fact-node-label-absent = node { $node } label { $key }=(absent)
+selftest-fact-configmap = ConfigMap { $object } data { $data }
+selftest-fact-configmap-absent = ConfigMap { $object } data (absent)
+selftest-left-after-reset = left after reset: { $fact }
+selftest-missing-after-reset = missing after reset: { $fact }
+selftest-left-of-stage = left after reset: { $object } of stage { $stage }
+selftest-stage-object-missing = { $object } of stage { $stage } is missing
+selftest-stage-object-differs = { $object } differs from stage { $stage } at { $path }
+selftest-top-level = the top level
+selftest-fixture-unreadable = --fixture { $path }: { $reason }
+command-succeeded = succeeded
+command-exited = exited { $code }
+command-killed = was killed by a signal
+command-timed-out = did not finish within { $seconds }s
+command-not-started = could not be started: { $reason }
+demo-interrupted = { $command } interrupted: its simulator was stopped
+demo-post-invalid = POST { $path }: { $reason }
+demo-simulator-killed = the temporary simulator was killed: { $reason }
+demo-simulator-not-stopped-pid = could not stop the temporary simulator (pid { $pid }): { $reason }
+demo-simulator-not-stopped = could not stop the temporary simulator: { $reason }

@@ -5,9 +5,13 @@
 //! (PASS/FAIL/…), JSON field names, commands and Kubernetes' own messages are not translated;
 //! a message shows a command or a Kubernetes message quoted (backticks or quotes).
 //!
+//! Layers that must not decide the language (grading, the bundle loader, the engine's errors)
+//! produce a [`Message`] with [`msg!`](crate::msg) instead: a catalog id and its arguments, which
+//! whoever prints it renders in the session's language ([`Message::render`]).
+//!
 //! Fluent checks nothing at compile time, so the tests do: every id in both catalogs with the
-//! same placeholders, and every `tr!` in the sources naming an id that exists with exactly the
-//! arguments it passes.
+//! same placeholders, and every `tr!` and `msg!` in the sources naming an id that exists with
+//! exactly the arguments it passes.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -56,13 +60,102 @@ pub enum Error {
     },
 }
 
-/// A value for a message argument: text is shown as it is, a number also selects plural forms.
-#[derive(Debug, Clone, PartialEq)]
+/// A value for a message argument: text is shown as it is, a number also selects plural forms,
+/// a message is rendered in the same language as the one that holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arg {
     /// Shown as it is.
     Text(String),
     /// Formatted as a number; selects `[one]`/`[other]` variants.
     Number(i64),
+    /// Another message, rendered in the same language.
+    Message(Box<Message>),
+    /// A text the lab author wrote in each language (a lab's description), shown in the one the
+    /// message is rendered in.
+    EachLanguage {
+        /// The English text.
+        en: String,
+        /// The Japanese text.
+        ja: String,
+    },
+    /// Messages rendered in the same language, joined with a separator that is itself a message
+    /// (`list-separator-clause`, `; `, unless given with [`Arg::joined`]).
+    List {
+        /// The messages.
+        items: Vec<Message>,
+        /// What goes between two of them.
+        separator: Box<Message>,
+    },
+}
+
+impl Arg {
+    /// `items` joined with `separator` (a message, so each language has its own).
+    pub fn joined(items: Vec<Message>, separator: Message) -> Arg {
+        Arg::List { items, separator: Box::new(separator) }
+    }
+}
+
+/// A catalog message with its arguments, not yet in any language: what grading's evidence, the
+/// loader's problems and the engine's errors are made of, so that the layer printing them (the
+/// report, lint, the CLI) chooses the language. Build one with [`msg!`](crate::msg).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    id: &'static str,
+    args: Vec<(&'static str, Arg)>,
+}
+
+impl Message {
+    /// The message `id` with `args`. Use [`msg!`](crate::msg), which the catalog tests check.
+    pub fn new(id: &'static str, args: Vec<(&'static str, Arg)>) -> Message {
+        Message { id, args }
+    }
+
+    /// The catalog id.
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// The message in `lang`.
+    pub fn render(&self, lang: Lang) -> String {
+        text(lang, self.id, &self.args)
+    }
+}
+
+/// An error (or any value) whose words for a person are a catalog [`Message`]: its `Display` is
+/// that message in English ([`english_display!`](crate::english_display)); whoever shows it to a
+/// learner renders [`Localized::message`] in the session's language.
+pub trait Localized {
+    /// What it says, as a catalog message.
+    fn message(&self) -> Message;
+}
+
+/// `english_display!(Type)`: `Display` for a [`Localized`] type, as its message in English (logs,
+/// `to_string()`, library users).
+#[macro_export]
+macro_rules! english_display {
+    ($($t:ty),+ $(,)?) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&$crate::i18n::Localized::message(self).render($crate::session::Lang::En))
+            }
+        }
+    )+};
+}
+
+impl From<Message> for Arg {
+    fn from(message: Message) -> Arg {
+        Arg::Message(Box::new(message))
+    }
+}
+impl From<&Message> for Arg {
+    fn from(message: &Message) -> Arg {
+        Arg::Message(Box::new(message.clone()))
+    }
+}
+impl From<Vec<Message>> for Arg {
+    fn from(messages: Vec<Message>) -> Arg {
+        Arg::joined(messages, Message::new("list-separator-clause", Vec::new()))
+    }
 }
 
 impl From<&str> for Arg {
@@ -105,6 +198,18 @@ pub fn text(lang: Lang, id: &str, args: &[(&str, Arg)]) -> String {
         match value {
             Arg::Text(text) => fluent_args.set(*name, FluentValue::from(text.as_str())),
             Arg::Number(n) => fluent_args.set(*name, FluentValue::from(*n)),
+            Arg::Message(message) => fluent_args.set(*name, FluentValue::from(message.render(lang))),
+            Arg::EachLanguage { en, ja } => fluent_args.set(
+                *name,
+                FluentValue::from(match lang {
+                    Lang::En => en.as_str(),
+                    Lang::Ja => ja.as_str(),
+                }),
+            ),
+            Arg::List { items, separator } => {
+                let joined: Vec<String> = items.iter().map(|m| m.render(lang)).collect();
+                fluent_args.set(*name, FluentValue::from(joined.join(&separator.render(lang))))
+            }
         }
     }
     let mut errors = Vec::new();
@@ -117,6 +222,15 @@ pub fn text(lang: Lang, id: &str, args: &[(&str, Arg)]) -> String {
 macro_rules! tr {
     ($lang:expr, $id:literal $(, $name:ident = $value:expr)* $(,)?) => {
         $crate::i18n::text($lang, $id, &[$((stringify!($name), $crate::i18n::Arg::from($value))),*])
+    };
+}
+
+/// `msg!("id", name = value, …)`: the catalog message `id` with its arguments as a [`Message`]
+/// value, rendered later in whichever language its reader has.
+#[macro_export]
+macro_rules! msg {
+    ($id:literal $(, $name:ident = $value:expr)* $(,)?) => {
+        $crate::i18n::Message::new($id, vec![$((stringify!($name), $crate::i18n::Arg::from($value))),*])
     };
 }
 
@@ -236,21 +350,23 @@ mod tests {
         assert!(messages(Lang::En).len() > 20, "the catalog was read");
     }
 
-    /// The top-level comma-separated arguments of each `tr!( … )` in `source`.
-    fn tr_calls(source: &str) -> Vec<Vec<String>> {
+    /// The top-level comma-separated arguments of each call of `opening` (`tr!(`, `msg!(`) in
+    /// `source`.
+    fn macro_calls(source: &str, opening: &str) -> Vec<Vec<String>> {
         let mut calls = Vec::new();
         let mut rest = source;
-        while let Some(at) = rest.find("tr!(") {
+        while let Some(at) = rest.find(opening) {
             // `include_str!(` and the like end in `tr!(` too.
             let macro_name_goes_on =
                 rest[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
-            rest = &rest[at + 4..];
+            rest = &rest[at + opening.len()..];
             if macro_name_goes_on {
                 continue;
             }
             let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
             let (mut args, mut current) = (Vec::new(), String::new());
-            for (offset, c) in rest.char_indices() {
+            // The scan goes on right after the opening, so calls nested in arguments count too.
+            for c in rest.chars() {
                 if in_string {
                     current.push(c);
                     match (escaped, c) {
@@ -266,7 +382,6 @@ mod tests {
                     '(' | '[' | '{' => depth += 1,
                     ')' | ']' | '}' if depth == 0 => {
                         args.push(current.trim().to_string());
-                        rest = &rest[offset..];
                         break;
                     }
                     ')' | ']' | '}' => depth -= 1,
@@ -284,8 +399,9 @@ mod tests {
         calls
     }
 
-    /// Fluent does not check ids at compile time: every `tr!` in the sources must name a message
-    /// that exists, and pass exactly the arguments the message uses; every message is used.
+    /// Fluent does not check ids at compile time: every `tr!` and `msg!` in the sources must name
+    /// a message that exists, and pass exactly the arguments the message uses; every message is
+    /// used.
     #[test]
     fn every_tr_call_names_a_message_with_its_arguments() {
         let catalog = messages(Lang::En);
@@ -304,13 +420,15 @@ mod tests {
                     continue;
                 }
                 let text = std::fs::read_to_string(&path).unwrap();
-                for call in tr_calls(&text) {
-                    let Some(id) = call.get(1).and_then(|id| id.strip_prefix('"')?.strip_suffix('"')) else {
-                        wrong.push(format!("{}: a tr! without a literal id: {call:?}", path.display()));
+                // `tr!(lang, "id", …)` and `msg!("id", …)`: where the id is among the arguments.
+                let calls = macro_calls(&text, "tr!(").into_iter().map(|call| (1, call));
+                for (at, call) in calls.chain(macro_calls(&text, "msg!(").into_iter().map(|call| (0, call))) {
+                    let Some(id) = call.get(at).and_then(|id| id.strip_prefix('"')?.strip_suffix('"')) else {
+                        wrong.push(format!("{}: a tr!/msg! without a literal id: {call:?}", path.display()));
                         continue;
                     };
                     used.insert(id.to_string());
-                    let passed: BTreeSet<String> = call[2..]
+                    let passed: BTreeSet<String> = call[at + 1..]
                         .iter()
                         .map(|arg| {
                             arg.split_once('=').map_or(arg.as_str(), |(name, _)| name).trim().to_string()
@@ -327,9 +445,13 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        used.extend(USED_HERE.iter().map(|id| id.to_string()));
         let unused: Vec<&String> = catalog.keys().filter(|id| !used.contains(*id)).collect();
         assert!(unused.is_empty(), "catalog messages no code uses: {unused:?}");
     }
+
+    /// Messages this module itself formats (outside `tr!`).
+    const USED_HERE: &[&str] = &["list-separator-clause"];
 
     /// Whether `text` carries Japanese (kana or kanji).
     fn has_japanese(text: &str) -> bool {

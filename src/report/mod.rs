@@ -166,8 +166,13 @@ pub fn human_in(report: &Report, styled: bool, lang: Lang) -> String {
             let _ = writeln!(out, "            {}", tr!(lang, "report-hint", tier = tier + 1, text = text));
         }
         if let Some(solution) = &task.solution {
+            // A multi-line command (a script, a heredoc) stays one block under its `$`.
             for command in solution {
-                let _ = writeln!(out, "            $ {command}");
+                let mut lines = command.trim_end().lines();
+                let _ = writeln!(out, "            $ {}", lines.next().unwrap_or_default());
+                for line in lines {
+                    let _ = writeln!(out, "              {line}");
+                }
             }
         }
     }

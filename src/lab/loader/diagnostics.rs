@@ -4,6 +4,8 @@ use std::{fmt, sync::Arc};
 
 use miette::{GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
 
+use crate::{i18n::Message, msg, session::Lang};
+
 /// A 1-based line and column in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Position {
@@ -13,42 +15,68 @@ pub struct Position {
     pub column: u64,
 }
 
-/// One problem in a bundle: where, what, and a rendered diagnostic with a code snippet.
-#[derive(Debug)]
+/// One problem in a bundle: where, what, and a diagnostic with a code snippet, rendered in the
+/// reader's language ([`Problem::render`]).
+#[derive(Debug, Clone)]
 pub struct Problem {
     /// The file as shown to the user (a real path for bundles on disk).
     pub file: String,
     /// Line and column, where known.
     pub position: Option<Position>,
     /// What is wrong, in one line.
-    pub message: String,
-    report: miette::Report,
+    pub message: Message,
+    /// How to fix it, when there is advice.
+    pub help: Option<Message>,
+    /// The snippet to point into, when the problem has a place in the file.
+    snippet: Option<Snippet>,
+}
+
+/// Where in a file's text a problem points, and what the pointer says.
+#[derive(Debug, Clone)]
+struct Snippet {
+    text: Arc<String>,
+    offset: usize,
+    len: usize,
+    label: Message,
 }
 
 impl Problem {
-    /// The miette rendering: `file:line:col` header, snippet, label and help.
-    pub fn render(&self, theme: GraphicalTheme) -> String {
+    /// The miette rendering in `lang`: `file:line:col` header, snippet, label and help.
+    pub fn render(&self, theme: GraphicalTheme, lang: Lang) -> String {
+        let message = self.message.render(lang);
+        let help = self.help.as_ref().map(|h| h.render(lang));
+        let report = match &self.snippet {
+            Some(snippet) => miette::Report::new(Located {
+                message,
+                code: NamedSource::new(&self.file, snippet.text.to_string()),
+                span: (snippet.offset, snippet.len).into(),
+                label: snippet.label.render(lang),
+                help,
+            }),
+            None => miette::Report::new(Unlocated { file: self.file.clone(), message, help }),
+        };
         let mut out = String::new();
         GraphicalReportHandler::new_themed(theme)
             .with_width(100)
-            .render_report(&mut out, self.report.as_ref())
+            .render_report(&mut out, report.as_ref())
             .expect("rendering into a String cannot fail");
         out
     }
 
-    /// The diagnostic, for callers that print through miette themselves.
-    pub fn diagnostic(&self) -> &dyn miette::Diagnostic {
-        self.report.as_ref()
+    /// `file:line:col: message` in `lang`, as compilers print it.
+    pub fn line(&self, lang: Lang) -> String {
+        let message = self.message.render(lang);
+        match self.position {
+            Some(Position { line, column }) => format!("{}:{line}:{column}: {message}", self.file),
+            None => format!("{}: {message}", self.file),
+        }
     }
 }
 
 impl fmt::Display for Problem {
-    /// `file:line:col: message`, as compilers print it.
+    /// `file:line:col: message` in English.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.position {
-            Some(Position { line, column }) => write!(f, "{}:{line}:{column}: {}", self.file, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
-        }
+        f.write_str(&self.line(Lang::En))
     }
 }
 
@@ -82,13 +110,13 @@ pub(super) struct SourceFile {
 }
 
 impl SourceFile {
-    /// A problem at a location the YAML parser recorded.
+    /// A problem at a location the YAML parser recorded; `label` says what is there.
     pub(super) fn at(
         &self,
         location: serde_saphyr::Location,
-        label: &str,
-        message: String,
-        help: Option<String>,
+        label: Message,
+        message: Message,
+        help: Option<Message>,
     ) -> Problem {
         if location.line() == 0 {
             return self.whole(message, help);
@@ -99,42 +127,39 @@ impl SourceFile {
             .map(|o| o as usize)
             .unwrap_or_else(|| offset_of(&self.text, location.line(), location.column()));
         let len = span.byte_len().map(|l| l as usize).unwrap_or(1).max(1);
-        let report = miette::Report::new(Located {
-            message: message.clone(),
-            code: NamedSource::new(&self.display, self.text.to_string()),
-            span: (offset, len).into(),
-            label: label.to_string(),
-            help,
-        });
         Problem {
             file: self.display.clone(),
             position: Some(Position { line: location.line(), column: location.column() }),
             message,
-            report,
+            help,
+            snippet: Some(Snippet { text: self.text.clone(), offset, len, label }),
         }
     }
 
     /// A problem about the file as a whole.
-    pub(super) fn whole(&self, message: String, help: Option<String>) -> Problem {
+    pub(super) fn whole(&self, message: Message, help: Option<Message>) -> Problem {
         problem_without_position(&self.display, message, help)
     }
 
-    /// A YAML error (syntax, unknown field, wrong type) from serde-saphyr. Where the YAML path of
-    /// the offending node can be found, the message starts with it (`tasks[1].pointz: unknown
-    /// field …`); otherwise serde-saphyr's own report is kept.
+    /// A YAML error (syntax, unknown field, wrong type) from serde-saphyr, in the parser's words
+    /// (quoted under a Japanese frame). Where the YAML path of the offending node can be found,
+    /// the message starts with it (`tasks[1].pointz: unknown field …`).
     pub(super) fn yaml_error(&self, error: &serde_saphyr::Error) -> Problem {
         let options = serde_saphyr::render_options! { source_name: Some(self.display.as_str()) };
-        let report =
-            serde_saphyr::miette::to_miette_report_with_options(error, &self.text, &self.display, options);
-        let message = report.to_string();
+        // The report's own line: the parser's message without serde-saphyr's position prefix.
+        let reason =
+            serde_saphyr::miette::to_miette_report_with_options(error, &self.text, &self.display, options)
+                .to_string();
         let location = error.location().filter(|l| l.line() > 0);
-        if let Some(location) = location
-            && let Some(path) = yaml_path_at(&self.text, location.line(), location.column())
-        {
-            return self.at(location, "here", format!("{path}: {message}"), None);
+        let path = location.and_then(|l| yaml_path_at(&self.text, l.line(), l.column()));
+        let message = match path {
+            Some(path) => msg!("loader-yaml-error-at", path = path, reason = reason),
+            None => msg!("loader-yaml-error", reason = reason),
+        };
+        match location {
+            Some(location) => self.at(location, msg!("loader-label-here"), message, None),
+            None => self.whole(message, None),
         }
-        let position = location.map(|l| Position { line: l.line(), column: l.column() });
-        Problem { file: self.display.clone(), position, message, report }
     }
 }
 
@@ -236,9 +261,8 @@ fn yaml_path_at(text: &str, line: u64, column: u64) -> Option<String> {
     candidate
 }
 
-pub(super) fn problem_without_position(file: &str, message: String, help: Option<String>) -> Problem {
-    let report = miette::Report::new(Unlocated { file: file.to_string(), message: message.clone(), help });
-    Problem { file: file.to_string(), position: None, message, report }
+pub(super) fn problem_without_position(file: &str, message: Message, help: Option<Message>) -> Problem {
+    Problem { file: file.to_string(), position: None, message, help, snippet: None }
 }
 
 /// Byte offset of a 1-based line and character column.
@@ -288,8 +312,12 @@ mod tests {
         let problem = file.yaml_error(&error);
         assert_eq!(problem.position, Some(Position { line: 1, column: 4 }));
         assert!(problem.to_string().starts_with("lab.yaml:1:4: a: "), "{problem}");
-        let whole = file.whole("no objects".into(), None);
-        assert_eq!(whole.to_string(), "lab.yaml: no objects");
-        assert_eq!(whole.render(GraphicalTheme::none()).trim(), "x lab.yaml: no objects");
+        let whole = file.whole(msg!("loader-manifest-empty"), None);
+        assert_eq!(whole.to_string(), "lab.yaml: the manifest holds no objects");
+        assert_eq!(
+            whole.render(GraphicalTheme::none(), Lang::En).trim(),
+            "x lab.yaml: the manifest holds no objects"
+        );
+        assert_eq!(whole.line(Lang::Ja), "lab.yaml: マニフェストにオブジェクトがありません");
     }
 }

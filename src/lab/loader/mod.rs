@@ -24,7 +24,12 @@ use self::{
     validate::Checker,
 };
 use super::model::{Lab, Spanned};
-use crate::session::LabSource;
+use crate::{
+    english_display,
+    i18n::{Localized, Message},
+    msg,
+    session::LabSource,
+};
 
 mod diagnostics;
 mod validate;
@@ -42,7 +47,6 @@ pub const LAB_FILE: &str = "lab.yaml";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The bundle has problems; each names its file and, where known, line and column.
-    #[error("lab bundle {bundle} has {count} problem{s}", count = problems.len(), s = if problems.len() == 1 { "" } else { "s" })]
     Invalid {
         /// The bundle's directory as shown to the user.
         bundle: String,
@@ -50,7 +54,6 @@ pub enum Error {
         problems: Vec<Problem>,
     },
     /// The course file cannot be read as a course; each problem names its line and column.
-    #[error("the course file {file} has {count} problem{s}", count = problems.len(), s = if problems.len() == 1 { "" } else { "s" })]
     InvalidCourse {
         /// The course file as shown to the user.
         file: String,
@@ -58,7 +61,6 @@ pub enum Error {
         problems: Vec<Problem>,
     },
     /// No lab has this id.
-    #[error("no lab named {id:?}; known labs: {}", if known.is_empty() { "none".to_string() } else { known.join(", ") })]
     UnknownLab {
         /// The id asked for.
         id: String,
@@ -66,10 +68,8 @@ pub enum Error {
         known: Vec<String>,
     },
     /// The path holds no `lab.yaml`.
-    #[error("{0}: not a lab bundle (no lab.yaml)")]
     NotABundle(String),
     /// A directory could not be read.
-    #[error("cannot read {path}: {source}")]
     Io {
         /// The path.
         path: String,
@@ -77,6 +77,28 @@ pub enum Error {
         source: std::io::Error,
     },
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        match self {
+            Error::Invalid { bundle, problems } => {
+                msg!("error-invalid-bundle", bundle = bundle, count = problems.len())
+            }
+            Error::InvalidCourse { file, problems } => {
+                msg!("error-invalid-course", file = file, count = problems.len())
+            }
+            Error::UnknownLab { id, known } => {
+                let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                msg!("error-unknown-lab", id = id, known = known)
+            }
+            Error::NotABundle(path) => msg!("error-not-a-bundle", path = path),
+            Error::Io { path, source } => {
+                msg!("loader-cannot-read-dir", path = path, reason = source.to_string())
+            }
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -371,23 +393,20 @@ pub fn read_course(source: &LabSource) -> Result<CourseRead> {
         if let Some(first_line) = seen.get(entry.value.as_str()) {
             problems.push(file.at(
                 entry.referenced,
-                "listed again",
-                format!("the course lists lab {:?} twice (first on line {first_line})", entry.value),
+                msg!("loader-label-listed-again"),
+                msg!("loader-course-twice", lab = format!("{:?}", entry.value), line = *first_line),
                 None,
             ));
             continue;
         }
         seen.insert(&entry.value, entry.referenced.line());
         if !known.contains(&entry.value) {
-            let listed = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            let listed = if known.is_empty() { "-".to_string() } else { known.join(", ") };
             problems.push(file.at(
                 entry.referenced,
-                "no such lab",
-                format!("the course lists lab {:?}, which has no bundle (labs: {listed})", entry.value),
-                Some(format!(
-                    "add the bundle directory {}/ with a lab.yaml, or remove the entry",
-                    entry.value
-                )),
+                msg!("loader-label-no-such-lab"),
+                msg!("loader-course-no-bundle", lab = format!("{:?}", entry.value), labs = listed),
+                Some(msg!("loader-course-no-bundle-help", lab = &entry.value)),
             ));
         }
     }
@@ -418,7 +437,7 @@ pub fn read(root: BundleRoot) -> Result<Loaded> {
         Err(reason) => {
             let problem = problem_without_position(
                 &root.display_file(LAB_FILE),
-                format!("cannot read: {reason}"),
+                msg!("loader-cannot-read", reason = reason),
                 None,
             );
             return Ok(Loaded { bundle: None, problems: vec![problem] });
@@ -450,9 +469,9 @@ pub fn read(root: BundleRoot) -> Result<Loaded> {
 pub(crate) fn problem_at<T>(
     bundle: &Bundle,
     spanned: &Spanned<T>,
-    label: &str,
-    message: String,
-    help: Option<String>,
+    label: Message,
+    message: Message,
+    help: Option<Message>,
 ) -> Problem {
     bundle.lab_file.at(spanned.referenced, label, message, help)
 }

@@ -12,7 +12,11 @@ use super::{
     BundleRoot, ExpectedFiles,
     diagnostics::{Problem, SourceFile},
 };
-use crate::lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor};
+use crate::{
+    i18n::Message,
+    lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor},
+    msg,
+};
 
 /// Whether grading can judge an expectation at all (its expected source is there, its lists are
 /// declared, its paths and quantities parse), asked before any cluster is involved.
@@ -21,7 +25,7 @@ use crate::lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor};
 /// the lab layer never imports `grade` (grade → lab is the one direction, docs/architecture.md).
 pub trait Gradable {
     /// `Err` with the message grading would give when it cannot judge this expectation.
-    fn gradable(&self, files: &ExpectedFiles) -> Result<(), String>;
+    fn gradable(&self, files: &ExpectedFiles) -> Result<(), Message>;
 }
 
 /// Collects the problems of one bundle while reading the files `lab.yaml` names.
@@ -39,8 +43,8 @@ pub(super) struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn at<T>(&mut self, spanned: &Spanned<T>, label: &str, message: String, help: Option<&str>) {
-        let problem = self.lab_file.at(spanned.referenced, label, message, help.map(str::to_string));
+    fn at<T>(&mut self, spanned: &Spanned<T>, label: Message, message: Message, help: Option<Message>) {
+        let problem = self.lab_file.at(spanned.referenced, label, message, help);
         self.problems.push(problem);
     }
 
@@ -51,60 +55,66 @@ impl Checker<'_> {
             && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && !id.starts_with('-')
             && !id.ends_with('-');
+        let quoted = format!("{id:?}");
         if !valid_id {
-            self.at(
-                &lab.id,
-                "this id",
-                format!("lab id {id:?} must be lowercase letters, digits and '-'"),
-                None,
-            );
+            self.at(&lab.id, msg!("loader-label-this-id"), msg!("loader-lab-id-invalid", id = &quoted), None);
         }
         let dir = self.root.dir_name();
         if dir != *id {
             self.at(
                 &lab.id,
-                "this id",
-                format!("lab id {id:?} differs from its bundle directory {dir:?}"),
-                Some("rename the directory or the id: `labs list` and `start` find a lab by its directory"),
+                msg!("loader-label-this-id"),
+                msg!("loader-lab-id-not-dir", id = &quoted, dir = format!("{dir:?}")),
+                Some(msg!("loader-lab-id-not-dir-help")),
             );
         }
         if lab.stages.is_empty() {
-            self.at(&lab.id, "this lab", "the lab has no stages".to_string(), None);
+            self.at(&lab.id, msg!("loader-label-this-lab"), msg!("loader-no-stages"), None);
         }
         if lab.tasks.is_empty() {
-            self.at(&lab.id, "this lab", "the lab has no tasks".to_string(), None);
+            self.at(&lab.id, msg!("loader-label-this-lab"), msg!("loader-no-tasks"), None);
         }
-        self.duplicates("variant", lab.variants.iter().map(|v| &v.id));
-        self.duplicates("stage", lab.stages.iter().map(|s| &s.id));
-        self.duplicates("task", lab.tasks.iter().map(|t| &t.id));
+        self.duplicates(|id| msg!("loader-duplicate-variant", id = id), lab.variants.iter().map(|v| &v.id));
+        self.duplicates(|id| msg!("loader-duplicate-stage", id = id), lab.stages.iter().map(|s| &s.id));
+        self.duplicates(|id| msg!("loader-duplicate-task", id = id), lab.tasks.iter().map(|t| &t.id));
         self.check_stages(lab);
         self.check_needs(lab);
         for task in &lab.tasks {
             self.check_task(lab, task);
+            let task_id = format!("{:?}", task.id.value);
             self.duplicates(
-                &format!("shortcut (task {:?})", task.id.value),
+                |id| msg!("loader-duplicate-shortcut", id = id, task = &task_id),
                 task.shortcuts.iter().map(|s| &s.id),
             );
             for shortcut in task.shortcuts.iter().filter(|s| s.commands.is_empty()) {
                 self.at(
                     &shortcut.id,
-                    "this shortcut",
-                    format!("shortcut {:?} of task {:?} has no commands", shortcut.id.value, task.id.value),
+                    msg!("loader-label-this-shortcut"),
+                    msg!(
+                        "loader-shortcut-no-commands",
+                        shortcut = format!("{:?}", shortcut.id.value),
+                        task = &task_id
+                    ),
                     None,
                 );
             }
         }
     }
 
-    fn duplicates<'s>(&mut self, what: &str, ids: impl Iterator<Item = &'s Spanned<String>>) {
+    /// Reports every id of `ids` seen before; `what` names the duplicate (given the quoted id).
+    fn duplicates<'s>(
+        &mut self,
+        what: impl Fn(String) -> Message,
+        ids: impl Iterator<Item = &'s Spanned<String>>,
+    ) {
         let mut seen: BTreeMap<&str, &Spanned<String>> = BTreeMap::new();
         for id in ids {
             if let Some(first) = seen.get(id.value.as_str()) {
                 let first_line = first.referenced.line();
                 self.at(
                     id,
-                    "duplicate",
-                    format!("duplicate {what} id {:?} (first defined on line {first_line})", id.value),
+                    msg!("loader-label-duplicate"),
+                    msg!("loader-duplicate", what = what(format!("{:?}", id.value)), line = first_line),
                     None,
                 );
             } else {
@@ -124,9 +134,14 @@ impl Checker<'_> {
                     let known = variant_ids.iter().copied().collect::<Vec<_>>().join(", ");
                     self.at(
                         &stage.id,
-                        "in this stage",
-                        format!("stage {:?} has variant {name:?}, which the lab does not declare (variants: {known})", stage.id.value),
-                        Some("declare it under the top-level `variants`"),
+                        msg!("loader-label-in-this-stage"),
+                        msg!(
+                            "loader-stage-unknown-variant",
+                            stage = format!("{:?}", stage.id.value),
+                            variant = format!("{name:?}"),
+                            known = known
+                        ),
+                        Some(msg!("loader-stage-unknown-variant-help")),
                     );
                 }
                 for manifest in &variant.manifests {
@@ -139,10 +154,11 @@ impl Checker<'_> {
                     if !stage.variants.contains_key(*id) {
                         self.at(
                             &stage.id,
-                            "this stage",
-                            format!(
-                                "stage {:?} has variants but none for lab variant {id:?}",
-                                stage.id.value
+                            msg!("loader-label-this-stage"),
+                            msg!(
+                                "loader-stage-missing-variant",
+                                stage = format!("{:?}", stage.id.value),
+                                variant = format!("{id:?}")
                             ),
                             None,
                         );
@@ -156,44 +172,39 @@ impl Checker<'_> {
     fn waits(&mut self, stage: &Spanned<String>, waits: &[crate::lab::model::Wait]) {
         for wait in waits {
             let target = format!("{} {}", wait.target.kind, wait.target.name);
+            let stage_id = format!("{:?}", stage.value);
             match (wait.condition, wait.symptom) {
                 (WaitFor::StalledAsIntended, None) => self.at(
                     stage,
-                    "in this stage",
-                    format!(
-                        "stage {:?}: the stalledAsIntended wait on {target} needs a `symptom`",
-                        stage.value
-                    ),
-                    Some("symptom: imagePullBackOff, unschedulable or desiredDropped"),
+                    msg!("loader-label-in-this-stage"),
+                    msg!("loader-wait-needs-symptom", stage = stage_id, target = target),
+                    Some(msg!("loader-wait-needs-symptom-help")),
                 ),
                 (WaitFor::StalledAsIntended, Some(_)) | (_, None) => {}
                 (_, Some(_)) => self.at(
                     stage,
-                    "in this stage",
-                    format!(
-                        "stage {:?}: only a stalledAsIntended wait takes a `symptom` (wait on {target})",
-                        stage.value
-                    ),
+                    msg!("loader-label-in-this-stage"),
+                    msg!("loader-wait-symptom-unused", stage = stage_id, target = target),
                     None,
                 ),
             }
         }
     }
 
-    /// Checks a bundle path and reads the file; `None` (with a problem) when it cannot.
-    fn file(&mut self, reference: &Spanned<String>, what: &str) -> Option<SourceFile> {
+    /// Checks a bundle path and reads the file; `None` (with a problem) when it cannot. `what`
+    /// says what the file is (`manifest`, `file`).
+    fn file(&mut self, reference: &Spanned<String>, what: FileRole) -> Option<SourceFile> {
         let relative = &reference.value;
         let inside = !relative.is_empty()
             && Path::new(relative)
                 .components()
                 .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
         if !inside {
-            self.at(
-                reference,
-                "this path",
-                format!("{what} {relative:?} must be a relative path inside the bundle"),
-                None,
-            );
+            let message = match what {
+                FileRole::Manifest => msg!("loader-manifest-outside", path = format!("{relative:?}")),
+                FileRole::File => msg!("loader-file-outside", path = format!("{relative:?}")),
+            };
+            self.at(reference, msg!("loader-label-this-path"), message, None);
             return None;
         }
         match self.root.read(relative) {
@@ -202,11 +213,21 @@ impl Checker<'_> {
             }
             Ok(None) => {
                 let shown = self.root.display_file(relative);
-                self.at(reference, "this file", format!("{what} {relative} does not exist ({shown})"), None);
+                let message = match what {
+                    FileRole::Manifest => msg!("loader-manifest-missing", path = relative, shown = shown),
+                    FileRole::File => msg!("loader-file-missing", path = relative, shown = shown),
+                };
+                self.at(reference, msg!("loader-label-this-file"), message, None);
                 None
             }
             Err(reason) => {
-                self.at(reference, "this file", format!("cannot read {what} {relative}: {reason}"), None);
+                let message = match what {
+                    FileRole::Manifest => {
+                        msg!("loader-manifest-unreadable", path = relative, reason = reason)
+                    }
+                    FileRole::File => msg!("loader-file-unreadable", path = relative, reason = reason),
+                };
+                self.at(reference, msg!("loader-label-this-file"), message, None);
                 None
             }
         }
@@ -216,13 +237,13 @@ impl Checker<'_> {
         if self.manifests.contains_key(&reference.value) {
             return;
         }
-        let Some(file) = self.file(reference, "manifest") else { return };
+        let Some(file) = self.file(reference, FileRole::Manifest) else { return };
         match serde_saphyr::from_multiple::<Value>(&file.text) {
             Err(error) => self.problems.push(file.yaml_error(&error)),
             Ok(documents) => {
                 let documents: Vec<Value> = documents.into_iter().filter(|d| !d.is_null()).collect();
                 if documents.is_empty() {
-                    self.problems.push(file.whole("the manifest holds no objects".to_string(), None));
+                    self.problems.push(file.whole(msg!("loader-manifest-empty"), None));
                 }
                 for (index, document) in documents.iter().enumerate() {
                     let has = |field: &str| {
@@ -233,10 +254,8 @@ impl Checker<'_> {
                         .and_then(Value::as_str)
                         .is_some_and(|s| !s.is_empty());
                     if !(has("apiVersion") && has("kind") && named) {
-                        self.problems.push(file.whole(
-                            format!("document {} needs apiVersion, kind and metadata.name", index + 1),
-                            None,
-                        ));
+                        self.problems
+                            .push(file.whole(msg!("loader-document-unnamed", document = index + 1), None));
                     }
                 }
                 self.manifests.insert(reference.value.clone(), documents);
@@ -249,15 +268,14 @@ impl Checker<'_> {
         if let Some(value) = self.expected.get(&reference.value) {
             return Some(value.clone());
         }
-        let file = self.file(reference, "file")?;
+        let file = self.file(reference, FileRole::File)?;
         match serde_saphyr::from_str::<Value>(&file.text) {
             Err(error) => {
                 self.problems.push(file.yaml_error(&error));
                 None
             }
             Ok(value) if !value.is_object() => {
-                self.problems
-                    .push(file.whole("the file must hold one YAML map (a partial object)".to_string(), None));
+                self.problems.push(file.whole(msg!("loader-file-not-a-map"), None));
                 None
             }
             Ok(value) => {
@@ -270,17 +288,25 @@ impl Checker<'_> {
     fn check_needs(&mut self, lab: &Lab) {
         let ids: BTreeSet<&str> = lab.tasks.iter().map(|t| t.id.value.as_str()).collect();
         for task in &lab.tasks {
+            let task_id = format!("{:?}", task.id.value);
             for need in &task.needs {
                 if need.value == task.id.value {
-                    self.at(need, "itself", format!("task {:?} needs itself", task.id.value), None);
+                    self.at(
+                        need,
+                        msg!("loader-label-itself"),
+                        msg!("loader-needs-itself", task = &task_id),
+                        None,
+                    );
                 } else if !ids.contains(need.value.as_str()) {
                     let known = ids.iter().copied().collect::<Vec<_>>().join(", ");
                     self.at(
                         need,
-                        "unknown task",
-                        format!(
-                            "task {:?} needs unknown task {:?} (tasks: {known})",
-                            task.id.value, need.value
+                        msg!("loader-label-unknown-task"),
+                        msg!(
+                            "loader-needs-unknown",
+                            task = &task_id,
+                            need = format!("{:?}", need.value),
+                            known = known
                         ),
                         None,
                     );
@@ -324,8 +350,8 @@ impl Checker<'_> {
                     cycle.push(&lab.tasks[next].id.value);
                     self.at(
                         need,
-                        "closes the cycle",
-                        format!("`needs` form a cycle: {}", cycle.join(" → ")),
+                        msg!("loader-label-closes-cycle"),
+                        msg!("loader-needs-cycle", cycle = cycle.join(" → ")),
                         None,
                     );
                 }
@@ -338,29 +364,39 @@ impl Checker<'_> {
 
     fn check_task(&mut self, lab: &Lab, task: &crate::lab::model::Task) {
         let id = &task.id;
+        let task_id = format!("{:?}", id.value);
         let has_quiz = task.expect.iter().any(|e| matches!(e, Expectation::Quiz(_)));
         match task.kind {
-            TaskKind::Quiz if !has_quiz => {
-                self.at(id, "this task", format!("quiz task {:?} has no `quiz` expectation", id.value), None)
-            }
+            TaskKind::Quiz if !has_quiz => self.at(
+                id,
+                msg!("loader-label-this-task"),
+                msg!("loader-quiz-without-quiz", task = &task_id),
+                None,
+            ),
             TaskKind::Task if has_quiz => self.at(
                 id,
-                "this task",
-                format!("task {:?} has a `quiz` expectation but is not `kind: quiz`", id.value),
+                msg!("loader-label-this-task"),
+                msg!("loader-quiz-in-task", task = &task_id),
                 None,
             ),
             _ => {}
         }
         for (n, expectation) in task.expect.iter().enumerate() {
-            let context = format!("task {:?}, expectation {} ({})", id.value, n + 1, expectation.name());
-            let complain = |checker: &mut Self, message: String| {
-                checker.at(id, "in this task", format!("{context}: {message}"), None)
+            let complain = |checker: &mut Self, problem: Message| {
+                let message = msg!(
+                    "loader-expectation-problem",
+                    task = &task_id,
+                    number = n + 1,
+                    kind = expectation.name(),
+                    problem = problem
+                );
+                checker.at(id, msg!("loader-label-in-this-task"), message, None)
             };
             match expectation {
                 Expectation::Match(m) => {
                     let available = match (&m.expected, &m.expected_file) {
                         (Some(_), Some(_)) | (None, None) => {
-                            complain(self, "give exactly one of `expected` and `expectedFile`".to_string());
+                            complain(self, msg!("grade-error-expected-source"));
                             continue;
                         }
                         (Some(_), None) => true,
@@ -382,7 +418,7 @@ impl Checker<'_> {
                     (None, Some(file)) => {
                         self.expected_file(file);
                     }
-                    _ => complain(self, "give exactly one of `pods` and `podFile`".to_string()),
+                    _ => complain(self, msg!("loader-schedulable-source")),
                 },
                 Expectation::QuotaInForce(q) => {
                     if let Err(error) = q.gradable(&self.expected) {
@@ -396,27 +432,30 @@ impl Checker<'_> {
                     if let Some(stage) = &r.broken_stage
                         && !lab.stages.iter().any(|s| &s.id.value == stage)
                     {
-                        complain(self, format!("brokenStage {stage:?} is not a stage of the lab"));
+                        complain(self, msg!("loader-broken-stage-unknown", stage = format!("{stage:?}")));
                     }
                 }
                 Expectation::Quiz(q) => {
                     if q.fact.is_none() && q.accept.is_empty() && q.accept_by_variant.is_empty() {
-                        complain(self, "give `fact`, `accept` or `acceptByVariant`".to_string());
+                        complain(self, msg!("loader-quiz-nothing-accepted"));
                     }
                     for variant in q.accept_by_variant.keys() {
                         if lab.variant(variant).is_none() {
-                            complain(self, format!("acceptByVariant names unknown variant {variant:?}"));
+                            complain(
+                                self,
+                                msg!("loader-quiz-unknown-variant", variant = format!("{variant:?}")),
+                            );
                         }
                     }
                     // `answer` refuses values outside `choices`: an accepted one there could never be given.
                     let accepted = q.accept.iter().chain(q.accept_by_variant.values().flatten());
                     for value in accepted.filter(|_| !q.choices.is_empty()) {
                         if !q.choices.iter().any(|c| c.eq_ignore_ascii_case(value)) {
-                            complain(self, format!("accepted answer {value:?} is not one of `choices`"));
+                            complain(self, msg!("loader-quiz-not-a-choice", value = format!("{value:?}")));
                         }
                     }
                     if q.attempts == Some(0) {
-                        complain(self, "`attempts` must be at least 1".to_string());
+                        complain(self, msg!("loader-quiz-no-attempts"));
                     }
                 }
                 Expectation::Absent(_)
@@ -426,6 +465,15 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// What a file a bundle names is, as its problems say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileRole {
+    /// A manifest of a stage.
+    Manifest,
+    /// An expected object, pod or probe.
+    File,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
