@@ -159,7 +159,7 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
         let params = PostParams { dry_run: true, ..PostParams::default() };
         let probe = match api.create(&params, &object).await {
             Ok(_) => Probe::Admitted,
-            Err(kube::Error::Api(status)) if status.code == 403 || status.code == 422 => {
+            Err(kube::Error::Api(status)) if is_quota_rejection(status.code, &status.message) => {
                 Probe::Rejected(status.message.clone())
             }
             Err(e) => Probe::NotSent(msg!("probe-request-failed", reason = super::cluster::one_line(&e))),
@@ -167,6 +167,18 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
         probes.insert(file.value.clone(), probe);
     }
     probes
+}
+
+/// Whether a refused probe was refused by quota admission. Only a 403 whose message carries the
+/// ResourceQuota admission's `exceeded quota` counts (k8s plugin/pkg/admission/resourcequota
+/// controller.go: `admission.NewForbidden(a, fmt.Errorf("exceeded quota: ..."))`): an RBAC
+/// Forbidden is also a 403 and must not pass the quota task. 422 stays a rejection (invalid).
+fn is_quota_rejection(code: u16, message: &str) -> bool {
+    match code {
+        403 => message.contains("exceeded quota"),
+        422 => true,
+        _ => false,
+    }
 }
 
 /// The evidence of a BLOCKED task, in `lang`: each of its `needs` that has not passed, with its
@@ -251,6 +263,15 @@ pub fn grade_observation(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_quota_forbidden_counts_as_quota_rejection() {
+        let quota = "pods \"p\" is forbidden: exceeded quota: gpu-quota, requested: nvidia.com/gpu=1, used: nvidia.com/gpu=2, limited: nvidia.com/gpu=2";
+        let rbac = "pods is forbidden: User \"learner\" cannot create resource \"pods\" in API group \"\" in the namespace \"team-a\"";
+        assert!(is_quota_rejection(403, quota));
+        assert!(!is_quota_rejection(403, rbac));
+        assert!(!is_quota_rejection(500, quota));
+    }
 
     fn lab() -> Lab {
         serde_saphyr::from_str(
