@@ -321,8 +321,16 @@ fn class(
             let dir = class_dir(args.state.state_dir)?;
             let stopped = crate::class::down(&dir, args.purge)?;
             let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
+            // With --processes shared one process serves every learner: counted once.
+            let mut processes: Vec<u32> = stopped.iter().filter_map(|(_, pid)| *pid).collect();
+            processes.sort_unstable();
+            processes.dedup();
             let kept = if args.purge { "state purged" } else { "state kept" };
-            print(&format!("class stopped: {running} of {} learner(s) were running; {kept}\n", stopped.len()))
+            print(&format!(
+                "class stopped: {running} of {} learner(s) were running, in {} process(es); {kept}\n",
+                stopped.len(),
+                processes.len()
+            ))
         }
         cli::ClassCommand::ServeShared(args) => {
             crate::class::serve_shared(&args.state_dir, args.learners, args.listen, &args.tls_sans)?;

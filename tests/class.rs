@@ -112,7 +112,10 @@ fn class_up_status_check_down() {
 
     let down = class(&["down"], &state);
     assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
-    assert_eq!(stdout(&down), "class stopped: 3 of 3 learner(s) were running; state kept\n");
+    assert_eq!(
+        stdout(&down),
+        "class stopped: 3 of 3 learner(s) were running, in 3 process(es); state kept\n"
+    );
     let status = stdout(&class(&["status"], &state));
     assert_eq!(status.lines().filter(|l| l.contains(" down ")).count(), 3, "{status}");
     assert!(state.join("learner-02").join("store.db").exists());
@@ -133,6 +136,7 @@ fn bad_class_input_is_one_line_and_exit_2() {
         (vec!["up", "--learners", "2", "--lab", "no-such-lab"], "no-such-lab"),
         (vec!["up", "--learners", "2", "--lab", "stuck-rollout", "--variant", "nope"], "no variant \"nope\""),
         (vec!["up", "--learners", "1", "--listen", &format!("127.0.0.1:{port}")], "is in use"),
+        (vec!["up", "--learners", "1", "--listen", "0.0.0.0"], "needs --tls-san NAME"),
         (vec!["status"], "no class in"),
     ] {
         let output = class(&args, &dir.path().join("class"));
@@ -143,6 +147,50 @@ fn bad_class_input_is_one_line_and_exit_2() {
         assert!(error.contains(says), "{args:?}: {error}");
     }
     assert!(!dir.path().join("class").join("learner-01").exists(), "nothing started on bad input");
+}
+
+#[test]
+fn a_shared_class_on_every_address_hands_out_its_tls_san_and_stops_as_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("class");
+    let up = class(
+        &[
+            "up",
+            "--learners",
+            "3",
+            "--processes",
+            "shared",
+            "--listen",
+            "0.0.0.0",
+            "--tls-san",
+            "class.example",
+        ],
+        &state,
+    );
+    let _down = Down(&state);
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let server = |config: &kube::config::Kubeconfig| {
+        config.clusters[0].cluster.as_ref().unwrap().server.clone().unwrap()
+    };
+    // The instructor's kubeconfig works on this host; a learner's names the host they reach.
+    let instructor = server(&kubeconfig(&state.join("kubeconfig")));
+    let learner = server(&kubeconfig(&state.join("learner-01").join("kubeconfig")));
+    let port = instructor.strip_prefix("https://127.0.0.1:").expect("the instructor's is 127.0.0.1");
+    assert_eq!(learner, format!("https://class.example:{port}"));
+    assert!(stdout(&up).contains(&learner), "{}", stdout(&up));
+
+    let down = class(&["down"], &state);
+    assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
+    assert_eq!(
+        stdout(&down),
+        "class stopped: 3 of 3 learner(s) were running, in 1 process(es); state kept\n"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("class.json")).unwrap()).unwrap();
+    let pid = record["shared_pid"].as_u64().expect("the shared process is recorded") as u32;
+    assert!(!lab_runner::sim::lifecycle::process_alive(pid), "the shared process {pid} is gone");
+    let status = stdout(&class(&["status"], &state));
+    assert_eq!(status.lines().filter(|l| l.contains(" down ")).count(), 3, "{status}");
 }
 
 /// A running `class board`, stopped when dropped; its URL read from its first line.
