@@ -8,6 +8,7 @@
 //! holds that learner's context only (to hand out).
 
 pub mod board;
+pub mod report;
 
 use std::{
     io::Write as _,
@@ -115,6 +116,9 @@ pub enum Error {
     /// The board could not be served. Exit: the board's code.
     #[error(transparent)]
     Board(#[from] board::Error),
+    /// `class report` failed. Exit: the report's code.
+    #[error(transparent)]
+    Report(#[from] report::Error),
     /// The class has no lab to grade and none was named. Exit 2.
     #[error("the class in {0} was started without a lab: name one with --lab")]
     NoLab(PathBuf),
@@ -138,6 +142,7 @@ impl Error {
             | Error::Interrupted { .. }
             | Error::NoLab(_) => exit::BAD_INPUT,
             Error::Board(error) => error.exit_code(),
+            Error::Report(error) => error.exit_code(),
             Error::NoClass(_) | Error::Runtime(_) => exit::CLUSTER_ERROR,
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
