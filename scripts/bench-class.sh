@@ -74,19 +74,47 @@ for run in 1 2 3; do
   echo "check --contexts all over $learners learners, run $run: $(since "$start") s"
 done
 
-# Board latency: learner-01 applies the quota solution; time until the board's report says PASS.
-"$bin" class board --state-dir "$dir" --listen 127.0.0.1:0 --interval 1s > "$dir/board.out" &
+# Board latency: learner-01 breaks and fixes the quota task with kubectl, SAMPLES times each;
+# each sample is the time from starting kubectl to the board's SSE event (/events) that shows the
+# new verdict. The board re-grades a learner on every change its watches see (no polling).
+samples="${SAMPLES:-5}"
+board_start=$(now)
+"$bin" class board --state-dir "$dir" --listen 127.0.0.1:0 > "$dir/board.out" &
 board_pid=$!
 until grep -q http "$dir/board.out" 2>/dev/null; do sleep 0.1; done
 url=$(grep -o 'http://[^ ]*' "$dir/board.out")
-status() {
-  curl -sf "${url}report.json" \
-    | python3 -c 'import json,sys; r=json.load(sys.stdin); print(next(t["status"] for t in r["learners"][0]["report"]["tasks"] if t["id"]=="quotas"))'
+# One reader of the event stream: a line "EPOCH STATUS" each time learner-01's quota verdict changes.
+python3 -u - "${url}events" > "$dir/verdicts" <<'PY' &
+import json, sys, time, urllib.request
+last = None
+with urllib.request.urlopen(sys.argv[1]) as stream:
+    for line in stream:
+        line = line.decode().rstrip("\n")
+        if not line.startswith("data:"):
+            continue
+        learner = json.loads(line[5:])["report"]["learners"][0]
+        tasks = (learner.get("report") or {}).get("tasks", [])
+        status = next((t["status"] for t in tasks if t["id"] == "quotas"), learner["status"])
+        if status != last:
+            print(f"{time.time():.3f} {status}")
+            last = status
+PY
+reader_pid=$!
+trap 'kill $reader_pid 2>/dev/null; cleanup' EXIT
+lines() { wc -l < "$dir/verdicts"; }
+# Waits for a verdict line after the first $1 lines that says $2; prints its time.
+verdict_after() {
+  local seen=$1 want=$2
+  while :; do
+    local found
+    found=$(tail -n +"$((seen + 1))" "$dir/verdicts" | awk -v w="$want" '$2 == w { print $1; exit }')
+    [ -n "$found" ] && { echo "$found"; return; }
+    sleep 0.02
+  done
 }
-until [ "$(status 2>/dev/null)" = FAIL ]; do sleep 0.2; done
-start=$(now)
-kubectl --kubeconfig "$dir/learner-01/kubeconfig" -n team-b delete resourcequota gpu-quota --ignore-not-found >/dev/null
-kubectl --kubeconfig "$dir/learner-01/kubeconfig" apply -f - >/dev/null <<'YAML'
+k() { kubectl --kubeconfig "$dir/learner-01/kubeconfig" "$@" >/dev/null; }
+fix() {
+  k apply -f - <<'YAML'
 apiVersion: v1
 kind: ResourceQuota
 metadata:
@@ -105,5 +133,36 @@ spec:
   hard:
     requests.nvidia.com/mig-1g.5gb: "4"
 YAML
-until [ "$(status)" = PASS ]; do sleep 0.05; done
-echo "board latency (change applied -> board report PASS, $learners learners, --interval 1s): $(since "$start") s"
+}
+brk() { k -n team-b delete resourcequota gpu-quota --ignore-not-found; }
+until [ "$(lines)" -ge 1 ]; do sleep 0.1; done
+echo "board: first snapshot (every learner graded) $(since "$board_start") s after its start"
+latencies=()
+measure() { # $1: the change (fix|brk), $2: the verdict it leads to
+  local seen start done_at
+  seen=$(lines)
+  start=$(now)
+  "$1"
+  done_at=$(verdict_after "$seen" "$2")
+  latencies+=("$(echo "$done_at - $start" | bc)")
+}
+brk
+verdict_after 0 FAIL >/dev/null
+for _ in $(seq "$samples"); do
+  measure fix PASS
+  measure brk FAIL
+done
+sorted=$(printf '%s\n' "${latencies[@]}" | sort -n)
+count=${#latencies[@]}
+echo "board latency (kubectl start -> SSE event with the new verdict, $learners learners, $count changes): median $(echo "$sorted" | sed -n "$(((count + 1) / 2))p") s, min $(echo "$sorted" | head -1) s, max $(echo "$sorted" | tail -1) s"
+
+# Idle CPU with the board watching every learner: the board process and the learners together.
+board_ticks() { awk '{ print $14 + $15 }' "/proc/$board_pid/stat"; }
+sleep 3
+before=$(ticks)
+board_before=$(board_ticks)
+sleep "$idle_seconds"
+after=$(ticks)
+board_after=$(board_ticks)
+echo "idle CPU with the board watching, over ${idle_seconds}s: learners $(echo "scale=2; 100 * ($after - $before) / $hz / $idle_seconds" | bc)%, board $(echo "scale=2; 100 * ($board_after - $board_before) / $hz / $idle_seconds" | bc)% of one core"
+echo "board RSS: $(($(awk '/^VmRSS:/ { print $2 }' "/proc/$board_pid/status") / 1024)) MiB"

@@ -497,9 +497,10 @@ pub struct ClassBoardArgs {
     /// Address the page is served on (default: 127.0.0.1:8420).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8420")]
     pub listen: std::net::SocketAddr,
-    /// Least time between two grading rounds.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_board_duration)]
-    pub interval: Duration,
+    /// How soon a learner whose cluster cannot be reached is tried again (learners that are
+    /// reached are re-graded on every change, by their watches).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_board_duration)]
+    pub retry: Duration,
     /// Mark a learner whose report has not changed for this long.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_board_duration)]
     pub stalled_after: Duration,

@@ -385,7 +385,7 @@ fn class(
                 kubeconfig: None,
                 contexts: Vec::new(),
                 listen: args.listen,
-                interval: args.interval,
+                retry: args.retry,
                 stalled_after: args.stalled_after,
                 lang,
             };

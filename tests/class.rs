@@ -306,7 +306,7 @@ struct Board {
 impl Board {
     fn start(state: &Path) -> Board {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lab-runner"))
-            .args(["class", "board", "--listen", "127.0.0.1:0", "--interval", "200ms", "--state-dir"])
+            .args(["class", "board", "--listen", "127.0.0.1:0", "--retry", "200ms", "--state-dir"])
             .arg(state)
             .env_remove("KUBECONFIG")
             .stdout(Stdio::piped())

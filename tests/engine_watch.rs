@@ -11,7 +11,7 @@ use lab_runner::{
         cluster::Cluster,
         inventory,
         start::StartOptions,
-        watch::{Ending, WatchOptions},
+        watch::{Ending, Finish, WatchOptions},
     },
     lab::loader::{self, Bundle},
     report::{TaskStatus, live::History},
@@ -58,7 +58,12 @@ async fn next(updates: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
 type Seen = (Vec<(String, TaskStatus, History)>, Vec<String>);
 
 fn quick() -> WatchOptions {
-    WatchOptions { debounce: Duration::from_millis(50), max_delay: Duration::from_millis(200), timeout: None }
+    WatchOptions {
+        debounce: Duration::from_millis(50),
+        max_delay: Duration::from_millis(200),
+        timeout: None,
+        finish: Finish::WhenAllPass,
+    }
 }
 
 #[tokio::test]
@@ -177,4 +182,40 @@ async fn a_lab_that_already_passes_ends_the_watch_at_once() {
     .await
     .unwrap();
     assert_eq!((watched.ending, evaluations, watched.report.passed), (Ending::AllPassed, 1, true));
+}
+
+#[tokio::test]
+async fn a_watch_until_stopped_keeps_grading_after_every_task_passed() {
+    let mut bundle = bundle();
+    bundle.lab.tasks.retain(|t| t.id.value == "find-node");
+    let (sim, cluster) = started(&bundle).await;
+    set_answer(&sim.client, Some("gpu-3"), "gpu-3").await;
+    let (updates_tx, mut updates) = mpsc::unbounded_channel::<bool>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let watching = {
+        let bundle = bundle.clone();
+        tokio::spawn(async move {
+            let stop = async {
+                let _ = stop_rx.await;
+            };
+            let options = WatchOptions { finish: Finish::WhenStopped, ..quick() };
+            engine::watch::watch(&cluster, &bundle, Lang::En, Help::default(), options, stop, |update| {
+                let _ = updates_tx.send(update.report.passed);
+            })
+            .await
+        })
+    };
+    async fn within(updates: &mut mpsc::UnboundedReceiver<bool>) -> bool {
+        let wait = tokio::time::timeout(Duration::from_secs(20), updates.recv());
+        wait.await.expect("an evaluation within 20s").expect("the watch is running")
+    }
+    assert!(within(&mut updates).await, "the recorded answer passes at the first evaluation");
+    // Passing does not end it: a wrong answer afterwards is graded.
+    set_answer(&sim.client, None, "gpu-1").await;
+    while within(&mut updates).await {}
+    stop_tx.send(()).unwrap();
+    let watched = watching.await.unwrap().unwrap();
+    assert_eq!(watched.ending, Ending::Interrupted);
+    assert!(!watched.report.passed);
+    assert_eq!(watched.checklist.regressed(), ["find-node"]);
 }

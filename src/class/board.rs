@@ -1,13 +1,13 @@
 //! `lab-runner class board`: the instructor's live page — learners × tasks, pushed as server-sent events.
 //!
-//! One loop grades every learner's cluster (the same `check` as `check --contexts all`), back to
-//! back with at least `interval` between rounds, and publishes a [`BoardSnapshot`] whenever a
-//! learner's report changed; `/events` streams each snapshot to every open page, `/report.json`
-//! is the class report exactly as `check --contexts all --format json` prints it. The page is
-//! one self-contained HTML file (no external assets: it works offline) with its texts in en and ja.
+//! Each learner is graded by its own `engine::watch` (one watch per kind the lab needs, the same
+//! grading as `check`), re-graded on every change until the board stops; the learners' latest
+//! reports make a [`BoardSnapshot`], published whenever one changed. `/events` streams each
+//! snapshot to every open page, `/report.json` is the class report exactly as `check --contexts
+//! all --format json` prints it. The page is one self-contained HTML file (no external assets: it
+//! works offline) with its texts in en and ja.
 
 use std::{
-    collections::HashMap,
     convert::Infallible,
     net::SocketAddr,
     path::PathBuf,
@@ -27,10 +27,14 @@ use axum::{
 };
 use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::{
-    engine, exit, lab,
+    engine::{
+        self,
+        watch::{Finish, WatchOptions},
+    },
+    exit, lab,
     report::{ClassReport, Report},
     session::{ClusterTarget, Lang},
 };
@@ -84,8 +88,8 @@ pub struct BoardOptions {
     pub contexts: Vec<String>,
     /// Where the page is served.
     pub listen: SocketAddr,
-    /// The least time between two grading rounds.
-    pub interval: Duration,
+    /// How soon a learner whose cluster could not be reached (or whose watch ended) is tried again.
+    pub retry: Duration,
     /// A learner whose report has not changed for this long is shown as stalled.
     pub stalled_after: Duration,
     /// The page's language unless the page asks for another (`?lang=ja`).
@@ -108,9 +112,9 @@ pub struct Progress {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BoardSnapshot {
-    /// Which grading round this is (1 for the first).
+    /// Which snapshot this is (1 for the first, once every learner was graded).
     pub round: u64,
-    /// When the round finished (RFC 3339).
+    /// When it was made (RFC 3339).
     pub checked_at: String,
     /// The class report, as `check --contexts all --format json` prints it.
     pub report: ClassReport,
@@ -141,77 +145,179 @@ pub async fn bind(listen: SocketAddr) -> Result<tokio::net::TcpListener, Error> 
     tokio::net::TcpListener::bind(listen).await.map_err(|source| Error::Bind { addr: listen, source })
 }
 
-/// One grading round's outcome for one learner.
-type Outcome = (String, std::result::Result<Report, String>);
+/// One learner's latest grading: the report, or why there is none (one line).
+type Outcome = std::result::Result<Report, String>;
 
-/// Grades one learner: connects (once per round, so a learner who comes up later is found) and
-/// checks, the error as one line.
-async fn grade_one(options: &BoardOptions, bundle: &lab::loader::Bundle, context: &str) -> Outcome {
-    let target = ClusterTarget { kubeconfig: options.kubeconfig.clone(), context: Some(context.to_string()) };
-    let graded = async {
-        let cluster = engine::cluster::connect(&target).await?;
-        engine::check::check(&cluster, bundle, options.lang, engine::check::Help::default()).await
-    };
-    (context.to_string(), graded.await.map_err(|e| e.to_string()))
+/// What a learner's watch tells the board.
+struct Graded {
+    /// The learner's index in `contexts`.
+    index: usize,
+    /// Its new outcome.
+    outcome: Outcome,
 }
 
-/// Grades every learner round after round and publishes a snapshot whenever one changed.
-async fn grade_forever(
-    options: BoardOptions,
-    bundle: lab::loader::Bundle,
+/// Grades one learner for as long as the board runs: connects, then `engine::watch` re-grades on
+/// every change of what the lab looks at (debounced) and sends each report; a cluster that cannot
+/// be reached (or a watch that fails) is sent as an error and tried again after `retry`.
+async fn watch_learner(
+    options: Arc<BoardOptions>,
+    bundle: Arc<lab::loader::Bundle>,
+    context: String,
+    index: usize,
+    graded: mpsc::UnboundedSender<Graded>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    let target = ClusterTarget { kubeconfig: options.kubeconfig.clone(), context: Some(context) };
+    let lang = options.lang;
+    let send = |outcome: Outcome| graded.send(Graded { index, outcome }).is_ok();
+    let watch_options = WatchOptions {
+        // A burst of changes (a rollout) is graded once; a quiet change is on the page well
+        // within the issue's 2 s.
+        debounce: Duration::from_millis(200),
+        max_delay: Duration::from_secs(1),
+        timeout: None,
+        finish: Finish::WhenStopped,
+    };
+    loop {
+        let outcome = match engine::cluster::connect(&target).await {
+            Err(error) => Err(crate::i18n::Localized::message(&error).render(lang)),
+            Ok(cluster) => {
+                let mut stop = stopped.clone();
+                let stop = async move {
+                    let _ = stop.wait_for(|stop| *stop).await;
+                };
+                let watched = engine::watch::watch(
+                    &cluster,
+                    &bundle,
+                    lang,
+                    engine::check::Help::default(),
+                    watch_options,
+                    stop,
+                    |update| {
+                        // While a kind's watch reconnects its objects may be stale: no verdict
+                        // from them (grading never lies), the learner is an ERROR row until back.
+                        let outcome = match update.reconnecting.first() {
+                            None => Ok(update.report.clone()),
+                            Some((feed, reason)) => {
+                                Err(crate::tr!(lang, "watch-reconnecting-note", feed = feed, reason = reason))
+                            }
+                        };
+                        send(outcome);
+                    },
+                )
+                .await;
+                match watched {
+                    // Stopped (the board ends), or every feed ended (the server went away).
+                    Ok(_) => {
+                        if *stopped.borrow() {
+                            return;
+                        }
+                        Err(crate::tr!(lang, "class-board-watch-ended", server = cluster.server.as_str()))
+                    }
+                    Err(error) => Err(crate::i18n::Localized::message(&error).render(lang)),
+                }
+            }
+        };
+        if !send(outcome) {
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(options.retry) => {}
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+/// Keeps every learner's latest outcome and publishes a snapshot whenever one changed (once each
+/// learner has been graded once), or when a learner turns stalled. Nothing runs on a timer but
+/// the moment the next learner would turn stalled.
+async fn publish_snapshots(
+    lab: String,
     contexts: Vec<String>,
+    stalled_after: Duration,
+    mut graded: mpsc::UnboundedReceiver<Graded>,
     publish: watch::Sender<Option<Arc<BoardSnapshot>>>,
 ) {
-    let mut last_change: HashMap<String, Instant> = HashMap::new();
-    let mut previous: Option<ClassReport> = None;
-    let mut round = 0;
+    let started = Instant::now();
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; contexts.len()];
+    let mut last_change: Vec<Instant> = vec![started; contexts.len()];
+    let mut snapshot_number = 0;
     loop {
-        let started = Instant::now();
-        let outcomes =
-            futures::future::join_all(contexts.iter().map(|context| grade_one(&options, &bundle, context)))
-                .await;
-        let report = ClassReport::new(&bundle.lab.id.value, outcomes);
         let now = Instant::now();
-        for learner in &report.learners {
-            let before =
-                previous.as_ref().and_then(|p| p.learners.iter().find(|l| l.context == learner.context));
-            if before != Some(learner) {
-                last_change.insert(learner.context.clone(), now);
-            }
-        }
-        round += 1;
-        let progress = report
-            .learners
+        let next_stall = last_change
             .iter()
-            .map(|learner| {
-                let unchanged = last_change.get(&learner.context).map(|t| now - *t).unwrap_or_default();
+            .map(|changed| *changed + stalled_after)
+            .filter(|at| *at > now)
+            .min()
+            .map(tokio::time::Instant::from_std);
+        let mut changed = tokio::select! {
+            received = graded.recv() => {
+                let Some(Graded { index, outcome }) = received else { return };
+                apply_outcome(&mut outcomes, &mut last_change, index, outcome)
+            }
+            _ = sleep_until(next_stall), if next_stall.is_some() => true,
+        };
+        // Everything already waiting goes into the same snapshot.
+        while let Ok(Graded { index, outcome }) = graded.try_recv() {
+            changed |= apply_outcome(&mut outcomes, &mut last_change, index, outcome);
+        }
+        if !changed || outcomes.iter().any(Option::is_none) {
+            continue;
+        }
+        let now = Instant::now();
+        let report = ClassReport::new(
+            &lab,
+            contexts
+                .iter()
+                .cloned()
+                .zip(outcomes.iter().map(|o| o.clone().expect("every learner graded")))
+                .collect(),
+        );
+        let progress = contexts
+            .iter()
+            .zip(&last_change)
+            .map(|(context, changed)| {
+                let unchanged = now - *changed;
                 Progress {
-                    context: learner.context.clone(),
+                    context: context.clone(),
                     unchanged_seconds: unchanged.as_secs(),
-                    stalled: unchanged >= options.stalled_after,
+                    stalled: unchanged >= stalled_after,
                 }
             })
-            .collect::<Vec<_>>();
-        // A round that changed nothing but the stalled flags is published too (the page shows
-        // who stopped progressing); one that changed nothing at all is not.
-        let stalled_changed = publish
-            .borrow()
-            .as_ref()
-            .is_none_or(|old| old.progress.iter().map(|p| p.stalled).ne(progress.iter().map(|p| p.stalled)));
-        if previous.as_ref() != Some(&report) || stalled_changed {
-            let snapshot = BoardSnapshot {
-                round,
-                checked_at: k8s_openapi::jiff::Timestamp::now()
-                    .round(k8s_openapi::jiff::Unit::Second)
-                    .map(|t| t.to_string())
-                    .unwrap_or_default(),
-                report: report.clone(),
-                progress,
-            };
-            publish.send_replace(Some(Arc::new(snapshot)));
-        }
-        previous = Some(report);
-        tokio::time::sleep(options.interval.saturating_sub(started.elapsed())).await;
+            .collect();
+        snapshot_number += 1;
+        let snapshot = BoardSnapshot {
+            round: snapshot_number,
+            checked_at: k8s_openapi::jiff::Timestamp::now()
+                .round(k8s_openapi::jiff::Unit::Second)
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+            report,
+            progress,
+        };
+        publish.send_replace(Some(Arc::new(snapshot)));
+    }
+}
+
+/// Records a learner's outcome; whether it differs from the one before.
+fn apply_outcome(
+    outcomes: &mut [Option<Outcome>],
+    last_change: &mut [Instant],
+    index: usize,
+    outcome: Outcome,
+) -> bool {
+    if outcomes[index].as_ref() == Some(&outcome) {
+        return false;
+    }
+    outcomes[index] = Some(outcome);
+    last_change[index] = Instant::now();
+    true
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -273,7 +379,8 @@ fn router(snapshots: watch::Receiver<Option<Arc<BoardSnapshot>>>, lang: Lang) ->
         .with_state(AppState { snapshots, lang })
 }
 
-/// Serves the board on `listener` until the process is stopped, grading `contexts` for `bundle`.
+/// Serves the board on `listener` until the process is stopped, each learner of `contexts`
+/// graded by its own watch for `bundle`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     options: BoardOptions,
@@ -281,10 +388,29 @@ pub async fn serve(
     contexts: Vec<String>,
 ) -> Result<(), Error> {
     let (publish, snapshots) = watch::channel(None);
+    let (stop, stopped) = watch::channel(false);
+    let (graded, grades) = mpsc::unbounded_channel();
     let lang = options.lang;
-    let grading = tokio::spawn(grade_forever(options, bundle, contexts, publish));
+    let lab = bundle.lab.id.value.clone();
+    let options = Arc::new(options);
+    let bundle = Arc::new(bundle);
+    let mut learners = tokio::task::JoinSet::new();
+    for (index, context) in contexts.iter().enumerate() {
+        learners.spawn(watch_learner(
+            options.clone(),
+            bundle.clone(),
+            context.clone(),
+            index,
+            graded.clone(),
+            stopped.clone(),
+        ));
+    }
+    drop(graded);
+    let publishing = tokio::spawn(publish_snapshots(lab, contexts, options.stalled_after, grades, publish));
     let served = axum::serve(listener, router(snapshots, lang)).await.map_err(Error::Serve);
-    grading.abort();
+    let _ = stop.send(true);
+    learners.shutdown().await;
+    publishing.abort();
     served
 }
 
@@ -307,6 +433,42 @@ mod tests {
         for key in ["title", "learner", "stalled", "evidence", "offline"] {
             assert_eq!(PAGE.matches(&format!("\"{key}\": \"")).count(), 2, "{key} in both en and ja");
         }
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_waits_for_every_learner_and_is_published_on_change_only() {
+        let (graded, grades) = mpsc::unbounded_channel();
+        let (publish, mut snapshots) = watch::channel(None);
+        let contexts = vec!["learner-1".to_string(), "learner-2".to_string()];
+        let publishing = tokio::spawn(publish_snapshots(
+            "lab".into(),
+            contexts,
+            Duration::from_secs(600),
+            grades,
+            publish,
+        ));
+        let outcome = |index: usize, reason: &str| Graded { index, outcome: Err(reason.to_string()) };
+        let next = async |snapshots: &mut watch::Receiver<Option<Arc<BoardSnapshot>>>| {
+            tokio::time::timeout(Duration::from_secs(10), snapshots.changed()).await.unwrap().unwrap();
+            snapshots.borrow_and_update().clone().expect("a snapshot")
+        };
+
+        graded.send(outcome(0, "down")).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(snapshots.borrow().is_none(), "no snapshot before every learner was graded once");
+        graded.send(outcome(1, "down")).unwrap();
+        let first = next(&mut snapshots).await;
+        assert_eq!((first.round, first.report.learners.len()), (1, 2));
+
+        // The same outcome again changes nothing; a new one is the next snapshot.
+        graded.send(outcome(0, "down")).unwrap();
+        graded.send(outcome(1, "still down")).unwrap();
+        let second = next(&mut snapshots).await;
+        assert_eq!(second.round, 2);
+        assert!(!second.progress.iter().any(|p| p.stalled));
+        drop(graded);
+        publishing.await.unwrap();
+        assert!(!snapshots.has_changed().unwrap_or(false), "nothing published for the repeated outcome");
     }
 
     #[test]

@@ -100,12 +100,22 @@ pub struct Cluster {
     pub server: String,
     /// The context name.
     pub context: String,
+    /// The same cluster without the read timeout, for watches (see [`Cluster::watch_client`]).
+    watch: kube::Client,
 }
 
 impl Cluster {
     /// Wraps an existing client (tests, the in-process simulator) without probing it.
     pub fn from_client(client: kube::Client, server: &str, context: &str) -> Cluster {
-        Cluster { client, server: server.to_string(), context: context.to_string() }
+        Cluster { watch: client.clone(), client, server: server.to_string(), context: context.to_string() }
+    }
+
+    /// The client for long-running watches: `client` has a 30 s read timeout, which would cut
+    /// every quiet watch stream after 30 s (and make `check --watch` and the class board re-list
+    /// each kind twice a minute); this one has none (the server ends a watch after its
+    /// `timeoutSeconds`, and the watcher re-establishes it).
+    pub fn watch_client(&self) -> kube::Client {
+        self.watch.clone()
     }
 }
 
@@ -168,15 +178,16 @@ pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
     let mut config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| bad(one_line(&e)))?;
     config.connect_timeout = Some(Duration::from_secs(5));
-    config.read_timeout = Some(Duration::from_secs(30));
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
     let unreachable =
         |reason: String| Error::Unreachable { server: server.clone(), context: context.clone(), reason };
+    let watch = kube::Client::try_from(config.clone()).map_err(|e| unreachable(one_line(&e)))?;
+    config.read_timeout = Some(Duration::from_secs(30));
     let client = kube::Client::try_from(config).map_err(|e| unreachable(one_line(&e)))?;
     match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
         Err(_) => Err(Error::NoAnswer { server, context }),
         Ok(Err(e)) => Err(unreachable(one_line(&e))),
-        Ok(Ok(_)) => Ok(Cluster { client, server, context }),
+        Ok(Ok(_)) => Ok(Cluster { client, server, context, watch }),
     }
 }
 

@@ -46,6 +46,18 @@ pub struct WatchOptions {
     pub max_delay: Duration,
     /// Give up after this long (`--timeout`).
     pub timeout: Option<Duration>,
+    /// When the watch ends by itself.
+    pub finish: Finish,
+}
+
+/// When a watch ends by itself (besides the stop signal and the timeout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Finish {
+    /// Once every task passes (`check --watch`).
+    #[default]
+    WhenAllPass,
+    /// Only when stopped: a learner can regress after passing (the class board).
+    WhenStopped,
 }
 
 impl Default for WatchOptions {
@@ -54,6 +66,7 @@ impl Default for WatchOptions {
             debounce: Duration::from_millis(300),
             max_delay: Duration::from_secs(2),
             timeout: None,
+            finish: Finish::WhenAllPass,
         }
     }
 }
@@ -168,7 +181,7 @@ pub async fn watch(
             store: writer.as_reader(),
         });
         let source = Source::Kind(gvk);
-        tasks.spawn(run_feed(cluster.client.clone(), source, writer, index, sender.clone()));
+        tasks.spawn(run_feed(cluster.watch_client(), source, writer, index, sender.clone()));
         kinds.push((key, index));
     }
     let inventory_feed = feeds.len();
@@ -181,7 +194,7 @@ pub async fn watch(
             store: writer.as_reader(),
         });
         let source = Source::Inventory(inventory::name_for(lab));
-        tasks.spawn(run_feed(cluster.client.clone(), source, writer, inventory_feed, sender.clone()));
+        tasks.spawn(run_feed(cluster.watch_client(), source, writer, inventory_feed, sender.clone()));
     }
     drop(sender);
 
@@ -244,7 +257,7 @@ pub async fn watch(
                 });
                 let passed = report.passed;
                 last = Some(report);
-                if passed {
+                if passed && options.finish == Finish::WhenAllPass {
                     break Ending::AllPassed;
                 }
             }

@@ -580,3 +580,4 @@ class-report-result = RESULT
 class-report-score = SCORE
 class-report-no-result = no result from index { $index } of job { $job } yet (still running, or failed: see its pod's log)
 class-report-bad-result = the result of index { $index } is not a report: { $reason }
+class-board-watch-ended = { $server }: every watch on this cluster ended; trying again

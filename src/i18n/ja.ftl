@@ -522,3 +522,4 @@ class-report-result = 結果
 class-report-score = 得点
 class-report-no-result = ジョブ { $job } のインデックス { $index } の結果はまだありません(実行中か失敗: Pod のログを参照)
 class-report-bad-result = インデックス { $index } の結果はレポートではありません: { $reason }
+class-board-watch-ended = { $server }: このクラスタの監視がすべて終了しました。再試行します
