@@ -369,6 +369,9 @@ pub enum ClassCommand {
     Down(ClassDownArgs),
     /// Serve the instructor's live page: learners × tasks, updated as learners work.
     Board(ClassBoardArgs),
+    /// One class report (the shape of `check --contexts all --format json`): the learners of a
+    /// class graded now, report files, or the grade Job's results in the cluster.
+    Report(ClassReportArgs),
     /// Merge learners' kubeconfigs (files or simulators' state directories) into one with a
     /// context per learner (named after the file or directory), leaving viewer contexts out.
     Kubeconfig(ClassKubeconfigArgs),
@@ -453,6 +456,29 @@ pub struct ClassDownArgs {
     /// Also delete the learners' state, the kubeconfigs and the class record.
     #[arg(long)]
     pub purge: bool,
+}
+
+/// `class report`.
+#[derive(Debug, Args)]
+pub struct ClassReportArgs {
+    /// Class directory: grades every learner of the class now (the default when neither report
+    /// files nor --job are given).
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// Report files: a learner's `check --format json` each (named after the file, or its
+    /// directory for `report.json`), or class reports.
+    #[arg(value_name = "FILE", conflicts_with = "job")]
+    pub files: Vec<PathBuf>,
+    /// The grade Job of deploy/kubernetes (`NAMESPACE/NAME`): its results ConfigMaps, read with
+    /// --kubeconfig/--context.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub job: Option<String>,
+    /// The lab (default: the class's, or the reports').
+    #[arg(long)]
+    pub lab: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
 }
 
 /// `class board`.

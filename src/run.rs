@@ -271,6 +271,40 @@ fn class_dir(explicit: Option<std::path::PathBuf>) -> Result<std::path::PathBuf,
     }
 }
 
+/// `class report`: one class report from a class, report files or the grade Job; exit 0 when
+/// every learner passed, 1 otherwise (as `check --contexts`).
+fn class_report(
+    args: cli::ClassReportArgs,
+    cluster: &session::ClusterTarget,
+    labs: &session::LabSource,
+    lang: session::Lang,
+) -> Result<u8, Error> {
+    use crate::class::{self as class, report as class_report};
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let graded = if let Some(job) = &args.job {
+        let (namespace, name) = class_report::parse_job(job).map_err(class::Error::from)?;
+        runtime.block_on(async {
+            let connected = engine::cluster::connect(cluster).await.map_err(engine::Error::from)?;
+            class_report::from_job(&connected, &namespace, &name, args.lab.as_deref(), lang)
+                .await
+                .map_err(|e| Error::Class(e.into()))
+        })?
+    } else if !args.files.is_empty() {
+        class_report::from_files(&args.files, args.lab.as_deref()).map_err(class::Error::from)?
+    } else {
+        let dir = class_dir(args.state.state_dir)?;
+        runtime.block_on(class_report::from_class(&dir, args.lab.as_deref(), labs, lang))?
+    };
+    match args.format {
+        cli::Format::Human => print(&class_report::render_table(&graded, lang))?,
+        cli::Format::Json => {
+            print(&(serde_json::to_string_pretty(&graded).map_err(report::Error::from)? + "\n"))?
+        }
+        cli::Format::Junit => print(&report::class_junit(&graded)?)?,
+    };
+    Ok(if graded.passed { exit::OK } else { exit::CHECKS_FAILED })
+}
+
 /// `class up|status|down`.
 fn class(
     command: cli::ClassCommand,
@@ -321,9 +355,18 @@ fn class(
             let dir = class_dir(args.state.state_dir)?;
             let stopped = crate::class::down(&dir, args.purge)?;
             let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
+            // With --processes shared one process serves every learner: counted once.
+            let mut processes: Vec<u32> = stopped.iter().filter_map(|(_, pid)| *pid).collect();
+            processes.sort_unstable();
+            processes.dedup();
             let kept = if args.purge { "state purged" } else { "state kept" };
-            print(&format!("class stopped: {running} of {} learner(s) were running; {kept}\n", stopped.len()))
+            print(&format!(
+                "class stopped: {running} of {} learner(s) were running, in {} process(es); {kept}\n",
+                stopped.len(),
+                processes.len()
+            ))
         }
+        cli::ClassCommand::Report(args) => class_report(args, cluster, labs, lang),
         cli::ClassCommand::ServeShared(args) => {
             crate::class::serve_shared(&args.state_dir, args.learners, args.listen, &args.tls_sans)?;
             Ok(exit::OK)

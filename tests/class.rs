@@ -96,6 +96,17 @@ fn class_up_status_check_down() {
     );
     assert!(learners.iter().all(|l| !l["report"]["tasks"].as_array().unwrap().is_empty()));
 
+    // `class report` is the same class report, from the class directory.
+    let class_report = class(&["report", "--format", "json"], &state);
+    assert_eq!(class_report.status.code(), Some(1), "{}", stderr(&class_report));
+    let aggregated: serde_json::Value = serde_json::from_slice(&class_report.stdout).unwrap();
+    assert_eq!(aggregated["lab"], "stuck-rollout");
+    let contexts: Vec<&str> =
+        aggregated["learners"].as_array().unwrap().iter().map(|l| l["context"].as_str().unwrap()).collect();
+    assert_eq!(contexts, ["learner-01", "learner-02", "learner-03"]);
+    let table = stdout(&class(&["report"], &state));
+    assert!(table.starts_with("class report: stuck-rollout — 3 learner(s), 0 passed\nLEARNER "), "{table}");
+
     let status = class(&["status"], &state);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
     let text = stdout(&status);
@@ -112,7 +123,10 @@ fn class_up_status_check_down() {
 
     let down = class(&["down"], &state);
     assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
-    assert_eq!(stdout(&down), "class stopped: 3 of 3 learner(s) were running; state kept\n");
+    assert_eq!(
+        stdout(&down),
+        "class stopped: 3 of 3 learner(s) were running, in 3 process(es); state kept\n"
+    );
     let status = stdout(&class(&["status"], &state));
     assert_eq!(status.lines().filter(|l| l.contains(" down ")).count(), 3, "{status}");
     assert!(state.join("learner-02").join("store.db").exists());
@@ -133,6 +147,7 @@ fn bad_class_input_is_one_line_and_exit_2() {
         (vec!["up", "--learners", "2", "--lab", "no-such-lab"], "no-such-lab"),
         (vec!["up", "--learners", "2", "--lab", "stuck-rollout", "--variant", "nope"], "no variant \"nope\""),
         (vec!["up", "--learners", "1", "--listen", &format!("127.0.0.1:{port}")], "is in use"),
+        (vec!["up", "--learners", "1", "--listen", "0.0.0.0"], "needs --tls-san NAME"),
         (vec!["status"], "no class in"),
     ] {
         let output = class(&args, &dir.path().join("class"));
@@ -143,6 +158,143 @@ fn bad_class_input_is_one_line_and_exit_2() {
         assert!(error.contains(says), "{args:?}: {error}");
     }
     assert!(!dir.path().join("class").join("learner-01").exists(), "nothing started on bad input");
+}
+
+/// A learner's report as `check --format json` writes it.
+fn learner_report(passed: bool) -> String {
+    use lab_runner::report::{Report, TaskResult, TaskStatus};
+    let status = if passed { TaskStatus::Pass } else { TaskStatus::Fail };
+    let task = TaskResult {
+        id: "quotas".into(),
+        title: "Team quotas".into(),
+        description: None,
+        status,
+        points: 5,
+        awarded: if passed { 5 } else { 0 },
+        evidence: vec!["team-a: requests.nvidia.com/gpu 4".into()],
+        hints: vec![],
+        hints_available: 2,
+        solution: None,
+    };
+    serde_json::to_string(&Report::new("gpu-sharing", "GPU sharing", None, vec![task])).unwrap()
+}
+
+#[test]
+fn class_report_reads_the_grade_jobs_results_from_the_cluster() {
+    use k8s_openapi::api::{batch::v1::Job, core::v1::ConfigMap};
+    let sim = crate::support::sim::Sim::up(&[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig(&sim.kubeconfig), &Default::default())
+            .await
+            .unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        // The grade Job of three learners, suspended (only its completions matter here).
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "grade", "namespace": "default"},
+            "spec": {"completionMode": "Indexed", "completions": 3, "parallelism": 3, "suspend": true,
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "grade", "image": "lab-runner"}]}}}
+        }))
+        .unwrap();
+        kube::Api::<Job>::namespaced(client.clone(), "default")
+            .create(&Default::default(), &job)
+            .await
+            .unwrap();
+        // What index 0 and 2 wrote (index 1 has not finished), and another Job's result.
+        let config_maps = kube::Api::<ConfigMap>::namespaced(client, "default");
+        for (learner, job, passed) in
+            [("learner-01", "grade", true), ("learner-03", "grade", false), ("learner-02", "other", true)]
+        {
+            let result: ConfigMap = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": format!("{job}-{learner}"),
+                    "labels": {"lab-runner.io/grade": learner, "lab-runner.io/grade-job": job}},
+                "data": {"report.json": learner_report(passed)}
+            }))
+            .unwrap();
+            config_maps.create(&Default::default(), &result).await.unwrap();
+        }
+    });
+    let report = |args: &[&str]| {
+        lab_runner()
+            .args(["class", "report"])
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&sim.kubeconfig)
+            .output()
+            .unwrap()
+    };
+    let output = report(&["--job", "default/grade", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let class: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(class["lab"], "gpu-sharing");
+    let rows: Vec<(&str, &str)> = class["learners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["context"].as_str().unwrap(), l["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rows, [("learner-01", "PASS"), ("learner-02", "ERROR"), ("learner-03", "FAIL")]);
+    assert!(
+        class["learners"][1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no result from index 1 of job default/grade"),
+        "{class}"
+    );
+    assert_eq!(class["learners"][0]["report"]["tasks"][0]["id"], "quotas");
+
+    let junit = report(&["--job", "default/grade", "--format", "junit"]);
+    assert!(stdout(&junit).contains("learner-03/gpu-sharing"), "{}", stdout(&junit));
+    let missing = report(&["--job", "default/nope"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert_eq!(stderr(&missing).lines().count(), 1, "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("job default/nope not found"), "{}", stderr(&missing));
+}
+
+#[test]
+fn a_shared_class_on_every_address_hands_out_its_tls_san_and_stops_as_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("class");
+    let up = class(
+        &[
+            "up",
+            "--learners",
+            "3",
+            "--processes",
+            "shared",
+            "--listen",
+            "0.0.0.0",
+            "--tls-san",
+            "class.example",
+        ],
+        &state,
+    );
+    let _down = Down(&state);
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let server = |config: &kube::config::Kubeconfig| {
+        config.clusters[0].cluster.as_ref().unwrap().server.clone().unwrap()
+    };
+    // The instructor's kubeconfig works on this host; a learner's names the host they reach.
+    let instructor = server(&kubeconfig(&state.join("kubeconfig")));
+    let learner = server(&kubeconfig(&state.join("learner-01").join("kubeconfig")));
+    let port = instructor.strip_prefix("https://127.0.0.1:").expect("the instructor's is 127.0.0.1");
+    assert_eq!(learner, format!("https://class.example:{port}"));
+    assert!(stdout(&up).contains(&learner), "{}", stdout(&up));
+
+    let down = class(&["down"], &state);
+    assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
+    assert_eq!(
+        stdout(&down),
+        "class stopped: 3 of 3 learner(s) were running, in 1 process(es); state kept\n"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("class.json")).unwrap()).unwrap();
+    let pid = record["shared_pid"].as_u64().expect("the shared process is recorded") as u32;
+    assert!(!lab_runner::sim::lifecycle::process_alive(pid), "the shared process {pid} is gone");
+    let status = stdout(&class(&["status"], &state));
+    assert_eq!(status.lines().filter(|l| l.contains(" down ")).count(), 3, "{status}");
 }
 
 /// A running `class board`, stopped when dropped; its URL read from its first line.

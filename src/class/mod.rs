@@ -8,6 +8,7 @@
 //! holds that learner's context only (to hand out).
 
 pub mod board;
+pub mod report;
 
 use std::{
     io::Write as _,
@@ -48,6 +49,11 @@ pub enum Error {
         /// How many learners.
         learners: u32,
     },
+    /// `--listen` names an address other hosts reach, without a name for the certificates. Exit 2.
+    #[error(
+        "--listen {0}: a non-loopback address needs --tls-san NAME (the host name or IP learners reach this host by; their kubeconfigs and certificates use it)"
+    )]
+    NeedsTlsSan(std::net::IpAddr),
     /// A learner's port is taken. Exit 2.
     #[error("--listen: port {port} (learner {learner}) is in use: {source}")]
     PortInUse {
@@ -110,6 +116,9 @@ pub enum Error {
     /// The board could not be served. Exit: the board's code.
     #[error(transparent)]
     Board(#[from] board::Error),
+    /// `class report` failed. Exit: the report's code.
+    #[error(transparent)]
+    Report(#[from] report::Error),
     /// The class has no lab to grade and none was named. Exit 2.
     #[error("the class in {0} was started without a lab: name one with --lab")]
     NoLab(PathBuf),
@@ -124,6 +133,7 @@ impl Error {
         match self {
             Error::LearnerCount(_)
             | Error::PortRange { .. }
+            | Error::NeedsTlsSan(_)
             | Error::PortInUse { .. }
             | Error::UnknownVariant { .. }
             | Error::AlreadyRunning(_)
@@ -132,6 +142,7 @@ impl Error {
             | Error::Interrupted { .. }
             | Error::NoLab(_) => exit::BAD_INPUT,
             Error::Board(error) => error.exit_code(),
+            Error::Report(error) => error.exit_code(),
             Error::NoClass(_) | Error::Runtime(_) => exit::CLUSTER_ERROR,
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
@@ -186,6 +197,10 @@ pub struct ClassRecord {
     pub lab: Option<String>,
     /// The learners, in order (names; each one's state directory is `DIR/NAME`).
     pub learners: Vec<String>,
+    /// The process hosting every learner, with `--processes shared` (recorded as soon as it is
+    /// spawned, so `class down` stops it even before its learners wrote their pid files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_pid: Option<u32>,
 }
 
 /// A learner's name: `learner-01` … (two digits at least, so names sort in order).
@@ -220,6 +235,7 @@ fn write_record(dir: &Path, record: &ClassRecord) -> Result<()> {
 }
 
 /// One learner's access: endpoint, CA and admin token, read from its state directory.
+#[derive(Clone)]
 struct Access {
     name: String,
     server: String,
@@ -278,6 +294,11 @@ fn validate(options: &UpOptions) -> Result<Option<lab::loader::Bundle>> {
     if port != 0 && port + options.learners - 1 > u32::from(u16::MAX) {
         return Err(Error::PortRange { addr: options.listen, learners: options.learners });
     }
+    // The default stays 127.0.0.1: any other address is an explicit choice (issue #20), and the
+    // names learners reach it by must be in their certificates and kubeconfigs.
+    if !options.listen.ip().is_loopback() && options.tls_sans.is_empty() {
+        return Err(Error::NeedsTlsSan(options.listen.ip()));
+    }
     if port != 0 {
         // Every learner's port is tried before any learner starts, so a taken one is bad input
         // reported in one line, not a half-started class.
@@ -306,7 +327,7 @@ fn validate(options: &UpOptions) -> Result<Option<lab::loader::Bundle>> {
 /// What `class up` did.
 #[derive(Debug)]
 pub struct Started {
-    /// Learner, endpoint.
+    /// Learner, and the server their own kubeconfig names.
     pub learners: Vec<(String, String)>,
     /// The instructor's kubeconfig.
     pub kubeconfig: PathBuf,
@@ -390,7 +411,7 @@ async fn up_all(
     let mut accesses = Vec::new();
     match options.processes {
         ProcessModel::PerLearner => {
-            let mut record = ClassRecord { lab: options.lab.clone(), learners: Vec::new() };
+            let mut record = ClassRecord { lab: options.lab.clone(), learners: Vec::new(), shared_pid: None };
             for (index, name) in names.iter().enumerate() {
                 stop(&interrupted)?;
                 // Recorded before it starts: an interrupted `class up` leaves nothing unrecorded.
@@ -404,8 +425,11 @@ async fn up_all(
             }
         }
         ProcessModel::Shared => {
-            write_record(dir, &ClassRecord { lab: options.lab.clone(), learners: names.clone() })?;
-            spawn_shared(options)?;
+            let mut record =
+                ClassRecord { lab: options.lab.clone(), learners: names.clone(), shared_pid: None };
+            write_record(dir, &record)?;
+            record.shared_pid = Some(spawn_shared(options)?);
+            write_record(dir, &record)?;
             for (index, name) in names.iter().enumerate() {
                 stop(&interrupted)?;
                 let serve = learner_serve_options(dir, index as u32, options.listen, &options.tls_sans);
@@ -414,10 +438,16 @@ async fn up_all(
             }
         }
     }
+    let mut handed_out = Vec::new();
     for access in &accesses {
         // The learner's own kubeconfig replaces the simulator's (admin and viewer contexts):
-        // one context, named after the learner.
-        write_kubeconfig(&dir.join(&access.name).join(KUBECONFIG_FILE), std::slice::from_ref(access))?;
+        // one context, named after the learner, with the server learners reach.
+        let learner = Access {
+            server: learner_server(&access.server, options.listen, &options.tls_sans),
+            ..access.clone()
+        };
+        write_kubeconfig(&dir.join(&access.name).join(KUBECONFIG_FILE), std::slice::from_ref(&learner))?;
+        handed_out.push((learner.name, learner.server));
     }
     let kubeconfig = dir.join(KUBECONFIG_FILE);
     write_kubeconfig(&kubeconfig, &accesses)?;
@@ -450,12 +480,28 @@ async fn up_all(
             _ = interrupted.wait_for(|stop| *stop) => return Err(Error::Interrupted { stopped: 0 }),
         }
     }
-    Ok(Started { learners: accesses.into_iter().map(|a| (a.name, a.server)).collect(), kubeconfig })
+    Ok(Started { learners: handed_out, kubeconfig })
+}
+
+/// The server a learner's own kubeconfig names. On a non-loopback listen address it is the first
+/// `--tls-san` (learners sit at other hosts, where 127.0.0.1 is their own machine, and the
+/// certificate carries that name); on loopback it is the endpoint itself. The instructor's
+/// `DIR/kubeconfig` keeps the endpoint (127.0.0.1 for 0.0.0.0), which works on this host.
+fn learner_server(endpoint: &str, listen: SocketAddr, tls_sans: &[String]) -> String {
+    match tls_sans.first() {
+        Some(name) if !listen.ip().is_loopback() => {
+            let port = endpoint.rsplit_once(':').map(|(_, port)| port).unwrap_or_default();
+            let host =
+                if name.parse::<std::net::Ipv6Addr>().is_ok() { format!("[{name}]") } else { name.clone() };
+            format!("https://{host}:{port}")
+        }
+        _ => endpoint.to_string(),
+    }
 }
 
 /// Starts `class serve-shared` in the background (its own process group, output to
-/// `DIR/serve.log`): every learner in one process.
-fn spawn_shared(options: &UpOptions) -> Result<()> {
+/// `DIR/serve.log`): every learner in one process. Returns its pid.
+fn spawn_shared(options: &UpOptions) -> Result<u32> {
     let file_error =
         |path: &Path, e: std::io::Error| Error::File { path: path.to_path_buf(), message: e.to_string() };
     let log_path = options.dir.join("serve.log");
@@ -475,8 +521,8 @@ fn spawn_shared(options: &UpOptions) -> Result<()> {
     command.stdin(std::process::Stdio::null()).stdout(log).stderr(log_err);
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    command.spawn().map_err(|e| file_error(&log_path, e))?;
-    Ok(())
+    let child = command.spawn().map_err(|e| file_error(&log_path, e))?;
+    Ok(child.id())
 }
 
 /// Waits until the learner in `learner_dir` answers with its admin kubeconfig.
@@ -540,19 +586,79 @@ pub fn serve_shared(dir: &Path, learners: u32, listen: SocketAddr, tls_sans: &[S
     })
 }
 
-/// Stops every recorded learner; returns each learner with the pid stopped (None: was not running).
+/// How long a learner's process may take to stop after SIGTERM.
+const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Whether `pid` is a live `class serve-shared` process (a recorded pid may since have been
+/// reused by an unrelated process, which must not be signalled).
+fn is_shared_server(pid: u32) -> bool {
+    lifecycle::process_alive(pid)
+        && std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmdline| cmdline.windows(b"serve-shared".len()).any(|w| w == b"serve-shared"))
+}
+
+/// Sends SIGTERM to `pid` and waits until it has exited.
+async fn stop_process(pid: u32, learner: &str) -> Result<()> {
+    let sim_error = |source| Error::Sim { learner: learner.to_string(), source: Box::new(source) };
+    let raw =
+        i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw).expect("a live pid is positive");
+    if let Err(e) = rustix::process::kill_process(raw, rustix::process::Signal::TERM) {
+        if e == rustix::io::Errno::SRCH {
+            return Ok(());
+        }
+        return Err(sim_error(lifecycle::Error::Signal { pid, source: e.into() }));
+    }
+    let deadline = tokio::time::Instant::now() + STOP_TIMEOUT;
+    while lifecycle::process_alive(pid) {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(sim_error(lifecycle::Error::StopTimedOut { pid }));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+/// Stops every recorded learner; returns each learner with the pid of the process that was
+/// serving it (None: was not running). Learners hosted by one shared process name the same pid:
+/// that process is stopped once and every learner it served counts as stopped.
 async fn down_all(dir: &Path) -> Result<Vec<(String, Option<u32>)>> {
     let record = read_record(dir)?;
-    let mut stopped = Vec::new();
-    for name in record.learners {
-        let pid = match lifecycle::down(&dir.join(&name)).await {
-            Ok(pid) => Some(pid),
-            Err(lifecycle::Error::NotRunning { .. } | lifecycle::Error::StalePidFile { .. }) => None,
-            Err(source) => return Err(Error::Sim { learner: name, source: Box::new(source) }),
-        };
-        stopped.push((name, pid));
+    let mut serving = Vec::new();
+    for name in &record.learners {
+        let learner_dir = dir.join(name);
+        let state = lifecycle::pid_state(&learner_dir)
+            .map_err(|source| Error::Sim { learner: name.clone(), source: Box::new(source) })?;
+        serving.push((name.clone(), state));
     }
-    Ok(stopped)
+    let mut stopped: Vec<u32> = Vec::new();
+    for (name, state) in &serving {
+        if let PidState::Running(pid) = state
+            && !stopped.contains(pid)
+        {
+            stop_process(*pid, name).await?;
+            stopped.push(*pid);
+        }
+    }
+    // A shared process that had not yet written its learners' pid files (an interrupted
+    // `class up --processes shared`) is found by the pid the record keeps.
+    if let Some(pid) = record.shared_pid
+        && !stopped.contains(&pid)
+        && is_shared_server(pid)
+    {
+        stop_process(pid, "class").await?;
+    }
+    Ok(serving
+        .into_iter()
+        .map(|(name, state)| {
+            // A stopped server removes its run files itself; a killed one's are stale.
+            lifecycle::remove_run_files(&dir.join(&name));
+            let pid = match state {
+                PidState::Running(pid) => Some(pid),
+                PidState::Absent | PidState::Stale(_) => None,
+            };
+            (name, pid)
+        })
+        .collect())
 }
 
 /// `class down`: stops every learner; `purge` also deletes the class directory's contents.
@@ -755,7 +861,7 @@ mod tests {
 
     #[test]
     fn class_status_is_a_table() {
-        let record = ClassRecord { lab: Some("gpu-sharing".into()), learners: vec![] };
+        let record = ClassRecord { lab: Some("gpu-sharing".into()), learners: vec![], shared_pid: None };
         let line = |n: u32, up: bool, score: &str| LearnerStatus {
             name: learner_name(n),
             up,
@@ -764,6 +870,27 @@ mod tests {
         };
         let lines = [line(1, true, "7/16"), line(2, true, "error: cluster unreachable"), line(3, false, "-")];
         insta::assert_snapshot!(render_status(&record, &lines));
+    }
+
+    #[test]
+    fn learners_reach_a_non_loopback_class_by_the_first_tls_san() {
+        let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        let sans = ["class.example".to_string(), "10.0.0.5".to_string()];
+        assert_eq!(learner_server("https://127.0.0.1:40001", any, &sans), "https://class.example:40001");
+        let v6 = ["fd00::5".to_string()];
+        assert_eq!(learner_server("https://127.0.0.1:40001", any, &v6), "https://[fd00::5]:40001");
+        // On loopback the endpoint stays (a tunnel, say, brings learners to 127.0.0.1).
+        let local: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        assert_eq!(learner_server("https://127.0.0.1:40001", local, &sans), "https://127.0.0.1:40001");
+    }
+
+    #[test]
+    fn class_records_from_before_shared_pids_still_read() {
+        let record: ClassRecord =
+            serde_json::from_str(r#"{"lab": null, "learners": ["learner-01"]}"#).unwrap();
+        assert_eq!(record.shared_pid, None);
+        let text = serde_json::to_string(&record).unwrap();
+        assert!(!text.contains("shared_pid"), "{text}");
     }
 
     #[test]
@@ -787,6 +914,11 @@ mod tests {
             assert_eq!(error.exit_code(), exit::BAD_INPUT, "{error}");
         }
         assert!(validate(&options(3, "127.0.0.1:0")).is_ok());
+        let error = validate(&options(1, "0.0.0.0:0")).unwrap_err();
+        assert!(matches!(error, Error::NeedsTlsSan(_)), "{error}");
+        assert_eq!(error.exit_code(), exit::BAD_INPUT);
+        let named = UpOptions { tls_sans: vec!["class.example".into()], ..options(1, "0.0.0.0:0") };
+        assert!(validate(&named).is_ok());
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = taken.local_addr().unwrap().port();
         let error = validate(&options(1, &format!("127.0.0.1:{port}"))).unwrap_err();

@@ -572,3 +572,11 @@ demo-post-invalid = POST { $path }: { $reason }
 demo-simulator-killed = the temporary simulator was killed: { $reason }
 demo-simulator-not-stopped-pid = could not stop the temporary simulator (pid { $pid }): { $reason }
 demo-simulator-not-stopped = could not stop the temporary simulator: { $reason }
+
+## class (src/class/**)
+class-report-heading = class report: { $lab } — { $learners } learner(s), { $passed } passed
+class-report-learner = LEARNER
+class-report-result = RESULT
+class-report-score = SCORE
+class-report-no-result = no result from index { $index } of job { $job } yet (still running, or failed: see its pod's log)
+class-report-bad-result = the result of index { $index } is not a report: { $reason }

@@ -514,3 +514,11 @@ demo-post-invalid = { $path } への POST を組み立てられません: { $rea
 demo-simulator-killed = 一時的なシミュレーターを強制終了しました: { $reason }
 demo-simulator-not-stopped-pid = 一時的なシミュレーター（pid { $pid }）を停止できませんでした: { $reason }
 demo-simulator-not-stopped = 一時的なシミュレーターを停止できませんでした: { $reason }
+
+## class (src/class/**)
+class-report-heading = クラスレポート: { $lab } — 受講者 { $learners } 人、合格 { $passed } 人
+class-report-learner = 受講者
+class-report-result = 結果
+class-report-score = 得点
+class-report-no-result = ジョブ { $job } のインデックス { $index } の結果はまだありません(実行中か失敗: Pod のログを参照)
+class-report-bad-result = インデックス { $index } の結果はレポートではありません: { $reason }

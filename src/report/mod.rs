@@ -8,7 +8,7 @@ pub mod live;
 use std::fmt::Write as _;
 
 use owo_colors::OwoColorize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{session::Lang, tr};
 
@@ -30,7 +30,7 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A task's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum TaskStatus {
     /// It holds.
@@ -56,7 +56,7 @@ impl TaskStatus {
 }
 
 /// One graded task.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskResult {
     /// Task id.
@@ -65,7 +65,7 @@ pub struct TaskResult {
     pub title: String,
     /// What the task asks, in the session language: for a task that failed, or every task with
     /// `check --details`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Verdict.
     pub status: TaskStatus,
@@ -80,12 +80,12 @@ pub struct TaskResult {
     /// How many hint tiers the task has.
     pub hints_available: usize,
     /// The reference solution, only with `--reveal`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub solution: Option<Vec<String>>,
 }
 
 /// A check report for one lab on one cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// [`REPORT_VERSION`].
@@ -235,7 +235,7 @@ fn junit_report(report: &Report, suite_name: &str) -> quick_junit::Report {
 }
 
 /// One learner's row in a class report: their report, or why their cluster could not be graded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LearnerResult {
     /// The kubeconfig context graded.
@@ -251,7 +251,7 @@ pub struct LearnerResult {
 }
 
 /// Many learners' clusters graded for one lab (`check --contexts`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClassReport {
     /// [`REPORT_VERSION`].
