@@ -817,3 +817,81 @@ async fn field_validation_and_managed_fields_on_writes() {
     assert_eq!(stored["metadata"]["managedFields"][0]["manager"], "kubectl-create");
     assert_eq!(stored["metadata"]["managedFields"][0]["operation"], "Update");
 }
+
+/// Table rows are cached per object revision (issue #17): a second list answers from the cache
+/// with ages counted from that request, and a changed object gets a fresh row; twenty table
+/// watchers sharing the cached rows each see the change.
+#[tokio::test]
+async fn cached_table_rows_follow_the_revision_and_the_clock() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    cms.create(&PostParams::default(), &config_map("a", &[])).await.unwrap();
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let table = || async {
+        let request = axum::http::Request::builder()
+            .uri("/api/v1/namespaces/default/configmaps")
+            .header("accept", accept)
+            .body(Body::empty())
+            .unwrap();
+        let response = sim.request(request).await;
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        serde_json::from_slice::<Value>(&bytes).unwrap()
+    };
+    let first = table().await;
+    assert_eq!(first["rows"][0]["cells"], json!(["a", 1, "0s"]));
+    sim.state.clock.advance(k8s_openapi::jiff::SignedDuration::from_secs(303));
+    let later = table().await;
+    assert_eq!(later["rows"][0]["cells"], json!(["a", 1, "5m3s"]), "the cached row's age moves on");
+
+    let revision = sim.state.store.revision();
+    let uri = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}");
+    let mut watchers = Vec::new();
+    for _ in 0..20 {
+        let request =
+            axum::http::Request::builder().uri(&uri).header("accept", accept).body(Body::empty()).unwrap();
+        let response = sim.request(request).await;
+        watchers.push(Box::pin(
+            response
+                .into_body()
+                .into_data_stream()
+                .map(|c| serde_json::from_slice::<Value>(&c.unwrap()).unwrap()),
+        ));
+    }
+    let mut changed = config_map("a", &[]);
+    changed.data = Some([("k".to_string(), "v".to_string()), ("k2".to_string(), "w".to_string())].into());
+    cms.replace("a", &PostParams::default(), &changed).await.unwrap();
+    for events in &mut watchers {
+        let event = next(events).await;
+        assert_eq!(event["type"], "MODIFIED");
+        assert_eq!(event["object"]["rows"][0]["cells"], json!(["a", 2, "5m3s"]));
+    }
+    assert_eq!(table().await["rows"][0]["cells"], json!(["a", 2, "5m3s"]), "a new revision, a new row");
+}
+
+/// Watchers of one type share each event's encoding and still see their own selector's view:
+/// a watcher whose selector the change leaves gets `DELETED`, the others the stored `MODIFIED`.
+#[tokio::test]
+async fn shared_watch_encoding_keeps_each_watchers_selector_view() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    cms.create(&PostParams::default(), &config_map("a", &[("tier", "gpu")])).await.unwrap();
+    let revision = sim.state.store.revision();
+    let base = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}");
+    let mut all = watch_lines(&sim, &base).await;
+    let mut all_again = watch_lines(&sim, &base).await;
+    let gpu_uri = format!("{base}&labelSelector=tier%3Dgpu");
+    let mut gpu = watch_lines(&sim, &gpu_uri).await;
+    let other_uri =
+        format!("/api/v1/namespaces/kube-system/configmaps?watch=true&resourceVersion={revision}");
+    let mut other_namespace = watch_lines(&sim, &other_uri).await;
+    cms.replace("a", &PostParams::default(), &config_map("a", &[("tier", "cpu")])).await.unwrap();
+    let (one, two, left) = (next(&mut all).await, next(&mut all_again).await, next(&mut gpu).await);
+    assert_eq!(one, two);
+    assert_eq!(
+        (one["type"].as_str(), one["object"]["metadata"]["labels"]["tier"].as_str()),
+        (Some("MODIFIED"), Some("cpu"))
+    );
+    assert_eq!(left["type"], "DELETED");
+    let nothing = tokio::time::timeout(Duration::from_millis(200), other_namespace.next()).await;
+    assert!(nothing.is_err(), "another namespace's watcher gets nothing: {nothing:?}");
+}

@@ -27,5 +27,6 @@ mod sim_patch;
 mod sim_proto;
 mod sim_quota;
 mod sim_rbac;
+mod sim_scale;
 mod sim_serve;
 mod support;

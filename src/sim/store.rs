@@ -23,7 +23,7 @@
 use std::{
     collections::{BTreeMap, HashMap},
     path::Path,
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{Arc, Mutex, MutexGuard, OnceLock},
 };
 
 use k8s_openapi::jiff::Timestamp;
@@ -168,6 +168,9 @@ pub struct Stored {
     pub labels: BTreeMap<String, String>,
     /// Selectable fields (see [`selector::selectable_fields`]).
     pub fields: Fields,
+    /// This revision's `Table` row, rendered by the first request that needed it: a Table LIST
+    /// or a table watch then reads it instead of parsing the object again (issue #17).
+    table_row: OnceLock<Box<str>>,
 }
 
 impl Stored {
@@ -181,7 +184,23 @@ impl Stored {
             json: crate::sim::gojson::to_string(value).into(),
             labels: selector::labels_of(value),
             fields: selector::selectable_fields(group_resource, value),
+            table_row: OnceLock::new(),
         })
+    }
+
+    /// Whether [`Stored::table_row`] has been computed.
+    pub fn has_table_row(&self) -> bool {
+        self.table_row.get().is_some()
+    }
+
+    /// This revision's `Table` row: `render`'s output for the parsed object, computed once (the
+    /// first caller's rendering is kept; the row printer of a type never changes).
+    pub fn table_row(&self, render: impl FnOnce(&Value) -> String) -> Result<&str> {
+        if let Some(row) = self.table_row.get() {
+            return Ok(row);
+        }
+        let row = render(&self.value()?);
+        Ok(self.table_row.get_or_init(|| row.into()))
     }
 
     /// The object parsed.
@@ -746,7 +765,7 @@ impl Txn<'_> {
         let key = (group_resource.to_string(), stored.namespace.clone(), stored.name.clone());
         let previous = self.get(&key.0, &key.1, &key.2);
         let event_type = if previous.is_some() { EventType::Modified } else { EventType::Added };
-        self.changes.push(Event { revision: self.next, event_type, object: stored.clone(), previous });
+        self.changes.push(Event::new(self.next, event_type, stored.clone(), previous));
         self.overlay.insert(key, Some(stored.clone()));
         Ok(stored)
     }
@@ -758,12 +777,7 @@ impl Txn<'_> {
         object["metadata"]["resourceVersion"] = Value::String(self.next.to_string());
         let stored = Arc::new(Stored::new(self.next, &current.group_resource, &object)?);
         let key = (current.group_resource.clone(), current.namespace.clone(), current.name.clone());
-        self.changes.push(Event {
-            revision: self.next,
-            event_type: EventType::Deleted,
-            object: stored.clone(),
-            previous: Some(current.clone()),
-        });
+        self.changes.push(Event::new(self.next, EventType::Deleted, stored.clone(), Some(current.clone())));
         self.overlay.insert(key, None);
         Ok(stored)
     }

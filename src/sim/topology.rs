@@ -341,6 +341,12 @@ impl Topology {
         if self.nodes.is_empty() {
             return Err(invalid("a topology needs at least one node".to_string()));
         }
+        if self.nodes.len() > MAX_NODES {
+            return Err(invalid(format!(
+                "a topology has at most {MAX_NODES} nodes (each gets its own /24 pod range); this one has {}",
+                self.nodes.len()
+            )));
+        }
         let mut seen = std::collections::BTreeSet::new();
         for node in &self.nodes {
             if !is_dns_subdomain(&node.name) {
@@ -428,6 +434,27 @@ fn uuid_form(hex: &str) -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
+/// The most nodes a topology holds: the pod ranges of [`pod_cidr`] stay distinct.
+pub const MAX_NODES: usize = 3_072;
+
+/// The `index`-th node's InternalIP when the topology names none: `10.0.0.10`, `10.0.0.11` …
+/// counted on through `10.0.1.0` and beyond, so a cluster of any size up to 65,000 nodes has
+/// distinct, valid addresses (issue #17: `10.0.0.<10 + index>` overflowed past 245 nodes).
+pub fn default_internal_ip(index: usize) -> String {
+    let host = 10 + index;
+    format!("10.0.{}.{}", (host >> 8) & 0xff, host & 0xff)
+}
+
+/// The `index`-th node's pod range, one /24 each as kube-controller-manager's range allocator
+/// hands them out of the cluster CIDR (`--node-cidr-mask-size=24`, kubeadm's and kind's
+/// default): `10.244.<index>.0/24` for the first 256 nodes (kind's `10.244.0.0/16`), then on
+/// into `10.245.0.0/24` … as a cluster CIDR sized for the topology would (`10.244.0.0/14`
+/// holds 1,024 nodes). Distinct for up to [`MAX_NODES`] (up to `10.255.255.0/24`).
+pub fn pod_cidr(index: usize) -> String {
+    let block = (244 << 8) + index;
+    format!("10.{}.{}.0/24", (block >> 8) & 0xff, block & 0xff)
+}
+
 /// The Node object a v1.33 kubelet registers for `spec` (the `index`-th node), at time `now`.
 pub fn node_object(spec: &NodeSpec, index: usize, now: Timestamp) -> Value {
     let time = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
@@ -508,7 +535,8 @@ pub fn node_object(spec: &NodeSpec, index: usize, now: Timestamp) -> Value {
             "message": message,
         })
     };
-    let ip = spec.internal_ip.clone().unwrap_or_else(|| format!("10.0.0.{}", 10 + index));
+    let ip = spec.internal_ip.clone().unwrap_or_else(|| default_internal_ip(index));
+    let pod_cidr = pod_cidr(index);
     let machine = node_id(&spec.name, "machine", 32);
     let mut node = json!({
         "apiVersion": "v1",
@@ -523,8 +551,8 @@ pub fn node_object(spec: &NodeSpec, index: usize, now: Timestamp) -> Value {
             },
         },
         "spec": {
-            "podCIDR": format!("10.244.{index}.0/24"),
-            "podCIDRs": [format!("10.244.{index}.0/24")],
+            "podCIDR": pod_cidr,
+            "podCIDRs": [pod_cidr],
         },
         "status": {
             "capacity": capacity_json,
@@ -652,6 +680,44 @@ mod tests {
         let topology = Topology::generated(3);
         let names: Vec<_> = topology.nodes.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["control-plane", "worker-1", "worker-2", "worker-3"]);
+    }
+
+    /// Past 255 nodes every node still gets a distinct, valid InternalIP and /24 pod range; the
+    /// first nodes keep the addresses they always had.
+    #[test]
+    fn addresses_stay_distinct_and_valid_for_a_thousand_nodes() {
+        let topology = Topology::generated(1_000);
+        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let mut ips = std::collections::BTreeSet::new();
+        let mut cidrs = std::collections::BTreeSet::new();
+        for (index, spec) in topology.nodes.iter().enumerate() {
+            let node = node_object(spec, index, now);
+            let ip = node["status"]["addresses"][0]["address"].as_str().unwrap().to_string();
+            let cidr = node["spec"]["podCIDR"].as_str().unwrap().to_string();
+            assert!(ip.parse::<std::net::Ipv4Addr>().is_ok(), "{ip}");
+            let network = cidr.strip_suffix(".0/24").expect("a /24");
+            assert!(format!("{network}.0").parse::<std::net::Ipv4Addr>().is_ok(), "{cidr}");
+            assert_eq!(node["spec"]["podCIDRs"], json!([cidr]));
+            assert!(ips.insert(ip), "duplicate InternalIP at node {index}");
+            assert!(cidrs.insert(cidr), "duplicate podCIDR at node {index}");
+        }
+        assert_eq!(
+            (default_internal_ip(0), pod_cidr(0)),
+            ("10.0.0.10".to_string(), "10.244.0.0/24".to_string())
+        );
+        assert_eq!(
+            (default_internal_ip(245), pod_cidr(255)),
+            ("10.0.0.255".to_string(), "10.244.255.0/24".to_string())
+        );
+        assert_eq!(
+            (default_internal_ip(246), pod_cidr(256)),
+            ("10.0.1.0".to_string(), "10.245.0.0/24".to_string())
+        );
+        assert_eq!(pod_cidr(MAX_NODES - 1), "10.255.255.0/24");
+        let mut too_many = Topology::generated(MAX_NODES as u32);
+        assert!(too_many.validate("t.yaml").unwrap_err().to_string().contains("at most 3072 nodes"));
+        too_many.nodes.pop();
+        too_many.validate("t.yaml").unwrap();
     }
 
     #[test]

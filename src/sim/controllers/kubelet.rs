@@ -322,10 +322,9 @@ impl Kubelet {
             .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
             .map(|a| a.address.clone())
             .unwrap_or_else(|| "10.0.0.1".to_string());
-        let index = env.nodes.iter().position(|n| n.metadata.name == node.metadata.name).unwrap_or(0);
         let next = self.next_ip.entry(node_name.clone()).or_insert(1);
         *next = if *next >= 254 { 2 } else { *next + 1 };
-        let pod_ip = format!("10.244.{}.{}", index % 256, *next);
+        let pod_ip = format!("{}.{}", node_pod_range(env, node), *next);
         let mut run = PodRun {
             uid: pod.metadata.uid.clone().unwrap_or_default(),
             node: node_name,
@@ -977,6 +976,20 @@ impl Involved {
             uid: pod.metadata.uid.clone().unwrap_or_default(),
             field_path: None,
         }
+    }
+}
+
+/// The node's pod range prefix (`10.244.3` of `10.244.3.0/24`): its `spec.podCIDR`, as the
+/// CNI's host-local IPAM reads it, or the topology's range for the node's position when unset.
+fn node_pod_range(env: &Env<'_>, node: &Node) -> String {
+    let cidr = node.spec.as_ref().and_then(|spec| spec.pod_cidr.clone()).unwrap_or_else(|| {
+        let index = env.nodes.iter().position(|n| n.metadata.name == node.metadata.name).unwrap_or(0);
+        crate::sim::topology::pod_cidr(index)
+    });
+    let network = cidr.split('/').next().unwrap_or_default();
+    match network.rsplit_once('.') {
+        Some((prefix, _)) if network.split('.').count() == 4 => prefix.to_string(),
+        _ => "10.244.0".to_string(),
     }
 }
 

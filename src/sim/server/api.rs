@@ -273,55 +273,64 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
         }
     }
     if request::wants_table(headers) {
-        let mut table = if crd::is_custom(state, &target.rt) {
+        if crd::is_custom(state, &target.rt) {
             let objects = page.items.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
-            crd::render_table(state, &target.rt, &objects, &page.revision.to_string(), state.clock.now())
-        } else {
-            render_table(&target.rt, &page.items, &page.revision.to_string(), state.clock.now())?
-        };
-        if let Some(continue_token) = metadata.get("continue") {
-            table["metadata"]["continue"] = continue_token.clone();
+            let mut table =
+                crd::render_table(state, &target.rt, &objects, &page.revision.to_string(), state.clock.now());
+            if let Some(continue_token) = metadata.get("continue") {
+                table["metadata"]["continue"] = continue_token.clone();
+            }
+            return Ok(json_response(StatusCode::OK, table.to_string()));
         }
-        return Ok(json_response(StatusCode::OK, table.to_string()));
+        let continue_token = metadata["continue"].as_str();
+        let table = render_table(
+            &target.rt,
+            &page.items,
+            &page.revision.to_string(),
+            continue_token,
+            state.clock.now(),
+        )?;
+        return Ok(json_response(StatusCode::OK, table));
     }
     Ok(json_response(StatusCode::OK, list_json(&target.rt, &metadata, &page.items)))
 }
 
-/// Lists longer than this are parsed and rendered on two threads.
+/// Rows not yet cached beyond this many are rendered on two threads.
 const PARALLEL_TABLE_ROWS: usize = 2_000;
 
-/// Objects parsed at a time while rendering, so a long list never holds every parsed object.
-const TABLE_CHUNK: usize = 500;
-
-/// A `Table` of `items`, parsed and rendered a chunk at a time; a long list in two halves on two
-/// threads (the machine the simulator targets has two cores), rows joined in order.
-fn render_table(rt: &ResourceType, items: &[Arc<Stored>], revision: &str, now: Timestamp) -> Result<Value> {
-    let rows_of = |half: &[Arc<Stored>]| -> Result<Vec<Value>> {
-        let mut rows = Vec::with_capacity(half.len());
-        for chunk in half.chunks(TABLE_CHUNK) {
-            let objects = chunk.iter().map(|stored| stored.value()).collect::<Result<Vec<_>, _>>()?;
-            if let Value::Array(mut more) = table::render(rt, &objects, revision, now)["rows"].take() {
-                rows.append(&mut more);
-            }
+/// A `Table` of `items` as JSON text, from the rows cached per object revision
+/// ([`Stored::table_row`]); rows not cached yet are rendered first, a long run of them in two
+/// halves on two threads (the machine the simulator targets has two cores).
+fn render_table(
+    rt: &ResourceType,
+    items: &[Arc<Stored>],
+    revision: &str,
+    continue_token: Option<&str>,
+    now: Timestamp,
+) -> Result<String> {
+    let fill = |part: &[Arc<Stored>]| -> Result<()> {
+        for stored in part {
+            stored.table_row(|object| table::row_template(rt, object))?;
         }
-        Ok(rows)
+        Ok(())
     };
-    let rows = if items.len() < PARALLEL_TABLE_ROWS {
-        rows_of(items)?
+    let uncached: Vec<Arc<Stored>> = items.iter().filter(|stored| !stored.has_table_row()).cloned().collect();
+    if uncached.len() < PARALLEL_TABLE_ROWS {
+        fill(&uncached)?;
     } else {
-        let (first, second) = items.split_at(items.len() / 2);
-        let (rows, more) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| rows_of(second));
-            let first = rows_of(first);
-            (first, second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        let (first, second) = uncached.split_at(uncached.len() / 2);
+        let (first, second) = std::thread::scope(|scope| {
+            let second = scope.spawn(|| fill(second));
+            (fill(first), second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
-        let (mut rows, mut more) = (rows?, more?);
-        rows.append(&mut more);
-        rows
-    };
-    let mut table = table::render(rt, &[], revision, now);
-    table["rows"] = Value::Array(rows);
-    Ok(table)
+        first?;
+        second?;
+    }
+    let rows = items
+        .iter()
+        .map(|stored| stored.table_row(|object| table::row_template(rt, object)))
+        .collect::<Result<Vec<&str>, _>>()?;
+    Ok(table::render_rows(rt, rows.into_iter(), revision, continue_token, true, now))
 }
 
 /// A `<Kind>List` built from the stored JSON texts without reparsing them.

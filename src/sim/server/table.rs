@@ -36,7 +36,7 @@ const CONTAINERS: Column = Column("Containers", "string", 1, "Names of each cont
 const IMAGES: Column = Column("Images", "string", 1, "Images referenced by each container in the template.");
 
 /// Prints one object's cells.
-type RowPrinter = fn(&Value, Timestamp) -> Vec<Value>;
+type RowPrinter = fn(&Value, Ages) -> Vec<Value>;
 
 /// One kind's table: the `(group, kind)`s it serves, kubectl's columns and the row printer.
 struct Printer {
@@ -254,7 +254,7 @@ pub fn render(rt: &ResourceType, objects: &[Value], resource_version: &str, now:
         .iter()
         .map(|object| {
             json!({
-                "cells": row(object, now),
+                "cells": row(object, Ages::At(now)),
                 "object": {
                     "kind": "PartialObjectMetadata",
                     "apiVersion": "meta.k8s.io/v1",
@@ -270,6 +270,105 @@ pub fn render(rt: &ResourceType, objects: &[Value], resource_version: &str, now:
         "columnDefinitions": definitions(columns),
         "rows": rows,
     })
+}
+
+/// When the age cells of a row are computed.
+#[derive(Debug, Clone, Copy)]
+pub enum Ages {
+    /// Now: the row is complete.
+    At(Timestamp),
+    /// Per response: the row is a template that keeps each timestamp in a marker, and
+    /// [`fill_ages`] writes the ages when the row is sent. Rows are cached per object revision
+    /// this way, while their ages still count from the moment of each request.
+    Deferred,
+}
+
+impl Ages {
+    /// `duration.HumanDuration(now - then)`, or the marker that stands for it.
+    fn since(self, then: Timestamp) -> String {
+        match self {
+            Ages::At(now) => human_duration(now.duration_since(then).as_secs()),
+            Ages::Deferred => format!("{}{}{AGE_MARK_END}", age_mark(), then.as_nanosecond()),
+        }
+    }
+}
+
+/// The start of an age marker: a control character and a per-process random tag, so no text
+/// taken from an object can be mistaken for one.
+fn age_mark() -> &'static str {
+    static MARK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARK.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let tag = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        format!("\u{1}{tag:016x}:")
+    })
+}
+
+const AGE_MARK_END: char = '\u{2}';
+
+/// One row as `Table.rows[]` JSON with its ages deferred ([`Ages::Deferred`]): the cells and the
+/// `PartialObjectMetadata`. Complete it with [`fill_ages`].
+pub fn row_template(rt: &ResourceType, object: &Value) -> String {
+    let row = printer(rt).row;
+    json!({
+        "cells": row(object, Ages::Deferred),
+        "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"]},
+    })
+    .to_string()
+}
+
+/// Appends `template` (from [`row_template`]) to `out` with each age marker replaced by the
+/// age at `now`.
+pub fn fill_ages(template: &str, now: Timestamp, out: &mut String) {
+    // serde_json writes the marker's control characters as `\u0001` / `\u0002` escapes.
+    let mark = age_mark();
+    let start = format!("\\u0001{}", &mark[1..]);
+    let end = "\\u0002";
+    let mut rest = template;
+    while let Some(at) = rest.find(&start) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + start.len()..];
+        let Some(stop) = after.find(end) else { break };
+        match after[..stop].parse::<i128>().ok().and_then(|ns| Timestamp::from_nanosecond(ns).ok()) {
+            Some(then) => out.push_str(&human_duration(now.duration_since(then).as_secs())),
+            None => out.push_str("<unknown>"),
+        }
+        rest = &after[stop + end.len()..];
+    }
+    out.push_str(rest);
+}
+
+/// A `Table` of `rows` (templates from [`row_template`]) as JSON text, the same document
+/// [`render`] builds: column definitions unless `columns` is false (a watch sends them once),
+/// `metadata.continue` when given.
+pub fn render_rows<'a>(
+    rt: &ResourceType,
+    rows: impl ExactSizeIterator<Item = &'a str>,
+    resource_version: &str,
+    continue_token: Option<&str>,
+    columns: bool,
+    now: Timestamp,
+) -> String {
+    let mut metadata = json!({"resourceVersion": resource_version});
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    let definitions = if columns { definitions(printer(rt).columns) } else { Vec::new() };
+    let head = json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+                      "columnDefinitions": definitions})
+    .to_string();
+    let mut out = String::with_capacity(head.len() + rows.len() * 1024);
+    // `head` is an object: reopen it to append `rows`.
+    out.push_str(&head[..head.len() - 1]);
+    out.push_str(",\"rows\":[");
+    for (i, row) in rows.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        fill_ages(row, now, &mut out);
+    }
+    out.push_str("]}");
+    out
 }
 
 /// apimachinery/pkg/util/duration `HumanDuration`.
@@ -311,9 +410,9 @@ pub fn human_duration(seconds: i64) -> String {
 }
 
 /// printers.go `translateTimestampSince`: `<unknown>` for a missing time.
-fn since(timestamp: &Value, now: Timestamp) -> String {
+fn since(timestamp: &Value, now: Ages) -> String {
     match timestamp.as_str().and_then(|t| t.parse::<Timestamp>().ok()) {
-        Some(then) => human_duration(now.duration_since(then).as_secs()),
+        Some(then) => now.since(then),
         None => "<unknown>".to_string(),
     }
 }
@@ -330,13 +429,13 @@ fn or_none(value: &str) -> String {
     if value.is_empty() { "<none>".to_string() } else { value.to_string() }
 }
 
-fn age(object: &Value, now: Timestamp) -> Value {
+fn age(object: &Value, now: Ages) -> Value {
     json!(since(&object["metadata"]["creationTimestamp"], now))
 }
 
 /// printers.go `printPod` (v1.33): READY, STATUS (phase, then reasons from init containers and
 /// containers walked last to first, `Terminating` on deletion), RESTARTS with the last restart's age.
-fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
+fn pod_row(pod: &Value, now: Ages) -> Vec<Value> {
     let spec = &pod["spec"];
     let status = &pod["status"];
     let empty = Vec::new();
@@ -468,7 +567,7 @@ fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
 
     let restarts_cell = match last_restart {
         Some(at) if restarts != 0 => {
-            format!("{restarts} ({} ago)", human_duration(now.duration_since(at).as_secs()))
+            format!("{restarts} ({} ago)", now.since(at))
         }
         _ => restarts.to_string(),
     };
@@ -506,7 +605,7 @@ fn pod_row(pod: &Value, now: Timestamp) -> Vec<Value> {
 
 /// printers.go `printNode`: Ready/NotReady/Unknown (+SchedulingDisabled), roles from
 /// `node-role.kubernetes.io/<role>` and `kubernetes.io/role` labels.
-fn node_row(node: &Value, now: Timestamp) -> Vec<Value> {
+fn node_row(node: &Value, now: Ages) -> Vec<Value> {
     let status = &node["status"];
     let mut state =
         match status["conditions"].as_array().and_then(|cs| cs.iter().rev().find(|c| c["type"] == "Ready")) {
@@ -605,7 +704,7 @@ fn containers_and_images(template: &Value) -> (Value, Value) {
     (json!(names.join(",")), json!(images.join(",")))
 }
 
-fn daemonset_row(ds: &Value, now: Timestamp) -> Vec<Value> {
+fn daemonset_row(ds: &Value, now: Ages) -> Vec<Value> {
     let status = &ds["status"];
     let (names, images) = containers_and_images(&ds["spec"]["template"]);
     vec![
@@ -623,7 +722,7 @@ fn daemonset_row(ds: &Value, now: Timestamp) -> Vec<Value> {
     ]
 }
 
-fn deployment_row(deploy: &Value, now: Timestamp) -> Vec<Value> {
+fn deployment_row(deploy: &Value, now: Ages) -> Vec<Value> {
     let status = &deploy["status"];
     // spec.replicas defaults to 1 (apps/v1 defaults).
     let desired = deploy["spec"]["replicas"].as_i64().unwrap_or(1);
@@ -640,7 +739,7 @@ fn deployment_row(deploy: &Value, now: Timestamp) -> Vec<Value> {
     ]
 }
 
-fn replicaset_row(rs: &Value, now: Timestamp) -> Vec<Value> {
+fn replicaset_row(rs: &Value, now: Ages) -> Vec<Value> {
     let status = &rs["status"];
     let (names, images) = containers_and_images(&rs["spec"]["template"]);
     vec![
@@ -656,7 +755,7 @@ fn replicaset_row(rs: &Value, now: Timestamp) -> Vec<Value> {
 }
 
 /// printers.go `printStatefulSet`: READY is `readyReplicas/spec.replicas`.
-fn statefulset_row(sts: &Value, now: Timestamp) -> Vec<Value> {
+fn statefulset_row(sts: &Value, now: Ages) -> Vec<Value> {
     let (names, images) = containers_and_images(&sts["spec"]["template"]);
     let desired = sts["spec"]["replicas"].as_i64().unwrap_or(1);
     vec![
@@ -670,7 +769,7 @@ fn statefulset_row(sts: &Value, now: Timestamp) -> Vec<Value> {
 
 /// printers.go `printPersistentVolumeClaim`: capacity and access modes only once bound to a
 /// volume; the class from the beta annotation, else `spec.storageClassName`.
-fn persistentvolumeclaim_row(pvc: &Value, now: Timestamp) -> Vec<Value> {
+fn persistentvolumeclaim_row(pvc: &Value, now: Ages) -> Vec<Value> {
     let spec = &pvc["spec"];
     let phase = if pvc["metadata"]["deletionTimestamp"].is_null() {
         text(&pvc["status"]["phase"]).to_string()
@@ -716,7 +815,7 @@ fn persistentvolumeclaim_row(pvc: &Value, now: Timestamp) -> Vec<Value> {
 }
 
 /// printers.go `printPriorityClass`.
-fn priorityclass_row(pc: &Value, now: Timestamp) -> Vec<Value> {
+fn priorityclass_row(pc: &Value, now: Ages) -> Vec<Value> {
     vec![
         pc["metadata"]["name"].clone(),
         json!(int(&pc["value"])),
@@ -727,12 +826,12 @@ fn priorityclass_row(pc: &Value, now: Timestamp) -> Vec<Value> {
 }
 
 /// printers.go `printRuntimeClass`.
-fn runtimeclass_row(rc: &Value, now: Timestamp) -> Vec<Value> {
+fn runtimeclass_row(rc: &Value, now: Ages) -> Vec<Value> {
     vec![rc["metadata"]["name"].clone(), json!(text(&rc["handler"])), age(rc, now)]
 }
 
 /// printers.go `printControllerRevision`: CONTROLLER is `<kind>.<group>/<name>` in lower case.
-fn controllerrevision_row(revision: &Value, now: Timestamp) -> Vec<Value> {
+fn controllerrevision_row(revision: &Value, now: Ages) -> Vec<Value> {
     let controller = revision["metadata"]["ownerReferences"]
         .as_array()
         .and_then(|refs| refs.iter().find(|r| r["controller"] == true))
@@ -755,7 +854,7 @@ fn controllerrevision_row(revision: &Value, now: Timestamp) -> Vec<Value> {
 }
 
 /// printers.go `printJob` (v1.33): STATUS from conditions, COMPLETIONS, DURATION.
-fn job_row(job: &Value, now: Timestamp) -> Vec<Value> {
+fn job_row(job: &Value, now: Ages) -> Vec<Value> {
     let spec = &job["spec"];
     let status = &job["status"];
     let succeeded = int(&status["succeeded"]);
@@ -769,7 +868,7 @@ fn job_row(job: &Value, now: Timestamp) -> Vec<Value> {
     let parse = |v: &Value| v.as_str().and_then(|t| t.parse::<Timestamp>().ok());
     let duration = match (parse(&status["startTime"]), parse(&status["completionTime"])) {
         (None, _) => String::new(),
-        (Some(start), None) => human_duration(now.duration_since(start).as_secs()),
+        (Some(start), None) => now.since(start),
         (Some(start), Some(end)) => human_duration(end.duration_since(start).as_secs()),
     };
     let conditions = &status["conditions"];
@@ -803,7 +902,7 @@ fn job_row(job: &Value, now: Timestamp) -> Vec<Value> {
 
 /// printers.go `printCronJob`: `<none>` for an unset time zone or a CronJob never scheduled;
 /// `printBoolPtr` for `suspend`.
-fn cronjob_row(cj: &Value, now: Timestamp) -> Vec<Value> {
+fn cronjob_row(cj: &Value, now: Ages) -> Vec<Value> {
     let spec = &cj["spec"];
     let last_schedule = match &cj["status"]["lastScheduleTime"] {
         Value::Null => "<none>".to_string(),
@@ -836,7 +935,7 @@ fn cronjob_row(cj: &Value, now: Timestamp) -> Vec<Value> {
 }
 
 /// printers.go `printPodDisruptionBudget`: `N/A` for the bound that is not set.
-fn poddisruptionbudget_row(pdb: &Value, now: Timestamp) -> Vec<Value> {
+fn poddisruptionbudget_row(pdb: &Value, now: Ages) -> Vec<Value> {
     let bound = |value: &Value| match value {
         Value::Null => "N/A".to_string(),
         Value::String(text) => text.clone(),
@@ -855,23 +954,23 @@ fn map_len(value: &Value) -> usize {
     value.as_object().map_or(0, |m| m.len())
 }
 
-fn configmap_row(cm: &Value, now: Timestamp) -> Vec<Value> {
+fn configmap_row(cm: &Value, now: Ages) -> Vec<Value> {
     let data = map_len(&cm["data"]) + map_len(&cm["binaryData"]);
     vec![cm["metadata"]["name"].clone(), json!(data), age(cm, now)]
 }
 
-fn secret_row(secret: &Value, now: Timestamp) -> Vec<Value> {
+fn secret_row(secret: &Value, now: Ages) -> Vec<Value> {
     let data = map_len(&secret["data"]) + map_len(&secret["stringData"]);
     vec![secret["metadata"]["name"].clone(), json!(text(&secret["type"])), json!(data), age(secret, now)]
 }
 
-fn serviceaccount_row(sa: &Value, now: Timestamp) -> Vec<Value> {
+fn serviceaccount_row(sa: &Value, now: Ages) -> Vec<Value> {
     let secrets = sa["secrets"].as_array().map_or(0, Vec::len);
     vec![sa["metadata"]["name"].clone(), json!(secrets), age(sa, now)]
 }
 
 /// printers.go `printResourceQuota`: `resource: used/hard` from status, `limits.*` in LIMIT.
-fn resourcequota_row(quota: &Value, now: Timestamp) -> Vec<Value> {
+fn resourcequota_row(quota: &Value, now: Ages) -> Vec<Value> {
     let status = &quota["status"];
     let mut resources: Vec<&String> =
         status["hard"].as_object().map(|m| m.keys().collect()).unwrap_or_default();
@@ -893,12 +992,12 @@ fn resourcequota_row(quota: &Value, now: Timestamp) -> Vec<Value> {
     ]
 }
 
-fn namespace_row(ns: &Value, now: Timestamp) -> Vec<Value> {
+fn namespace_row(ns: &Value, now: Ages) -> Vec<Value> {
     vec![ns["metadata"]["name"].clone(), json!(text(&ns["status"]["phase"])), age(ns, now)]
 }
 
 /// printers.go `printEvent`, for core/v1 and events.k8s.io/v1 field names.
-fn event_row(event: &Value, now: Timestamp) -> Vec<Value> {
+fn event_row(event: &Value, now: Ages) -> Vec<Value> {
     // events.k8s.io/v1 renames: regarding, note, deprecated{First,Last}Timestamp, deprecatedCount.
     let pick = |core: &str, events: &str| {
         if event[core].is_null() { event[events].clone() } else { event[core].clone() }
@@ -950,7 +1049,7 @@ fn event_row(event: &Value, now: Timestamp) -> Vec<Value> {
     ]
 }
 
-fn lease_row(lease: &Value, now: Timestamp) -> Vec<Value> {
+fn lease_row(lease: &Value, now: Ages) -> Vec<Value> {
     vec![
         lease["metadata"]["name"].clone(),
         json!(or_none(text(&lease["spec"]["holderIdentity"]))),
@@ -961,7 +1060,7 @@ fn lease_row(lease: &Value, now: Timestamp) -> Vec<Value> {
 /// `printRoleBinding`/`printClusterRoleBinding`: the role as `Kind/name`, then (wide) the subjects
 /// split by `rbac.SubjectsStrings` (pkg/apis/rbac/helpers.go): users, groups, and service
 /// accounts as `namespace/name`, each list joined with `, `.
-fn binding_row(binding: &Value, now: Timestamp) -> Vec<Value> {
+fn binding_row(binding: &Value, now: Ages) -> Vec<Value> {
     let role = format!("{}/{}", text(&binding["roleRef"]["kind"]), text(&binding["roleRef"]["name"]));
     let (mut users, mut groups, mut accounts) = (Vec::new(), Vec::new(), Vec::new());
     for subject in binding["subjects"].as_array().into_iter().flatten() {
@@ -984,7 +1083,7 @@ fn binding_row(binding: &Value, now: Timestamp) -> Vec<Value> {
 }
 
 /// The default convertor: name and the creation time in RFC 3339 (UTC).
-fn generic_row(object: &Value, _now: Timestamp) -> Vec<Value> {
+fn generic_row(object: &Value, _now: Ages) -> Vec<Value> {
     let created = object["metadata"]["creationTimestamp"]
         .as_str()
         .and_then(|t| t.parse::<Timestamp>().ok())
@@ -1283,5 +1382,62 @@ mod tests {
         assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
         assert_eq!(t["rows"][0]["object"]["metadata"]["labels"]["team"], "a");
         assert_eq!(t["rows"][0]["cells"][2], "<unknown>");
+    }
+
+    /// A row cached with deferred ages, completed at any moment, is the row rendered then:
+    /// the ages (AGE, RESTARTS' "ago", an event's LAST SEEN, a running Job's DURATION) count
+    /// from each request, not from when the row was cached.
+    #[test]
+    fn cached_rows_render_as_fresh_rows_at_every_moment() {
+        let types = resources::built_in();
+        let mut restarted = pod(
+            "restarted",
+            json!({
+                "phase": "Running",
+                "containerStatuses": [{"name": "agent", "ready": true, "restartCount": 3,
+                    "state": {"running": {"startedAt": "2026-01-01T11:50:00Z"}},
+                    "lastState": {"terminated": {"exitCode": 1, "finishedAt": "2026-01-01T11:49:30.250Z"}}}],
+            }),
+        );
+        // Text that looks like a marker must stay text.
+        restarted["metadata"]["annotations"] = json!({"note": "\u{1}0000:12\u{2} \\u0001"});
+        let event = json!({
+            "metadata": {"name": "e.1", "namespace": "default", "creationTimestamp": "2026-01-01T11:59:00Z"},
+            "involvedObject": {"kind": "Pod", "name": "web-0"}, "reason": "BackOff", "type": "Normal",
+            "series": {"count": 4, "lastObservedTime": "2026-01-01T11:59:59.999999Z"},
+            "eventTime": "2026-01-01T11:58:00.000000Z", "reportingController": "kubelet",
+        });
+        let job = json!({
+            "metadata": {"name": "train", "namespace": "default", "creationTimestamp": "2026-01-01T11:00:00Z"},
+            "spec": {"completions": 2, "template": {"spec": {"containers": [{"name": "t", "image": "cuda"}]}}},
+            "status": {"startTime": "2026-01-01T11:00:05Z", "succeeded": 1},
+        });
+        let undated = json!({"metadata": {"name": "undated", "namespace": "default"}});
+        let cases = [
+            ("pods", "", "v1", vec![restarted, undated.clone()]),
+            ("events", "", "v1", vec![event]),
+            ("jobs", "batch", "v1", vec![job]),
+            ("configmaps", "", "v1", vec![undated]),
+        ];
+        for (plural, group, version, objects) in cases {
+            let rt = resources::find(&types, group, version, plural).unwrap();
+            let templates: Vec<String> = objects.iter().map(|object| row_template(rt, object)).collect();
+            for now in ["2026-01-01T12:00:00Z", "2026-01-01T12:07:31Z", "2026-01-09T00:00:00Z"] {
+                let now: Timestamp = now.parse().unwrap();
+                let fresh = render(rt, &objects, "42", now);
+                let cached =
+                    render_rows(rt, templates.iter().map(String::as_str), "42", Some("tok"), true, now);
+                let mut cached: Value = serde_json::from_str(&cached).unwrap();
+                assert_eq!(cached["metadata"]["continue"], "tok");
+                cached["metadata"].as_object_mut().unwrap().remove("continue");
+                assert_eq!(cached, fresh, "{plural} at {now}");
+            }
+        }
+        let rt = resources::find(&types, "", "v1", "pods").unwrap();
+        let later = render_rows(rt, std::iter::empty(), "7", None, false, NOW.parse().unwrap());
+        assert_eq!(
+            later,
+            r#"{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"columnDefinitions":[],"rows":[]}"#
+        );
     }
 }

@@ -13,6 +13,11 @@
 //! * `allowWatchBookmarks=true`: a `BOOKMARK` every [`super::SimState::bookmark_interval`].
 //! * `timeoutSeconds` ends the stream cleanly (default 30 minutes, upstream's
 //!   `--min-request-timeout`); a closed connection ends it within a second.
+//!
+//! Fan-out cost (issue #17): a stream skips other types and namespaces before it looks at an
+//! object, selectors read the labels and fields the store keeps, an event sent as stored is
+//! encoded once and its bytes shared by every watcher, and table watchers share the row
+//! cached per object revision (`Stored::table_row`).
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -27,6 +32,7 @@ use tokio::sync::{broadcast, mpsc};
 use super::{
     AppState,
     api::Selection,
+    crd,
     request::{self, Query},
     status::{ApiError, Result},
     table,
@@ -216,25 +222,49 @@ impl Stream {
             EventType::Deleted if before_matched || now_matches => EventType::Deleted,
             _ => return Ok(()),
         };
+        if event_type == event.event_type && self.rendering == Rendering::Objects {
+            // The common case: the event as stored, encoded once for every watcher.
+            let line = event.encoded(|event| object_line(event.event_type, &event.object.json));
+            return self.send_bytes(line).await;
+        }
         self.send_object(event_type, &event.object).await
     }
 
     async fn send_object(&mut self, event_type: EventType, stored: &Stored) -> Result<(), Closed> {
-        let object = match self.rendering {
-            Rendering::Objects => stored.json.to_string(),
+        let line = match self.rendering {
+            Rendering::Objects => object_line(event_type, &stored.json),
             Rendering::Tables => {
-                let value = stored.value().unwrap_or(Value::Null);
-                let rv = stored.revision.to_string();
-                let mut table =
-                    table::render(&self.rt, std::slice::from_ref(&value), &rv, self.state.clock.now());
-                if self.columns_sent {
-                    table["columnDefinitions"] = json!([]);
-                }
+                let table = self.table_of(stored);
                 self.columns_sent = true;
-                table.to_string()
+                Bytes::from(format!("{{\"type\":\"{}\",\"object\":{table}}}\n", event_type.as_str()))
             }
         };
-        self.send_line(format!("{{\"type\":\"{}\",\"object\":{object}}}\n", event_type.as_str())).await
+        self.send_bytes(line).await
+    }
+
+    /// `stored` as a one-row `Table`: from the row cached for its revision (shared with every
+    /// other table watcher and list), with column definitions on the stream's first table only.
+    fn table_of(&self, stored: &Stored) -> String {
+        let now = self.state.clock.now();
+        let rv = stored.revision.to_string();
+        if crd::is_custom(&self.state, &self.rt) {
+            // A CRD's printer columns can change without the object changing: not cached.
+            let value = stored.value().unwrap_or(Value::Null);
+            let mut table = crd::render_table(&self.state, &self.rt, std::slice::from_ref(&value), &rv, now);
+            if self.columns_sent {
+                table["columnDefinitions"] = json!([]);
+            }
+            return table.to_string();
+        }
+        let fallback;
+        let row = match stored.table_row(|object| table::row_template(&self.rt, object)) {
+            Ok(row) => row,
+            Err(_) => {
+                fallback = table::row_template(&self.rt, &Value::Null);
+                &fallback
+            }
+        };
+        table::render_rows(&self.rt, std::iter::once(row), &rv, None, !self.columns_sent, now)
     }
 
     async fn send_bookmark(&mut self, initial_events_end: bool) -> Result<(), Closed> {
@@ -254,6 +284,22 @@ impl Stream {
     }
 
     async fn send_line(&mut self, line: String) -> Result<(), Closed> {
-        self.sender.send(Ok(Bytes::from(line))).await.map_err(|_| Closed)
+        self.send_bytes(Bytes::from(line)).await
     }
+
+    async fn send_bytes(&mut self, line: Bytes) -> Result<(), Closed> {
+        self.sender.send(Ok(line)).await.map_err(|_| Closed)
+    }
+}
+
+/// One watch line carrying the object's stored JSON.
+fn object_line(event_type: EventType, json: &str) -> Bytes {
+    let (head, tail) = ("{\"type\":\"", "\",\"object\":");
+    let mut line = String::with_capacity(head.len() + 8 + tail.len() + json.len() + 2);
+    line.push_str(head);
+    line.push_str(event_type.as_str());
+    line.push_str(tail);
+    line.push_str(json);
+    line.push_str("}\n");
+    Bytes::from(line)
 }

@@ -8,8 +8,12 @@
 //! After a restart the history is empty: any resourceVersion older than the current revision
 //! is expired, and clients relist, as after an apiserver restart.
 
-use std::{collections::VecDeque, sync::Arc};
+use std::{
+    collections::VecDeque,
+    sync::{Arc, OnceLock},
+};
 
+use axum::body::Bytes;
 use tokio::sync::broadcast;
 
 use super::Stored;
@@ -56,6 +60,26 @@ pub struct Event {
     /// The object before the change (`None` for `Added`), so a selector watch can tell an
     /// object that stopped matching (upstream sends `DELETED` then).
     pub previous: Option<Arc<Stored>>,
+    /// The event as a watch line, encoded by the first watcher that sent it and shared by all
+    /// the others (`server::watch`): twenty watchers cost one encoding, not twenty.
+    wire: OnceLock<Bytes>,
+}
+
+impl Event {
+    /// A change at `revision`.
+    pub fn new(
+        revision: u64,
+        event_type: EventType,
+        object: Arc<Stored>,
+        previous: Option<Arc<Stored>>,
+    ) -> Event {
+        Event { revision, event_type, object, previous, wire: OnceLock::new() }
+    }
+
+    /// The event as `encode` writes it, encoded once (the first caller's encoding is kept).
+    pub fn encoded(&self, encode: impl FnOnce(&Event) -> Bytes) -> Bytes {
+        self.wire.get_or_init(|| encode(self)).clone()
+    }
 }
 
 /// The history window and live fan-out.
