@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.."
 learners="${1:-100}"
 lab="${2:-gpu-sharing}"
 idle_seconds="${IDLE_SECONDS:-30}"
+# The learners finish starting their labs (rollouts, pulls) for a few seconds after `class up`.
+settle_seconds="${SETTLE_SECONDS:-15}"
 processes="${PROCESSES:-per-learner}"
 bin="${LAB_RUNNER:-target/release/lab-runner}"
 if [ ! -x "$bin" ]; then
@@ -52,7 +54,8 @@ echo "learner processes: $(pids | wc -l)"
 echo "total RSS: $((rss_kb / 1024)) MiB ($((rss_kb / learners)) KiB per learner)"
 echo "total PSS: $((pss_kb / 1024)) MiB ($((pss_kb / learners)) KiB per learner)"
 
-# Idle CPU: utime + stime of every learner over IDLE_SECONDS of nobody talking to them.
+# Idle CPU: utime + stime of every learner over IDLE_SECONDS of nobody talking to them, after
+# SETTLE_SECONDS.
 ticks() {
   local total=0
   for pid in $(pids); do
@@ -60,10 +63,14 @@ ticks() {
   done
   echo "$total"
 }
+hz=$(getconf CLK_TCK)
+before=$(ticks)
+sleep "$settle_seconds"
+after=$(ticks)
+echo "CPU while settling, the first ${settle_seconds}s after class up: $(echo "scale=2; 100 * ($after - $before) / $hz / $settle_seconds" | bc)% of one core"
 before=$(ticks)
 sleep "$idle_seconds"
 after=$(ticks)
-hz=$(getconf CLK_TCK)
 echo "idle CPU over ${idle_seconds}s: $(echo "scale=2; 100 * ($after - $before) / $hz / $idle_seconds" | bc)% of one core (all learners together)"
 
 check() { "$bin" check "$lab" --contexts all --format json --kubeconfig "$dir/kubeconfig" >/dev/null || [ $? -eq 1 ]; }
@@ -83,6 +90,7 @@ board_start=$(now)
 board_pid=$!
 until grep -q http "$dir/board.out" 2>/dev/null; do sleep 0.1; done
 url=$(grep -o 'http://[^ ]*' "$dir/board.out")
+: > "$dir/verdicts"
 # One reader of the event stream: a line "EPOCH STATUS" each time learner-01's quota verdict changes.
 python3 -u - "${url}events" > "$dir/verdicts" <<'PY' &
 import json, sys, time, urllib.request
