@@ -1460,3 +1460,121 @@ async fn restarted_controllers_find_running_pods_where_the_store_left_them() {
     }
     assert_eq!(cluster.list("events"), events_before);
 }
+
+fn autoscaler(name: &str, target: &str) -> Value {
+    json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "minReplicas": 2, "maxReplicas": 4,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 60}}}]},
+        "status": {"desiredReplicas": 0}})
+}
+
+fn condition<'a>(hpa: &'a Value, kind: &str) -> &'a Value {
+    hpa["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == kind))
+        .unwrap_or(&Value::Null)
+}
+
+/// The HPA controller in a cluster without metrics-server (upstream's `reconcileAutoscaler`):
+/// once per 15 s resync it keeps the target within its bounds, and fails every metric with the
+/// texts a real cluster without a metrics API shows.
+#[tokio::test]
+async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
+    let mut cluster = Cluster::three_workers();
+    let hpa_type = resources::find(&resources::built_in(), "autoscaling", "v2", "horizontalpodautoscalers")
+        .unwrap()
+        .clone();
+    let hpa = |cluster: &Cluster, name: &str| {
+        cluster.sim.state.store.get_value(&hpa_type, "default", name).unwrap()
+    };
+    cluster.create("deployments", deployment("web", "nginx:1.27", 1));
+    cluster.sim.state.store.create(&hpa_type, autoscaler("web", "web")).unwrap();
+    cluster.sim.state.store.create(&hpa_type, autoscaler("lost", "nope")).unwrap();
+
+    // Queued one resync period ahead: nothing yet.
+    cluster.run_for(14);
+    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(1));
+    assert_eq!(hpa(&cluster, "web")["status"], json!({"desiredReplicas": 0}));
+
+    // Below the minimum: rescaled to it, before any metric is read.
+    cluster.run_for(2);
+    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(2));
+    let web = hpa(&cluster, "web");
+    assert_eq!(
+        (&web["status"]["currentReplicas"], &web["status"]["desiredReplicas"]),
+        (&json!(1), &json!(2))
+    );
+    assert!(web["status"]["lastScaleTime"].is_string());
+    assert_eq!(condition(&web, "AbleToScale")["reason"], "SucceededRescale");
+    assert_eq!(
+        condition(&web, "AbleToScale")["message"],
+        "the HPA controller was able to update the target scale to 2"
+    );
+    let messages = |cluster: &Cluster, name: &str| -> Vec<String> {
+        cluster
+            .events_for(name)
+            .iter()
+            .filter(|e| e["involvedObject"]["kind"] == "HorizontalPodAutoscaler")
+            .map(|e| {
+                format!(
+                    "{} {}: {} (x{})",
+                    e["type"].as_str().unwrap(),
+                    e["reason"].as_str().unwrap(),
+                    e["message"].as_str().unwrap(),
+                    e["count"]
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        messages(&cluster, "web"),
+        [
+            "Normal SuccessfulRescale: New size: 2; reason: Current number of replicas below Spec.MinReplicas (x1)"
+        ]
+    );
+    let lost = hpa(&cluster, "lost");
+    assert_eq!(condition(&lost, "AbleToScale")["status"], "False");
+    assert_eq!(
+        condition(&lost, "AbleToScale")["message"],
+        "the HPA controller was unable to get the target's current scale: deployments/scale.apps \"nope\" not found"
+    );
+
+    // Within the bounds: the metrics decide, and there is no metrics API.
+    cluster.run_for(15);
+    let web = hpa(&cluster, "web");
+    assert_eq!(condition(&web, "AbleToScale")["reason"], "SucceededGetScale");
+    assert_eq!(condition(&web, "ScalingActive")["status"], "False");
+    assert_eq!(condition(&web, "ScalingActive")["reason"], "FailedGetResourceMetric");
+    assert_eq!(web["status"]["currentMetrics"], json!([{"type": ""}]));
+    assert_eq!(
+        (&web["status"]["currentReplicas"], &web["status"]["desiredReplicas"]),
+        (&json!(2), &json!(2))
+    );
+    cluster.run_for(15);
+    assert_eq!(
+        messages(&cluster, "web")[1..],
+        [
+            "Warning FailedGetResourceMetric: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io) (x2)",
+            "Warning FailedComputeMetricsReplicas: invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server could not find the requested resource (get pods.metrics.k8s.io) (x2)",
+        ]
+    );
+
+    // A learner scales past the maximum by hand: back within 15 s.
+    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(9));
+    cluster.run_for(15);
+    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(4));
+    assert!(
+        messages(&cluster, "web").contains(
+            &"Normal SuccessfulRescale: New size: 4; reason: Current number of replicas above Spec.MaxReplicas (x1)".to_string()
+        )
+    );
+
+    // Scaled to zero: autoscaling is off until the target has replicas again.
+    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(0));
+    cluster.run_for(15);
+    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(0));
+    assert_eq!(condition(&hpa(&cluster, "web"), "ScalingActive")["reason"], "ScalingDisabled");
+}

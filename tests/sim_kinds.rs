@@ -504,3 +504,63 @@ fn a_cron_job_is_created_listed_and_instantiated_by_hand() {
     }
     same_for_every_client(transcripts, "cron_job");
 }
+
+const AUTOSCALER: &str = "apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 4
+";
+
+const BAD_AUTOSCALER: &str = "apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: bad
+spec:
+  scaleTargetRef: {kind: Deployment, name: a/b}
+  minReplicas: 0
+  maxReplicas: 1
+";
+
+#[test]
+fn an_autoscaler_keeps_its_minimum_and_shows_unknown_metrics_without_metrics_server() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    // The HPA controller syncs every 15 simulated seconds.
+    let sim = Sim::up(&["--nodes", "1", "--speed", "10"]);
+    let mut transcripts = Vec::new();
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        session.ok("create deployment web --image=nginx");
+        session.ok(&format!("apply -f {}", session.manifest("hpa.yaml", AUTOSCALER)));
+        session.run(&format!("create -f {}", session.manifest("bad-hpa.yaml", BAD_AUTOSCALER)));
+        session.wait("wait --for=jsonpath={.status.desiredReplicas}=2 hpa/web --timeout=60s");
+        session.wait("rollout status deployment/web --timeout=60s");
+        session.wait("wait --for=jsonpath={.status.currentReplicas}=2 hpa/web --timeout=60s");
+        session.ok("get hpa");
+        session.ok("get hpa web -o jsonpath={.spec.metrics[0].resource.target.averageUtilization}/{.status.currentReplicas}/{.status.conditions[*].reason}");
+        transcripts.push((client.version, session.finish()));
+        // kubectl 1.33 and later post autoscaling/v2 (1.32 posts autoscaling/v1, not served:
+        // docs/simulator.md).
+        if client.version != "1.32" {
+            let created = session_autoscale(&sim, client);
+            assert!(created.contains("horizontalpodautoscaler.autoscaling/web2 autoscaled"), "{created}");
+        }
+    }
+    same_for_every_client(transcripts, "autoscaler");
+}
+
+/// `kubectl autoscale` of a second deployment (a protobuf body), outside the transcript.
+fn session_autoscale(sim: &Sim, client: &Kubectl) -> String {
+    let namespace = format!("learner-{}", client.version.replace('.', "-"));
+    let created = sim.kubectl(client, &["-n", &namespace, "create", "deployment", "web2", "--image=nginx"]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let output =
+        sim.kubectl(client, &["-n", &namespace, "autoscale", "deployment", "web2", "--min=1", "--max=3"]);
+    format!("{}{}", stdout(&output), stderr(&output))
+}

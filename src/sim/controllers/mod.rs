@@ -43,6 +43,7 @@ mod deployment;
 mod disruption;
 pub mod events;
 mod gc;
+mod hpa;
 pub mod job;
 mod kubelet;
 mod owners;
@@ -120,6 +121,8 @@ pub struct Types {
     pub poddisruptionbudgets: ResourceType,
     /// batch/v1 cronjobs.
     pub cronjobs: ResourceType,
+    /// autoscaling/v2 horizontalpodautoscalers.
+    pub horizontalpodautoscalers: ResourceType,
 }
 
 impl Types {
@@ -139,6 +142,9 @@ impl Types {
             poddisruptionbudgets: find("policy", "poddisruptionbudgets")?,
             jobs: resources::find(all, "batch", "v1", "jobs").cloned().ok_or(Error::MissingType("jobs"))?,
             cronjobs: find("batch", "cronjobs")?,
+            horizontalpodautoscalers: resources::find(all, "autoscaling", "v2", "horizontalpodautoscalers")
+                .cloned()
+                .ok_or(Error::MissingType("horizontalpodautoscalers"))?,
         })
     }
 }
@@ -197,6 +203,8 @@ pub(crate) enum Wake {
     CronJob(Key),
     /// The budgets of a namespace are synced again (an eviction's two-minute timeout).
     Disruption(String),
+    /// A HorizontalPodAutoscaler's queued request is due (every resync period).
+    Autoscaler(Key),
 }
 
 /// The timer queue.
@@ -231,6 +239,8 @@ struct Dirty {
     jobs: BTreeSet<Key>,
     statefulsets: BTreeSet<Key>,
     cronjobs: BTreeSet<Key>,
+    /// HorizontalPodAutoscalers whose queued request is due.
+    autoscalers: BTreeSet<Key>,
     /// Namespaces whose PodDisruptionBudgets are synced.
     budgets: BTreeSet<String>,
     retry_unschedulable: bool,
@@ -252,6 +262,7 @@ impl Dirty {
             && self.statefulsets.is_empty()
             && self.budgets.is_empty()
             && self.cronjobs.is_empty()
+            && self.autoscalers.is_empty()
             && !self.retry_unschedulable
             && !self.nodes_changed
             && self.deleted_owners.is_empty()
@@ -302,6 +313,7 @@ pub struct Controllers {
     statefulsets: statefulset::StatefulSets,
     disruption: disruption::Disruption,
     cronjobs: cronjob::CronJobs,
+    autoscalers: hpa::Autoscalers,
     gc: gc::Collector,
     quotas: quota::QuotaStatus,
     nodes: Option<Arc<Vec<Node>>>,
@@ -341,6 +353,7 @@ impl Controllers {
             statefulsets: statefulset::StatefulSets,
             disruption: disruption::Disruption,
             cronjobs: cronjob::CronJobs,
+            autoscalers: hpa::Autoscalers::default(),
             gc: gc::Collector::default(),
             quotas: quota::QuotaStatus::default(),
             nodes: None,
@@ -433,6 +446,11 @@ impl Controllers {
         }
         for stored in store.list("poddisruptionbudgets.policy", None, &all, None, None).items {
             self.dirty.budgets.insert(stored.namespace.clone());
+        }
+        let now = self.state.clock.now();
+        for stored in store.list("horizontalpodautoscalers.autoscaling", None, &all, None, None).items {
+            let key = (stored.namespace.clone(), stored.name.clone());
+            self.autoscalers.enqueue(&mut self.timers, now, key);
         }
         if let Ok(counts) = store.count_by_type() {
             for (group_resource, _) in counts {
@@ -542,6 +560,9 @@ impl Controllers {
             "cronjobs.batch" => {
                 self.dirty.cronjobs.insert(key.clone());
             }
+            "horizontalpodautoscalers.autoscaling" if !deleted => {
+                self.autoscalers.enqueue(&mut self.timers, self.state.clock.now(), key.clone());
+            }
             "statefulsets.apps" => {
                 self.dirty.statefulsets.insert(key.clone());
                 self.dirty.budgets.insert(key.0.clone());
@@ -643,6 +664,7 @@ impl Controllers {
                 Wake::Job(key) => self.dirty.jobs.insert(key),
                 Wake::Disruption(namespace) => self.dirty.budgets.insert(namespace),
                 Wake::CronJob(key) => self.dirty.cronjobs.insert(key),
+                Wake::Autoscaler(key) => self.dirty.autoscalers.insert(key),
                 Wake::Gpu => {
                     self.dirty.gpu = true;
                     true
@@ -709,6 +731,9 @@ impl Controllers {
         }
         for key in &dirty.cronjobs {
             report(self.cronjobs.sync(&mut env, key));
+        }
+        for key in &dirty.autoscalers {
+            report(self.autoscalers.sync(&mut env, key));
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));

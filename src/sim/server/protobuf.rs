@@ -3,7 +3,7 @@
 //!
 //! kubectl's typed clients (`create namespace|configmap|secret|quota|deployment|job|
 //! serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding|
-//! priorityclass`, `auth can-i`) send
+//! priorityclass`, `autoscale`, `auth can-i`) send
 //! protobuf and do not retry in JSON after a 415
 //! (kubectl-api.md §2.2). The wire format is upstream's
 //! (apimachinery/pkg/runtime/serializer/protobuf/protobuf.go): the 4-byte magic `k8s\0`, then a
@@ -16,6 +16,7 @@ use k8s_pb::{
     api::{
         apps::v1 as apps,
         authorization::v1 as authz,
+        autoscaling::v2 as autoscaling,
         batch::v1 as batch,
         core::v1::{
             ConfigMap, ConfigMapKeySelector, Container, ContainerPort, EnvVar, EnvVarSource,
@@ -134,6 +135,9 @@ pub fn decode(body: &[u8]) -> Result<Value> {
         ("apps/v1", "Deployment") => {
             deployment(apps::Deployment::decode(raw.as_slice()).map_err(decode_error)?)?
         }
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => horizontal_pod_autoscaler(
+            autoscaling::HorizontalPodAutoscaler::decode(raw.as_slice()).map_err(decode_error)?,
+        )?,
         ("batch/v1", "Job") => job(batch::Job::decode(raw.as_slice()).map_err(decode_error)?)?,
         ("batch/v1", "CronJob") => cron_job(batch::CronJob::decode(raw.as_slice()).map_err(decode_error)?)?,
         ("policy/v1", "PodDisruptionBudget") => {
@@ -481,6 +485,30 @@ message!(RollingUpdateDeployment reject [] { "maxUnavailable": max_unavailable, 
 
 fn deployment(message: Deployment) -> Result<Value> {
     convert!(message => Deployment reject [] {
+        "metadata": metadata, "spec": spec, "status": status => server_owned,
+    })
+}
+
+use autoscaling::{
+    CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricSpec,
+    MetricTarget, ResourceMetricSource,
+};
+message!(CrossVersionObjectReference reject [] { "kind": kind, "name": name, "apiVersion": api_version });
+message!(MetricTarget reject [] {
+    "type": r#type, "value": value, "averageValue": average_value,
+    "averageUtilization": average_utilization => Pointer,
+});
+message!(ResourceMetricSource reject [] { "name": name, "target": target });
+// What `kubectl autoscale` sets: resource metrics only (`--cpu`, `--memory`).
+message!(MetricSpec reject [object, pods, container_resource, external] { "type": r#type, "resource": resource });
+message!(HorizontalPodAutoscalerSpec reject [behavior] {
+    "scaleTargetRef": scale_target_ref, "minReplicas": min_replicas => Pointer,
+    "maxReplicas": max_replicas, "metrics": metrics,
+});
+
+/// `kubectl autoscale` (kubectl ≥ 1.33 posts autoscaling/v2).
+fn horizontal_pod_autoscaler(message: HorizontalPodAutoscaler) -> Result<Value> {
+    convert!(message => HorizontalPodAutoscaler reject [] {
         "metadata": metadata, "spec": spec, "status": status => server_owned,
     })
 }

@@ -60,7 +60,10 @@ pub async fn serve(
 ) -> Result<Response> {
     match *method {
         Method::GET => {
-            let object = state.store.get_value(rt, namespace, name)?;
+            let object = state.store.get_value(rt, namespace, name).map_err(|error| match error {
+                crate::sim::store::Error::NotFound { .. } => not_found(rt, name),
+                other => other.into(),
+            })?;
             Ok(scale_response(&scale_of(&object)))
         }
         Method::PUT => {
@@ -97,6 +100,12 @@ pub async fn serve(
     }
 }
 
+/// `ScaleREST`'s 404 names the subresource: `errors.NewNotFound(apps.Resource("deployments/scale"),
+/// name)` → `deployments/scale.apps "x" not found`.
+fn not_found(rt: &ResourceType, name: &str) -> ApiError {
+    ApiError::not_found(&format!("{}/scale.{}", rt.plural, rt.group), name)
+}
+
 /// Replaces `spec.replicas` of the object with the `spec.replicas` of the Scale that `change`
 /// derives from the current one, in one store transaction.
 fn write(
@@ -116,7 +125,7 @@ fn write(
     let now = state.clock.now();
     let (updated, _) =
         state.store.modify(rt, namespace, name, Subresource::Main, dry_run, |current| -> Result<Value> {
-            let current = current.ok_or_else(|| ApiError::not_found(&rt.group_resource(), name))?;
+            let current = current.ok_or_else(|| not_found(rt, name))?;
             let scale = change(&scale_of(&current))?;
             let replicas = validate(name, &scale)?;
             let mut next = current.clone();

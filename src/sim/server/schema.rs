@@ -260,7 +260,7 @@ fn register<T: JsonSchema + Resource>(
 
 fn build() -> Catalog {
     use k8s_openapi::api::{
-        apps, authorization, batch, coordination, core, events, node, policy, rbac, scheduling,
+        apps, authorization, autoscaling, batch, coordination, core, events, node, policy, rbac, scheduling,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     let mut generator = SchemaSettings::openapi3().into_generator();
@@ -282,6 +282,7 @@ fn build() -> Catalog {
     register::<apps::v1::ControllerRevision>(&mut generator, &mut kinds);
     register::<batch::v1::Job>(&mut generator, &mut kinds);
     register::<batch::v1::CronJob>(&mut generator, &mut kinds);
+    register::<autoscaling::v2::HorizontalPodAutoscaler>(&mut generator, &mut kinds);
     register::<policy::v1::PodDisruptionBudget>(&mut generator, &mut kinds);
     register::<events::v1::Event>(&mut generator, &mut kinds);
     register::<coordination::v1::Lease>(&mut generator, &mut kinds);
