@@ -233,6 +233,28 @@ fn builtins_are_graded_here_and_error_on_what_was_not_observed() {
 }
 
 #[test]
+fn an_object_a_builtin_reads_that_does_not_decode_is_an_error_not_left_out() {
+    let rollout = "rollout:\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}\n  state: converged\n";
+    let pod = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": namespace, "name": "toolkit-x"},
+               "spec": {"containers": "toolkit"}})
+    };
+    let mut observation = Observation { observed: cluster(), ..Observation::default() };
+    // In another namespace, not the DaemonSet's: not one of its pods, whatever it holds.
+    observation.observed.insert("v1", "Pod", vec![pod("elsewhere")]);
+    let outcome = grade_over(&observation, |evidence| evaluate(&expectation(rollout), "t", evidence));
+    assert_eq!(outcome.status(), Status::Fail, "{outcome:?}");
+    observation.observed.insert("v1", "Pod", vec![pod("lab")]);
+    let outcome = grade_over(&observation, |evidence| evaluate(&expectation(rollout), "t", evidence));
+    let (status, lines) = outcome.english();
+    assert_eq!(status, Status::Error);
+    assert!(
+        lines[0].starts_with("pod lab/toolkit-x was listed but cannot be read (invalid type: string \"toolkit\""),
+        "{lines:?}"
+    );
+}
+
+#[test]
 fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
     let task = |expect: &str| -> Task {
         serde_saphyr::from_str(&format!(
