@@ -5,7 +5,9 @@
 #   2. the requests one check sends, from the simulator's request log, against the kinds;
 #   3. `check` on a 1,000-node simulator (`sim up --nodes 1000`);
 #   4. a restart of the 1,000-GPU-node simulator with $PODS more running pods (issue #17): the
-#      wall time of `sim up`, the pods no longer Running 3 s later, the Events before and after.
+#      wall time of `sim up`, the pods no longer Running 3 s later, the Events before and after;
+#   5. on that cluster, `check stuck-rollout`'s wall time and peak RSS (`/usr/bin/time -f %e %M`),
+#      runs alternating with $BASE_LAB_RUNNER's when given (e.g. a build of main: side by side).
 # Uses hyperfine when installed, else a timed loop. Not part of CI (timings are not asserted).
 #
 # Usage: scripts/bench-check.sh            (builds the release binary if it is missing)
@@ -14,6 +16,8 @@
 #   KUBECTL=path       the kubectl the script calls (default: kubectl on the PATH)
 #   NODES=1000         node count of the large simulator (0 skips it)
 #   PODS=10000         running pods added before the restart (a Deployment of nginx)
+#   BASE_LAB_RUNNER=path  a second binary whose `check` is measured beside LAB_RUNNER's in 5.
+#   CHECK_RUNS=5       runs of each binary's `check` in 5
 #   INSTALL_HYPERFINE=1  apt-get install hyperfine first when it is missing
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -170,5 +174,26 @@ print(sum(p["status"].get("phase") == "Running" for p in items), len(items))'
   sleep 3
   read -r after total < <(count_running)
   echo "3 s later: $after of $total pods Running ($(( running - after )) left Running), $(count_events) events"
+  # 4. `check` on that cluster: $nodes GPU nodes, the lab's pods and $pods pods in `bench`.
+  echo "== check stuck-rollout on $nodes GPU nodes + $total pods: wall time and peak RSS per run"
+  check_runs="${CHECK_RUNS:-5}"
+  binaries=("$bin")
+  [ -n "${BASE_LAB_RUNNER:-}" ] && binaries=("$BASE_LAB_RUNNER" "$bin")
+  : > "$work/check-rss.txt"
+  for b in "${binaries[@]}"; do "$b" check stuck-rollout >/dev/null 2>&1 || true; done   # warm-up
+  for _ in $(seq "$check_runs"); do
+    for b in "${binaries[@]}"; do   # alternating, so both see the same simulator load
+      /usr/bin/time -f "$b %e %M" -a -o "$work/check-rss.txt" "$b" check stuck-rollout >/dev/null 2>&1 || true
+    done
+  done
+  python3 - "$work/check-rss.txt" "${binaries[@]}" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+for binary in sys.argv[2:]:
+    wall = [float(r[1]) for r in rows if r[0] == binary]
+    rss = [int(r[2]) / 1024 for r in rows if r[0] == binary]
+    print(f"{binary}: wall s median {statistics.median(wall):.2f} (min {min(wall):.2f}, max {max(wall):.2f}); "
+          f"peak RSS MB median {statistics.median(rss):.0f} (min {min(rss):.0f}, max {max(rss):.0f}); {len(wall)} runs")
+PY
   "$bin" sim down --state-dir "$work/gpu" >/dev/null || true
 fi

@@ -650,3 +650,169 @@ async fn a_wait_that_never_holds_times_out_with_exit_4() {
         "timed out after 1s waiting for rolled out DaemonSet lab-ds/toolkit: Waiting for daemon set spec update to be observed..."
     );
 }
+
+/// A client on the harness's router that records `METHOD path?query` of every request.
+fn recording_client(sim: &Harness) -> (kube::Client, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = log.clone();
+    let service = tower::ServiceBuilder::new()
+        .map_request(move |request: axum::http::Request<kube::client::Body>| {
+            record.lock().unwrap().push(format!("{} {}", request.method(), request.uri()));
+            request
+        })
+        .service(sim.router());
+    (kube::Client::new(service, "default"), log)
+}
+
+/// Objects a learner might leave where no task looks: the same names and labels in another
+/// namespace, a DaemonSet of the same name there.
+async fn decoys(client: &kube::Client) {
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let namespace = serde_json::from_value(json!({"metadata": {"name": "elsewhere"}})).unwrap();
+    namespaces.create(&PostParams::default(), &namespace).await.unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "elsewhere");
+    for name in ["toolkit-debug", "toolkit-x1"] {
+        let pod = json!({"metadata": {"name": name, "labels": {"app": "toolkit"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}});
+        pods.create(&PostParams::default(), &serde_json::from_value(pod).unwrap()).await.unwrap();
+    }
+    let mut other = bundle().manifests["manifests/toolkit.yaml"][0].clone();
+    other["metadata"]["namespace"] = json!("elsewhere");
+    Api::<DaemonSet>::namespaced(client.clone(), "elsewhere")
+        .create(&PostParams::default(), &serde_json::from_value(other).unwrap())
+        .await
+        .unwrap();
+}
+
+/// The fixture lab graded from one observation listing every kind its tasks read whole (the
+/// LISTs before issue #17), for comparison with the scoped check.
+async fn grade_unscoped(cluster: &Cluster) -> report::Report {
+    let lab = bundle();
+    let whole = lab_runner::grade::Plan::from_scopes(
+        lab_runner::grade::kinds_for(&lab.lab.tasks)
+            .into_iter()
+            .map(|k| (k, lab_runner::grade::Scope::whole())),
+    );
+    let observation = engine::observe::observe(&cluster.client, &whole).await;
+    let inventory = inventory::load(&cluster.client, LAB).await.unwrap();
+    engine::check::grade_observation(&lab, inventory.as_ref(), &observation, Lang::En, Help::default())
+}
+
+#[tokio::test]
+async fn check_lists_only_what_the_tasks_can_match_one_request_per_kind() {
+    let (sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    play_controller(&sim.client, &[false, false, true], Some(2)).await;
+    let (client, log) = recording_client(&sim);
+    let recorded = Cluster::from_client(client, "in-process", "harness");
+    grade(&recorded, Help::default()).await;
+    let mut requests = log.lock().unwrap().clone();
+    requests.sort();
+    // The rollout reads the DaemonSet's own pods (its namespace) and every node; the DaemonSet
+    // is named by every task that reads it; the debug pod's absence is in the same namespace.
+    assert_eq!(
+        requests,
+        [
+            "GET /api/v1/namespaces/lab-ds/pods?",
+            "GET /api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-broken-daemonset",
+            "GET /api/v1/nodes?",
+            "GET /apis/apps/v1/namespaces/lab-ds/daemonsets?&fieldSelector=metadata.name%3Dtoolkit",
+        ]
+    );
+    // status reads what its view shows, scoped the same way.
+    log.lock().unwrap().clear();
+    engine::status::status(&recorded, &engine::status::view_of(&bundle().lab), Lang::En).await.unwrap();
+    let mut requests = log.lock().unwrap().clone();
+    requests.sort();
+    assert_eq!(
+        requests,
+        [
+            "GET /api/v1/namespaces/lab-ds/pods?",
+            "GET /api/v1/nodes?",
+            "GET /apis/apps/v1/namespaces/lab-ds/daemonsets?&fieldSelector=metadata.name%3Dtoolkit",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn scoped_lists_grade_as_the_whole_cluster_does_with_decoys_elsewhere() {
+    let (sim, cluster) = seeded();
+    engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
+    decoys(&sim.client).await;
+    play_controller(&sim.client, &[false, false, true], Some(2)).await;
+    capture_affected_node(&sim.client, "gpu-3").await;
+    answer(&sim.client, "find-node", "gpu-3").await;
+    let human = |r: &report::Report| report::human(r, false);
+    let stalled = grade(&cluster, Help::default()).await;
+    assert_eq!(human(&stalled), human(&grade_unscoped(&cluster).await));
+    assert_eq!(statuses(&stalled)[1], ("restore".into(), "FAIL"));
+
+    // Solved, with the debug pod gone from lab-ds but its namesake left in `elsewhere`: the
+    // absence is about lab-ds, in both views.
+    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
+    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
+    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
+        .await
+        .unwrap();
+    play_controller(&sim.client, &[true, true, true], None).await;
+    let before_cleanup = grade(&cluster, Help::default()).await;
+    assert_eq!(human(&before_cleanup), human(&grade_unscoped(&cluster).await));
+    assert_eq!(statuses(&before_cleanup)[2], ("clean-up".into(), "FAIL"), "the debug pod is still in lab-ds");
+    Api::<Pod>::namespaced(sim.client.clone(), "lab-ds")
+        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    let solved = grade(&cluster, Help::default()).await;
+    assert!(solved.passed, "{}", human(&solved));
+    assert_eq!(human(&solved), human(&grade_unscoped(&cluster).await));
+}
+
+#[tokio::test]
+async fn a_malformed_object_a_task_may_be_about_makes_it_error_not_pass() {
+    let (sim, cluster) = seeded();
+    let mut lab = bundle();
+    lab.lab.tasks[2].needs.clear(); // clean-up graded on its own
+    engine::start::start(&cluster, &lab, Lang::En, &image_variant()).await.unwrap();
+    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
+    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
+    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
+        .await
+        .unwrap();
+    Api::<Pod>::namespaced(sim.client.clone(), "lab-ds")
+        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+    play_controller(&sim.client, &[true, true, true], None).await;
+    capture_affected_node(&sim.client, "gpu-3").await;
+    answer(&sim.client, "find-node", "gpu-3").await;
+    let check = || engine::check::check(&cluster, &lab, Lang::En, Help::default());
+    assert!(check().await.unwrap().passed);
+
+    // Written straight into the store, as a store from before the schema checks may hold it.
+    let pods = lab_runner::sim::resources::built_in().into_iter().find(|t| t.plural == "pods").unwrap();
+    let malformed = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "toolkit-debug", "namespace": namespace, "labels": ["app"]},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}})
+    };
+    // Where no task looks: not listed, nothing changes.
+    let namespace = serde_json::from_value(json!({"metadata": {"name": "elsewhere"}})).unwrap();
+    Api::<k8s_openapi::api::core::v1::Namespace>::all(sim.client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .unwrap();
+    sim.state.store.create(&pods, malformed("elsewhere")).unwrap();
+    assert!(check().await.unwrap().passed);
+    // The debug pod's name in lab-ds, unreadable: the absence cannot be judged, and the
+    // rollout (which reads every pod of lab-ds) cannot either.
+    sim.state.store.create(&pods, malformed("lab-ds")).unwrap();
+    let report = check().await.unwrap();
+    assert_eq!(
+        statuses(&report),
+        [("find-node".into(), "PASS"), ("restore".into(), "ERROR"), ("clean-up".into(), "ERROR")]
+    );
+    let line = "pod lab-ds/toolkit-debug was listed but cannot be read (invalid type: sequence, expected a map): \
+                it may be one of the objects this check is about, so it cannot be judged";
+    assert_eq!(report.tasks[2].evidence[0], line, "{:?}", report.tasks[2].evidence);
+    assert_eq!(report.tasks[1].evidence[0], line, "{:?}", report.tasks[1].evidence);
+}

@@ -25,12 +25,13 @@ use crate::support::{
 const LAB: &str = "stuck-rollout";
 const DS: &str = "daemonset/nvidia-container-toolkit-daemonset";
 const VIEWER_CONTEXT: &str = "lab-runner-sim-viewer";
-/// The kinds the stuck-rollout lab's tasks read: one LIST each per observation.
+/// The kinds the stuck-rollout lab's tasks read: one LIST each per observation, scoped to what
+/// the tasks can match (every node; the toolkit's namespace; its DaemonSet by name).
 const KINDS_LISTED: [&str; 4] = [
     "/api/v1/nodes",
-    "/api/v1/pods",
-    "/apis/apps/v1/daemonsets",
-    "/apis/monitoring.coreos.com/v1/prometheusrules",
+    "/api/v1/namespaces/gpu-operator/pods",
+    "/apis/apps/v1/namespaces/gpu-operator/daemonsets",
+    "/apis/monitoring.coreos.com/v1/namespaces/gpu-operator/prometheusrules",
 ];
 
 /// A simulator from `sim up` at 10× speed with its request log on, stopped on drop.
@@ -165,6 +166,10 @@ fn assert_read_only_lists(requests: &[String], times: usize, user: &str) {
         let lists = parts.iter().filter(|(_, _, path)| path == kind).count();
         assert_eq!(lists, times, "{kind} listed {lists} times, not {times}: {requests:#?}");
     }
+    // The DaemonSet every task names is listed by name.
+    let by_name = "fieldSelector=metadata.name%3Dnvidia-container-toolkit-daemonset";
+    let named = requests.iter().filter(|r| r.contains("/daemonsets?") && r.contains(by_name)).count();
+    assert_eq!(named, times, "{requests:#?}");
     // Besides the lists: one GET of the inventory per observation and one of /version to connect.
     let inventory = "/api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-stuck-rollout";
     assert_eq!(parts.iter().filter(|(_, _, p)| p == inventory).count(), times, "{requests:#?}");

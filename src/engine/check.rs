@@ -1,4 +1,4 @@
-//! `check`: observe (one LIST per kind per observation), grade the tasks in `needs` order with
+//! `check`: observe (one LIST per kind per observation, scoped to what the tasks can match), grade the tasks in `needs` order with
 //! [`crate::grade`], and build the report; `--confirm` observes twice and passes only what held
 //! both times.
 //! Read-only: GET and LIST requests only, plus the `dryRun=All` probes a task declares.
@@ -33,7 +33,7 @@ pub struct Help {
 pub async fn check(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -> Result<Report> {
     let lab = &bundle.lab;
     let inventory = inventory::load(&cluster.client, &lab.id.value).await?;
-    let mut observation = observe::observe(&cluster.client, &grade::kinds_for(&lab.tasks)).await;
+    let mut observation = observe::observe(&cluster.client, &grade::Plan::for_tasks(&lab.tasks)).await;
     observation.probes = run_probes(cluster, bundle).await;
     Ok(grade_observation(bundle, inventory.as_ref(), &observation, lang, help))
 }

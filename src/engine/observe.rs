@@ -1,19 +1,20 @@
-//! Building the observed object set: one LIST per group-version-kind, nothing else.
+//! Building the observed object set: one LIST per group-version-kind, scoped to what the lab's expectations can match.
 //!
 //! Kinds are turned into resources without a discovery round trip (`ApiResource::from_gvk`'s
 //! plural), so a check costs exactly one request per kind; a kind whose guessed plural the
-//! server does not know is resolved through discovery once and listed again.
-
-use std::collections::BTreeSet;
+//! server does not know is resolved through discovery once and listed again. Each LIST carries
+//! the kind's [`Scope`] from the grading [`Plan`]: the namespace in its path, the label
+//! requirements and object name as `labelSelector` and `fieldSelector`.
 
 use kube::{
     api::{ApiResource, DynamicObject, GroupVersionKind, ListParams},
-    discovery,
+    discovery::{self, Scope as ResourceScope},
 };
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::cluster::{one_line, with_retries};
-use crate::grade::{KindKey, Observation};
+use crate::grade::{KindKey, Observation, Plan, Scope, Unreadable};
 
 /// The group-version-kind of a key (`apps/v1` → group `apps`, version `v1`).
 pub fn gvk_of(key: &KindKey) -> GroupVersionKind {
@@ -24,66 +25,116 @@ pub fn gvk_of(key: &KindKey) -> GroupVersionKind {
     GroupVersionKind::gvk(group, version, &key.kind)
 }
 
-/// Lists every object of `key` in every namespace, with apiVersion and kind set on each item.
-pub async fn list_kind(client: &kube::Client, key: &KindKey) -> Result<Vec<Value>, kube::Error> {
+/// What one scoped LIST returned: the objects read, and those that could not be.
+#[derive(Debug, Clone, Default)]
+pub struct Listed {
+    /// The objects, with apiVersion and kind set on each.
+    pub objects: Vec<Value>,
+    /// Objects whose metadata does not decode, as listed, with why.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// The list parameters of a scope: its `labelSelector` and `fieldSelector`.
+pub fn list_params(scope: &Scope) -> ListParams {
+    ListParams {
+        label_selector: scope.label_selector(),
+        field_selector: scope.field_selector(),
+        ..ListParams::default()
+    }
+}
+
+/// Lists the objects of `key` that `scope` admits. A scope naming a namespace of a kind the
+/// server says is cluster-scoped (found through the discovery a 404 triggers) lists the kind
+/// without it: no object of such a kind has a namespace, so grading selects none of them either.
+pub async fn list_scoped(client: &kube::Client, key: &KindKey, scope: &Scope) -> Result<Listed, kube::Error> {
     let gvk = gvk_of(key);
     let guessed = ApiResource::from_gvk(&gvk);
-    let listed = list_with(client, &guessed).await;
-    let items = match listed {
+    let params = list_params(scope);
+    let namespace = scope.namespace.as_deref();
+    let listed = match list_with(client, &guessed, namespace, &params).await {
         Err(kube::Error::Api(status)) if status.code == 404 => {
-            let (resource, _) = discovery::pinned_kind(client, &gvk).await?;
-            list_with(client, &resource).await?
+            let (resource, capabilities) = discovery::pinned_kind(client, &gvk).await?;
+            let namespace = match capabilities.scope {
+                ResourceScope::Cluster => None,
+                ResourceScope::Namespaced => namespace,
+            };
+            list_with(client, &resource, namespace, &params).await?
         }
         other => other?,
     };
-    Ok(items
-        .into_iter()
-        .map(|item| {
-            let mut value = serde_json::to_value(item).unwrap_or(Value::Null);
-            if let Some(map) = value.as_object_mut() {
-                map.insert("apiVersion".into(), Value::String(key.api_version.clone()));
-                map.insert("kind".into(), Value::String(key.kind.clone()));
-            }
-            value
-        })
-        .collect())
+    let mut out = Listed::default();
+    let with_kind = |mut value: Value| {
+        if let Some(map) = value.as_object_mut() {
+            map.insert("apiVersion".into(), Value::String(key.api_version.clone()));
+            map.insert("kind".into(), Value::String(key.kind.clone()));
+        }
+        value
+    };
+    for item in listed {
+        match item {
+            Ok(object) => out.objects.push(with_kind(serde_json::to_value(object).unwrap_or(Value::Null))),
+            Err((raw, reason)) => out.unreadable.push(Unreadable { object: with_kind(raw), reason }),
+        }
+    }
+    Ok(out)
 }
 
-/// Lists `resource` as raw JSON and reads the items one by one: an object whose metadata does
-/// not decode (an ill-typed object stored before the server refused such writes, or by
-/// another client) is left out with a warning instead of failing the whole kind.
-async fn list_with(client: &kube::Client, resource: &ApiResource) -> Result<Vec<DynamicObject>, kube::Error> {
-    let url = <DynamicObject as kube::Resource>::url_path(resource, None);
-    let list: Value = with_retries(|| async {
-        let request =
-            kube::core::Request::new(&url).list(&ListParams::default()).map_err(kube::Error::BuildRequest)?;
+/// Lists every object of `key` in every namespace, with apiVersion and kind set on each item;
+/// an object that cannot be read is left out with a warning.
+pub async fn list_kind(client: &kube::Client, key: &KindKey) -> Result<Vec<Value>, kube::Error> {
+    let listed = list_scoped(client, key, &Scope::whole()).await?;
+    for unreadable in &listed.unreadable {
+        let name = unreadable.object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
+        tracing::warn!("skipping malformed {} {name:?}: {}", key.kind, unreadable.reason);
+    }
+    Ok(listed.objects)
+}
+
+/// Lists `resource` (in `namespace`, or every namespace) as raw JSON and reads the items one by
+/// one: an object whose metadata does not decode (an ill-typed object stored before the server
+/// refused such writes, or by another client) comes back as it was listed, with why, instead of
+/// failing the whole kind.
+async fn list_with(
+    client: &kube::Client,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    params: &ListParams,
+) -> Result<Vec<Result<DynamicObject, (Value, String)>>, kube::Error> {
+    let url = <DynamicObject as kube::Resource>::url_path(resource, namespace);
+    let mut list: Value = with_retries(|| async {
+        let request = kube::core::Request::new(&url).list(params).map_err(kube::Error::BuildRequest)?;
         client.request::<Value>(request).await
     })
     .await?;
-    let items = list.get("items").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let items = match list.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
     Ok(items
-        .iter()
-        .filter_map(|item| match serde_json::from_value::<DynamicObject>(item.clone()) {
-            Ok(object) => Some(object),
-            Err(error) => {
-                let name = item.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("?");
-                tracing::warn!("skipping malformed {} {name:?}: {error}", resource.kind);
-                None
-            }
+        .into_iter()
+        .map(|item| match DynamicObject::deserialize(&item) {
+            Ok(object) => Ok(object),
+            Err(error) => Err((item, error.to_string())),
         })
         .collect())
 }
 
-/// Lists each kind once, concurrently; a kind that fails is left unobserved with its reason.
-pub async fn observe(client: &kube::Client, kinds: &BTreeSet<KindKey>) -> Observation {
+/// Lists each kind of `plan` once, with its scope, concurrently; a kind that fails is left
+/// unobserved with its reason.
+pub async fn observe(client: &kube::Client, plan: &Plan) -> Observation {
     let lists = futures::future::join_all(
-        kinds.iter().map(|key| async move { (key.clone(), list_kind(client, key).await) }),
+        plan.iter().map(|(key, scope)| async move { (key.clone(), list_scoped(client, key, scope).await) }),
     )
     .await;
     let mut observation = Observation::default();
     for (key, listed) in lists {
         match listed {
-            Ok(items) => observation.observed.insert(&key.api_version, &key.kind, items),
+            Ok(listed) => {
+                observation.observed.insert(&key.api_version, &key.kind, listed.objects);
+                if !listed.unreadable.is_empty() {
+                    observation.unreadable.insert(key, listed.unreadable);
+                }
+            }
             Err(e) => {
                 let reason = match &e {
                     kube::Error::Api(status) => format!("{} ({})", status.message, status.code),

@@ -15,7 +15,7 @@ use comfy_table::{Table, presets::NOTHING};
 use super::{Result, cluster::Cluster, observe};
 use crate::{
     grade::{
-        KindKey,
+        KindKey, Plan, Scope,
         builtin::{self, RolloutAnalysis},
     },
     lab::model::{Expectation, LabelSelector, ObjectRef},
@@ -108,12 +108,7 @@ pub fn parse_daemonset(text: &str) -> Result<ObjectRef> {
 
 /// Observes the cluster and renders `view` in `lang`.
 pub async fn status(cluster: &Cluster, view: &View, lang: Lang) -> Result<String> {
-    let mut kinds: BTreeSet<KindKey> =
-        [KindKey::new("apps/v1", "DaemonSet"), KindKey::new("v1", "Node"), KindKey::new("v1", "Pod")].into();
-    if !view.quota_namespaces.is_empty() {
-        kinds.insert(KindKey::new("v1", "ResourceQuota"));
-    }
-    let observation = observe::observe(&cluster.client, &kinds).await;
+    let observation = observe::observe(&cluster.client, &plan_of(view)).await;
     if let Some((kind, reason)) = observation.failures.iter().next() {
         return Err(super::Error::Api {
             action: crate::msg!("action-list", plural = format!("{} {}", kind.api_version, kind.kind)),
@@ -153,6 +148,21 @@ pub async fn status(cluster: &Cluster, view: &View, lang: Lang) -> Result<String
         sections.push(render_quotas(quotas, &view.quota_namespaces, lang));
     }
     Ok(sections.join("\n"))
+}
+
+/// What the view reads, one LIST per kind: the DaemonSets it shows and the pods in their
+/// namespaces (a rollout table reads a DaemonSet's own pods), every node, the ResourceQuotas of
+/// the namespaces it shows.
+pub fn plan_of(view: &View) -> Plan {
+    let mut scopes = vec![(KindKey::new("v1", "Node"), Scope::whole())];
+    for (target, _) in &view.daemon_sets {
+        scopes.push((KindKey::new("apps/v1", "DaemonSet"), Scope::of_ref(target)));
+        scopes.push((KindKey::new("v1", "Pod"), Scope::in_namespace(target.namespace.as_deref())));
+    }
+    for namespace in &view.quota_namespaces {
+        scopes.push((KindKey::new("v1", "ResourceQuota"), Scope::in_namespace(Some(namespace))));
+    }
+    Plan::from_scopes(scopes)
 }
 
 fn name_of(object: &Value) -> &str {

@@ -2,7 +2,7 @@
 //! debounced re-evaluation of every task on change, until every task passes, a stop signal or a
 //! timeout.
 //!
-//! Requests: one LIST then WATCH per kind and one for the lab's inventory ConfigMap (answers to
+//! Requests: one LIST then WATCH per kind (scoped as a one-shot check's LIST) and one for the lab's inventory ConfigMap (answers to
 //! quizzes land there), re-established by the watcher with back-off when a stream ends; plus the
 //! `dryRun=All` probes a task declares, sent again at each evaluation. Nothing else is written.
 
@@ -171,7 +171,9 @@ pub async fn watch(
     let mut tasks = tokio::task::JoinSet::new();
     let mut feeds: Vec<Feed> = Vec::new();
     let mut kinds: Vec<(KindKey, usize)> = Vec::new();
-    for key in grade::kinds_for(&bundle.lab.tasks) {
+    let plan = grade::Plan::for_tasks(&bundle.lab.tasks);
+    for (key, scope) in plan.iter() {
+        let key = key.clone();
         let gvk = observe::gvk_of(&key);
         let writer = Writer::new(ApiResource::from_gvk(&gvk));
         let index = feeds.len();
@@ -180,7 +182,7 @@ pub async fn watch(
             state: FeedState::Listing,
             store: writer.as_reader(),
         });
-        let source = Source::Kind(gvk);
+        let source = Source::Kind(gvk, scope.clone());
         tasks.spawn(run_feed(cluster.watch_client(), source, writer, index, sender.clone()));
         kinds.push((key, index));
     }
@@ -384,8 +386,8 @@ fn string_data(config_map: &DynamicObject) -> BTreeMap<String, String> {
 
 /// What a feed watches.
 enum Source {
-    /// Every object of a kind, in every namespace.
-    Kind(kube::api::GroupVersionKind),
+    /// The objects of a kind its scope admits (the same scope a one-shot check lists with).
+    Kind(kube::api::GroupVersionKind, grade::Scope),
     /// The lab's inventory ConfigMap (by name, in the inventory namespace).
     Inventory(String),
 }
@@ -401,8 +403,13 @@ async fn run_feed(
     signals: mpsc::UnboundedSender<Signal>,
 ) {
     let (mut api, config): (Api<DynamicObject>, watcher::Config) = match &source {
-        Source::Kind(gvk) => {
-            (Api::all_with(client.clone(), &ApiResource::from_gvk(gvk)), watcher::Config::default())
+        Source::Kind(gvk, scope) => {
+            let config = watcher::Config {
+                label_selector: scope.label_selector(),
+                field_selector: scope.field_selector(),
+                ..watcher::Config::default()
+            };
+            (scoped_api(&client, &ApiResource::from_gvk(gvk), scope.namespace.as_deref()), config)
         }
         Source::Inventory(name) => {
             let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
@@ -427,15 +434,20 @@ async fn run_feed(
                     }
                 }
                 Err(error) => {
-                    if let (Source::Kind(gvk), false) = (&source, rediscovered)
+                    if let (Source::Kind(gvk, scope), false) = (&source, rediscovered)
                         && is_not_found(&error)
                     {
                         rediscovered = true;
-                        if let Ok((resource, _)) = discovery::pinned_kind(&client, gvk).await
-                            && resource.plural != ApiResource::from_gvk(gvk).plural
-                        {
-                            api = Api::all_with(client.clone(), &resource);
-                            continue 'restart;
+                        // Another plural, or a namespace given for a cluster-scoped kind (as
+                        // `observe::list_scoped` handles it).
+                        if let Ok((resource, capabilities)) = discovery::pinned_kind(&client, gvk).await {
+                            let cluster_scoped = capabilities.scope == discovery::Scope::Cluster;
+                            let namespace = scope.namespace.as_deref().filter(|_| !cluster_scoped);
+                            let dropped = cluster_scoped && scope.namespace.is_some();
+                            if resource.plural != ApiResource::from_gvk(gvk).plural || dropped {
+                                api = scoped_api(&client, &resource, namespace);
+                                continue 'restart;
+                            }
                         }
                     }
                     Signal::Failed(index, reason(&error))
@@ -446,6 +458,14 @@ async fn run_feed(
             }
         }
         return;
+    }
+}
+
+/// The API of `resource` in `namespace`, or in every namespace.
+fn scoped_api(client: &kube::Client, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
+        None => Api::all_with(client.clone(), resource),
     }
 }
 

@@ -17,7 +17,6 @@ use serde_json::Value;
 use super::{
     Observed, Outcome,
     evidence::{HashedFact, Probe, Started},
-    observed::typed,
 };
 use crate::{
     english_display,
@@ -36,6 +35,8 @@ pub enum Error {
     Missing(String),
     /// The DaemonSet's template cannot be hashed.
     Hash(String),
+    /// An observed object the check reads does not decode as its kind (the object, why).
+    Unreadable(String, String),
 }
 
 impl Localized for Error {
@@ -44,6 +45,7 @@ impl Localized for Error {
             Error::NotObserved(kind) => msg!("grade-not-observed", kind = kind),
             Error::Missing(what) => msg!("grade-does-not-exist", object = what),
             Error::Hash(what) => msg!("grade-error-hash", object = what),
+            Error::Unreadable(object, reason) => msg!("grade-unreadable", object = object, reason = reason),
         }
     }
 }
@@ -62,6 +64,21 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 fn kind<'a>(observed: &'a Observed, api_version: &str, kind: &str) -> Result<&'a [Value]> {
     observed.objects(api_version, kind).ok_or_else(|| Error::NotObserved(format!("{api_version} {kind}")))
+}
+
+/// Every object of `objects` as the typed `T`: an object the check would read but that does not
+/// decode (an ill-typed field another client stored) is an error naming it, never left out, so
+/// the check cannot pass because a node or pod went missing from its view.
+fn typed_all<'a, T: serde::de::DeserializeOwned>(
+    objects: impl IntoIterator<Item = &'a Value>,
+) -> Result<Vec<T>> {
+    objects
+        .into_iter()
+        .map(|object| {
+            T::deserialize(object)
+                .map_err(|e| Error::Unreadable(super::observed::describe(object), e.to_string()))
+        })
+        .collect()
 }
 
 fn name_of(object: &Value) -> &str {
@@ -135,14 +152,14 @@ pub fn analyse_rollout(observed: &Observed, target: &ObjectRef) -> Result<Rollou
     let daemon_sets = kind(observed, "apps/v1", "DaemonSet")?;
     let ds_value = find(daemon_sets, target).ok_or_else(|| Error::Missing(who.clone()))?;
     let ds: DaemonSet = serde_json::from_value(ds_value.clone()).map_err(|_| Error::Hash(who.clone()))?;
-    let nodes: Vec<Node> = typed(kind(observed, "v1", "Node")?);
+    let nodes: Vec<Node> = typed_all(kind(observed, "v1", "Node")?)?;
     let uid = ds.metadata.uid.clone();
-    let pods: Vec<Pod> = typed::<Pod>(kind(observed, "v1", "Pod")?)
+    let in_namespace = kind(observed, "v1", "Pod")?.iter().filter(|pod| {
+        pod.pointer("/metadata/namespace").and_then(Value::as_str) == ds.metadata.namespace.as_deref()
+    });
+    let pods: Vec<Pod> = typed_all::<Pod>(in_namespace)?
         .into_iter()
-        .filter(|pod| {
-            pod.metadata.namespace == ds.metadata.namespace
-                && pod.metadata.owner_references.iter().flatten().any(|o| Some(&o.uid) == uid.as_ref())
-        })
+        .filter(|pod| pod.metadata.owner_references.iter().flatten().any(|o| Some(&o.uid) == uid.as_ref()))
         .collect();
     let spec = ds.spec.clone().unwrap_or_default();
     let collision = ds.status.as_ref().and_then(|s| s.collision_count);
@@ -632,16 +649,13 @@ pub fn schedulable(
     let Ok(pod) = serde_json::from_value::<Pod>(document.clone()) else {
         return Outcome::Error(vec![msg!("grade-pod-file-not-a-pod", file = &file.value)]);
     };
-    let nodes: Vec<Node> = typed(nodes_all)
-        .into_iter()
-        .filter(|n: &Node| {
-            check.nodes.as_ref().is_none_or(|selector| {
-                super::observed::selector_matches(selector, &serde_json::to_value(n).unwrap_or(Value::Null))
-            })
-        })
-        .collect();
-    let pods: Vec<Pod> = match kind(observed, "v1", "Pod") {
-        Ok(pods) => typed(pods),
+    let selected = nodes_all.iter().filter(|n| {
+        check.nodes.as_ref().is_none_or(|selector| super::observed::selector_matches(selector, n))
+    });
+    let typed_objects = typed_all::<Node>(selected)
+        .and_then(|nodes| Ok((nodes, typed_all::<Pod>(kind(observed, "v1", "Pod")?)?)));
+    let (nodes, pods) = match typed_objects {
+        Ok(both) => both,
         Err(e) => return Outcome::Error(vec![e.message()]),
     };
     let outcome = match schedule::find_feasible_nodes(&pod, &nodes, &pods) {

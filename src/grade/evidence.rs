@@ -21,6 +21,19 @@ pub struct Observation {
     pub failures: BTreeMap<KindKey, String>,
     /// The `dryRun=All` probes sent, by probe file.
     pub probes: BTreeMap<String, Probe>,
+    /// Objects a LIST returned that could not be read, by kind: an expectation that might be
+    /// about one of them is ERROR, naming it.
+    pub unreadable: BTreeMap<KindKey, Vec<Unreadable>>,
+}
+
+/// An object a LIST returned whose metadata does not decode (an ill-typed object another
+/// client or an older server stored).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreadable {
+    /// The object as listed, with apiVersion and kind set.
+    pub object: Value,
+    /// Why it could not be read, on one line.
+    pub reason: String,
 }
 
 /// What a `dryRun=All` create probe got.

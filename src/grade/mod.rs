@@ -17,14 +17,16 @@ mod gradable;
 pub mod observed;
 pub mod partial;
 pub mod path;
+pub mod scope;
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 pub use self::{
-    evidence::{Evidence, Observation, Probe, Started},
+    evidence::{Evidence, Observation, Probe, Started, Unreadable},
     observed::{KindKey, Observed},
+    scope::{Plan, Scope, scopes_of},
 };
 use self::{
     observed::{describe, describe_target},
@@ -159,22 +161,10 @@ pub fn target_of(expectation: &Expectation) -> Option<&Target> {
     }
 }
 
-/// The kinds one expectation looks at: its target's, or the kinds a built-in check reads.
+/// The kinds one expectation looks at: its target's, or the kinds a built-in check reads
+/// ([`scopes_of`] says which of their objects).
 pub fn kinds_of(expectation: &Expectation) -> Vec<KindKey> {
-    let key = KindKey::new;
-    if let Some(target) = target_of(expectation) {
-        return vec![key(&target.api_version, &target.kind)];
-    }
-    match expectation {
-        Expectation::Rollout(_) => vec![key("apps/v1", "DaemonSet"), key("v1", "Node"), key("v1", "Pod")],
-        Expectation::QuotaInForce(_) => vec![key("v1", "ResourceQuota")],
-        Expectation::DevicePluginConfig(_) => vec![key("v1", "ConfigMap"), key("v1", "Node")],
-        Expectation::Schedulable(_) => vec![key("v1", "Node"), key("v1", "Pod")],
-        Expectation::AlertRule(check) => {
-            vec![key(&check.rules.api_version, &check.rules.kind), key("apps/v1", "DaemonSet")]
-        }
-        _ => Vec::new(),
-    }
+    scopes_of(expectation).into_iter().map(|(key, _)| key).collect()
 }
 
 /// Every kind the expectations of `tasks` look at: what the engine lists (once each) before
@@ -232,6 +222,24 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
         Expectation::DevicePluginConfig(check) => builtin::device_plugin_config(check, observed),
         Expectation::AlertRule(check) => alert::alert_rule(check, observed),
     };
+    // An object listed but unreadable that this expectation might be about: the verdict could
+    // hang on it, so it is ERROR with the object named, whatever the readable objects say.
+    let unreadable: Vec<Message> = scopes_of(expectation)
+        .iter()
+        .flat_map(|(kind, scope)| {
+            evidence
+                .observation
+                .unreadable
+                .get(kind)
+                .into_iter()
+                .flatten()
+                .filter(|u| scope.may_admit(&u.object))
+        })
+        .map(|u| msg!("grade-unreadable", object = describe(&u.object), reason = &u.reason))
+        .collect();
+    if !unreadable.is_empty() {
+        return Outcome::Error(unreadable.into_iter().chain(outcome.evidence().iter().cloned()).collect());
+    }
     match outcome {
         Outcome::Error(mut lines) => {
             for kind in kinds_of(expectation) {

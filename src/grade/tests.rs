@@ -233,6 +233,28 @@ fn builtins_are_graded_here_and_error_on_what_was_not_observed() {
 }
 
 #[test]
+fn an_object_a_builtin_reads_that_does_not_decode_is_an_error_not_left_out() {
+    let rollout = "rollout:\n  target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab, name: toolkit}\n  state: converged\n";
+    let pod = |namespace: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": namespace, "name": "toolkit-x"},
+               "spec": {"containers": "toolkit"}})
+    };
+    let mut observation = Observation { observed: cluster(), ..Observation::default() };
+    // In another namespace, not the DaemonSet's: not one of its pods, whatever it holds.
+    observation.observed.insert("v1", "Pod", vec![pod("elsewhere")]);
+    let outcome = grade_over(&observation, |evidence| evaluate(&expectation(rollout), "t", evidence));
+    assert_eq!(outcome.status(), Status::Fail, "{outcome:?}");
+    observation.observed.insert("v1", "Pod", vec![pod("lab")]);
+    let outcome = grade_over(&observation, |evidence| evaluate(&expectation(rollout), "t", evidence));
+    let (status, lines) = outcome.english();
+    assert_eq!(status, Status::Error);
+    assert!(
+        lines[0].starts_with("pod lab/toolkit-x was listed but cannot be read (invalid type: string \"toolkit\""),
+        "{lines:?}"
+    );
+}
+
+#[test]
 fn a_task_fails_before_it_errors_and_passes_only_when_all_pass() {
     let task = |expect: &str| -> Task {
         serde_saphyr::from_str(&format!(
@@ -284,4 +306,120 @@ fn kinds_for_cover_matcher_targets_and_builtins() {
         kinds_for([&task]).into_iter().collect::<Vec<_>>(),
         [KindKey::new("apps/v1", "DaemonSet"), KindKey::new("v1", "Node"), KindKey::new("v1", "Pod")]
     );
+}
+
+/// Issue #17: an observation listed with the [`Plan`]'s scopes grades every expectation exactly
+/// as one listing every object of each kind does, whatever the learner left where — an object
+/// in another namespace, without the label or under another name is either outside every
+/// expectation's target or listed.
+mod scoped_lists_grade_as_whole_ones {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn namespace() -> impl Strategy<Value = Option<String>> {
+        prop::sample::select(vec![None, Some("a"), Some("b")]).prop_map(|n| n.map(str::to_string))
+    }
+
+    fn name() -> impl Strategy<Value = Option<String>> {
+        prop::sample::select(vec![None, Some("p"), Some("q")]).prop_map(|n| n.map(str::to_string))
+    }
+
+    fn selector() -> impl Strategy<Value = Option<&'static str>> {
+        prop::sample::select(vec![
+            None,
+            Some("matchLabels: {app: x}"),
+            Some("matchExpressions: [{key: app, operator: In, values: [x, y]}]"),
+            Some("matchExpressions: [{key: app, operator: NotIn, values: [x]}]"),
+            Some("matchExpressions: [{key: tier, operator: Exists}]"),
+            Some("matchExpressions: [{key: tier, operator: DoesNotExist}]"),
+            Some("matchLabels: {app: x, tier: gpu}"),
+        ])
+    }
+
+    fn target_yaml(namespace: &Option<String>, name: &Option<String>, selector: Option<&str>) -> String {
+        let mut yaml = "{apiVersion: v1, kind: Pod".to_string();
+        if let Some(namespace) = namespace {
+            yaml += &format!(", namespace: {namespace}");
+        }
+        if let Some(name) = name {
+            yaml += &format!(", name: {name}");
+        }
+        if let Some(selector) = selector {
+            yaml += &format!(", labelSelector: {{{}}}", selector);
+        }
+        yaml + "}"
+    }
+
+    fn expectation_yaml() -> impl Strategy<Value = String> {
+        (namespace(), name(), selector(), 0..4u8, 0..3u64).prop_map(
+            |(namespace, name, selector, which, n)| {
+                let target = target_yaml(&namespace, &name, selector);
+                match which {
+                    0 => format!("absent: {{target: {target}}}"),
+                    1 => format!("count: {{target: {target}, op: \"==\", value: {n}}}"),
+                    2 => format!(
+                        "match: {{target: {target}, expected: {{metadata: {{labels: {{tier: gpu}}}}}}}}"
+                    ),
+                    _ => format!(
+                        "quotaInForce: {{namespace: {}, resource: requests.nvidia.com/gpu, hard: 4}}",
+                        namespace.unwrap_or_else(|| "a".into())
+                    ),
+                }
+            },
+        )
+    }
+
+    fn object() -> impl Strategy<Value = (Value, Value)> {
+        let app = prop::sample::select(vec![None, Some("x"), Some("y"), Some("z")]);
+        let tier = prop::sample::select(vec![None, Some("gpu"), Some("cpu")]);
+        (
+            prop::sample::select(vec!["a", "b", "c"]),
+            prop::sample::select(vec!["p", "q", "r"]),
+            app,
+            tier,
+            2..6u8,
+        )
+            .prop_map(|(namespace, name, app, tier, hard)| {
+                let mut labels = serde_json::Map::new();
+                if let Some(app) = app {
+                    labels.insert("app".into(), json!(app));
+                }
+                if let Some(tier) = tier {
+                    labels.insert("tier".into(), json!(tier));
+                }
+                let metadata = json!({"namespace": namespace, "name": name, "labels": labels});
+                let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata});
+                let quota = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": metadata,
+                    "spec": {"hard": {"requests.nvidia.com/gpu": hard.to_string()}}});
+                (pod, quota)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn for_every_expectation(
+            yamls in prop::collection::vec(expectation_yaml(), 1..4),
+            objects in prop::collection::vec(object(), 0..10),
+        ) {
+            let expectations: Vec<Expectation> = yamls.iter().map(|y| expectation(y)).collect();
+            let plan = Plan::from_scopes(expectations.iter().flat_map(scopes_of));
+            let mut whole = Observation::default();
+            let mut scoped = Observation::default();
+            for (kind, pick) in [("Pod", 0), ("ResourceQuota", 1)] {
+                let all: Vec<Value> = objects.iter().map(|(p, q)| if pick == 0 { p.clone() } else { q.clone() }).collect();
+                whole.observed.insert("v1", kind, all.clone());
+                // What the server returns for the kind's scope (readable objects: exactly the scope).
+                if let Some(scope) = plan.scope(&KindKey::new("v1", kind)) {
+                    let listed = all.into_iter().filter(|o| scope.may_admit(o)).collect();
+                    scoped.observed.insert("v1", kind, listed);
+                }
+            }
+            for expectation in &expectations {
+                let over = |observation: &Observation| grade_over(observation, |e| evaluate(expectation, "t", e));
+                prop_assert_eq!(over(&whole), over(&scoped), "{:?} with {:?}", expectation, plan);
+            }
+        }
+    }
 }

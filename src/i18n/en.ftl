@@ -206,6 +206,7 @@ error-not-a-bundle = { $path }: not a lab bundle (no lab.yaml)
 ## grading: matchers (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
 grade-no-expectations = the task has no expectations
 grade-listing-failed = listing { $kind }: { $reason }
+grade-unreadable = { $object } was listed but cannot be read ({ $reason }): it may be one of the objects this check is about, so it cannot be judged
 grade-not-observed = { $kind } was not observed
 grade-cannot-judge = { $reason }: cannot judge { $target }
 grade-none-exists = no { $target } exists

@@ -160,6 +160,7 @@ error-not-a-bundle = { $path }: ラボのバンドルではありません（lab
 ## 採点: マッチャー (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
 grade-no-expectations = このタスクには判定する項目がありません
 grade-listing-failed = { $kind } を一覧できませんでした: { $reason }
+grade-unreadable = { $object } は一覧に含まれていますが読み取れません（{ $reason }）。この確認の対象かもしれないため判定できません
 grade-not-observed = { $kind } を観測できませんでした
 grade-cannot-judge = { $reason }。{ $target } を判定できません
 grade-none-exists = { $target } は存在しません
