@@ -821,3 +821,79 @@ async fn out_of_range_values_and_changes_to_immutable_fields_are_refused_through
         "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
     );
 }
+
+#[tokio::test]
+async fn a_pod_update_may_change_only_upstreams_mutable_fields() {
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    let sim = Harness::start();
+    let manifest = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "c", "image": "cuda:12", "ports": [{"containerPort": 80}]}],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}});
+    let (code, status) = call(&sim, "POST", PODS, "application/json", manifest.to_string()).await;
+    assert_eq!(code, 201, "{status}");
+    let pod = format!("{PODS}/p");
+    let forbidden = "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n  core.PodSpec{\n";
+    // (method, content type, body, code, the start of the message; empty: not compared)
+    let cases: Vec<(&str, &str, Value, u16, &str)> = vec![
+        // The manifest again (kubectl replace): its defaults are filled in as they were at create.
+        ("PUT", "application/json", manifest.clone(), 200, ""),
+        (
+            "PATCH",
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"containers": [{"name": "c", "image": "cuda:13"}], "activeDeadlineSeconds": 600}}),
+            200,
+            "",
+        ),
+        (
+            "PATCH",
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 81}]}]}}),
+            422,
+            forbidden,
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/spec/restartPolicy", "value": "Never"}]),
+            422,
+            forbidden,
+        ),
+        (
+            "PATCH",
+            "application/merge-patch+json",
+            json!({"spec": {"activeDeadlineSeconds": 601}}),
+            422,
+            "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 601: must be less than or equal to previous value",
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "d", "image": "x"}}]),
+            422,
+            "Pod \"p\" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers",
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            json!([{"op": "remove", "path": "/spec/tolerations/0"}]),
+            422,
+            "Pod \"p\" is invalid: spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds",
+        ),
+    ];
+    for (method, content_type, body, code, message) in cases {
+        let (got, status) = call(&sim, method, &pod, content_type, body.to_string()).await;
+        assert_eq!(got, code, "{method} {body}: {status}");
+        assert!(
+            status["message"].as_str().unwrap_or_default().starts_with(message),
+            "{method} {body}: {}",
+            status["message"]
+        );
+        if code == 422 {
+            assert_eq!(status["reason"], "Invalid", "{status}");
+        }
+    }
+    let (_, stored) = call(&sim, "GET", &pod, "application/json", Body::empty()).await;
+    assert_eq!(stored["spec"]["containers"][0]["image"], "cuda:13");
+    assert_eq!(stored["spec"]["containers"][0]["ports"][0]["containerPort"], 80);
+    assert_eq!(stored["spec"]["restartPolicy"], "Always");
+}
