@@ -975,3 +975,100 @@ async fn server_side_apply_refuses_ill_typed_configurations_as_structured_merge_
         call(&sim, "PATCH", DEPLOY, "application/apply-patch+yaml", deployment("  replicas: 1e30\n")).await;
     assert_eq!(code, 400, "{status}");
 }
+
+#[tokio::test]
+async fn more_kinds_content_types_and_deep_bodies_table() {
+    let sim = with_target().await;
+    const PDBS: &str = "/apis/policy/v1/namespaces/default/poddisruptionbudgets";
+    const DAEMONSETS: &str = "/apis/apps/v1/namespaces/default/daemonsets";
+    let budget = |spec: Value| json!({"metadata": {"name": "b"}, "spec": spec}).to_string();
+    let daemon_set = |labels: Value| {
+        json!({"metadata": {"name": "ds"}, "spec": {"selector": {"matchLabels": {"app": "ds"}},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+        .to_string()
+    };
+    let deep = |levels: usize| {
+        format!(r#"{{"metadata":{{"name":"deep"}},"x":{}{}}}"#, "[".repeat(levels), "]".repeat(levels))
+    };
+    // (method, uri, content type, body, code, reason, the field of the first cause or the
+    // message; empty: not compared)
+    type Case = (&'static str, &'static str, &'static str, Vec<u8>, u16, &'static str, &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            "POST",
+            PDBS,
+            "application/json",
+            budget(
+                json!({"minAvailable": 1, "maxUnavailable": "50%", "selector": {"matchLabels": {"a": "b"}}}),
+            )
+            .into(),
+            422,
+            "Invalid",
+            "PodDisruptionBudget.policy \"b\" is invalid: spec: Invalid value: policy.PodDisruptionBudgetSpec{…}: minAvailable and maxUnavailable cannot be both set",
+        ),
+        (
+            "POST",
+            PDBS,
+            "application/json",
+            budget(json!({"minAvailable": "150%", "selector": {"matchLabels": {"a": "b"}}})).into(),
+            422,
+            "Invalid",
+            "spec.minAvailable",
+        ),
+        (
+            "POST",
+            DAEMONSETS,
+            "application/json",
+            daemon_set(json!({"app": "other"})).into(),
+            422,
+            "Invalid",
+            "spec.template.metadata.labels",
+        ),
+        (
+            "POST",
+            CM,
+            "text/plain",
+            br#"{"metadata":{"name":"plain"}}"#.to_vec(),
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor",
+        ),
+        (
+            "PATCH",
+            TARGET,
+            "application/json",
+            br#"{"data":{"k":"w"}}"#.to_vec(),
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+        ),
+        // A protobuf body that is not a protobuf-encoded object.
+        (
+            "POST",
+            CM,
+            "application/vnd.kubernetes.protobuf",
+            b"k8s\0\xff\xff\xff".to_vec(),
+            400,
+            "BadRequest",
+            "",
+        ),
+        // Nesting far past any decoder's depth limit: refused, the server's stack intact.
+        ("POST", CM, "application/json", deep(100_000).into(), 400, "BadRequest", ""),
+        ("POST", CM, "application/yaml", deep(100_000).into(), 400, "BadRequest", ""),
+    ];
+    for (method, uri, content_type, body, code, reason, expected) in cases {
+        let (got, status) = call(&sim, method, uri, content_type, body.clone()).await;
+        let shown = String::from_utf8_lossy(&body[..body.len().min(120)]).to_string();
+        assert_eq!(got, code, "{method} {uri} [{content_type}] {shown}: {status}");
+        assert_eq!(status["reason"], reason, "{shown}: {status}");
+        if expected.contains(' ') {
+            assert_eq!(status["message"], expected, "{shown}");
+        } else if !expected.is_empty() {
+            assert_eq!(status["details"]["causes"][0]["field"], expected, "{shown}: {status}");
+        }
+    }
+    let (_, list) = call(&sim, "GET", CM, "application/json", "").await;
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().filter_map(|c| c["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, ["target"]);
+}
