@@ -288,12 +288,14 @@ fn percent_encode(value: &str) -> String {
         .collect()
 }
 
-/// The 5xx answers kube-apiserver gives too: a too-new resourceVersion (504 Timeout) and an
-/// eviction of a pod under two PodDisruptionBudgets (500).
+/// The 5xx answers kube-apiserver gives too: a too-new resourceVersion (504 Timeout), an
+/// eviction of a pod under two PodDisruptionBudgets (500) and a server-side apply configuration
+/// the type converter refuses (500, kubernetes/kubernetes#122480).
 fn upstream_5xx(code: u16, body: &[u8]) -> bool {
     let text = String::from_utf8_lossy(body);
     (code == 504 && text.contains("ResourceVersionTooLarge"))
         || (code == 500 && text.contains("more than one PodDisruptionBudget"))
+        || (code == 500 && text.contains("\"failed to create typed patch object ("))
 }
 
 fuzz_target!(|requests: Vec<FuzzRequest>| {
