@@ -9,9 +9,13 @@
 use std::{sync::Arc, time::Duration};
 
 use axum::body::Body;
+use k8s_openapi::jiff::Timestamp;
 use lab_runner::sim::{
     auth::{self, Tokens},
-    harness::Harness,
+    clock::Clock,
+    harness,
+    server::{self, SimState},
+    store::Store,
 };
 use libfuzzer_sys::{
     arbitrary::{self, Arbitrary},
@@ -304,9 +308,15 @@ fuzz_target!(|requests: Vec<FuzzRequest>| {
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime")
     });
     runtime.block_on(async {
-        let sim = Harness::start();
+        // The harness's state without its kube::Client: the client's buffer task would outlive
+        // the input on this runtime (it only runs while block_on polls), keeping every input's
+        // store alive (the first campaign ran out of memory on exactly that).
+        let clock = Clock::manual(harness::START.parse::<Timestamp>().expect("valid start time"));
+        let state = SimState::new(Store::in_memory().expect("in-memory SQLite opens"), clock);
+        server::ensure_system_namespaces(&state).expect("system namespaces are created");
+        server::ensure_system_priority_classes(&state).expect("system priority classes are created");
         let tokens = Arc::new(Tokens { admin: ADMIN.into(), viewer: VIEWER.into() });
-        let app = auth::layer(sim.router(), tokens);
+        let app = auth::layer(server::router(Arc::new(state)), tokens);
         let target = axum::http::Request::builder()
             .method("POST")
             .uri("/api/v1/namespaces/default/configmaps")
