@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
-# Runs the patch fuzz target for a bounded time (default 120 s). Not part of CI.
-# Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+# Runs every cargo-fuzz target (patch: body decoding and the patch paths; http: whole requests
+# through the token layer and router) for a bounded time each (default 120 s). Not part of CI.
+# Needs cargo-fuzz (`cargo install cargo-fuzz`) and no nightly: the stable toolchain builds the
+# targets with RUSTC_BOOTSTRAP=1 (cargo-fuzz passes -Zsanitizer=address and other -Z flags;
+# stable ships the AddressSanitizer runtime for x86_64 Linux). FUZZ_SANITIZER=none builds
+# without ASan (faster, fewer findings) should the sanitizer not link somewhere.
+# Findings go to fuzz/artifacts/<target>/; corpora grow in fuzz/corpus/<target>/; builds in
+# fuzz/target/ (all gitignored). Each target's last libFuzzer line (executions, coverage) is
+# printed at the end.
 # Usage: scripts/fuzz.sh [SECONDS] [extra libFuzzer flags…]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-120}"
 shift || true
-corpus=fuzz/corpus/patch
-mkdir -p "$corpus"
-# Seeds: a DaemonSet and the rollout-undo patch, for each operation byte.
+sanitizer="${FUZZ_SANITIZER:-address}"
+export RUSTC_BOOTSTRAP=1
+fuzz() {
+  cargo +stable fuzz "$@" --sanitizer "$sanitizer" --fuzz-dir fuzz
+}
+
+# Seeds of the patch target: a DaemonSet and the rollout-undo patch, for each operation byte.
+mkdir -p fuzz/corpus/patch fuzz/corpus/http
 seed='{"metadata":{"name":"a","namespace":"default"},"spec":{"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"a","image":"a:1"}]}}}}'
 body='{"spec":{"template":{"$patch":"replace","spec":{"containers":[{"name":"a","image":"a:2","env":[{"name":"X","value":"1"}]}]}}}}'
 for op in 0 1 2 3 4 5; do
-  printf "\\012\\$(printf %03o "$op")%s\\000%s" "$seed" "$body" > "$corpus/seed-$op"
+  printf "\\012\\$(printf %03o "$op")%s\\000%s" "$seed" "$body" > "fuzz/corpus/patch/seed-$op"
 done
-exec cargo +nightly fuzz run patch "$corpus" -- -max_total_time="$seconds" -max_len=4096 "$@"
+# The http target's input is structured (arbitrary); its templates (kubectl's bodies for the
+# course's kinds) are in the target, so it starts from an empty corpus.
+
+summary=()
+for target in patch http; do
+  fuzz build -O "$target"
+  log="fuzz/target/$target.log"
+  status=0
+  fuzz run -O "$target" "fuzz/corpus/$target" -- -max_total_time="$seconds" -max_len=8192 \
+    -timeout=30 -rss_limit_mb=2048 "$@" 2>&1 | tee "$log" | grep -E "^(#[0-9]+ +(DONE|NEW|REDUCE)|==[0-9]+==|SUMMARY|thread .* panicked)" | tail -n 5 || status=$?
+  last=$(grep -E "^#[0-9]+" "$log" | tail -n 1 || true)
+  artifacts=$(find "fuzz/artifacts/$target" -type f 2>/dev/null | wc -l)
+  summary+=("$target: $last; artifacts: $artifacts")
+  [[ $status -eq 0 ]] || true
+done
+printf '%s\n' "${summary[@]}"

@@ -325,6 +325,10 @@ fn patches_annotations_dry_runs_and_strict_fields() {
         s.fails(&format!("create -f {typo}"));
         s.fails(&format!("apply -f {typo} --validate=strict"));
         s.fails(&format!("apply --server-side -f {typo}"));
+        // A value of the wrong type: structured-merge-diff's words, upstream's 500 (no reason).
+        let ill_typed = s
+            .file("ill-typed.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ill}\ndata: {a: 1}\n");
+        s.fails(&format!("apply --server-side -f {ill_typed}"));
         s.ok(&format!("apply -f {typo} --validate=warn"));
         s.ok(&format!("delete -f {typo}"));
         s.ok(&format!("create -f {typo} --validate=false"));

@@ -458,8 +458,10 @@ async fn ill_typed_objects_are_refused_on_every_write_path() {
             format!("{TARGET}?fieldManager=m"),
             "application/apply-patch+yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: target\ndata:\n  a: 1\n".into(),
-            400,
-            cannot_handle("ConfigMap", &data_error),
+            // Server-side apply converts the configuration with structured-merge-diff, whose
+            // error upstream does not turn into a Status: 500, no reason (kubernetes#122480).
+            500,
+            "failed to create typed patch object (/target; /v1, Kind=ConfigMap): .data.a: expected string, got &value.valueUnstructured{Value:1}".into(),
         ),
     ];
     for (method, uri, content_type, body, code, message) in cases {
@@ -732,8 +734,8 @@ mod router_properties {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, ..ProptestConfig::default() })]
 
-        /// Whatever arrives, the router answers (no panic), in time, and never with a 500: a
-        /// client's mistake is a 4xx.
+        /// Whatever arrives, the router answers (no panic), in time, and never with a 500 but
+        /// where kube-apiserver gives one: a client's mistake is a 4xx.
         #[test]
         fn arbitrary_requests_never_panic_hang_or_500(
             method in method(), path in path(), query in query(), content_type in content_type(), body in body(),
@@ -753,11 +755,19 @@ mod router_properties {
                 let response = tokio::time::timeout(std::time::Duration::from_secs(20), sim.request(request))
                     .await
                     .map_err(|_| TestCaseError::fail(format!("{method} {uri} hung")))?;
-                prop_assert!(
-                    response.status().as_u16() != 500,
-                    "{method} {uri} [{content_type}] {:?} -> 500",
-                    String::from_utf8_lossy(&body)
-                );
+                if response.status().as_u16() == 500 {
+                    // The one 500 kube-apiserver 1.33 gives a client's mistake: a server-side
+                    // apply configuration its type converter refuses (kubernetes#122480).
+                    let answer = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                    let status: Value = serde_json::from_slice(&answer).unwrap_or_default();
+                    let message = status["message"].as_str().unwrap_or_default();
+                    prop_assert!(
+                        content_type == "application/apply-patch+yaml"
+                            && message.starts_with("failed to create typed patch object ("),
+                        "{method} {uri} [{content_type}] {:?} -> 500 {message}",
+                        String::from_utf8_lossy(&body)
+                    );
+                }
                 Ok(())
             })?;
         }
@@ -820,4 +830,245 @@ async fn out_of_range_values_and_changes_to_immutable_fields_are_refused_through
         status["message"],
         "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
     );
+}
+
+#[tokio::test]
+async fn a_pod_update_may_change_only_upstreams_mutable_fields() {
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    let sim = Harness::start();
+    let manifest = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "c", "image": "cuda:12", "ports": [{"containerPort": 80}]}],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}});
+    let (code, status) = call(&sim, "POST", PODS, "application/json", manifest.to_string()).await;
+    assert_eq!(code, 201, "{status}");
+    let pod = format!("{PODS}/p");
+    let forbidden = "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)\n  core.PodSpec{\n";
+    // (method, content type, body, code, the start of the message; empty: not compared)
+    let cases: Vec<(&str, &str, Value, u16, &str)> = vec![
+        // The manifest again (kubectl replace): its defaults are filled in as they were at create.
+        ("PUT", "application/json", manifest.clone(), 200, ""),
+        (
+            "PATCH",
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"containers": [{"name": "c", "image": "cuda:13"}], "activeDeadlineSeconds": 600}}),
+            200,
+            "",
+        ),
+        (
+            "PATCH",
+            "application/strategic-merge-patch+json",
+            json!({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 81}]}]}}),
+            422,
+            forbidden,
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/spec/restartPolicy", "value": "Never"}]),
+            422,
+            forbidden,
+        ),
+        (
+            "PATCH",
+            "application/merge-patch+json",
+            json!({"spec": {"activeDeadlineSeconds": 601}}),
+            422,
+            "Pod \"p\" is invalid: spec.activeDeadlineSeconds: Invalid value: 601: must be less than or equal to previous value",
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "d", "image": "x"}}]),
+            422,
+            "Pod \"p\" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers",
+        ),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            json!([{"op": "remove", "path": "/spec/tolerations/0"}]),
+            422,
+            "Pod \"p\" is invalid: spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds",
+        ),
+    ];
+    for (method, content_type, body, code, message) in cases {
+        let (got, status) = call(&sim, method, &pod, content_type, body.to_string()).await;
+        assert_eq!(got, code, "{method} {body}: {status}");
+        assert!(
+            status["message"].as_str().unwrap_or_default().starts_with(message),
+            "{method} {body}: {}",
+            status["message"]
+        );
+        if code == 422 {
+            assert_eq!(status["reason"], "Invalid", "{status}");
+        }
+    }
+    let (_, stored) = call(&sim, "GET", &pod, "application/json", Body::empty()).await;
+    assert_eq!(stored["spec"]["containers"][0]["image"], "cuda:13");
+    assert_eq!(stored["spec"]["containers"][0]["ports"][0]["containerPort"], 80);
+    assert_eq!(stored["spec"]["restartPolicy"], "Always");
+}
+
+#[tokio::test]
+async fn server_side_apply_refuses_ill_typed_configurations_as_structured_merge_diff_does() {
+    let sim = Harness::start();
+    const DEPLOY: &str = "/apis/apps/v1/namespaces/default/deployments/d?fieldManager=m";
+    let deployment = |spec: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  namespace: default\nspec:\n{spec}"
+        )
+    };
+    let typed = |errors: &str| {
+        format!("failed to create typed patch object (default/d; apps/v1, Kind=Deployment): {errors}")
+    };
+    // (uri, body, message)
+    let cases: Vec<(&str, String, String)> = vec![
+        (
+            DEPLOY,
+            deployment("  replicas: \"3\"\n"),
+            typed(".spec.replicas: expected numeric (int or float), got string"),
+        ),
+        (
+            DEPLOY,
+            deployment("  template:\n    spec:\n      containers: {name: c}\n"),
+            typed(".spec.template.spec.containers: expected list, got &{map[name:c]}"),
+        ),
+        (
+            DEPLOY,
+            deployment("  template:\n    spec:\n      hostNetwork: \"yes\"\n"),
+            typed(".spec.template.spec.hostNetwork: expected boolean, got &{yes}"),
+        ),
+        (
+            DEPLOY,
+            deployment("  selector: {matchLabels: [a]}\n  paused: 1e7\n  minReadySeconds: true\n"),
+            typed(
+                "errors:\n  .spec.selector.matchLabels: expected map, got &{[a]}\n  .spec.paused: expected boolean, got &{1e+07}\n  .spec.minReadySeconds: expected numeric (int or float), got bool",
+            ),
+        ),
+        (
+            DEPLOY,
+            deployment("  template:\n    spec:\n      containers:\n      - name: c\n        image: [i]\n        imagePullPolicyy: Always\n"),
+            typed(
+                "errors:\n  .spec.template.spec.containers[name=\"c\"].image: expected string, got &value.valueUnstructured{Value:[]interface {}{\"i\"}}\n  .spec.template.spec.containers[name=\"c\"].imagePullPolicyy: field not declared in schema",
+            ),
+        ),
+        (
+            "/api/v1/nodes/node-a?fieldManager=m",
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\nspec:\n  podCIDR: 5\n".into(),
+            "failed to create typed patch object (/node-a; /v1, Kind=Node): .spec.podCIDR: expected string, got &value.valueUnstructured{Value:5}".into(),
+        ),
+    ];
+    for (uri, body, message) in cases {
+        let (code, status) = call(&sim, "PATCH", uri, "application/apply-patch+yaml", body.clone()).await;
+        assert_eq!(code, 500, "{body}: {status}");
+        assert_eq!(status["message"], message.as_str(), "{body}");
+        assert_eq!(status.get("reason"), None, "{status}");
+    }
+    // Nothing was created.
+    let (code, _) = call(&sim, "GET", "/apis/apps/v1/namespaces/default/deployments/d", "", "").await;
+    assert_eq!(code, 404);
+    // A well-typed configuration is applied; an int32 out of range is still Go's decode error.
+    let (code, status) = call(&sim, "PATCH", DEPLOY, "application/apply-patch+yaml", deployment(
+        "  replicas: 1\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      containers: [{name: c, image: i}]\n",
+    )).await;
+    assert_eq!(code, 201, "{status}");
+    let (code, status) =
+        call(&sim, "PATCH", DEPLOY, "application/apply-patch+yaml", deployment("  replicas: 1e30\n")).await;
+    assert_eq!(code, 400, "{status}");
+}
+
+#[tokio::test]
+async fn more_kinds_content_types_and_deep_bodies_table() {
+    let sim = with_target().await;
+    const PDBS: &str = "/apis/policy/v1/namespaces/default/poddisruptionbudgets";
+    const DAEMONSETS: &str = "/apis/apps/v1/namespaces/default/daemonsets";
+    let budget = |spec: Value| json!({"metadata": {"name": "b"}, "spec": spec}).to_string();
+    let daemon_set = |labels: Value| {
+        json!({"metadata": {"name": "ds"}, "spec": {"selector": {"matchLabels": {"app": "ds"}},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+        .to_string()
+    };
+    let deep = |levels: usize| {
+        format!(r#"{{"metadata":{{"name":"deep"}},"x":{}{}}}"#, "[".repeat(levels), "]".repeat(levels))
+    };
+    // (method, uri, content type, body, code, reason, the field of the first cause or the
+    // message; empty: not compared)
+    type Case = (&'static str, &'static str, &'static str, Vec<u8>, u16, &'static str, &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            "POST",
+            PDBS,
+            "application/json",
+            budget(
+                json!({"minAvailable": 1, "maxUnavailable": "50%", "selector": {"matchLabels": {"a": "b"}}}),
+            )
+            .into(),
+            422,
+            "Invalid",
+            "PodDisruptionBudget.policy \"b\" is invalid: spec: Invalid value: policy.PodDisruptionBudgetSpec{…}: minAvailable and maxUnavailable cannot be both set",
+        ),
+        (
+            "POST",
+            PDBS,
+            "application/json",
+            budget(json!({"minAvailable": "150%", "selector": {"matchLabels": {"a": "b"}}})).into(),
+            422,
+            "Invalid",
+            "spec.minAvailable",
+        ),
+        (
+            "POST",
+            DAEMONSETS,
+            "application/json",
+            daemon_set(json!({"app": "other"})).into(),
+            422,
+            "Invalid",
+            "spec.template.metadata.labels",
+        ),
+        (
+            "POST",
+            CM,
+            "text/plain",
+            br#"{"metadata":{"name":"plain"}}"#.to_vec(),
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor",
+        ),
+        (
+            "PATCH",
+            TARGET,
+            "application/json",
+            br#"{"data":{"k":"w"}}"#.to_vec(),
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+        ),
+        // A protobuf body that is not a protobuf-encoded object.
+        (
+            "POST",
+            CM,
+            "application/vnd.kubernetes.protobuf",
+            b"k8s\0\xff\xff\xff".to_vec(),
+            400,
+            "BadRequest",
+            "",
+        ),
+        // Nesting far past any decoder's depth limit: refused, the server's stack intact.
+        ("POST", CM, "application/json", deep(100_000).into(), 400, "BadRequest", ""),
+        ("POST", CM, "application/yaml", deep(100_000).into(), 400, "BadRequest", ""),
+    ];
+    for (method, uri, content_type, body, code, reason, expected) in cases {
+        let (got, status) = call(&sim, method, uri, content_type, body.clone()).await;
+        let shown = String::from_utf8_lossy(&body[..body.len().min(120)]).to_string();
+        assert_eq!(got, code, "{method} {uri} [{content_type}] {shown}: {status}");
+        assert_eq!(status["reason"], reason, "{shown}: {status}");
+        if expected.contains(' ') {
+            assert_eq!(status["message"], expected, "{shown}");
+        } else if !expected.is_empty() {
+            assert_eq!(status["details"]["causes"][0]["field"], expected, "{shown}: {status}");
+        }
+    }
+    let (_, list) = call(&sim, "GET", CM, "application/json", "").await;
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().filter_map(|c| c["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, ["target"]);
 }

@@ -509,13 +509,15 @@ async fn patch(
         }
         let mut applied = patch::decode_apply_body(&bytes)?;
         request::check_type(&applied, &rt.api_version(), &rt.kind)?;
-        // The configuration is converted to the typed schema before anything is merged.
+        // The configuration is converted to the typed schema before anything is merged: first
+        // by structured-merge-diff (its own words), then into the Go struct (Go's words, for what
+        // the type converter lets through, such as an int32 out of range).
+        fieldvalidation::check_apply(rt, &applied)?;
         typecheck::check_body(rt, &applied)?;
         if let Some(namespace) = &target.namespace {
             applied["metadata"]["namespace"] = json!(namespace);
         }
         applied["metadata"]["name"] = json!(target.name());
-        warnings = fieldvalidation::check_apply(rt, &applied, params.mode)?;
         let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
         let admission = crd::admission(state, rt);
         target.modify(state, params.dry_run, |current| {

@@ -24,7 +24,8 @@ pub enum Error {
     /// The body is not valid JSON (400 BadRequest).
     #[error("{0}")]
     Malformed(String),
-    /// Strict mode found undeclared fields in a server-side apply configuration (400 BadRequest).
+    /// A server-side apply configuration the type converter refuses (undeclared fields, wrong
+    /// types): a plain error upstream, so 500 with no reason.
     #[error("{0}")]
     TypedPatch(String),
     /// The `fieldValidation` query parameter has an unknown value (400 BadRequest).
@@ -96,50 +97,77 @@ fn walk(value: &Value, node: Node<'_>, path: &str, problems: &mut Vec<String>) {
     }
 }
 
-/// Applies `mode` to a server-side apply configuration, naming fields as structured-merge-diff
-/// does (`.spec.containers[name="a"].imagePullPolicyy: field not declared in schema`), inside
-/// upstream's `failed to create typed patch object (<ns>/<name>; <apiVersion>, Kind=<kind>): …`.
-pub fn check_apply(rt: &ResourceType, config: &Value, mode: Mode) -> Result<Vec<String>> {
+/// Converts a server-side apply configuration to the schema's typed form as upstream's
+/// structured-merge-diff type converter does, in every `fieldValidation` mode: a field the schema
+/// does not declare (`.spec.containers[name="a"].imagePullPolicyy: field not declared in schema`)
+/// or a value of the wrong type (`.data.a: expected string, got
+/// &value.valueUnstructured{Value:1}`) fails the whole apply with upstream's `failed to create
+/// typed patch object (<ns>/<name>; <group>/<version>, Kind=<kind>): …`
+/// (apimachinery `pkg/util/managedfields/internal/structuredmerge.go` `Apply`; the texts from
+/// sigs.k8s.io/structured-merge-diff/v4 `typed/validate.go`, `typed/helpers.go` and
+/// `ValidationErrors.Error`, several errors as `errors:` then one indented line each).
+pub fn check_apply(rt: &ResourceType, config: &Value) -> Result<()> {
     let mut problems = Vec::new();
     if let Some(node) = catalog().for_type(rt) {
-        walk_apply(config, node, None, "", &mut problems);
+        walk_apply(config, node, None, "", &mut problems, 0);
     }
-    if problems.is_empty() {
-        return Ok(Vec::new());
-    }
-    match mode {
-        Mode::Ignore => Ok(Vec::new()),
-        Mode::Warn => Ok(problems),
-        Mode::Strict => {
-            let namespace = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
-            let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-            let gvk = format!("{}, Kind={}", rt.api_version(), rt.kind);
-            let errors = if let [only] = problems.as_slice() {
-                only.clone()
-            } else {
-                format!("[{}]", problems.join(", "))
-            };
-            Err(Error::TypedPatch(format!(
-                "failed to create typed patch object ({namespace}/{name}; {gvk}): {errors}"
-            )))
-        }
-    }
+    let errors = match problems.as_slice() {
+        [] => return Ok(()),
+        [only] => only.clone(),
+        many => format!("errors:\n  {}", many.join("\n  ")),
+    };
+    let namespace = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+    let name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    // `schema.GroupVersionKind.String()`: the core group is the empty string before the slash.
+    let gvk = format!("{}/{}, Kind={}", rt.group, rt.version, rt.kind);
+    Err(Error::TypedPatch(format!(
+        "failed to create typed patch object ({namespace}/{name}; {gvk}): {errors}"
+    )))
 }
 
-fn walk_apply(value: &Value, node: Node<'_>, list: Option<ListType>, path: &str, problems: &mut Vec<String>) {
+/// Deeper than this the configuration is not walked (bodies are at most 3 MiB; the stack is not).
+const MAX_APPLY_DEPTH: usize = 512;
+
+fn walk_apply(
+    value: &Value,
+    node: Node<'_>,
+    list: Option<ListType>,
+    path: &str,
+    problems: &mut Vec<String>,
+    depth: usize,
+) {
+    if value.is_null() || depth > MAX_APPLY_DEPTH {
+        return; // null is a valid value of every type
+    }
+    let node = node.resolve();
+    if matches!(
+        node.definition,
+        Some(
+            "io.k8s.apimachinery.pkg.api.resource.Quantity"
+                | "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+        )
+    ) {
+        // Untyped scalars to structured-merge-diff.
+        if value.is_array() || value.is_object() {
+            problems.push(format!("{path}: expected any scalar, got {}", go_value_pointer(value)));
+        }
+        return;
+    }
     match (node.shape(), value) {
         (Shape::Struct, Value::Object(map)) => {
             for (key, child) in map {
                 let child_path = format!("{path}.{key}");
                 match node.field(key) {
-                    Some(field) => walk_apply(child, field.node, Some(field.list), &child_path, problems),
+                    Some(field) => {
+                        walk_apply(child, field.node, Some(field.list), &child_path, problems, depth + 1)
+                    }
                     None => problems.push(format!("{child_path}: field not declared in schema")),
                 }
             }
         }
         (Shape::Map(elem), Value::Object(map)) => {
             for (key, child) in map {
-                walk_apply(child, elem, None, &format!("{path}.{key}"), problems);
+                walk_apply(child, elem, None, &format!("{path}.{key}"), problems, depth + 1);
             }
         }
         (Shape::List(elem), Value::Array(items)) => {
@@ -153,10 +181,102 @@ fn walk_apply(value: &Value, node: Node<'_>, list: Option<ListType>, path: &str,
                     Some(ListType::Set) => format!("[={item}]"),
                     _ => format!("[{i}]"),
                 };
-                walk_apply(item, elem, None, &format!("{path}{element}"), problems);
+                walk_apply(item, elem, None, &format!("{path}{element}"), problems, depth + 1);
             }
         }
-        _ => {}
+        (Shape::Struct | Shape::Map(_), other) => {
+            problems.push(format!("{path}: expected map, got {}", go_value_pointer(other)))
+        }
+        (Shape::List(_), other) => {
+            problems.push(format!("{path}: expected list, got {}", go_value_pointer(other)))
+        }
+        (Shape::Scalar, other) => {
+            let problem = match node.schema.get("type").and_then(Value::as_str).unwrap_or_default() {
+                "string" if !other.is_string() => Some(format!(
+                    "expected string, got &value.valueUnstructured{{Value:{}}}",
+                    go_sharp_v(other)
+                )),
+                "integer" | "number" if !other.is_number() => {
+                    Some(format!("expected numeric (int or float), got {}", go_type_name(other)))
+                }
+                "boolean" if !other.is_boolean() => {
+                    Some(format!("expected boolean, got {}", go_value_pointer(other)))
+                }
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                problems.push(format!("{path}: {problem}"));
+            }
+        }
+        (Shape::Opaque, _) => {}
+    }
+}
+
+/// Go's `%v` of a float64: `%g` with the shortest digits, in `e` form when the exponent is
+/// below -4 or at least 6 (strconv `ftoa.go`: "if precision was the shortest possible, use
+/// precision 6 for this decision").
+fn go_float(number: f64) -> String {
+    let scientific = format!("{number:e}"); // the shortest digits: "1.5e30", "-2e-7", "0e0"
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if number != 0.0 && !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        number.to_string()
+    }
+}
+
+/// Go's `%v` of a value decoded from JSON into `interface{}` (numbers are float64).
+fn go_v(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => go_float(n.as_f64().unwrap_or_default()),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!("[{}]", items.iter().map(go_v).collect::<Vec<_>>().join(" ")),
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0)); // Go prints maps sorted by key
+            let parts: Vec<String> = entries.iter().map(|(k, v)| format!("{k}:{}", go_v(v))).collect();
+            format!("map[{}]", parts.join(" "))
+        }
+    }
+}
+
+/// Go's `%#v` of the same.
+fn go_sharp_v(value: &Value) -> String {
+    match value {
+        Value::Null => "interface {}(nil)".into(),
+        Value::String(s) => format!("{s:?}"),
+        Value::Array(items) => {
+            format!("[]interface {{}}{{{}}}", items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let parts: Vec<String> =
+                entries.iter().map(|(k, v)| format!("{k:?}:{}", go_sharp_v(v))).collect();
+            format!("map[string]interface {{}}{{{}}}", parts.join(", "))
+        }
+        other => go_v(other),
+    }
+}
+
+/// `%v` of structured-merge-diff's `value.Value` (a pointer to a one-field struct).
+fn go_value_pointer(value: &Value) -> String {
+    format!("&{{{}}}", go_v(value))
+}
+
+/// Go's `%T` of the same.
+fn go_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
     }
 }
 
@@ -319,6 +439,25 @@ impl<'de> Visitor<'de> for Tracking<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_print_as_go_prints_them_with_v() {
+        let cases = [
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (123456.0, "123456"),
+            (1e6, "1e+06"),
+            (1.234567e6, "1.234567e+06"),
+            (1e30, "1e+30"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (0.0, "0"),
+        ];
+        for (number, go) in cases {
+            assert_eq!(go_float(number), go, "{number}");
+        }
+    }
     use crate::sim::resources::{built_in, find};
 
     #[test]

@@ -587,9 +587,19 @@ fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `ValidatePodDisruptionBudgetSpec` (pkg/apis/policy/validation/validation.go): each bound a
-/// non-negative integer or a percentage of at most 100%, and a supported eviction policy.
+/// `ValidatePodDisruptionBudgetSpec` (pkg/apis/policy/validation/validation.go): at most one of
+/// the two bounds, each a non-negative integer or a percentage of at most 100%, and a supported
+/// eviction policy.
 fn validate_disruption_budget(spec: &Value, causes: &mut Vec<Cause>) {
+    if !spec["minAvailable"].is_null() && !spec["maxUnavailable"].is_null() {
+        // Upstream prints the internal spec with `%#v`, its pointer fields as addresses that
+        // differ on every request; the simulator names the type and elides the dump.
+        causes.push(invalid(
+            "spec",
+            "policy.PodDisruptionBudgetSpec{…}",
+            "minAvailable and maxUnavailable cannot be both set",
+        ));
+    }
     for field in ["minAvailable", "maxUnavailable"] {
         let path = format!("spec.{field}");
         match &spec[field] {

@@ -106,13 +106,16 @@ struct Cached {
 
 /// Documents depend only on which built-in kinds a group-version serves, so they are built once
 /// per kind set: kubectl fetches the root (which needs every digest) on each apply and create.
+/// Only served group-versions are cached: a client's made-up path must not grow the cache.
 fn cached_document(types: &[ResourceType], group: &str, version: &str) -> Option<Arc<Cached>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Cached>>>>> = OnceLock::new();
     let mut kinds: Vec<&str> =
         types.iter().filter(|t| t.group == group && t.version == version).map(|t| t.kind.as_str()).collect();
+    if kinds.is_empty() {
+        return None;
+    }
     kinds.sort_unstable();
     let key = format!("{group}/{version}:{}", kinds.join(","));
-    let cache = CACHE.get_or_init(Default::default);
+    let cache = document_cache();
     if let Some(found) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
         return found;
     }
@@ -124,6 +127,11 @@ fn cached_document(types: &[ResourceType], group: &str, version: &str) -> Option
         cache.insert(key, built.clone());
     }
     built
+}
+
+fn document_cache() -> &'static Mutex<HashMap<String, Option<Arc<Cached>>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<Arc<Cached>>>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 /// `api/v1` or `apis/apps/v1`: the key of a group-version in the root index.
@@ -576,6 +584,16 @@ pub fn schemas() -> &'static Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn made_up_group_versions_leave_the_document_cache_as_it_was() {
+        let types = crate::sim::resources::built_in();
+        for n in 0..100 {
+            assert!(cached_document(&types, &format!("made-up-{n}.example"), "v1").is_none());
+        }
+        let cache = document_cache().lock().unwrap();
+        assert!(!cache.keys().any(|key| key.starts_with("made-up-")), "{:?}", cache.keys());
+    }
     use crate::sim::resources::built_in;
 
     #[test]

@@ -109,6 +109,11 @@ impl ApiError {
             "message": self.message,
             "reason": self.reason,
         });
+        if self.reason.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason"); // `StatusReasonUnknown` is "" and `omitempty`
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }
@@ -185,7 +190,14 @@ impl From<patch::Error> for ApiError {
 
 impl From<fieldvalidation::Error> for ApiError {
     fn from(error: fieldvalidation::Error) -> ApiError {
-        ApiError::bad_request(error.to_string())
+        match error {
+            // Not a `StatusError` upstream: `ErrorToAPIStatus` makes it a 500 with an empty
+            // reason (kubernetes/kubernetes#122480).
+            fieldvalidation::Error::TypedPatch(message) => {
+                ApiError { code: 500, reason: "", message, details: None }
+            }
+            other => ApiError::bad_request(other.to_string()),
+        }
     }
 }
 

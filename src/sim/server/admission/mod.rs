@@ -8,6 +8,7 @@ use crate::sim::resources::ResourceType;
 
 mod defaults;
 pub mod immutable;
+mod pod_update;
 pub mod ranges;
 mod validation;
 

@@ -79,7 +79,7 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
                 causes.push(required("spec.containers", ""));
             }
             if let Some(old) = old {
-                validate_only_deleted_scheduling_gates(object, old, &mut causes);
+                super::pod_update::validate(object, old, &mut causes);
             }
         }
         ("apps", "DaemonSet") => {
@@ -116,7 +116,7 @@ pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<C
 
 /// `validateOnlyDeletedSchedulingGates` (pkg/apis/core/validation/validation.go, from
 /// `ValidatePodUpdate`): an update may remove scheduling gates, never add one.
-fn validate_only_deleted_scheduling_gates(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
+pub(super) fn validate_only_deleted_scheduling_gates(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
     let names = |pod: &Value| -> Vec<String> {
         pod.pointer("/spec/schedulingGates")
             .and_then(Value::as_array)
