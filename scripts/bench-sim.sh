@@ -21,6 +21,7 @@
 #   KUBECTL=path      the kubectl the script calls (default: kubectl on the PATH)
 #   SETUP=BINARY      the binary that prepares the cluster (default: the last one given)
 #   KEEP=DIR          keep the prepared state in DIR and reuse it when present
+#   ROLLOUT=0         skip the DaemonSet rollouts (the longest step)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes="${NODES:-1000}"
@@ -243,6 +244,11 @@ for index in "${!bins[@]}"; do
     "$kubectl_bin" -n bench rollout status ds/agent --timeout=900s >/dev/null
     echo $(( $(now_ms) - start ))
   }
+  if [ "${ROLLOUT:-1}" = 0 ]; then
+    result[$name,rollout]="skipped (ROLLOUT=0)"
+    "$bin" sim down --state-dir "$dir" >/dev/null
+    continue
+  fi
   fast=$(rollout nginx:1.27)
   "$bin" sim down --state-dir "$dir" >/dev/null
   "$bin" sim up --state-dir "$dir" --speed 1 >/dev/null
