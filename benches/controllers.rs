@@ -1,8 +1,10 @@
 //! Controller benchmark: a DaemonSet rollout with `maxUnavailable: 10%` on the manual clock.
 //!
-//! Run with `cargo bench --bench controllers`. For 100 and 1,000 nodes it reports the wall time
-//! of the initial rollout and of the image update rollout (to `updated == available == desired`),
-//! the store change events the controllers consumed, and the wall time per event.
+//! Run with `cargo bench --bench controllers`. For 100 and 1,000 nodes, and for 1,000 nodes
+//! already running 10,000 pods in the DaemonSet's namespace (issue #17), it reports the wall time
+//! of scheduling and starting those pods, of the initial rollout and of the image update rollout
+//! (to `updated == available == desired`), the store change events the controllers consumed,
+//! and the wall time per event.
 
 use std::{sync::Arc, time::Instant};
 
@@ -18,6 +20,8 @@ use serde_json::{Value, json};
 
 struct Figures {
     nodes: usize,
+    filler: usize,
+    fill_wall: f64,
     create_wall: f64,
     rollout_wall: f64,
     rollout_events: u64,
@@ -46,7 +50,12 @@ fn run_until_done(control: &mut Controllers, state: &SimState, nodes: usize, gen
     }
 }
 
-fn measure(nodes: usize) -> Figures {
+fn running_pods(state: &SimState) -> usize {
+    let running = |stored: &lab_runner::sim::store::Stored| stored.json.contains("\"phase\":\"Running\"");
+    state.store.list("pods", Some("default"), &running, None, None).items.len()
+}
+
+fn measure(nodes: usize, filler: usize) -> Figures {
     let clock = Clock::manual("2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap());
     let state = Arc::new(SimState::new(Store::in_memory().unwrap(), clock));
     server::ensure_system_namespaces(&state).unwrap();
@@ -67,6 +76,21 @@ fn measure(nodes: usize) -> Figures {
     }
     let mut control = Controllers::new(state.clone(), Config::defaults()).unwrap();
     control.settle().unwrap();
+    // Pods the scheduler places and the kubelets start, in the DaemonSet's namespace.
+    let pod_type = resources::find(&types, "", "v1", "pods").unwrap();
+    let started = Instant::now();
+    for i in 0..filler {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": format!("filler-{i:05}"), "namespace": "default", "labels": {"app": "filler"}},
+                         "spec": {"containers": [{"name": "main", "image": "nginx:1.27",
+                                                  "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}});
+        state.store.create(pod_type, pod).unwrap();
+    }
+    control.settle().unwrap();
+    while running_pods(&state) < filler {
+        control.advance_to_next_event().unwrap().expect("the pods have work scheduled");
+    }
+    let fill_wall = started.elapsed().as_secs_f64();
     let ds = json!({
         "apiVersion": "apps/v1", "kind": "DaemonSet",
         "metadata": {"name": "agent", "namespace": "default"},
@@ -92,6 +116,8 @@ fn measure(nodes: usize) -> Figures {
     let after = control.stats();
     Figures {
         nodes,
+        filler,
+        fill_wall,
         create_wall,
         rollout_wall,
         rollout_events: after.events_seen - before.events_seen,
@@ -102,14 +128,16 @@ fn measure(nodes: usize) -> Figures {
 fn main() {
     println!("DaemonSet rollout, maxUnavailable 10%, manual clock");
     println!(
-        "{:>6} {:>12} {:>13} {:>8} {:>7} {:>15}",
-        "nodes", "create (s)", "rollout (s)", "events", "steps", "per event (µs)"
+        "{:>6} {:>7} {:>9} {:>12} {:>13} {:>8} {:>7} {:>15}",
+        "nodes", "pods", "fill (s)", "create (s)", "rollout (s)", "events", "steps", "per event (µs)"
     );
-    for nodes in [100, 1000] {
-        let f = measure(nodes);
+    for (nodes, filler) in [(100, 0), (1000, 0), (1000, 10_000)] {
+        let f = measure(nodes, filler);
         println!(
-            "{:>6} {:>12.3} {:>13.3} {:>8} {:>7} {:>15.1}",
+            "{:>6} {:>7} {:>9.3} {:>12.3} {:>13.3} {:>8} {:>7} {:>15.1}",
             f.nodes,
+            f.filler,
+            f.fill_wall,
             f.create_wall,
             f.rollout_wall,
             f.rollout_events,

@@ -62,10 +62,16 @@ pub const PODS: &str = "pods";
 /// assert_eq!(parse_resource_list(&list, "example").unwrap()["nvidia.com/gpu"].units_ceil(), 2);
 /// ```
 pub fn parse_resource_list(list: &BTreeMap<String, ApiQuantity>, place: &str) -> Result<ResourceList> {
+    parse_list_at(list, || place.to_string())
+}
+
+/// [`parse_resource_list`] with the place written only for an error: the scheduler parses every
+/// pod's requests, and formatting their places cost more than the parsing (issue #17).
+fn parse_list_at(list: &BTreeMap<String, ApiQuantity>, place: impl Fn() -> String) -> Result<ResourceList> {
     list.iter()
         .map(|(name, value)| {
             let parsed = value.0.parse::<Quantity>().map_err(|source| Error::Quantity {
-                place: place.to_string(),
+                place: place(),
                 resource: name.clone(),
                 source,
             })?;
@@ -109,14 +115,13 @@ fn max_into(target: &mut ResourceList, other: &ResourceList) {
 /// assert_eq!(container_requests(&c).unwrap()["nvidia.com/gpu"].units_ceil(), 1);
 /// ```
 pub fn container_requests(container: &Container) -> Result<ResourceList> {
-    let place = format!("container {:?}", container.name);
     let Some(resources) = &container.resources else { return Ok(ResourceList::new()) };
     let mut requests = match &resources.requests {
-        Some(requests) => parse_resource_list(requests, &format!("{place} requests"))?,
+        Some(requests) => parse_list_at(requests, || format!("container {:?} requests", container.name))?,
         None => ResourceList::new(),
     };
     if let Some(limits) = &resources.limits {
-        for (name, value) in parse_resource_list(limits, &format!("{place} limits"))? {
+        for (name, value) in parse_list_at(limits, || format!("container {:?} limits", container.name))? {
             requests.entry(name).or_insert(value);
         }
     }
@@ -300,8 +305,8 @@ pub fn pod_scheduler_requests(spec: &PodSpec) -> Result<SchedulerResources> {
 pub fn node_allocatable(node: &Node) -> Result<SchedulerResources> {
     let mut resources = SchedulerResources::default();
     if let Some(allocatable) = node.status.as_ref().and_then(|status| status.allocatable.as_ref()) {
-        let place = format!("node {} allocatable", node.metadata.name.as_deref().unwrap_or(""));
-        resources.add(&parse_resource_list(allocatable, &place)?);
+        let place = || format!("node {} allocatable", node.metadata.name.as_deref().unwrap_or(""));
+        resources.add(&parse_list_at(allocatable, place)?);
     }
     Ok(resources)
 }

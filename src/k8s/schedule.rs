@@ -527,11 +527,22 @@ pub enum FilterOutcome {
 /// assert_eq!(outcome.to_string_if_unschedulable().as_deref(), Some("no nodes available to schedule pods"));
 /// ```
 pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<FilterOutcome> {
+    let by_node = pods_by_node(pods, Some(pod));
+    find_feasible_nodes_by(pod, nodes, &|node| NodeSnapshot::build(node, &by_node))
+}
+
+/// [`find_feasible_nodes`] for a caller that keeps each node's pods and usage itself (upstream's
+/// scheduler cache of `NodeInfo`s): `snapshot` gives the snapshot of one node, without the
+/// incoming pod; it is called only for the nodes the NodeAffinity PreFilter lets through.
+pub fn find_feasible_nodes_by<'a>(
+    pod: &Pod,
+    nodes: &'a [Node],
+    snapshot: &dyn Fn(&'a Node) -> Result<NodeSnapshot<'a>>,
+) -> Result<FilterOutcome> {
     let spec = pod.spec.as_ref().ok_or_else(|| Error::NoSpec(pod_key(pod)))?;
     if nodes.is_empty() {
         return Ok(FilterOutcome::Unschedulable(ScheduleFailure::NoNodesAvailable));
     }
-    let by_node = pods_by_node(pods, Some(pod));
     let request = resources::pod_scheduler_requests(spec)?;
     let required = RequiredNodeAffinity::of_pod_spec(spec);
     let mut diagnosis = Diagnosis {
@@ -561,8 +572,7 @@ pub fn find_feasible_nodes(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<Fi
             nodes.iter().filter(|node| names.contains(node.metadata.name.as_deref().unwrap_or(""))).collect()
         }
     };
-    let snapshots =
-        evaluated.into_iter().map(|node| NodeSnapshot::build(node, &by_node)).collect::<Result<Vec<_>>>()?;
+    let snapshots = evaluated.into_iter().map(snapshot).collect::<Result<Vec<_>>>()?;
 
     let mut feasible = Vec::new();
     for snapshot in &snapshots {
@@ -717,10 +727,23 @@ pub enum ScheduleDecision {
 ///            ScheduleDecision::Unschedulable(ScheduleFailure::NoNodesAvailable));
 /// ```
 pub fn schedule_pod(pod: &Pod, nodes: &[Node], pods: &[Pod]) -> Result<ScheduleDecision> {
-    Ok(match find_feasible_nodes(pod, nodes, pods)? {
+    Ok(decide(find_feasible_nodes(pod, nodes, pods)?))
+}
+
+/// [`schedule_pod`] with the node snapshots from the caller's cache ([`find_feasible_nodes_by`]).
+pub fn schedule_pod_by<'a>(
+    pod: &Pod,
+    nodes: &'a [Node],
+    snapshot: &dyn Fn(&'a Node) -> Result<NodeSnapshot<'a>>,
+) -> Result<ScheduleDecision> {
+    Ok(decide(find_feasible_nodes_by(pod, nodes, snapshot)?))
+}
+
+fn decide(outcome: FilterOutcome) -> ScheduleDecision {
+    match outcome {
         FilterOutcome::Feasible(feasible) => ScheduleDecision::Bind { node: feasible[0].name.clone() },
         FilterOutcome::Unschedulable(failure) => ScheduleDecision::Unschedulable(failure),
-    })
+    }
 }
 
 /// The `PodScheduled` reason of a pod the scheduler may not consider yet (`v1.PodReasonSchedulingGated`).

@@ -168,6 +168,9 @@ pub struct Stored {
     pub labels: BTreeMap<String, String>,
     /// Selectable fields (see [`selector::selectable_fields`]).
     pub fields: Fields,
+    /// The owner reference marked `controller: true`, if any: controllers find their dependents
+    /// and route changes by it without parsing the objects (issue #17).
+    pub controller: Option<ControllerRef>,
     /// This revision's `Table` row, rendered by the first request that needed it: a Table LIST
     /// or a table watch then reads it instead of parsing the object again (issue #17).
     table_row: OnceLock<Box<str>>,
@@ -184,6 +187,7 @@ impl Stored {
             json: crate::sim::gojson::to_string(value).into(),
             labels: selector::labels_of(value),
             fields: selector::selectable_fields(group_resource, value),
+            controller: ControllerRef::of(value),
             table_row: OnceLock::new(),
         })
     }
@@ -206,6 +210,29 @@ impl Stored {
     /// The object parsed.
     pub fn value(&self) -> Result<Value> {
         Ok(serde_json::from_str(&self.json)?)
+    }
+}
+
+/// An owner reference with `controller: true`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerRef {
+    /// `DaemonSet`, `ReplicaSet`.
+    pub kind: Box<str>,
+    /// The owner's name.
+    pub name: Box<str>,
+    /// The owner's uid.
+    pub uid: Box<str>,
+}
+
+impl ControllerRef {
+    /// `metav1.GetControllerOf`: the first owner reference marked `controller: true`.
+    pub fn of(object: &Value) -> Option<ControllerRef> {
+        let reference = object["metadata"]["ownerReferences"]
+            .as_array()?
+            .iter()
+            .find(|reference| reference["controller"] == Value::Bool(true))?;
+        let text = |field: &str| reference[field].as_str().unwrap_or_default().into();
+        Some(ControllerRef { kind: text("kind"), name: text("name"), uid: text("uid") })
     }
 }
 

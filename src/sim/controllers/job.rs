@@ -345,7 +345,7 @@ impl Jobs {
         let job = &ctx.job;
         // Re-read the pods for ready/terminating after this sync's creates and deletes.
         let pods_now: Vec<Value> = if created_or_deleted {
-            let owned = |stored: &Stored| stored.json.contains(ctx.uid.as_str());
+            let owned = |stored: &Stored| stored.controller.as_ref().is_some_and(|c| *c.uid == *ctx.uid);
             env.ctx
                 .store
                 .list("pods", Some(&ctx.key.0), &owned, None, None)

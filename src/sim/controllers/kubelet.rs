@@ -190,9 +190,7 @@ impl Kubelet {
             else {
                 continue;
             };
-            let Some(node) =
-                env.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(node_name.as_str()))
-            else {
+            let Some(node) = env.node(&node_name) else {
                 continue;
             };
             let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());

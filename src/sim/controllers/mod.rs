@@ -18,7 +18,7 @@
 //! ```
 
 use std::{
-    collections::{BTreeMap, BTreeSet},
+    collections::{BTreeMap, BTreeSet, HashMap},
     sync::{Arc, RwLock},
 };
 
@@ -82,6 +82,9 @@ pub enum Error {
     /// A built-in resource type the controllers need is not served.
     #[error("resource type {0} is not served")]
     MissingType(&'static str),
+    /// The controllers' thread or its runtime could not be started.
+    #[error("starting the controllers' thread: {0}")]
+    Thread(std::io::Error),
     /// [`Controllers::settle`] kept finding work (a controller fighting another).
     #[error("controllers did not settle after {rounds} rounds")]
     NotQuiescent {
@@ -290,6 +293,15 @@ pub(crate) struct Env<'a> {
     pub(crate) timers: &'a mut Timers,
     pub(crate) config: &'a Config,
     pub(crate) nodes: &'a [Node],
+    /// Each node's position in `nodes`, by name.
+    pub(crate) node_index: &'a HashMap<String, usize>,
+}
+
+impl<'a> Env<'a> {
+    /// The node named `name`.
+    pub(crate) fn node(&self, name: &str) -> Option<&'a Node> {
+        self.node_index.get(name).map(|index| &self.nodes[*index])
+    }
 }
 
 /// The controllers of one simulated cluster.
@@ -316,9 +328,12 @@ pub struct Controllers {
     autoscalers: hpa::Autoscalers,
     gc: gc::Collector,
     quotas: quota::QuotaStatus,
-    nodes: Option<Arc<Vec<Node>>>,
+    nodes: Option<NodeCache>,
     stats: Stats,
 }
+
+/// The decoded nodes and each one's position by name, until a node changes.
+type NodeCache = (Arc<Vec<Node>>, Arc<HashMap<String, usize>>);
 
 impl std::fmt::Debug for Controllers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -496,14 +511,17 @@ impl Controllers {
                 self.dirty.pods.insert(key.clone());
                 self.dirty.budgets.insert(key.0.clone());
                 self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
-                let value: Value = serde_json::from_str(&object.json).unwrap_or(Value::Null);
-                let terminal = matches!(value["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+                // Read from what the store keeps beside the JSON: a pod change is not parsed here.
+                let terminal = matches!(
+                    object.fields.get("status.phase").map(String::as_str),
+                    Some("Succeeded" | "Failed")
+                );
                 if deleted || terminal {
                     // Freed capacity: the scheduler retries unschedulable pods.
                     self.dirty.retry_unschedulable = true;
                 }
-                match controller_of(&value) {
-                    Some(owner) => self.owner_changed(&key.0, owner),
+                match object.controller.as_ref() {
+                    Some(owner) => self.owner_changed(&key.0, OwnerRef::from(owner)),
                     None => {
                         if object.json.contains(job::JOB_TRACKING_FINALIZER) {
                             // A tracked pod that lost its Job: the Job controller releases it.
@@ -512,13 +530,11 @@ impl Controllers {
                         self.orphan_changed(&key.0)
                     }
                 }
-                if let Some(previous) = &event.previous
-                    && let Ok(previous) = serde_json::from_str::<Value>(&previous.json)
-                    && let Some(owner) = controller_of(&previous)
+                if let Some(owner) = event.previous.as_ref().and_then(|previous| previous.controller.as_ref())
                 {
-                    self.owner_changed(&key.0, owner);
+                    self.owner_changed(&key.0, OwnerRef::from(owner));
                 }
-                if deleted || value["metadata"]["ownerReferences"] != Value::Null {
+                if deleted || object.json.contains("\"ownerReferences\"") {
                     self.dirty.dependents_changed = true;
                 }
                 return;
@@ -631,7 +647,7 @@ impl Controllers {
         }
     }
 
-    fn cached_nodes(&mut self) -> Result<Arc<Vec<Node>>> {
+    fn cached_nodes(&mut self) -> Result<NodeCache> {
         if let Some(nodes) = &self.nodes {
             return Ok(nodes.clone());
         }
@@ -639,7 +655,12 @@ impl Controllers {
         let page = self.state.store.list("nodes", None, &all, None, None);
         // A node that does not decode is left out (and reported), never a reason to stop.
         let nodes: Vec<Node> = undecodable::decode_all(page.items.iter().map(|stored| &**stored));
-        let nodes = Arc::new(nodes);
+        let index = nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| (node.metadata.name.clone().unwrap_or_default(), index))
+            .collect();
+        let nodes = (Arc::new(nodes), Arc::new(index));
         self.nodes = Some(nodes.clone());
         Ok(nodes)
     }
@@ -682,7 +703,7 @@ impl Controllers {
         }
         self.stats.steps += 1;
         let dirty = std::mem::take(&mut self.dirty);
-        let nodes = self.cached_nodes()?;
+        let (nodes, node_index) = self.cached_nodes()?;
         let state = self.state.clone();
         let config = self.config.read().unwrap_or_else(|p| p.into_inner()).clone();
         let mut env = Env {
@@ -691,6 +712,7 @@ impl Controllers {
             timers: &mut self.timers,
             config: &config,
             nodes: &nodes,
+            node_index: &node_index,
         };
         let all_types = state.types.read().unwrap_or_else(|p| p.into_inner()).clone();
         // One object a controller cannot handle (a malformed spec) must not stop the others:
@@ -781,11 +803,13 @@ impl Controllers {
     }
 }
 
-/// Starts the controllers of a served simulator as a background task (call inside a tokio
-/// runtime, after the topology is seeded); abort the handle to stop them.
+/// Starts the controllers of a served simulator on a thread of their own (after the topology is
+/// seeded); abort the handle to stop them. Their reconcile work is CPU-bound at cluster scale
+/// (issue #17): on the server's runtime it held a worker thread that requests and watches were
+/// waiting for, so it runs on a single-threaded runtime of its own instead.
 ///
 /// ```no_run
-/// # async fn demo(state: lab_runner::sim::server::AppState) -> Result<(), lab_runner::sim::controllers::Error> {
+/// # fn demo(state: lab_runner::sim::server::AppState) -> Result<(), lab_runner::sim::controllers::Error> {
 /// use lab_runner::sim::controllers::{self, Config};
 /// let handle = controllers::spawn(state, Config::defaults())?;
 /// handle.abort();
@@ -793,7 +817,23 @@ impl Controllers {
 /// ```
 pub fn spawn(state: AppState, config: Config) -> Result<tokio::task::JoinHandle<()>> {
     let controllers = Controllers::new(state, config)?;
-    Ok(tokio::spawn(controllers.run()))
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(Error::Thread)?;
+    // The thread runs the runtime until the task ends or is aborted (which drops `running`).
+    let (running, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = runtime.spawn(async move {
+        let _running = running;
+        controllers.run().await;
+    });
+    std::thread::Builder::new()
+        .name("sim-controllers".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                let _ = stopped.await;
+            })
+        })
+        .map_err(Error::Thread)?;
+    Ok(task)
 }
 
 fn report(result: Result<()>) {
@@ -808,6 +848,16 @@ pub(crate) struct OwnerRef {
     pub(crate) kind: String,
     pub(crate) name: String,
     pub(crate) uid: String,
+}
+
+impl From<&store::ControllerRef> for OwnerRef {
+    fn from(reference: &store::ControllerRef) -> OwnerRef {
+        OwnerRef {
+            kind: reference.kind.to_string(),
+            name: reference.name.to_string(),
+            uid: reference.uid.to_string(),
+        }
+    }
 }
 
 /// The controller owner reference of an object (`metav1.GetControllerOf`).

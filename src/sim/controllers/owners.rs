@@ -59,8 +59,12 @@ pub(crate) fn claim(
     selector: &LabelSelector,
 ) -> Result<Vec<Value>> {
     let store = env.ctx.store;
-    let relevant =
-        |stored: &Stored| stored.json.contains(owner.uid) || api_selector_matches(selector, &stored.labels);
+    // What the loop below can keep, adopt or release: the objects this owner controls and the
+    // ones its selector matches (an object another owner controls is left alone either way).
+    let relevant = |stored: &Stored| {
+        stored.controller.as_ref().is_some_and(|c| &*c.uid == owner.uid)
+            || api_selector_matches(selector, &stored.labels)
+    };
     let mut claimed = Vec::new();
     let group_resource = rt.group_resource();
     for stored in store.list(&group_resource, Some(owner.namespace), &relevant, None, None).items {

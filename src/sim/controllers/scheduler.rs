@@ -8,31 +8,175 @@
 //! failed is retried on cluster events that may make it fit (node added or changed, a pod
 //! deleted or finished), as the scheduling queue's `MoveAllToActiveOrBackoffQueue` does.
 
-use std::collections::{BTreeSet, HashSet};
+use std::{
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
+    sync::Arc,
+};
 
 use k8s_openapi::{
-    api::core::v1::{Pod, PodCondition},
-    apimachinery::pkg::apis::meta::v1::Time,
+    api::core::v1::{Container, Node, Pod, PodCondition, PodSpec, PodStatus},
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 use serde_json::{Value, json};
+use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::{
     Env, Error, Key, Result,
     events::{EventType, Involved, Source},
-    undecodable::{decode_all, decode_or_skip},
+    undecodable::decode_or_skip,
 };
 use crate::{
     k8s::{
-        resources::{PodPhaseClass, pod_phase_class},
-        schedule::{self, DEFAULT_SCHEDULER, ScheduleDecision},
+        resources::{self, NodeUsage, PodPhaseClass, SchedulerResources, pod_phase_class},
+        schedule::{self, DEFAULT_SCHEDULER, NodeSnapshot, ScheduleDecision},
     },
-    sim::store::{DryRun, Stored, Subresource},
+    sim::store::{self, DryRun, EventType as StoreEventType, Store, Stored, Subresource, WatchFrom},
 };
 
-/// Pods that failed to schedule, by uid, waiting for a retry trigger.
+/// Pods that failed to schedule, by uid, waiting for a retry trigger; and the scheduler cache.
 #[derive(Debug, Default)]
 pub(crate) struct Scheduler {
     unschedulable: HashSet<String>,
+    cache: Cache,
+}
+
+/// The scheduler cache (upstream's `internal/cache`): the non-terminal pods bound to each node
+/// with their summed requests, kept current from the store's change feed, so scheduling a pod
+/// reads its node's entry instead of decoding every bound pod of the cluster (issue #17).
+#[derive(Debug, Default)]
+struct Cache {
+    /// Pod changes not applied yet; `None` until the first run (or after falling behind).
+    feed: Option<broadcast::Receiver<Arc<store::Event>>>,
+    bound: HashMap<String, NodePods>,
+    node_of: HashMap<Key, String>,
+    /// Each node's parsed allocatable, with the node's resourceVersion it was parsed at.
+    allocatable: HashMap<String, (Option<String>, SchedulerResources)>,
+}
+
+/// The bound pods of one node and what they request (an error when a request does not parse:
+/// scheduling onto the node reports it, as building the node's snapshot did).
+#[derive(Debug)]
+struct NodePods {
+    pods: BTreeMap<Key, Pod>,
+    usage: Result<NodeUsage, resources::Error>,
+}
+
+impl Default for NodePods {
+    fn default() -> Self {
+        NodePods { pods: BTreeMap::new(), usage: Ok(NodeUsage::default()) }
+    }
+}
+
+impl Cache {
+    /// Applies every pod change written since the last call (all of them, from the store's
+    /// current state, the first time or after the feed fell behind).
+    fn catch_up(&mut self, store: &Store) -> Result<()> {
+        let mut touched: BTreeSet<String> = BTreeSet::new();
+        let feed = match &mut self.feed {
+            Some(feed) => feed,
+            None => {
+                let start = store.watch("pods", WatchFrom::InitialState).map_err(Error::Store)?;
+                self.bound.clear();
+                self.node_of.clear();
+                for stored in &start.initial {
+                    self.put(stored, &mut touched);
+                }
+                self.feed.insert(start.live)
+            }
+        };
+        let mut changes = Vec::new();
+        loop {
+            match feed.try_recv() {
+                Ok(event) if event.object.group_resource == "pods" => changes.push(event),
+                Ok(_) => {}
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+                Err(TryRecvError::Lagged(_)) => {
+                    self.feed = None;
+                    return self.catch_up(store);
+                }
+            }
+        }
+        for event in changes {
+            if event.event_type == StoreEventType::Deleted {
+                self.remove(&(event.object.namespace.clone(), event.object.name.clone()), &mut touched);
+            } else {
+                self.put(&event.object, &mut touched);
+            }
+        }
+        for node in touched {
+            if let Some(on_node) = self.bound.get_mut(&node) {
+                on_node.usage = resources::node_usage(on_node.pods.values());
+            }
+        }
+        Ok(())
+    }
+
+    /// The pod as stored now: counted on its node when bound and not finished.
+    fn put(&mut self, stored: &Stored, touched: &mut BTreeSet<String>) {
+        let key = (stored.namespace.clone(), stored.name.clone());
+        self.remove(&key, touched);
+        let Some(pod) = decode_or_skip::<Pod>(stored) else { return };
+        self.assume(key, pod, touched);
+    }
+
+    fn assume(&mut self, key: Key, pod: Pod, touched: &mut BTreeSet<String>) {
+        if let Some(node) = bound_node(&pod) {
+            touched.insert(node.clone());
+            self.node_of.insert(key.clone(), node.clone());
+            self.bound.entry(node).or_default().pods.insert(key, slim(pod));
+        }
+    }
+
+    fn remove(&mut self, key: &Key, touched: &mut BTreeSet<String>) {
+        if let Some(node) = self.node_of.remove(key) {
+            if let Some(on_node) = self.bound.get_mut(&node) {
+                on_node.pods.remove(key);
+            }
+            touched.insert(node);
+        }
+    }
+
+    /// Parses the allocatable resources of the nodes that changed since the last call.
+    fn refresh_allocatable(&mut self, nodes: &[Node]) {
+        if nodes.len() != self.allocatable.len() {
+            self.allocatable.clear();
+        }
+        for node in nodes {
+            let name = node.metadata.name.as_deref().unwrap_or("");
+            if self
+                .allocatable
+                .get(name)
+                .is_some_and(|(version, _)| *version == node.metadata.resource_version)
+            {
+                continue;
+            }
+            // A node whose allocatable does not parse stays out: `snapshot` parses it again and
+            // reports the error as before.
+            if let Ok(allocatable) = resources::node_allocatable(node) {
+                self.allocatable
+                    .insert(name.to_string(), (node.metadata.resource_version.clone(), allocatable));
+            }
+        }
+    }
+
+    /// The snapshot of `node`: its bound pods (never the incoming pod, which is unbound) and
+    /// their usage.
+    fn snapshot<'a>(&'a self, node: &'a Node) -> schedule::Result<NodeSnapshot<'a>> {
+        let name = node.metadata.name.as_deref().unwrap_or("");
+        let allocatable = match self.allocatable.get(name) {
+            Some((version, allocatable)) if *version == node.metadata.resource_version => allocatable.clone(),
+            _ => resources::node_allocatable(node)?,
+        };
+        Ok(match self.bound.get(name) {
+            Some(on_node) => NodeSnapshot {
+                node,
+                allocatable,
+                pods: on_node.pods.values().collect(),
+                usage: on_node.usage.clone()?,
+            },
+            None => NodeSnapshot { node, allocatable, pods: Vec::new(), usage: NodeUsage::default() },
+        })
+    }
 }
 
 fn wants_scheduling(pod: &Pod) -> bool {
@@ -70,28 +214,27 @@ impl Scheduler {
                 }
             }
         }
+        // Once built, the cache follows every change, so its feed never falls behind; it is
+        // built when the first pod needs scheduling.
         if candidates.is_empty() {
+            if self.cache.feed.is_some() {
+                self.cache.catch_up(store)?;
+            }
             return Ok(());
         }
-        // The scheduler's pod informer skips terminal pods (`scheduler.go`, field selector
-        // `status.phase!=Succeeded,status.phase!=Failed`).
-        let assigned = |stored: &Stored| stored.json.contains("\"nodeName\"");
-        let page = store.list("pods", None, &assigned, None, None);
-        let mut pods: Vec<Pod> = decode_all::<Pod>(page.items.iter().map(|stored| &**stored))
-            .into_iter()
-            .filter(|pod| pod_phase_class(pod) != PodPhaseClass::Terminal)
-            .collect();
+        self.cache.catch_up(store)?;
+        self.cache.refresh_allocatable(env.nodes);
         candidates.sort_by(|a, b| {
             let created = |pod: &Pod| pod.metadata.creation_timestamp.as_ref().map(|t| t.0);
             created(a).cmp(&created(b)).then_with(|| a.metadata.name.cmp(&b.metadata.name))
         });
         for pod in candidates {
-            self.schedule_one(env, pod, &mut pods)?;
+            self.schedule_one(env, pod)?;
         }
         Ok(())
     }
 
-    fn schedule_one(&mut self, env: &mut Env<'_>, pod: Pod, assigned: &mut Vec<Pod>) -> Result<()> {
+    fn schedule_one(&mut self, env: &mut Env<'_>, pod: Pod) -> Result<()> {
         let (store, types, now) = (env.ctx.store, env.ctx.types, env.ctx.now);
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();
         let name = pod.metadata.name.clone().unwrap_or_default();
@@ -108,21 +251,17 @@ impl Scheduler {
         // A pod pinned to one node (a daemon pod) can only bind there: try that node alone
         // first, and run the full pass (whose FitError counts every node) only when it fails.
         let pinned = crate::k8s::daemon::target_node_name(&pod).ok();
-        let decision = match pinned.as_deref().and_then(|name| {
-            env.nodes.iter().find(|n| n.metadata.name.as_deref() == Some(name)).map(|node| (name, node))
-        }) {
-            Some((name, node)) if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none() => {
-                let on_node: Vec<Pod> = assigned
-                    .iter()
-                    .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(name))
-                    .cloned()
-                    .collect();
-                match schedule::schedule_pod(&pod, std::slice::from_ref(node), &on_node)? {
+        let snapshot = |node| self.cache.snapshot(node);
+        let decision = match pinned.as_deref().and_then(|name| env.node(name)) {
+            Some(node) if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none() => {
+                match schedule::schedule_pod_by(&pod, std::slice::from_ref(node), &snapshot)? {
                     bind @ ScheduleDecision::Bind { .. } => bind,
-                    ScheduleDecision::Unschedulable(_) => schedule::schedule_pod(&pod, env.nodes, assigned)?,
+                    ScheduleDecision::Unschedulable(_) => {
+                        schedule::schedule_pod_by(&pod, env.nodes, &snapshot)?
+                    }
                 }
             }
-            _ => schedule::schedule_pod(&pod, env.nodes, assigned)?,
+            _ => schedule::schedule_pod_by(&pod, env.nodes, &snapshot)?,
         };
         match decision {
             ScheduleDecision::Bind { node } => {
@@ -152,7 +291,14 @@ impl Scheduler {
                     &schedule::scheduled_event_message(&pod, &node),
                     &source,
                 );
-                assigned.push(serde_json::from_value(written).map_err(Error::Encode)?);
+                // Assumed on its node for the next pods of this run, as upstream's `assume`; the
+                // binding's own change event replaces it with the stored pod.
+                let bound: Pod = serde_json::from_value(written).map_err(Error::Encode)?;
+                let mut touched = BTreeSet::new();
+                self.cache.assume((namespace.clone(), name.clone()), bound, &mut touched);
+                if let Some(on_node) = self.cache.bound.get_mut(&node) {
+                    on_node.usage = resources::node_usage(on_node.pods.values());
+                }
             }
             ScheduleDecision::Unschedulable(failure) => {
                 self.unschedulable.insert(uid);
@@ -176,6 +322,48 @@ impl Scheduler {
             }
         }
         Ok(())
+    }
+}
+
+/// The node a non-terminal pod is bound to (`None` when unbound or finished): the pods the
+/// scheduler counts on a node (its informer skips terminal pods, `scheduler.go`, field selector
+/// `status.phase!=Succeeded,status.phase!=Failed`).
+fn bound_node(pod: &Pod) -> Option<String> {
+    let node = pod.spec.as_ref()?.node_name.as_deref().filter(|name| !name.is_empty())?;
+    (pod_phase_class(pod) != PodPhaseClass::Terminal).then(|| node.to_string())
+}
+
+/// What the filters and the preemption dry run read of a bound pod (its identity, priority,
+/// requests and phase); the rest is dropped so the cache of every bound pod stays small.
+fn slim(pod: Pod) -> Pod {
+    let containers = |list: Vec<Container>| -> Vec<Container> {
+        list.into_iter()
+            .map(|c| Container {
+                name: c.name,
+                resources: c.resources,
+                restart_policy: c.restart_policy,
+                ..Container::default()
+            })
+            .collect()
+    };
+    let spec = pod.spec.map(|spec| PodSpec {
+        node_name: spec.node_name,
+        priority: spec.priority,
+        overhead: spec.overhead,
+        containers: containers(spec.containers),
+        init_containers: spec.init_containers.map(containers),
+        ..PodSpec::default()
+    });
+    Pod {
+        metadata: ObjectMeta {
+            name: pod.metadata.name,
+            namespace: pod.metadata.namespace,
+            uid: pod.metadata.uid,
+            deletion_timestamp: pod.metadata.deletion_timestamp,
+            ..ObjectMeta::default()
+        },
+        spec,
+        status: pod.status.map(|status| PodStatus { phase: status.phase, ..PodStatus::default() }),
     }
 }
 
