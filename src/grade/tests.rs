@@ -249,7 +249,8 @@ fn an_object_a_builtin_reads_that_does_not_decode_is_an_error_not_left_out() {
     let (status, lines) = outcome.english();
     assert_eq!(status, Status::Error);
     assert!(
-        lines[0].starts_with("pod lab/toolkit-x was listed but cannot be read (invalid type: string \"toolkit\""),
+        lines[0]
+            .starts_with("pod lab/toolkit-x was listed but cannot be read (invalid type: string \"toolkit\""),
         "{lines:?}"
     );
 }
