@@ -126,17 +126,7 @@ if [ "$nodes" -gt 0 ]; then
   # 2. The lab started on $nodes GPU workers: the toolkit DaemonSet runs a pod on each, stalled
   #    at one node.
   echo "== $nodes GPU workers, stuck-rollout started"
-  {
-    echo "name: bench-$nodes-gpu"
-    echo "nodes:"
-    echo "  - {name: control-plane, role: control-plane, capacity: {cpu: 4, memory: 16Gi}}"
-    for i in $(seq "$nodes"); do
-      echo "  - name: gpu-$i"
-      echo "    labels: {nvidia.com/gpu.present: \"true\", feature.node.kubernetes.io/pci-10de.present: \"true\"}"
-      echo "    capacity: {cpu: 12, memory: 170Gi, pods: 110, ephemeral-storage: 200Gi}"
-      echo "    gpu: {model: A100-80GB, count: 1}"
-    done
-  } > "$work/gpu-topology.yaml"
+  scripts/gpu-topology.sh "$nodes" > "$work/gpu-topology.yaml"
   start=$(date +%s%N)
   "$bin" sim up --state-dir "$work/gpu" --topology "$work/gpu-topology.yaml" --speed 10 >/dev/null
   echo "sim up ($nodes GPU nodes): $(( ($(date +%s%N) - start) / 1000000 )) ms"

@@ -126,17 +126,7 @@ if [ -f "$template/store.db" ]; then
 else
   echo "== preparing $nodes GPU nodes, $pods pods and a DaemonSet with $(basename "$setup_bin") ($setup_bin)"
   mkdir -p "$template"
-  {
-    echo "name: bench-$nodes-gpu"
-    echo "nodes:"
-    echo "  - {name: control-plane, role: control-plane, capacity: {cpu: 4, memory: 16Gi}}"
-    for i in $(seq "$nodes"); do
-      echo "  - name: gpu-$i"
-      echo "    labels: {nvidia.com/gpu.present: \"true\", feature.node.kubernetes.io/pci-10de.present: \"true\"}"
-      echo "    capacity: {cpu: 12, memory: 170Gi, pods: 110, ephemeral-storage: 200Gi}"
-      echo "    gpu: {model: A100-80GB, count: 1}"
-    done
-  } > "$work/topology.yaml"
+  scripts/gpu-topology.sh "$nodes" > "$work/topology.yaml"
   start=$(now_ms)
   "$setup_bin" sim up --state-dir "$template" --topology "$work/topology.yaml" --speed 10 >/dev/null
   echo "sim up (first start): $(( $(now_ms) - start )) ms"
