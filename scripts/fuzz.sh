@@ -15,8 +15,11 @@ seconds="${1:-120}"
 shift || true
 sanitizer="${FUZZ_SANITIZER:-address}"
 export RUSTC_BOOTSTRAP=1
+# cargo-fuzz's own options go before the target: whatever follows `--` is libFuzzer's.
 fuzz() {
-  cargo +stable fuzz "$@" --sanitizer "$sanitizer" --fuzz-dir fuzz
+  local command="$1" target="$2"
+  shift 2
+  cargo +stable fuzz "$command" --sanitizer "$sanitizer" --fuzz-dir fuzz "$target" "$@"
 }
 
 # Seeds of the patch target: a DaemonSet and the rollout-undo patch, for each operation byte.
