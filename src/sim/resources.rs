@@ -62,6 +62,11 @@ impl ResourceType {
         if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
     }
 
+    /// `deployments/scale.apps`: the group-resource upstream's `ScaleREST` names in its errors.
+    pub fn scale_group_resource(&self) -> String {
+        format!("{}/scale.{}", self.plural, self.group)
+    }
+
     /// True for `namespaced` scope.
     pub fn namespaced(&self) -> bool {
         self.scope == Scope::Namespaced

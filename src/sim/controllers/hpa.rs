@@ -71,12 +71,12 @@ impl Autoscalers {
     /// unless a request is already queued.
     pub(crate) fn enqueue(
         &mut self,
-        env_timers: &mut super::Timers,
+        timers: &mut super::Timers,
         now: k8s_openapi::jiff::Timestamp,
         key: Key,
     ) {
         if self.queued.insert(key.clone()) {
-            env_timers.at(later(now, SYNC_PERIOD_SECONDS), Wake::Autoscaler(key));
+            timers.at(later(now, SYNC_PERIOD_SECONDS), Wake::Autoscaler(key));
         }
     }
 
@@ -324,26 +324,21 @@ fn metric_failure(metric: &Value, namespace: &str) -> MetricFailure {
     }
 }
 
-/// The scale of the target (`scaleForResourceMappings`): Deployments, ReplicaSets and
-/// StatefulSets have a `scale` subresource; another served kind answers 404, an unknown kind has
-/// no REST mapping.
+/// The scale of the target (`scaleForResourceMappings`): a built-in kind with a `scale`
+/// subresource is read; another built-in kind answers 404; an unknown kind has no REST mapping
+/// (its group is all the mapper is asked for).
 fn scale_of(env: &Env<'_>, namespace: &str, reference: &Value) -> Result<Target, ScaleError> {
     let kind = reference["kind"].as_str().unwrap_or_default();
     let name = reference["name"].as_str().unwrap_or_default();
     let group = reference["apiVersion"].as_str().unwrap_or_default().rsplit_once('/').map_or("", |(g, _)| g);
-    let types = env.ctx.types;
-    let rt = match (group, kind) {
-        ("apps", "Deployment") => &types.deployments,
-        ("apps", "ReplicaSet") => &types.replicasets,
-        ("apps", "StatefulSet") => &types.statefulsets,
-        ("apps", "DaemonSet" | "ControllerRevision") | ("batch", "Job" | "CronJob") | ("", "Pod") => {
-            return Err(ScaleError("the server could not find the requested resource".into()));
-        }
-        _ => {
-            // meta `NoKindMatchError` with no versions searched.
-            return Err(ScaleError(format!("no matches for kind {kind:?} in group {group:?}")));
-        }
+    let types = crate::sim::resources::built_in();
+    let Some(rt) = types.iter().find(|rt| rt.group == group && rt.kind == kind) else {
+        // meta `NoKindMatchError` with no versions searched.
+        return Err(ScaleError(format!("no matches for kind {kind:?} in group {group:?}")));
     };
+    if !rt.subresources.iter().any(|s| s == "scale") {
+        return Err(ScaleError("the server could not find the requested resource".into()));
+    }
     match env.ctx.store.get_value(rt, namespace, name) {
         Ok(object) => Ok(Target {
             rt: rt.clone(),
@@ -352,7 +347,7 @@ fn scale_of(env: &Env<'_>, namespace: &str, reference: &Value) -> Result<Target,
             replicas: object["spec"]["replicas"].as_i64().unwrap_or(1),
         }),
         // `ScaleREST.Get`: `errors.NewNotFound(apps.Resource("deployments/scale"), name)`.
-        Err(_) => Err(ScaleError(format!("{}/scale.{} {name:?} not found", rt.plural, rt.group))),
+        Err(_) => Err(ScaleError(format!("{} {name:?} not found", rt.scale_group_resource()))),
     }
 }
 
@@ -362,7 +357,7 @@ fn rescale(env: &Env<'_>, target: &Target, desired: i64) -> Result<(), String> {
     store
         .modify(&target.rt, &target.namespace, &target.name, Subresource::Main, DryRun::Off, |current| {
             let mut next = current.ok_or_else(|| store::Error::NotFound {
-                resource: format!("{}/scale.{}", target.rt.plural, target.rt.group),
+                resource: target.rt.scale_group_resource(),
                 name: target.name.clone(),
             })?;
             next["spec"]["replicas"] = json!(desired);

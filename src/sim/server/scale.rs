@@ -103,7 +103,7 @@ pub async fn serve(
 /// `ScaleREST`'s 404 names the subresource: `errors.NewNotFound(apps.Resource("deployments/scale"),
 /// name)` → `deployments/scale.apps "x" not found`.
 fn not_found(rt: &ResourceType, name: &str) -> ApiError {
-    ApiError::not_found(&format!("{}/scale.{}", rt.plural, rt.group), name)
+    ApiError::not_found(&rt.scale_group_resource(), name)
 }
 
 /// Replaces `spec.replicas` of the object with the `spec.replicas` of the Scale that `change`
