@@ -43,6 +43,23 @@ fn seeded() -> (Harness, Cluster) {
     (sim, cluster)
 }
 
+/// The learner's roll-back: the released toolkit template applied again.
+async fn apply_released_toolkit(client: &kube::Client) {
+    let ds: Api<DaemonSet> = Api::namespaced(client.clone(), "lab-ds");
+    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
+    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
+        .await
+        .unwrap();
+}
+
+/// The learner's clean-up: the debug pod deleted at once.
+async fn delete_debug_pod(client: &kube::Client) {
+    Api::<Pod>::namespaced(client.clone(), "lab-ds")
+        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
+        .await
+        .unwrap();
+}
+
 fn image_variant() -> StartOptions {
     StartOptions { variant: Some("image".into()), seed: None, yes: false }
 }
@@ -213,15 +230,8 @@ async fn check_grades_in_needs_order_and_is_read_only() {
     insta::assert_snapshot!("check_stalled_human", report::human(&stalled, false));
 
     // The learner rolls back and deletes the debug pod; the controller converges.
-    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
-    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
-    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
-        .await
-        .unwrap();
-    Api::<Pod>::namespaced(sim.client.clone(), "lab-ds")
-        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
-        .await
-        .unwrap();
+    apply_released_toolkit(&sim.client).await;
+    delete_debug_pod(&sim.client).await;
     play_controller(&sim.client, &[true, true, true], None).await;
     let solved = grade(&cluster, Help { hint: Some(3), reveal: true, details: false }).await;
     assert!(solved.passed, "{}", report::human(&solved, false));
@@ -749,19 +759,12 @@ async fn scoped_lists_grade_as_the_whole_cluster_does_with_decoys_elsewhere() {
 
     // Solved, with the debug pod gone from lab-ds but its namesake left in `elsewhere`: the
     // absence is about lab-ds, in both views.
-    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
-    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
-    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
-        .await
-        .unwrap();
+    apply_released_toolkit(&sim.client).await;
     play_controller(&sim.client, &[true, true, true], None).await;
     let before_cleanup = grade(&cluster, Help::default()).await;
     assert_eq!(human(&before_cleanup), human(&grade_unscoped(&cluster).await));
     assert_eq!(statuses(&before_cleanup)[2], ("clean-up".into(), "FAIL"), "the debug pod is still in lab-ds");
-    Api::<Pod>::namespaced(sim.client.clone(), "lab-ds")
-        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
-        .await
-        .unwrap();
+    delete_debug_pod(&sim.client).await;
     let solved = grade(&cluster, Help::default()).await;
     assert!(solved.passed, "{}", human(&solved));
     assert_eq!(human(&solved), human(&grade_unscoped(&cluster).await));
@@ -773,15 +776,8 @@ async fn a_malformed_object_a_task_may_be_about_makes_it_error_not_pass() {
     let mut lab = bundle();
     lab.lab.tasks[2].needs.clear(); // clean-up graded on its own
     engine::start::start(&cluster, &lab, Lang::En, &image_variant()).await.unwrap();
-    let ds: Api<DaemonSet> = Api::namespaced(sim.client.clone(), "lab-ds");
-    let good = bundle().manifests["manifests/toolkit.yaml"][0].clone();
-    ds.patch("toolkit", &PatchParams::apply("kubectl-client-side-apply").force(), &Patch::Apply(&good))
-        .await
-        .unwrap();
-    Api::<Pod>::namespaced(sim.client.clone(), "lab-ds")
-        .delete("toolkit-debug", &DeleteParams::default().grace_period(0))
-        .await
-        .unwrap();
+    apply_released_toolkit(&sim.client).await;
+    delete_debug_pod(&sim.client).await;
     play_controller(&sim.client, &[true, true, true], None).await;
     capture_affected_node(&sim.client, "gpu-3").await;
     answer(&sim.client, "find-node", "gpu-3").await;
