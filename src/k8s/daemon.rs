@@ -690,16 +690,29 @@ pub fn daemonset_status(
     hash: &str,
     now: Timestamp,
 ) -> DaemonSetCounters {
+    let placement = DaemonPlacement::new(ds);
+    let placements: Vec<NodePlacement> = nodes.iter().map(|node| placement.check(node)).collect();
+    daemonset_status_placed(ds, nodes.iter().zip(&placements), pods, hash, now)
+}
+
+/// [`daemonset_status`] with each node's placement already worked out (the simulator's
+/// controller checks the nodes once per sync and counts with the same answers).
+pub fn daemonset_status_placed<'a, 'n>(
+    ds: &DaemonSet,
+    placed: impl IntoIterator<Item = (&'n Node, &'n NodePlacement)>,
+    pods: impl IntoIterator<Item = &'a Pod>,
+    hash: &str,
+    now: Timestamp,
+) -> DaemonSetCounters {
     let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
     // A template generation that does not parse is treated as absent, as upstream does here.
     let generation = template_generation(ds).ok().flatten();
     let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
-    let placement = DaemonPlacement::new(ds);
     let mut counters = DaemonSetCounters::default();
-    for node in nodes {
+    for (node, placement) in placed {
         let name = node.metadata.name.as_deref().unwrap_or("");
         let oldest = by_node.get(name).and_then(|group| group.first().copied());
-        if placement.check(node).should_run() {
+        if placement.should_run() {
             counters.desired_number_scheduled += 1;
             let Some(pod) = oldest else { continue };
             counters.current_number_scheduled += 1;

@@ -332,7 +332,7 @@ impl FieldSelector {
     /// True when `fields` (from [`selectable_fields`]) satisfy every term.
     pub fn matches(&self, fields: &Fields) -> bool {
         self.requirements.iter().all(|req| {
-            let value = fields.get(&req.field).map(String::as_str).unwrap_or("");
+            let value = fields.get(&req.field).unwrap_or("");
             match req.op {
                 FieldOp::Equals => value == req.value,
                 FieldOp::NotEquals => value != req.value,
@@ -388,8 +388,55 @@ fn unescape(text: &str) -> String {
     out
 }
 
-/// An object's selectable fields and their string values.
-pub type Fields = BTreeMap<String, String>;
+/// An object's selectable fields and their string values (upstream's `fields.Set`). Compact, as
+/// the simulator keeps one beside every stored object (66,000 Events at cluster scale, issue
+/// #17): the names are the kind's static list and the values share one allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields {
+    /// The kind's field names ([`selectable_field_names`]); `metadata.namespace`, when the list
+    /// lacks it, is the value after the last.
+    names: &'static [&'static str],
+    /// The values one after another: value `i` ends at `ends[i]`.
+    text: Box<str>,
+    ends: [u32; MAX_FIELDS],
+}
+
+/// The most fields a kind has (Events: 13), plus `metadata.namespace`.
+const MAX_FIELDS: usize = 14;
+const _: () = assert!(EVENT.len() < MAX_FIELDS && POD.len() < MAX_FIELDS);
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields { names: &[], text: Box::from(""), ends: [0; MAX_FIELDS] }
+    }
+}
+
+impl Fields {
+    /// The value of field `name`, if the kind has that field.
+    ///
+    /// ```
+    /// use lab_runner::k8s::selector::selectable_fields;
+    /// let fields = selectable_fields("pods", &serde_json::json!({"status": {"phase": "Running"}}));
+    /// assert_eq!(fields.get("status.phase"), Some("Running"));
+    /// assert_eq!(fields.get("spec.nodeName"), Some(""));
+    /// assert_eq!(fields.get("data"), None);
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let index = match self.names.iter().position(|field| *field == name) {
+            Some(index) => index,
+            None if name == "metadata.namespace" => self.names.len(),
+            None => return None,
+        };
+        let start = if index == 0 { 0 } else { self.ends[index - 1] as usize };
+        self.text.get(start..self.ends[index] as usize)
+    }
+
+    /// Every field and its value, in the kind's order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        let namespace = (!self.names.contains(&"metadata.namespace")).then_some("metadata.namespace");
+        self.names.iter().copied().chain(namespace).map(|name| (name, self.get(name).unwrap_or_default()))
+    }
+}
 
 const GENERIC: &[&str] = &["metadata.name", "metadata.namespace"];
 const POD: &[&str] = &[
@@ -444,7 +491,7 @@ pub fn selectable_field_names(group_resource: &str) -> &'static [&'static str] {
 /// The selectable fields of `object`, an object of `group_resource`, with their values as
 /// upstream renders them (a missing field is `""`, booleans `true`/`false`, integers in decimal).
 pub fn selectable_fields(group_resource: &str, object: &Value) -> Fields {
-    let text = |path: &[&str]| -> String {
+    let text_at = |path: &[&str]| -> String {
         let mut at = object;
         for key in path {
             at = &at[*key];
@@ -456,30 +503,32 @@ pub fn selectable_fields(group_resource: &str, object: &Value) -> Fields {
             _ => String::new(),
         }
     };
-    let mut fields = Fields::new();
-    for name in selectable_field_names(group_resource) {
-        let value = match (group_resource, *name) {
+    let names = selectable_field_names(group_resource);
+    let mut fields = Fields { names, ..Fields::default() };
+    let mut text = String::new();
+    let extra_namespace = (!names.contains(&"metadata.namespace")).then_some("metadata.namespace");
+    for (index, name) in names.iter().copied().chain(extra_namespace).enumerate().take(MAX_FIELDS) {
+        let value = match (group_resource, name) {
             // `spec.hostNetwork` and `spec.unschedulable` default to false when absent.
             ("pods", "spec.hostNetwork") | ("nodes", "spec.unschedulable") => {
-                let v = text(&name.split('.').collect::<Vec<_>>());
+                let v = text_at(&name.split('.').collect::<Vec<_>>());
                 if v.is_empty() { "false".to_string() } else { v }
             }
-            ("pods", "status.podIP") => match text(&["status", "podIP"]) {
+            ("pods", "status.podIP") => match text_at(&["status", "podIP"]) {
                 ip if ip.is_empty() => object["status"]["podIPs"][0]["ip"].as_str().unwrap_or("").to_string(),
                 ip => ip,
             },
-            ("events", "source") => text(&["source", "component"]),
+            ("events", "source") => text_at(&["source", "component"]),
             ("jobs.batch", "status.successful") | ("replicasets.apps", "status.replicas") => {
-                let v = text(&name.split('.').collect::<Vec<_>>());
+                let v = text_at(&name.split('.').collect::<Vec<_>>());
                 if v.is_empty() { "0".to_string() } else { v }
             }
-            _ => text(&name.split('.').collect::<Vec<_>>()),
+            _ => text_at(&name.split('.').collect::<Vec<_>>()),
         };
-        fields.insert(name.to_string(), value);
+        text.push_str(&value);
+        fields.ends[index] = u32::try_from(text.len()).unwrap_or(u32::MAX);
     }
-    if !fields.contains_key("metadata.namespace") {
-        fields.insert("metadata.namespace".to_string(), text(&["metadata", "namespace"]));
-    }
+    fields.text = text.into_boxed_str();
     fields
 }
 
@@ -576,7 +625,7 @@ mod tests {
         let pod = json!({"metadata": {"name": "web-0", "namespace": "default"},
                          "spec": {"nodeName": "node-a"}, "status": {"phase": "Running"}});
         let fields = selectable_fields("pods", &pod);
-        assert_eq!(fields["spec.hostNetwork"], "false");
+        assert_eq!(fields.get("spec.hostNetwork"), Some("false"));
         let sel = FieldSelector::parse("spec.nodeName=node-a,status.phase!=Succeeded").unwrap();
         sel.check_supported("pods").unwrap();
         assert!(sel.matches(&fields));
@@ -584,6 +633,26 @@ mod tests {
         let unsupported = FieldSelector::parse("spec.nodeName=x").unwrap().check_supported("configmaps");
         assert_eq!(unsupported.unwrap_err().to_string(), "field label not supported: spec.nodeName");
         assert!(FieldSelector::parse("nonsense").is_err());
+    }
+
+    #[test]
+    fn packed_fields_read_back_every_value_in_the_kinds_order() {
+        let node = json!({"metadata": {"name": "gpu-1"}, "spec": {"unschedulable": true}});
+        let fields = selectable_fields("nodes", &node);
+        let all: Vec<(&str, &str)> = fields.iter().collect();
+        assert_eq!(
+            all,
+            [("metadata.name", "gpu-1"), ("spec.unschedulable", "true"), ("metadata.namespace", "")]
+        );
+        let event = json!({"metadata": {"name": "e.1", "namespace": "ns"}, "type": "Warning",
+                           "involvedObject": {"kind": "Pod", "name": "p", "uid": "u-1"}, "reason": "BackOff"});
+        let fields = selectable_fields("events", &event);
+        assert_eq!(fields.iter().count(), EVENT.len());
+        assert_eq!(fields.get("involvedObject.uid"), Some("u-1"));
+        assert_eq!(fields.get("involvedObject.fieldPath"), Some(""));
+        assert_eq!(fields.get("type"), Some("Warning"));
+        assert_eq!(fields.get("metadata.namespace"), Some("ns"));
+        assert_eq!(Fields::default().get("metadata.name"), None);
     }
 
     #[test]

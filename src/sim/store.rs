@@ -33,11 +33,13 @@ use tokio::sync::broadcast;
 use super::{clock::Clock, resources::ResourceType, server::admission::Cause};
 use crate::k8s::selector::{self, Fields};
 
+mod claims;
 pub mod db;
 mod history;
 mod meta;
 mod registry;
 
+pub use claims::CLAIMED_TYPES;
 pub use history::{DEFAULT_WINDOW, Event, EventType};
 
 /// Errors from store operations; each maps to one upstream `Status`.
@@ -352,6 +354,7 @@ struct Inner {
     db: db::Db,
     revision: u64,
     objects: HashMap<String, Objects>,
+    owners: claims::OwnerIndex,
     history: history::History,
     writes_since_compaction: usize,
 }
@@ -402,11 +405,16 @@ impl Store {
         if let Some(error) = failure {
             return Err(error);
         }
+        let mut owners = claims::OwnerIndex::default();
+        for stored in objects.values().flat_map(|by_type| by_type.values()) {
+            owners.insert(stored);
+        }
         Ok(Store {
             inner: Mutex::new(Inner {
                 db,
                 revision,
                 objects,
+                owners,
                 history: history::History::new(DEFAULT_WINDOW),
                 writes_since_compaction: 0,
             }),
@@ -505,6 +513,21 @@ impl Store {
         ListPage { items, revision, remaining: continue_after.as_ref().map(|_| remaining), continue_after }
     }
 
+    /// The objects of `group_resource` in `namespace` that the controller with `uid` can claim:
+    /// those it controls and those no controller owns, in name order, without scanning the
+    /// namespace. `None` for a type not in [`CLAIMED_TYPES`] (list and filter those instead).
+    pub fn claimable(&self, group_resource: &str, namespace: &str, uid: &str) -> Option<Vec<Arc<Stored>>> {
+        let inner = self.lock();
+        let names = inner.owners.claimable(group_resource, namespace, uid)?;
+        let objects = inner.objects.get(group_resource);
+        Some(
+            names
+                .into_iter()
+                .filter_map(|name| objects?.get(&(namespace.to_string(), name)).cloned())
+                .collect(),
+        )
+    }
+
     /// Creates an object of type `rt` (namespace from `metadata.namespace`), applying API
     /// defaults, validation and the create-time metadata; returns the stored object.
     pub fn create(&self, rt: &ResourceType, object: Value) -> Result<Value> {
@@ -561,6 +584,24 @@ impl Store {
                     Outcome::Updated,
                 )),
             }
+        })
+    }
+
+    /// Binds a pod to `node` (`pods/binding`, what the scheduler posts): `spec.nodeName` and the
+    /// PodScheduled condition in one write; see `registry::bind` for what it refuses.
+    pub fn bind(
+        &self,
+        rt: &ResourceType,
+        namespace: &str,
+        name: &str,
+        uid: &str,
+        node: &str,
+    ) -> Result<Value> {
+        self.write(DryRun::Off, |txn| {
+            let current = txn
+                .get(&rt.group_resource(), namespace, name)
+                .ok_or_else(|| not_found(&rt.group_resource(), name))?;
+            registry::bind(txn, rt, &current, uid, node)?.value()
         })
     }
 
@@ -723,10 +764,16 @@ impl Store {
             let object = &event.object;
             let key = (object.namespace.clone(), object.name.clone());
             let by_type = inner.objects.entry(object.group_resource.clone()).or_default();
-            match event.event_type {
+            let replaced = match event.event_type {
                 EventType::Deleted => by_type.remove(&key),
                 _ => by_type.insert(key, object.clone()),
             };
+            if let Some(replaced) = replaced {
+                inner.owners.remove(&replaced);
+            }
+            if event.event_type != EventType::Deleted {
+                inner.owners.insert(object);
+            }
             inner.revision = event.revision;
             inner.history.publish(event);
         }

@@ -12,10 +12,16 @@
 //! the same rule is kept by running `rollingUpdate` only when `manage` changed nothing; the
 //! store change events of `manage` wake the next sync.
 
-use std::collections::BTreeSet;
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::Arc,
+};
 
 use k8s_openapi::{
-    api::{apps::v1::DaemonSet, core::v1::Pod},
+    api::{
+        apps::v1::DaemonSet,
+        core::v1::{Node, Pod},
+    },
     apimachinery::pkg::apis::meta::v1::LabelSelector,
     jiff::{SignedDuration, Timestamp},
 };
@@ -28,8 +34,8 @@ use super::{
 };
 use crate::{
     k8s::daemon::{
-        self as logic, CONTROLLER_REVISION_HASH_LABEL, DeletedTerminalPods, UpdateStrategy, is_pod_available,
-        is_pod_ready, is_pod_updated, nodes_to_daemon_pods,
+        self as logic, CONTROLLER_REVISION_HASH_LABEL, DaemonPlacement, DeletedTerminalPods, NodePlacement,
+        UpdateStrategy, is_pod_available, is_pod_ready, is_pod_updated, nodes_to_daemon_pods,
     },
     sim::{
         gojson,
@@ -43,9 +49,17 @@ const BURST_REPLICAS: usize = 250;
 /// The `source.component` of the controller's events.
 const COMPONENT: &str = "daemonset-controller";
 
-/// The DaemonSet controller (stateless between syncs: everything is read from the store).
+/// The DaemonSet controller. Everything it decides on is read from the store at each sync; it
+/// keeps only the pods it decoded, by store revision, so a pod that did not change is not
+/// parsed again (issue #17: at 1,000 nodes, re-parsing every daemon pod at every sync was most
+/// of a rollout's CPU time).
 #[derive(Debug, Default)]
-pub(crate) struct DaemonSets;
+pub(crate) struct DaemonSets {
+    decoded: HashMap<Key, DecodedPods>,
+}
+
+/// A DaemonSet's claimed pods as last decoded: name → (store revision, pod).
+type DecodedPods = HashMap<String, (u64, Arc<Pod>)>;
 
 fn pod_name(pod: &Pod) -> String {
     pod.metadata.name.clone().unwrap_or_default()
@@ -62,6 +76,15 @@ struct Sync<'a> {
     key: &'a Key,
     uid: String,
     involved: Involved,
+    /// `nodeShouldRunDaemonPod` for each of `Env::nodes`, in order, worked out once per sync.
+    placements: Vec<NodePlacement>,
+}
+
+impl Sync<'_> {
+    /// Each node with the DaemonSet's placement on it.
+    fn placed<'n>(&self, nodes: &'n [Node]) -> impl Iterator<Item = (&'n Node, &NodePlacement)> {
+        nodes.iter().zip(&self.placements)
+    }
 }
 
 /// The current revision found or made by `constructHistory`.
@@ -73,15 +96,21 @@ struct History {
 impl DaemonSets {
     /// `syncDaemonSet` for one DaemonSet.
     pub(crate) fn sync(&mut self, env: &mut Env<'_>, key: &Key) -> Result<()> {
-        let Some(stored) = env.ctx.store.get("daemonsets.apps", &key.0, &key.1) else { return Ok(()) };
+        let Some(stored) = env.ctx.store.get("daemonsets.apps", &key.0, &key.1) else {
+            self.decoded.remove(key);
+            return Ok(());
+        };
         let value: Value = stored.value().map_err(Error::Store)?;
         let ds: DaemonSet = decode(&stored)?;
         if ds.metadata.deletion_timestamp.is_some() {
+            self.decoded.remove(key);
             return Ok(());
         }
+        let placement = DaemonPlacement::new(&ds);
         let sync = Sync {
             uid: ds.metadata.uid.clone().unwrap_or_default(),
             involved: Involved::of(&value),
+            placements: env.nodes.iter().map(|node| placement.check(node)).collect(),
             ds,
             value,
             key,
@@ -110,8 +139,14 @@ impl DaemonSets {
         self.update_status(env, &sync, &pods, &history.hash)
     }
 
-    /// Pods the DS controls and still selects (`ControllerRefManager.ClaimPods`).
-    fn claim_pods(&self, env: &mut Env<'_>, sync: &Sync<'_>, selector: &LabelSelector) -> Result<Vec<Pod>> {
+    /// Pods the DS controls and still selects (`ControllerRefManager.ClaimPods`), decoded once
+    /// per store revision.
+    fn claim_pods(
+        &mut self,
+        env: &mut Env<'_>,
+        sync: &Sync<'_>,
+        selector: &LabelSelector,
+    ) -> Result<Vec<Arc<Pod>>> {
         let owner = Owner {
             api_version: "apps/v1",
             kind: "DaemonSet",
@@ -120,10 +155,20 @@ impl DaemonSets {
             uid: &sync.uid,
         };
         let pods = env.ctx.types.pods.clone();
-        owners::claim(env, &pods, &owner, selector)?
-            .into_iter()
-            .map(|value| serde_json::from_value(value).map_err(Error::Encode))
-            .collect()
+        let claimed = owners::claim_stored(env, &pods, &owner, selector)?;
+        let mut previous = self.decoded.remove(sync.key).unwrap_or_default();
+        let mut decoded = DecodedPods::with_capacity(claimed.len());
+        let mut out = Vec::with_capacity(claimed.len());
+        for stored in claimed {
+            let pod = match previous.remove(&stored.name) {
+                Some((revision, pod)) if revision == stored.revision => pod,
+                _ => Arc::new(decode::<Pod>(&stored)?),
+            };
+            decoded.insert(stored.name.clone(), (stored.revision, pod.clone()));
+            out.push(pod);
+        }
+        self.decoded.insert(sync.key.clone(), decoded);
+        Ok(out)
     }
 
     /// `constructHistory` (update.go): find or create the revision matching the template; a
@@ -208,8 +253,8 @@ impl DaemonSets {
     }
 
     /// `manage` + `podsShouldBeOnNode` + `syncNodes`. Returns whether it created or deleted.
-    fn manage(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Pod], hash: &str) -> Result<bool> {
-        let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    fn manage(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Arc<Pod>], hash: &str) -> Result<bool> {
+        let by_node = nodes_to_daemon_pods(pods.iter().map(|pod| &**pod), DeletedTerminalPods::Skip);
         // `util.AllowsSurge`: SurgeCount over 1 node, an error meaning no surge.
         let surge = logic::update_budget(&sync.ds, 1).is_ok_and(|budget| budget.max_surge > 0)
             && logic::update_strategy(&sync.ds) == UpdateStrategy::RollingUpdate;
@@ -218,9 +263,8 @@ impl DaemonSets {
         let mut create_on: Vec<String> = Vec::new();
         let mut delete: Vec<&Pod> = Vec::new();
         let source = Source::component(COMPONENT);
-        for node in env.nodes {
+        for (node, placement) in sync.placed(env.nodes) {
             let node_name = node.metadata.name.clone().unwrap_or_default();
-            let placement = logic::node_should_run_daemon_pod(&sync.ds, node);
             let on_node: &[&Pod] = by_node.get(&node_name).map(Vec::as_slice).unwrap_or(&[]);
             let exists = !on_node.is_empty();
             if placement.should_run() && !exists {
@@ -314,32 +358,28 @@ impl DaemonSets {
 
     /// `rollingUpdate` (update.go): deletes old pods within maxUnavailable, or with maxSurge
     /// creates new pods beside old ones. Returns whether it changed anything.
-    fn rolling_update(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Pod], hash: &str) -> Result<bool> {
+    fn rolling_update<'p>(
+        &self,
+        env: &mut Env<'_>,
+        sync: &Sync<'_>,
+        pods: &'p [Arc<Pod>],
+        hash: &str,
+    ) -> Result<bool> {
         let now = env.ctx.now;
         let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
         let generation = logic::template_generation(&sync.ds).ok().flatten();
         // `updatedDesiredNodeCounts`: claimed pods by node plus every desired node.
-        let mut by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+        let mut by_node = nodes_to_daemon_pods(pods.iter().map(|pod| &**pod), DeletedTerminalPods::Skip);
         let mut desired = 0i64;
-        for node in env.nodes {
-            if logic::node_should_run_daemon_pod(&sync.ds, node).should_run() {
+        for (node, placement) in sync.placed(env.nodes) {
+            if placement.should_run() {
                 desired += 1;
                 by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
             }
         }
         let budget = logic::update_budget(&sync.ds, desired)?;
         // Upstream iterates a Go map (random order); node-name order here, deterministically.
-        let on_node = |pods: &[&Pod]| -> Option<(Option<Pod>, Option<Pod>)> {
-            let (mut new, mut old) = (None, None);
-            for pod in pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()) {
-                let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
-                if slot.is_some() {
-                    return None;
-                }
-                *slot = Some((*pod).clone());
-            }
-            Some((new, old))
-        };
+        let on_node = |pods: &[&'p Pod]| new_and_old(pods, hash, generation);
         let available = |pod: &Pod| is_pod_available(pod, min_ready, now);
         if budget.max_surge == 0 {
             let mut unavailable = 0i64;
@@ -349,15 +389,15 @@ impl DaemonSets {
                 match on_node(pods) {
                     None | Some((None, None)) | Some((Some(_), Some(_))) => unavailable += 1,
                     Some((Some(new), None)) => {
-                        if !available(&new) {
+                        if !available(new) {
                             unavailable += 1;
                         }
                     }
                     Some((None, Some(old))) => {
-                        if !available(&old) {
-                            replacements.push(pod_name(&old));
+                        if !available(old) {
+                            replacements.push(pod_name(old));
                         } else if unavailable < budget.max_unavailable {
-                            candidates.push(pod_name(&old));
+                            candidates.push(pod_name(old));
                         }
                     }
                 }
@@ -375,15 +415,15 @@ impl DaemonSets {
                 None => surge += 1,
                 Some((_, None)) => {}
                 Some((None, Some(old))) => {
-                    if !available(&old) {
+                    if !available(old) {
                         allowed.push(node_name.clone());
                     } else if surge < budget.max_surge {
                         candidates.push(node_name.clone());
                     }
                 }
                 Some((Some(new), Some(old))) => {
-                    if available(&new) {
-                        delete.push(pod_name(&old));
+                    if available(new) {
+                        delete.push(pod_name(old));
                     } else {
                         surge += 1;
                     }
@@ -482,14 +522,14 @@ impl DaemonSets {
         env: &mut Env<'_>,
         sync: &Sync<'_>,
         history: &History,
-        pods: &[Pod],
+        pods: &[Arc<Pod>],
     ) -> Result<()> {
         let limit =
             sync.ds.spec.as_ref().and_then(|s| s.revision_history_limit).unwrap_or(10).max(0) as usize;
         if history.old.len() <= limit {
             return Ok(());
         }
-        let live: BTreeSet<&str> = pods.iter().filter_map(pod_hash).collect();
+        let live: BTreeSet<&str> = pods.iter().filter_map(|pod| pod_hash(pod)).collect();
         let mut old: Vec<&Value> = history.old.iter().collect();
         old.sort_by_key(|rev| rev["revision"].as_i64().unwrap_or(0));
         let mut to_kill = history.old.len() - limit;
@@ -519,9 +559,15 @@ impl DaemonSets {
     /// `updateDaemonSetStatus` + `storeDaemonSetStatus`: written only when a counter changed or
     /// observedGeneration is behind; with minReadySeconds, a wake-up when the next ready pod
     /// becomes available.
-    fn update_status(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Pod], hash: &str) -> Result<()> {
+    fn update_status(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Arc<Pod>], hash: &str) -> Result<()> {
         let now = env.ctx.now;
-        let counters = logic::daemonset_status(&sync.ds, env.nodes, pods, hash, now);
+        let counters = logic::daemonset_status_placed(
+            &sync.ds,
+            sync.placed(env.nodes),
+            pods.iter().map(|pod| &**pod),
+            hash,
+            now,
+        );
         let current = sync.value.get("status").cloned().unwrap_or_else(|| json!({}));
         let mut status = json!({
             "currentNumberScheduled": counters.current_number_scheduled,
@@ -565,9 +611,26 @@ impl DaemonSets {
     }
 }
 
+/// A node's new and old pod, not counting terminating ones; `None` when it has two of either.
+fn new_and_old<'p>(
+    pods: &[&'p Pod],
+    hash: &str,
+    generation: Option<i64>,
+) -> Option<(Option<&'p Pod>, Option<&'p Pod>)> {
+    let (mut new, mut old) = (None, None);
+    for pod in pods.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()) {
+        let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(pod);
+    }
+    Some((new, old))
+}
+
 /// When the earliest ready-but-not-yet-available pod becomes available (strictly after
 /// `lastTransitionTime + minReadySeconds`).
-fn next_available(pods: &[Pod], min_ready: i32, now: Timestamp) -> Option<Timestamp> {
+fn next_available(pods: &[Arc<Pod>], min_ready: i32, now: Timestamp) -> Option<Timestamp> {
     pods.iter()
         .filter(|pod| is_pod_ready(pod) && !is_pod_available(pod, min_ready, now))
         .filter_map(|pod| {

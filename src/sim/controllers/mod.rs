@@ -361,7 +361,7 @@ impl Controllers {
             kubelet: kubelet::Kubelet::default(),
             gpu: Default::default(),
             taint_eviction: taint_eviction::TaintEviction::default(),
-            daemonsets: daemonset::DaemonSets,
+            daemonsets: daemonset::DaemonSets::default(),
             replicasets: replicaset::ReplicaSets,
             deployments: deployment::Deployments,
             jobs: job::Jobs,
@@ -512,10 +512,7 @@ impl Controllers {
                 self.dirty.budgets.insert(key.0.clone());
                 self.dirty.gpu |= object.json.contains("nvcr.io/nvidia/");
                 // Read from what the store keeps beside the JSON: a pod change is not parsed here.
-                let terminal = matches!(
-                    object.fields.get("status.phase").map(String::as_str),
-                    Some("Succeeded" | "Failed")
-                );
+                let terminal = matches!(object.fields.get("status.phase"), Some("Succeeded" | "Failed"));
                 if deleted || terminal {
                     // Freed capacity: the scheduler retries unschedulable pods.
                     self.dirty.retry_unschedulable = true;

@@ -69,10 +69,12 @@ impl ReplicaSets {
         let owner =
             Owner { api_version: "apps/v1", kind: "ReplicaSet", namespace: &key.0, name: &key.1, uid: &uid };
         let pods_rt = env.ctx.types.pods.clone();
+        // Each pod parsed straight into its type: at 10,000 replicas a list of parsed JSON
+        // values first was the simulator's peak memory at restart (issue #17).
         let claimed = |env: &mut Env<'_>| -> Result<Vec<Pod>> {
-            owners::claim(env, &pods_rt, &owner, &selector)?
-                .into_iter()
-                .map(|v| serde_json::from_value(v).map_err(Error::Encode))
+            owners::claim_stored(env, &pods_rt, &owner, &selector)?
+                .iter()
+                .map(|stored| decode(stored))
                 .collect()
         };
         let pods = claimed(env)?;

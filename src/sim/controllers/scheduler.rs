@@ -99,6 +99,9 @@ impl Cache {
         for event in changes {
             if event.event_type == StoreEventType::Deleted {
                 self.remove(&(event.object.namespace.clone(), event.object.name.clone()), &mut touched);
+            } else if event.previous.as_deref().is_some_and(|previous| counts_alike(previous, &event.object))
+            {
+                // A status write of the kubelet: nothing the cache holds changed, nothing to parse.
             } else {
                 self.put(&event.object, &mut touched);
             }
@@ -179,6 +182,23 @@ impl Cache {
     }
 }
 
+/// Whether two states of a pod count alike on its node: the same node, phase and deletion state.
+/// The rest of what the cache keeps (containers and their requests, priority, overhead) cannot
+/// change on a pod (the `resize` subresource is not served).
+fn counts_alike(previous: &Stored, current: &Stored) -> bool {
+    let deleting = |stored: &Stored| stored.json.contains("\"deletionTimestamp\"");
+    previous.fields.get("spec.nodeName") == current.fields.get("spec.nodeName")
+        && previous.fields.get("status.phase") == current.fields.get("status.phase")
+        && deleting(previous) == deleting(current)
+}
+
+/// Whether a stored pod can need scheduling, read from its selectable fields without parsing
+/// it: unbound and Pending ([`wants_scheduling`] decides the rest).
+fn may_want_scheduling(stored: &Stored) -> bool {
+    stored.fields.get("spec.nodeName").is_none_or(str::is_empty)
+        && stored.fields.get("status.phase").is_none_or(|phase| phase.is_empty() || phase == "Pending")
+}
+
 fn wants_scheduling(pod: &Pod) -> bool {
     let spec = pod.spec.as_ref();
     let unbound = spec.and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty);
@@ -196,7 +216,9 @@ impl Scheduler {
         let store = env.ctx.store;
         let mut candidates: Vec<Pod> = Vec::new();
         for (namespace, name) in changed {
-            if let Some(stored) = store.get("pods", namespace, name) {
+            if let Some(stored) =
+                store.get("pods", namespace, name).filter(|stored| may_want_scheduling(stored))
+            {
                 let Some(pod) = decode_or_skip::<Pod>(&stored) else { continue };
                 let uid = pod.metadata.uid.clone().unwrap_or_default();
                 if wants_scheduling(&pod) && !self.unschedulable.contains(&uid) {
@@ -266,23 +288,13 @@ impl Scheduler {
         match decision {
             ScheduleDecision::Bind { node } => {
                 self.unschedulable.remove(&uid);
-                // The binding (`pods/binding`): nodeName, then PodScheduled=True.
-                let mut value = store.get_value(&types.pods, &namespace, &name).map_err(Error::Store)?;
-                if value["metadata"]["uid"] != json!(uid) {
-                    return Ok(());
-                }
-                value["spec"]["nodeName"] = json!(node);
-                let bound =
-                    store.update(&types.pods, value, Subresource::Main, DryRun::Off).map_err(Error::Store)?;
-                let mut status_object = bound.clone();
-                set_condition(
-                    &mut status_object,
-                    json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,
-                           "lastTransitionTime": super::timestamp(now)}),
-                );
-                let written = store
-                    .update(&types.pods, status_object, Subresource::Status, DryRun::Off)
-                    .map_err(Error::Store)?;
+                // The binding (`pods/binding`): nodeName and PodScheduled=True in one write. A pod
+                // deleted, replaced or bound by someone else since it was read is left alone.
+                let written = match store.bind(&types.pods, &namespace, &name, &uid, &node) {
+                    Ok(written) => written,
+                    Err(store::Error::NotFound { .. } | store::Error::Conflict { .. }) => return Ok(()),
+                    Err(error) => return Err(Error::Store(error)),
+                };
                 env.recorder.record(
                     &env.ctx,
                     &involved,

@@ -263,3 +263,64 @@ fn restore_brings_back_a_checkpoint_as_new_revisions() {
     );
     assert_eq!(store.restore(&checkpoint).unwrap(), 0, "restoring twice changes nothing");
 }
+
+#[test]
+fn claimable_lists_a_controllers_objects_and_the_orphans_and_follows_every_write() {
+    let store = store();
+    let pods = rt("pods");
+    let owned = |name: &str, uid: &str| {
+        let mut pod = pod(name, None);
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": uid, "controller": true}]);
+        pod
+    };
+    store.create(&pods, owned("b-mine", "uid-1")).unwrap();
+    store.create(&pods, owned("c-theirs", "uid-2")).unwrap();
+    store.create(&pods, pod("a-orphan", None)).unwrap();
+    let names = |uid: &str| -> Vec<String> {
+        store.claimable("pods", "default", uid).unwrap().iter().map(|s| s.name.clone()).collect()
+    };
+    assert_eq!(names("uid-1"), ["a-orphan", "b-mine"]);
+    assert_eq!(names("uid-2"), ["a-orphan", "c-theirs"]);
+    // Adopting the orphan moves it; deleting a pod drops it; other namespaces stay out.
+    store.update(&pods, owned("a-orphan", "uid-2"), Subresource::Main, DryRun::Off).unwrap();
+    store.delete(&pods, "default", "b-mine", &DeleteOptions::default()).unwrap();
+    assert_eq!(names("uid-1"), Vec::<String>::new());
+    assert_eq!(names("uid-2"), ["a-orphan", "c-theirs"]);
+    assert!(store.claimable("pods", "kube-system", "uid-2").unwrap().is_empty());
+    // A type whose orphans are not indexed is listed by the caller instead.
+    assert!(store.claimable("configmaps", "default", "uid-1").is_none());
+    // The index is rebuilt from what a reopened store loads.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    {
+        let durable = Store::open(&path).unwrap();
+        durable.create(&rt("namespaces"), json!({"metadata": {"name": "default"}})).unwrap();
+        durable.create(&pods, owned("kept", "uid-3")).unwrap();
+    }
+    let reopened = Store::open(&path).unwrap();
+    let kept: Vec<String> =
+        reopened.claimable("pods", "default", "uid-3").unwrap().iter().map(|s| s.name.clone()).collect();
+    assert_eq!(kept, ["kept"]);
+}
+
+#[test]
+fn binding_sets_the_node_and_the_scheduled_condition_in_one_write() {
+    let store = store();
+    let pods = rt("pods");
+    let created = store.create(&pods, pod("web", None)).unwrap();
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+    let before = store.revision();
+    let bound = store.bind(&pods, "default", "web", &uid, "node-a").unwrap();
+    assert_eq!(store.revision(), before + 1, "one write, one watch event");
+    assert_eq!(bound["spec"]["nodeName"], "node-a");
+    let scheduled =
+        bound["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled");
+    assert_eq!(scheduled.unwrap()["status"], "True");
+    // upstream's refusals (pkg/registry/core/pod/storage/storage.go setPodNodeAndMetadata)
+    let again = store.bind(&pods, "default", "web", &uid, "node-b").unwrap_err().to_string();
+    assert!(again.ends_with("pod web is already assigned to node \"node-a\""), "{again}");
+    store.create(&pods, pod("other", None)).unwrap();
+    let wrong_uid = store.bind(&pods, "default", "other", &uid, "node-a").unwrap_err().to_string();
+    assert!(wrong_uid.contains("Precondition failed: UID in precondition"), "{wrong_uid}");
+    assert!(matches!(store.bind(&pods, "default", "gone", &uid, "n"), Err(Error::NotFound { .. })));
+}
