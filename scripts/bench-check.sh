@@ -142,11 +142,15 @@ if [ "$nodes" -gt 0 ]; then
   echo "== restart with $pods more running pods"
   "$kubectl_bin" create namespace bench >/dev/null
   "$kubectl_bin" -n bench create deployment filler --image=nginx:1.27 --replicas="$pods" >/dev/null
+  # Running pods / all pods; with a file argument, the Running pods' names are written to it.
   count_running() {
     "$kubectl_bin" get pods -A -o json | python3 -c '
 import json, sys
 items = json.load(sys.stdin)["items"]
-print(sum(p["status"].get("phase") == "Running" for p in items), len(items))'
+running = [p["metadata"]["namespace"] + "/" + p["metadata"]["name"] for p in items if p["status"].get("phase") == "Running"]
+if len(sys.argv) > 1:
+    open(sys.argv[1], "w").write("\n".join(running))
+print(len(running), len(items))' "$@"
   }
   count_events() {
     "$kubectl_bin" get events -A -o json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["items"]))'
@@ -156,14 +160,18 @@ print(sum(p["status"].get("phase") == "Running" for p in items), len(items))'
     [ "$(( total - running ))" -le "$nodes" ] && [ "$total" -ge "$pods" ] && break
     sleep 2
   done
+  # Counted again just before the restart, by name: pods still starting then do not count.
+  read -r running total < <(count_running "$work/running-before.txt")
   echo "before: $running of $total pods Running, $(count_events) events"
   "$bin" sim down --state-dir "$work/gpu" >/dev/null
   start=$(date +%s%N)
   "$bin" sim up --state-dir "$work/gpu" --speed 10 >/dev/null
   echo "sim up (restart): $(( ($(date +%s%N) - start) / 1000000 )) ms"
   sleep 3
-  read -r after total < <(count_running)
-  echo "3 s later: $after of $total pods Running ($(( running - after )) left Running), $(count_events) events"
+  read -r after total < <(count_running "$work/running-after.txt")
+  left=$(python3 -c 'import sys; b, a = (set(open(f).read().split()) for f in sys.argv[1:]); print(len(b - a))' \
+    "$work/running-before.txt" "$work/running-after.txt")
+  echo "3 s later: $after of $total pods Running ($left of the $running Running before no longer are), $(count_events) events"
   # 4. `check` on that cluster: $nodes GPU nodes, the lab's pods and $pods pods in `bench`.
   echo "== check stuck-rollout on $nodes GPU nodes + $total pods: wall time and peak RSS per run"
   check_runs="${CHECK_RUNS:-5}"
