@@ -206,11 +206,14 @@ impl DaemonPlacement {
 /// assert_eq!(target_node_name(&pod).unwrap(), "gpu-1");
 /// ```
 pub fn target_node_name(pod: &Pod) -> Result<String> {
-    let name = format!(
-        "{}/{}",
-        pod.metadata.namespace.as_deref().unwrap_or(""),
-        pod.metadata.name.as_deref().unwrap_or("")
-    );
+    // Only an error names the pod: the controller asks this for every daemon pod at each sync.
+    let name = || {
+        format!(
+            "{}/{}",
+            pod.metadata.namespace.as_deref().unwrap_or(""),
+            pod.metadata.name.as_deref().unwrap_or("")
+        )
+    };
     let spec = pod.spec.as_ref();
     if let Some(node_name) = spec.and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty()) {
         return Ok(node_name.to_string());
@@ -221,12 +224,14 @@ pub fn target_node_name(pod: &Pod) -> Result<String> {
         .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
     else {
         return Err(Error::NoTargetNode(format!(
-            "no spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution for pod {name}"
+            "no spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution for pod {}",
+            name()
         )));
     };
     if required.node_selector_terms.is_empty() {
         return Err(Error::NoTargetNode(format!(
-            "no nodeSelectorTerms in requiredDuringSchedulingIgnoredDuringExecution of pod {name}"
+            "no nodeSelectorTerms in requiredDuringSchedulingIgnoredDuringExecution of pod {}",
+            name()
         )));
     }
     for term in &required.node_selector_terms {
@@ -235,13 +240,14 @@ pub fn target_node_name(pod: &Pod) -> Result<String> {
                 return match requirement.values.as_deref().unwrap_or_default() {
                     [value] => Ok(value.clone()),
                     _ => Err(Error::NoTargetNode(format!(
-                        "the matchFields value of '{OBJECT_NAME_FIELD}' is not unique for pod {name}"
+                        "the matchFields value of '{OBJECT_NAME_FIELD}' is not unique for pod {}",
+                        name()
                     ))),
                 };
             }
         }
     }
-    Err(Error::NoTargetNode(format!("no node name found for pod {name}")))
+    Err(Error::NoTargetNode(format!("no node name found for pod {}", name())))
 }
 
 /// `ReplaceDaemonSetPodNodeNameNodeAffinity`: pins a daemon pod to a node by replacing the
@@ -692,19 +698,20 @@ pub fn daemonset_status(
 ) -> DaemonSetCounters {
     let placement = DaemonPlacement::new(ds);
     let placements: Vec<NodePlacement> = nodes.iter().map(|node| placement.check(node)).collect();
-    daemonset_status_placed(ds, nodes.iter().zip(&placements), pods, hash, now)
+    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    daemonset_status_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
 }
 
-/// [`daemonset_status`] with each node's placement already worked out (the simulator's
-/// controller checks the nodes once per sync and counts with the same answers).
-pub fn daemonset_status_placed<'a, 'n>(
+/// [`daemonset_status`] with each node's placement and the pods by node
+/// ([`nodes_to_daemon_pods`], terminal deleted pods skipped) already worked out: the
+/// simulator's controller works both out once per sync and counts with the same answers.
+pub fn daemonset_status_placed<'n>(
     ds: &DaemonSet,
     placed: impl IntoIterator<Item = (&'n Node, &'n NodePlacement)>,
-    pods: impl IntoIterator<Item = &'a Pod>,
+    by_node: &BTreeMap<String, Vec<&Pod>>,
     hash: &str,
     now: Timestamp,
 ) -> DaemonSetCounters {
-    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
     // A template generation that does not parse is treated as absent, as upstream does here.
     let generation = template_generation(ds).ok().flatten();
     let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);

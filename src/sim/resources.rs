@@ -447,6 +447,18 @@ const BUILT_IN: &[Row] = &[
     },
 ];
 
+/// Whether `group`/`plural` is a built-in type, read from the static table without building
+/// [`built_in`] (asked for every watch event and write that could be of a custom type).
+///
+/// ```
+/// use lab_runner::sim::resources::is_built_in;
+/// assert!(is_built_in("apps", "daemonsets"));
+/// assert!(!is_built_in("example.com", "widgets"));
+/// ```
+pub fn is_built_in(group: &str, plural: &str) -> bool {
+    BUILT_IN.iter().any(|row| row.group == group && row.plural == plural)
+}
+
 /// The built-in resource types, in discovery order.
 pub fn built_in() -> Vec<ResourceType> {
     BUILT_IN

@@ -128,15 +128,19 @@ impl DaemonSets {
             return Ok(());
         }
         let Some(history) = self.construct_history(env, &sync)? else { return Ok(()) };
-        let pods = self.claim_pods(env, &sync, &selector)?;
-        let changed = self.manage(env, &sync, &pods, &history.hash)?;
+        let mut pods = self.claim_pods(env, &sync, &selector)?;
+        let by_node = pods_by_node(&pods);
+        let changed = self.manage(env, &sync, &by_node, &history.hash)?;
         let mut changed_by_update = false;
         if !changed && logic::update_strategy(&sync.ds) == UpdateStrategy::RollingUpdate {
-            changed_by_update = self.rolling_update(env, &sync, &pods, &history.hash)?;
+            changed_by_update = self.rolling_update(env, &sync, &by_node, &history.hash)?;
         }
-        let pods = if changed || changed_by_update { self.claim_pods(env, &sync, &selector)? } else { pods };
+        drop(by_node);
+        if changed || changed_by_update {
+            pods = self.claim_pods(env, &sync, &selector)?;
+        }
         self.cleanup_history(env, &sync, &history, &pods)?;
-        self.update_status(env, &sync, &pods, &history.hash)
+        self.update_status(env, &sync, &pods, &pods_by_node(&pods), &history.hash)
     }
 
     /// Pods the DS controls and still selects (`ControllerRefManager.ClaimPods`), decoded once
@@ -253,8 +257,7 @@ impl DaemonSets {
     }
 
     /// `manage` + `podsShouldBeOnNode` + `syncNodes`. Returns whether it created or deleted.
-    fn manage(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Arc<Pod>], hash: &str) -> Result<bool> {
-        let by_node = nodes_to_daemon_pods(pods.iter().map(|pod| &**pod), DeletedTerminalPods::Skip);
+    fn manage(&self, env: &mut Env<'_>, sync: &Sync<'_>, by_node: &ByNode<'_>, hash: &str) -> Result<bool> {
         // `util.AllowsSurge`: SurgeCount over 1 node, an error meaning no surge.
         let surge = logic::update_budget(&sync.ds, 1).is_ok_and(|budget| budget.max_surge > 0)
             && logic::update_strategy(&sync.ds) == UpdateStrategy::RollingUpdate;
@@ -344,7 +347,7 @@ impl DaemonSets {
         }
         // Unscheduled pods whose target node is gone (`getUnscheduledPodsWithoutNode`).
         let known: BTreeSet<&str> = env.nodes.iter().filter_map(|n| n.metadata.name.as_deref()).collect();
-        for (node_name, on_node) in &by_node {
+        for (node_name, on_node) in by_node {
             if !known.contains(node_name.as_str()) {
                 delete.extend(on_node.iter().copied().filter(|p| {
                     p.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty)
@@ -362,19 +365,20 @@ impl DaemonSets {
         &self,
         env: &mut Env<'_>,
         sync: &Sync<'_>,
-        pods: &'p [Arc<Pod>],
+        pods_by_node: &ByNode<'p>,
         hash: &str,
     ) -> Result<bool> {
         let now = env.ctx.now;
         let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
         let generation = logic::template_generation(&sync.ds).ok().flatten();
         // `updatedDesiredNodeCounts`: claimed pods by node plus every desired node.
-        let mut by_node = nodes_to_daemon_pods(pods.iter().map(|pod| &**pod), DeletedTerminalPods::Skip);
+        let mut by_node: std::collections::BTreeMap<&str, &[&'p Pod]> =
+            pods_by_node.iter().map(|(node, pods)| (node.as_str(), pods.as_slice())).collect();
         let mut desired = 0i64;
         for (node, placement) in sync.placed(env.nodes) {
             if placement.should_run() {
                 desired += 1;
-                by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
+                by_node.entry(node.metadata.name.as_deref().unwrap_or_default()).or_default();
             }
         }
         let budget = logic::update_budget(&sync.ds, desired)?;
@@ -416,9 +420,9 @@ impl DaemonSets {
                 Some((_, None)) => {}
                 Some((None, Some(old))) => {
                     if !available(old) {
-                        allowed.push(node_name.clone());
+                        allowed.push(node_name.to_string());
                     } else if surge < budget.max_surge {
-                        candidates.push(node_name.clone());
+                        candidates.push(node_name.to_string());
                     }
                 }
                 Some((Some(new), Some(old))) => {
@@ -559,15 +563,16 @@ impl DaemonSets {
     /// `updateDaemonSetStatus` + `storeDaemonSetStatus`: written only when a counter changed or
     /// observedGeneration is behind; with minReadySeconds, a wake-up when the next ready pod
     /// becomes available.
-    fn update_status(&self, env: &mut Env<'_>, sync: &Sync<'_>, pods: &[Arc<Pod>], hash: &str) -> Result<()> {
+    fn update_status(
+        &self,
+        env: &mut Env<'_>,
+        sync: &Sync<'_>,
+        pods: &[Arc<Pod>],
+        by_node: &ByNode<'_>,
+        hash: &str,
+    ) -> Result<()> {
         let now = env.ctx.now;
-        let counters = logic::daemonset_status_placed(
-            &sync.ds,
-            sync.placed(env.nodes),
-            pods.iter().map(|pod| &**pod),
-            hash,
-            now,
-        );
+        let counters = logic::daemonset_status_placed(&sync.ds, sync.placed(env.nodes), by_node, hash, now);
         let current = sync.value.get("status").cloned().unwrap_or_else(|| json!({}));
         let mut status = json!({
             "currentNumberScheduled": counters.current_number_scheduled,
@@ -609,6 +614,14 @@ impl DaemonSets {
         }
         Ok(())
     }
+}
+
+/// A DaemonSet's pods by target node, oldest first (`getNodesToDaemonPods`).
+type ByNode<'p> = std::collections::BTreeMap<String, Vec<&'p Pod>>;
+
+/// [`ByNode`] of the claimed pods, terminal deleted pods left out.
+fn pods_by_node(pods: &[Arc<Pod>]) -> ByNode<'_> {
+    nodes_to_daemon_pods(pods.iter().map(|pod| &**pod), DeletedTerminalPods::Skip)
 }
 
 /// A node's new and old pod, not counting terminating ones; `None` when it has two of either.

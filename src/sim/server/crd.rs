@@ -218,7 +218,7 @@ pub fn is_custom(state: &SimState, rt: &ResourceType) -> bool {
 
 /// The CRD version serving `rt`, if `rt` is a custom type.
 fn version_of(state: &SimState, rt: &ResourceType) -> Option<Value> {
-    if resources::built_in().iter().any(|t| t.group == rt.group && t.plural == rt.plural) {
+    if resources::is_built_in(&rt.group, &rt.plural) {
         return None;
     }
     let crd = state.store.get(CRD_GROUP_RESOURCE, "", &rt.group_resource())?.value().ok()?;
