@@ -753,7 +753,7 @@ pub struct RollingUpdatePlan {
 
 /// `findUpdatedPodsOnNode`: the new and the old pod among a node's non-terminating pods, or
 /// `None` when there is more than one of either (the manage loop prunes those first).
-fn updated_pods_on_node<'a>(
+pub fn updated_pods_on_node<'a>(
     pods: &[&'a Pod],
     hash: &str,
     generation: Option<i64>,

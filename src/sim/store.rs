@@ -601,7 +601,7 @@ impl Store {
             let current = txn
                 .get(&rt.group_resource(), namespace, name)
                 .ok_or_else(|| not_found(&rt.group_resource(), name))?;
-            registry::bind(txn, rt, &current, uid, node)?.value()
+            registry::bind(txn, &current, uid, node)?.value()
         })
     }
 

@@ -35,7 +35,7 @@ use super::{
 use crate::{
     k8s::daemon::{
         self as logic, CONTROLLER_REVISION_HASH_LABEL, DaemonPlacement, DeletedTerminalPods, NodePlacement,
-        UpdateStrategy, is_pod_available, is_pod_ready, is_pod_updated, nodes_to_daemon_pods,
+        UpdateStrategy, is_pod_available, is_pod_ready, nodes_to_daemon_pods,
     },
     sim::{
         gojson,
@@ -383,7 +383,7 @@ impl DaemonSets {
         }
         let budget = logic::update_budget(&sync.ds, desired)?;
         // Upstream iterates a Go map (random order); node-name order here, deterministically.
-        let on_node = |pods: &[&'p Pod]| new_and_old(pods, hash, generation);
+        let on_node = |pods: &[&'p Pod]| logic::updated_pods_on_node(pods, hash, generation);
         let available = |pod: &Pod| is_pod_available(pod, min_ready, now);
         if budget.max_surge == 0 {
             let mut unavailable = 0i64;
@@ -622,23 +622,6 @@ type ByNode<'p> = std::collections::BTreeMap<String, Vec<&'p Pod>>;
 /// [`ByNode`] of the claimed pods, terminal deleted pods left out.
 fn pods_by_node(pods: &[Arc<Pod>]) -> ByNode<'_> {
     nodes_to_daemon_pods(pods.iter().map(|pod| &**pod), DeletedTerminalPods::Skip)
-}
-
-/// A node's new and old pod, not counting terminating ones; `None` when it has two of either.
-fn new_and_old<'p>(
-    pods: &[&'p Pod],
-    hash: &str,
-    generation: Option<i64>,
-) -> Option<(Option<&'p Pod>, Option<&'p Pod>)> {
-    let (mut new, mut old) = (None, None);
-    for pod in pods.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()) {
-        let slot = if is_pod_updated(pod, hash, generation) { &mut new } else { &mut old };
-        if slot.is_some() {
-            return None;
-        }
-        *slot = Some(pod);
-    }
-    Some((new, old))
 }
 
 /// When the earliest ready-but-not-yet-available pod becomes available (strictly after

@@ -195,15 +195,10 @@ fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, objec
 /// `BindingREST.setPodNodeAndMetadata` (pkg/registry/core/pod/storage/storage.go): the pod's
 /// `spec.nodeName` and its PodScheduled=True condition (`podutil.UpdatePodCondition`: the
 /// transition time moves only when the status changes) in one write, so a watcher sees one
-/// MODIFIED event as on a real cluster. Refused, with upstream's texts, for another uid (the
+/// MODIFIED event as on a real cluster; an ordinary update of `nodeName` is refused
+/// (`admission::pod_update`). Refused, with upstream's texts, for another uid (the
 /// binding's precondition), a pod being deleted, one already assigned and a gated one.
-pub(super) fn bind(
-    txn: &mut Txn<'_>,
-    rt: &ResourceType,
-    current: &Arc<Stored>,
-    uid: &str,
-    node: &str,
-) -> Result<Arc<Stored>> {
+pub(super) fn bind(txn: &mut Txn<'_>, current: &Arc<Stored>, uid: &str, node: &str) -> Result<Arc<Stored>> {
     let old = current.value()?;
     let refuse = |reason: String| Err(conflict(&current.group_resource, &current.name, reason));
     let actual_uid = old["metadata"]["uid"].as_str().unwrap_or_default();
@@ -245,7 +240,8 @@ pub(super) fn bind(
         None => conditions.push(json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,
                                        "lastTransitionTime": now})),
     }
-    admit(rt, &mut pod, Some(&old))?;
+    // Upstream's binding writes storage directly: no update validation (`ValidatePodUpdate`
+    // refuses a nodeName change, which is what a binding is) and no admission.
     txn.put(&current.group_resource, pod)
 }
 

@@ -150,12 +150,6 @@ fn munge(spec: &Value, old_spec: &Value) -> Value {
     {
         restore.push("terminationGracePeriodSeconds");
     }
-    // The simulator's scheduler binds a pod by updating its `nodeName` (upstream's binding
-    // subresource does, and bypasses this validation): setting the node of an unbound pod is
-    // let through.
-    if old_spec["nodeName"].as_str().is_none_or(str::is_empty) {
-        restore.push("nodeName");
-    }
     for field in restore {
         set_or_remove(&mut munged, field, &old_spec[field]);
     }
@@ -307,9 +301,13 @@ mod tests {
     }
 
     #[test]
-    fn binding_an_unbound_pod_is_let_through() {
+    fn an_update_may_not_bind_an_unbound_pod() {
+        // Only `pods/binding` (the store's `bind`, which the scheduler uses) sets the node.
         let mut unbound = base();
         unbound.as_object_mut().unwrap().remove("nodeName");
-        assert_eq!(messages(&pod(base()), &pod(unbound)), Vec::<String>::new());
+        let refused = messages(&pod(base()), &pod(unbound));
+        assert_eq!(refused.len(), 1);
+        assert!(refused[0].starts_with("spec: Forbidden: pod updates may not change fields other than"));
+        assert!(refused[0].contains("+ \tNodeName: \"gpu-1\","), "{}", refused[0]);
     }
 }
