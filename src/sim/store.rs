@@ -357,6 +357,9 @@ struct Inner {
     owners: claims::OwnerIndex,
     history: history::History,
     writes_since_compaction: usize,
+    /// Rows written since the store opened that no longer hold an object's current state (the
+    /// previous revision of every change, and every tombstone), for the next compaction.
+    superseded: Vec<u64>,
 }
 
 /// Rows written between two compactions of superseded revisions.
@@ -415,6 +418,7 @@ impl Store {
                 revision,
                 objects,
                 owners,
+                superseded: Vec::new(),
                 history: history::History::new(DEFAULT_WINDOW),
                 writes_since_compaction: 0,
             }),
@@ -770,6 +774,10 @@ impl Store {
             };
             if let Some(replaced) = replaced {
                 inner.owners.remove(&replaced);
+                inner.superseded.push(replaced.revision);
+            }
+            if event.event_type == EventType::Deleted {
+                inner.superseded.push(event.revision);
             }
             if event.event_type != EventType::Deleted {
                 inner.owners.insert(object);
@@ -780,9 +788,16 @@ impl Store {
         inner.writes_since_compaction += rows.len();
         if inner.writes_since_compaction >= COMPACT_EVERY {
             inner.writes_since_compaction = 0;
-            let before = inner.history.oldest_start(inner.revision);
-            // Compaction failing leaves extra rows, not wrong ones; the next one retries.
-            let _ = inner.db.compact(before);
+            // Rows a watch can no longer replay go; the newest row always stays, so the revision
+            // counter never goes back. Failing leaves extra rows, not wrong ones: kept for the
+            // next compaction, and the full one at open removes them anyway.
+            let before = inner.history.oldest_start(inner.revision).min(inner.revision);
+            let (due, later): (Vec<u64>, Vec<u64>) =
+                std::mem::take(&mut inner.superseded).into_iter().partition(|revision| *revision < before);
+            inner.superseded = later;
+            if inner.db.remove_revisions(&due).is_err() {
+                inner.superseded.extend(due);
+            }
         }
         Ok(output)
     }

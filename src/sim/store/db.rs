@@ -133,6 +133,23 @@ impl Db {
         Ok(removed)
     }
 
+    /// Drops the rows at `revisions` (superseded rows and tombstones the store tracked since it
+    /// opened) in one transaction: the cost of each compaction is the rows it removes, not the
+    /// table it scans as [`Db::compact`] does (issue #17: every 10,000 writes on a 1,000-node
+    /// store). Returns how many rows went.
+    pub fn remove_revisions(&mut self, revisions: &[u64]) -> Result<usize> {
+        let transaction = self.conn.transaction()?;
+        let mut removed = 0;
+        {
+            let mut delete = transaction.prepare_cached("DELETE FROM kine WHERE rev = ?1")?;
+            for revision in revisions {
+                removed += delete.execute(params![*revision as i64])?;
+            }
+        }
+        transaction.commit()?;
+        Ok(removed)
+    }
+
     /// The newest revision written, 0 for an empty database.
     pub fn max_revision(&self) -> Result<u64> {
         let rev: Option<i64> = self.conn.query_row("SELECT MAX(rev) FROM kine", [], |row| row.get(0))?;

@@ -324,3 +324,37 @@ fn binding_sets_the_node_and_the_scheduled_condition_in_one_write() {
     assert!(wrong_uid.contains("Precondition failed: UID in precondition"), "{wrong_uid}");
     assert!(matches!(store.bind(&pods, "default", "gone", &uid, "n"), Err(Error::NotFound { .. })));
 }
+
+#[test]
+fn compaction_removes_the_superseded_rows_and_tombstones_it_tracked_and_keeps_the_current_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let configmaps = rt("configmaps");
+    let rows = |store: &Store| {
+        let mut names = Vec::new();
+        store.lock().db.rows(|row| names.push(row.name)).unwrap();
+        names
+    };
+    {
+        let store = Store::open(&path).unwrap().with_history_window(5);
+        store.create(&rt("namespaces"), json!({"metadata": {"name": "default"}})).unwrap();
+        let cm = |data: usize| json!({"metadata": {"name": "c", "namespace": "default"}, "data": {"n": data.to_string()}});
+        store.create(&configmaps, cm(0)).unwrap();
+        store.create(&configmaps, json!({"metadata": {"name": "gone", "namespace": "default"}})).unwrap();
+        store.delete(&configmaps, "default", "gone", &DeleteOptions::default()).unwrap();
+        for n in 1..=COMPACT_EVERY {
+            store.update(&configmaps, cm(n), Subresource::Main, DryRun::Off).unwrap();
+        }
+        // The compaction ran at the 10,000th row: the revision a watch could still start from
+        // then and the 5 after it, and the 4 updates written since, stay, besides the
+        // namespace's current row; everything older went, `gone`'s row and tombstone included.
+        let left = rows(&store);
+        assert_eq!(left.len(), 1 + 6 + 4, "{left:?}");
+        assert!(!left.iter().any(|name| name == "gone"));
+    }
+    let reopened = Store::open(&path).unwrap();
+    let current = reopened.get_value(&configmaps, "default", "c").unwrap();
+    assert_eq!(current["data"]["n"], COMPACT_EVERY.to_string());
+    assert!(reopened.get("configmaps", "default", "gone").is_none());
+    assert_eq!(reopened.revision(), 4 + COMPACT_EVERY as u64);
+}
