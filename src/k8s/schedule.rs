@@ -766,6 +766,44 @@ pub fn is_scheduling_gated(pod: &Pod) -> bool {
     pod.spec.as_ref().and_then(|spec| spec.scheduling_gates.as_ref()).is_some_and(|gates| !gates.is_empty())
 }
 
+/// Sets a pod condition as `podutil.UpdatePodCondition` does: `lastTransitionTime` moves only
+/// when the status changes. Returns whether anything changed.
+///
+/// ```
+/// use lab_runner::k8s::schedule::set_pod_condition;
+/// let mut pod = serde_json::json!({});
+/// let ready = |time: &str| serde_json::json!({"type": "Ready", "status": "True", "lastTransitionTime": time});
+/// assert!(set_pod_condition(&mut pod, ready("2026-01-01T00:00:00Z")));
+/// assert!(!set_pod_condition(&mut pod, ready("2026-01-01T00:05:00Z")));
+/// assert_eq!(pod["status"]["conditions"][0]["lastTransitionTime"], "2026-01-01T00:00:00Z");
+/// ```
+pub fn set_pod_condition(pod: &mut serde_json::Value, mut condition: serde_json::Value) -> bool {
+    use serde_json::json;
+    if !pod["status"].is_object() {
+        pod["status"] = json!({});
+    }
+    if !pod["status"]["conditions"].is_array() {
+        pod["status"]["conditions"] = json!([]);
+    }
+    let conditions = pod["status"]["conditions"].as_array_mut().expect("conditions is an array");
+    match conditions.iter_mut().find(|c| c["type"] == condition["type"]) {
+        Some(existing) => {
+            if existing["status"] == condition["status"] {
+                condition["lastTransitionTime"] = existing["lastTransitionTime"].clone();
+            }
+            if *existing == condition {
+                return false;
+            }
+            *existing = condition;
+            true
+        }
+        None => {
+            conditions.push(condition);
+            true
+        }
+    }
+}
+
 /// What the apiserver adds to a new pod with scheduling gates (`pkg/registry/core/pod/strategy.go`,
 /// `PrepareForCreate` → `applySchedulingGatedCondition`): `PodScheduled=False` with reason
 /// `SchedulingGated`, unless the pod already carries a `PodScheduled` condition.

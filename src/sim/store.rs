@@ -776,11 +776,10 @@ impl Store {
                 inner.owners.remove(&replaced);
                 inner.superseded.push(replaced.revision);
             }
-            if event.event_type == EventType::Deleted {
-                inner.superseded.push(event.revision);
-            }
-            if event.event_type != EventType::Deleted {
-                inner.owners.insert(object);
+            match event.event_type {
+                // The tombstone row is superseded as soon as it is written.
+                EventType::Deleted => inner.superseded.push(event.revision),
+                _ => inner.owners.insert(object),
             }
             inner.revision = event.revision;
             inner.history.publish(event);

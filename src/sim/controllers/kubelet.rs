@@ -21,9 +21,7 @@ use super::{
     Env, Error, Key, Result, Wake,
     config::{ImageRun, normalize_image},
     events::{EventType, Involved, Source},
-    later,
-    scheduler::set_condition,
-    timestamp,
+    later, timestamp,
     undecodable::decode_or_skip,
 };
 use crate::sim::{
@@ -838,7 +836,7 @@ impl Kubelet {
             .unwrap_or_else(|| condition("PodScheduled", true, None, None));
         let mut holder = json!({"status": {"conditions": status["conditions"].clone()}});
         for wanted in wanted.iter_mut() {
-            set_condition(&mut holder, wanted.clone());
+            crate::k8s::schedule::set_pod_condition(&mut holder, wanted.clone());
         }
         let kept: Vec<Value> = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
             .iter()

@@ -17,7 +17,7 @@ use k8s_openapi::{
     api::core::v1::{Container, Node, Pod, PodCondition, PodSpec, PodStatus},
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use super::{
@@ -318,7 +318,7 @@ impl Scheduler {
                 let mut condition = serde_json::to_value(condition).map_err(Error::Encode)?;
                 condition["lastProbeTime"] = Value::Null;
                 let mut value = store.get_value(&types.pods, &namespace, &name).map_err(Error::Store)?;
-                if set_condition(&mut value, condition) {
+                if schedule::set_pod_condition(&mut value, condition) {
                     store
                         .update(&types.pods, value, Subresource::Status, DryRun::Off)
                         .map_err(Error::Store)?;
@@ -376,33 +376,5 @@ fn slim(pod: Pod) -> Pod {
         },
         spec,
         status: pod.status.map(|status| PodStatus { phase: status.phase, ..PodStatus::default() }),
-    }
-}
-
-/// Sets a pod condition as `podutil.UpdatePodCondition` does: `lastTransitionTime` moves only
-/// when the status changes. Returns whether anything changed.
-pub(crate) fn set_condition(pod: &mut Value, mut condition: Value) -> bool {
-    if !pod["status"].is_object() {
-        pod["status"] = json!({});
-    }
-    if !pod["status"]["conditions"].is_array() {
-        pod["status"]["conditions"] = json!([]);
-    }
-    let conditions = pod["status"]["conditions"].as_array_mut().expect("conditions is an array");
-    match conditions.iter_mut().find(|c| c["type"] == condition["type"]) {
-        Some(existing) => {
-            if existing["status"] == condition["status"] {
-                condition["lastTransitionTime"] = existing["lastTransitionTime"].clone();
-            }
-            if *existing == condition {
-                return false;
-            }
-            *existing = condition;
-            true
-        }
-        None => {
-            conditions.push(condition);
-            true
-        }
     }
 }

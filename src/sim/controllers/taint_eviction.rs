@@ -19,12 +19,14 @@ use serde_json::json;
 use super::{
     Env, Error, Key, Result, Wake,
     events::{EventType, Involved, Source},
-    scheduler::set_condition,
     timestamp,
     undecodable::decode_or_skip,
 };
 use crate::{
-    k8s::taints::{TaintEffect, find_untolerated_taint, tolerates_taint},
+    k8s::{
+        schedule::set_pod_condition,
+        taints::{TaintEffect, find_untolerated_taint, tolerates_taint},
+    },
     sim::store::{self, DeleteOptions, DryRun, Stored, Subresource},
 };
 
@@ -129,7 +131,7 @@ impl TaintEviction {
                 "lastTransitionTime": timestamp(now),
                 "reason": "DeletionByTaintManager", "message": "Taint manager: deleting due to NoExecute taint",
             });
-            if set_condition(&mut value, condition) {
+            if set_pod_condition(&mut value, condition) {
                 let _ = store.update(&types.pods, value, Subresource::Status, DryRun::Off);
             }
         }

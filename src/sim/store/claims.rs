@@ -15,7 +15,7 @@ type Key = (String, String, String);
 /// Objects by controller uid, and the orphans of [`CLAIMED_TYPES`] (issue #17: a DaemonSet on
 /// 1,000 nodes in a namespace of 11,000 pods matched its selector against all of them at every
 /// sync; upstream's informers index pods by controller the same way).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub(super) struct OwnerIndex {
     controlled: HashMap<Box<str>, BTreeSet<Key>>,
     orphans: BTreeSet<Key>,

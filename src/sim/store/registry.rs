@@ -191,7 +191,6 @@ fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, objec
     Ok(())
 }
 
-/// Update of the object or its status (`rest.BeforeUpdate` + `PrepareForUpdate`).
 /// `BindingREST.setPodNodeAndMetadata` (pkg/registry/core/pod/storage/storage.go): the pod's
 /// `spec.nodeName` and its PodScheduled=True condition (`podutil.UpdatePodCondition`: the
 /// transition time moves only when the status changes) in one write, so a watcher sees one
@@ -219,32 +218,17 @@ pub(super) fn bind(txn: &mut Txn<'_>, current: &Arc<Stored>, uid: &str, node: &s
     }
     let mut pod = old.clone();
     pod["spec"]["nodeName"] = json!(node);
-    if !pod["status"].is_object() {
-        pod["status"] = json!({});
-    }
-    if !pod["status"]["conditions"].is_array() {
-        pod["status"]["conditions"] = json!([]);
-    }
-    let now = meta::timestamp(txn.now);
-    let conditions = pod["status"]["conditions"].as_array_mut().expect("conditions is an array");
-    match conditions.iter_mut().find(|c| c["type"] == "PodScheduled") {
-        Some(existing) if existing["status"] == "True" => {}
-        Some(existing) => {
-            existing["status"] = json!("True");
-            existing["lastTransitionTime"] = json!(now);
-            if let Some(condition) = existing.as_object_mut() {
-                condition.remove("reason");
-                condition.remove("message");
-            }
-        }
-        None => conditions.push(json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,
-                                       "lastTransitionTime": now})),
-    }
+    crate::k8s::schedule::set_pod_condition(
+        &mut pod,
+        json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,
+               "lastTransitionTime": meta::timestamp(txn.now)}),
+    );
     // Upstream's binding writes storage directly: no update validation (`ValidatePodUpdate`
     // refuses a nodeName change, which is what a binding is) and no admission.
     txn.put(&current.group_resource, pod)
 }
 
+/// Update of the object or its status (`rest.BeforeUpdate` + `PrepareForUpdate`).
 pub(super) fn update(
     txn: &mut Txn<'_>,
     rt: &ResourceType,
