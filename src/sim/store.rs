@@ -257,6 +257,15 @@ pub enum Subresource {
     Status,
 }
 
+/// One write of a batch ([`Store::write_each`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchWrite {
+    /// Create the object.
+    Create(Value),
+    /// Replace the object (optimistic concurrency on its `metadata.resourceVersion`).
+    Update(Value),
+}
+
 /// `propagationPolicy` of a delete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Propagation {
@@ -541,6 +550,41 @@ impl Store {
     /// [`Store::create`] with `dryRun`.
     pub fn create_with(&self, rt: &ResourceType, object: Value, dry_run: DryRun) -> Result<Value> {
         self.write(dry_run, |txn| registry::create(txn, rt, object)?.value())
+    }
+
+    /// Writes several objects of type `rt`, each succeeding or failing alone, in one transaction:
+    /// one lock and one database commit for the lot (the event recorder's writes of a
+    /// controller step). A failed write leaves nothing behind, as if it had its own transaction;
+    /// the later ones see the earlier ones' writes (a quota charged twice is charged twice).
+    /// The outer error is the commit's own (then nothing of the batch was written).
+    pub fn write_each(&self, rt: &ResourceType, writes: Vec<BatchWrite>) -> Result<Vec<Result<()>>> {
+        let group_resource = rt.group_resource();
+        let mut outcomes = Vec::with_capacity(writes.len());
+        self.write(DryRun::Off, |txn| {
+            for write in writes {
+                let savepoint = txn.savepoint();
+                let outcome = match write {
+                    BatchWrite::Create(object) => registry::create(txn, rt, object).map(drop),
+                    BatchWrite::Update(object) => {
+                        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+                        let namespace = if rt.namespaced() { namespace } else { "" };
+                        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                        match txn.get(&group_resource, namespace, name) {
+                            Some(current) => {
+                                registry::update(txn, rt, &current, object, Subresource::Main).map(drop)
+                            }
+                            None => Err(not_found(&group_resource, name)),
+                        }
+                    }
+                };
+                if outcome.is_err() {
+                    txn.roll_back(savepoint);
+                }
+                outcomes.push(outcome);
+            }
+            Ok::<_, Error>(())
+        })?;
+        Ok(outcomes)
     }
 
     /// Replaces an object (PUT) or its status (`Subresource::Status`), with optimistic
@@ -836,7 +880,42 @@ struct Txn<'a> {
     now: Timestamp,
 }
 
+/// Where a [`Txn`] stood before one write of a batch, to undo that write alone.
+struct Savepoint {
+    next: u64,
+    changes: usize,
+}
+
 impl Txn<'_> {
+    fn savepoint(&self) -> Savepoint {
+        Savepoint { next: self.next, changes: self.changes.len() }
+    }
+
+    /// Undoes the writes since `savepoint`, newest first: each key goes back to the object its
+    /// change replaced (the committed one, read through, or an earlier write of this batch).
+    fn roll_back(&mut self, savepoint: Savepoint) {
+        for change in self.changes.drain(savepoint.changes..).rev() {
+            let object = &change.object;
+            let key = (object.group_resource.clone(), object.namespace.clone(), object.name.clone());
+            let committed = self
+                .inner
+                .objects
+                .get(&key.0)
+                .and_then(|objects| objects.get(&(key.1.clone(), key.2.clone())));
+            let unchanged = match (&change.previous, committed) {
+                (Some(previous), Some(committed)) => Arc::ptr_eq(previous, committed),
+                (None, None) => true,
+                _ => false,
+            };
+            if unchanged {
+                self.overlay.remove(&key);
+            } else {
+                self.overlay.insert(key, change.previous.clone());
+            }
+        }
+        self.next = savepoint.next;
+    }
+
     fn get(&self, group_resource: &str, namespace: &str, name: &str) -> Option<Arc<Stored>> {
         let key = (group_resource.to_string(), namespace.to_string(), name.to_string());
         if let Some(overlaid) = self.overlay.get(&key) {

@@ -56,6 +56,10 @@ const COMPONENT: &str = "daemonset-controller";
 #[derive(Debug, Default)]
 pub(crate) struct DaemonSets {
     decoded: HashMap<Key, DecodedPods>,
+    /// The revision of each DaemonSet's last status write by this controller: that write comes
+    /// back as a change, and a sync of it would find nothing to do (the write's resourceVersion
+    /// precondition guarantees nothing else changed the object in between).
+    status_written: HashMap<Key, u64>,
 }
 
 /// A DaemonSet's claimed pods as last decoded: name → (store revision, pod).
@@ -98,6 +102,7 @@ impl DaemonSets {
     pub(crate) fn sync(&mut self, env: &mut Env<'_>, key: &Key) -> Result<()> {
         let Some(stored) = env.ctx.store.get("daemonsets.apps", &key.0, &key.1) else {
             self.decoded.remove(key);
+            self.status_written.remove(key);
             return Ok(());
         };
         let value: Value = stored.value().map_err(Error::Store)?;
@@ -563,8 +568,13 @@ impl DaemonSets {
     /// `updateDaemonSetStatus` + `storeDaemonSetStatus`: written only when a counter changed or
     /// observedGeneration is behind; with minReadySeconds, a wake-up when the next ready pod
     /// becomes available.
+    /// Whether the DaemonSet's change at `revision` is this controller's own status write.
+    pub(crate) fn wrote_status(&self, key: &Key, revision: u64) -> bool {
+        self.status_written.get(key) == Some(&revision)
+    }
+
     fn update_status(
-        &self,
+        &mut self,
         env: &mut Env<'_>,
         sync: &Sync<'_>,
         pods: &[Arc<Pod>],
@@ -601,7 +611,14 @@ impl DaemonSets {
             let mut value = sync.value.clone();
             value["status"] = status;
             match env.ctx.store.update(&env.ctx.types.daemonsets, value, Subresource::Status, DryRun::Off) {
-                Ok(_) | Err(store::Error::NotFound { .. }) => {}
+                Ok(written) => {
+                    if let Some(revision) =
+                        written["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok())
+                    {
+                        self.status_written.insert(sync.key.clone(), revision);
+                    }
+                }
+                Err(store::Error::NotFound { .. }) => {}
                 Err(error) => return Err(Error::Store(error)),
             }
         }

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use super::{Ctx, Error, Result, timestamp};
-use crate::sim::store::{DeleteOptions, DryRun, Subresource};
+use super::{Ctx, timestamp};
+use crate::sim::store::{BatchWrite, DeleteOptions};
 
 /// kube-apiserver's default `--event-ttl` (cmd/kube-apiserver/app/options/options.go, v1.33:
 /// `EventTTL: 1 * time.Hour`). The Event's storage lease is set at each write
@@ -168,11 +168,25 @@ impl Expiry {
     }
 }
 
-/// Writes events, merging repeats.
+/// Writes events, merging repeats. A controller step's events are queued and written together
+/// at its end ([`Recorder::flush`]), one transaction for the lot, as upstream's broadcaster
+/// writes them apart from the controllers' own work (`StartRecordingToSink`).
 #[derive(Debug, Default)]
 pub struct Recorder {
     names: HashMap<Key, (String, String)>,
     sequence: u64,
+    /// This step's writes, in order.
+    pending: Vec<BatchWrite>,
+    /// The Events (namespace, name) queued in `pending`, by position: a repeat within the step
+    /// counts on the queued write.
+    queued: HashMap<(String, String), usize>,
+}
+
+/// One more occurrence of an Event: `count + 1`, `lastTimestamp` now.
+fn count_again(event: &mut Value, now: Timestamp) {
+    let count = event["count"].as_i64().unwrap_or(1) + 1;
+    event["count"] = json!(count);
+    event["lastTimestamp"] = json!(timestamp(now));
 }
 
 impl Recorder {
@@ -188,31 +202,21 @@ impl Recorder {
         message: &str,
         source: &Source,
     ) {
-        if let Err(error) = self.write(ctx, involved, event_type, reason, message, source) {
-            tracing::debug!(%error, reason, "event dropped");
-        }
-    }
-
-    fn write(
-        &mut self,
-        ctx: &Ctx<'_>,
-        involved: &Involved,
-        event_type: EventType,
-        reason: &str,
-        message: &str,
-        source: &Source,
-    ) -> Result<()> {
         let (store, types, now) = (ctx.store, ctx.types, ctx.now);
         let namespace = if involved.namespace.is_empty() { "default" } else { &involved.namespace };
         let key = (involved.clone(), event_type, reason.to_string(), message.to_string(), source.clone());
-        if let Some((ns, name)) = self.names.get(&key)
-            && let Ok(mut existing) = store.get_value(&types.events, ns, name)
-        {
-            let count = existing["count"].as_i64().unwrap_or(1) + 1;
-            existing["count"] = json!(count);
-            existing["lastTimestamp"] = json!(timestamp(now));
-            store.update(&types.events, existing, Subresource::Main, DryRun::Off).map_err(Error::Store)?;
-            return Ok(());
+        if let Some(existing) = self.names.get(&key) {
+            if let Some(&at) = self.queued.get(existing) {
+                let (BatchWrite::Create(event) | BatchWrite::Update(event)) = &mut self.pending[at];
+                count_again(event, now);
+                return;
+            }
+            if let Ok(mut event) = store.get_value(&types.events, &existing.0, &existing.1) {
+                count_again(&mut event, now);
+                self.queued.insert(existing.clone(), self.pending.len());
+                self.pending.push(BatchWrite::Update(event));
+                return;
+            }
         }
         // A sequence number keeps names unique when a manual clock stands still.
         self.sequence += 1;
@@ -250,8 +254,43 @@ impl Recorder {
             "reportingComponent": source.component,
             "reportingInstance": source.host.clone().unwrap_or_default(),
         });
-        store.create(&types.events, event).map_err(Error::Store)?;
-        self.names.insert(key, (namespace.to_string(), name));
-        Ok(())
+        let written = (namespace.to_string(), name);
+        self.queued.insert(written.clone(), self.pending.len());
+        self.pending.push(BatchWrite::Create(event));
+        self.names.insert(key, written);
+    }
+
+    /// Writes the queued events, each succeeding or failing alone (one transaction). A new
+    /// Event that could not be written is forgotten, so its next occurrence creates it again.
+    pub(crate) fn flush(&mut self, ctx: &Ctx<'_>) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let mut names: Vec<Option<(String, String)>> = vec![None; pending.len()];
+        for (name, at) in self.queued.drain() {
+            names[at] = Some(name);
+        }
+        let created: Vec<bool> = pending.iter().map(|write| matches!(write, BatchWrite::Create(_))).collect();
+        let failed: Vec<usize> = match ctx.store.write_each(&ctx.types.events, pending) {
+            Ok(outcomes) => outcomes
+                .into_iter()
+                .enumerate()
+                .filter_map(|(at, outcome)| {
+                    let error = outcome.err()?;
+                    tracing::debug!(%error, "event dropped");
+                    Some(at)
+                })
+                .collect(),
+            Err(error) => {
+                tracing::debug!(%error, "events dropped");
+                (0..names.len()).collect()
+            }
+        };
+        let forgotten: HashSet<&(String, String)> =
+            failed.into_iter().filter(|at| created[*at]).filter_map(|at| names[at].as_ref()).collect();
+        if !forgotten.is_empty() {
+            self.names.retain(|_, name| !forgotten.contains(name));
+        }
     }
 }

@@ -100,6 +100,11 @@ pub(crate) struct Kubelet {
     images: HashSet<(String, String)>,
     back_off: HashMap<String, f64>,
     next_ip: HashMap<String, u32>,
+    /// The revision of each pod's last status write by this kubelet. That write comes back as
+    /// a change; a pod still at that revision is skipped unless a wake-up names it, as the
+    /// kubelet's pod config ignores an update that differs only in the status it wrote itself
+    /// (`checkAndUpdatePod`, pkg/kubelet/config/config.go).
+    written: HashMap<Key, u64>,
 }
 
 fn pull_policy(container: &Container) -> &str {
@@ -171,10 +176,13 @@ fn image_id(image: &str) -> String {
 
 impl Kubelet {
     /// Reconciles the changed pods that are bound to an existing node.
+    /// `woken` are the pods a timer, a node change or a resync names: they are reconciled even
+    /// when unchanged since this kubelet's own last write.
     pub(crate) fn run(
         &mut self,
         env: &mut Env<'_>,
         changed: &BTreeSet<Key>,
+        woken: &BTreeSet<Key>,
         gpu: &mut crate::sim::gpu::agent::GpuAgents,
     ) -> Result<()> {
         for key in changed {
@@ -182,6 +190,9 @@ impl Kubelet {
                 self.forget(key);
                 continue;
             };
+            if self.written.get(key) == Some(&stored.revision) && !woken.contains(key) {
+                continue;
+            }
             let Some(pod) = decode_or_skip::<Pod>(&stored) else { continue };
             let Some(node_name) =
                 pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty())
@@ -304,6 +315,7 @@ impl Kubelet {
     }
 
     fn forget(&mut self, key: &Key) {
+        self.written.remove(key);
         if let Some(run) = self.pods.remove(key) {
             self.back_off.retain(|k, _| !k.starts_with(&format!("{}_", run.uid)));
         }
@@ -632,7 +644,7 @@ impl Kubelet {
             let step = self.advance(env, pod, &mut run, index);
             run.containers[index].step = step;
         }
-        self.write_status(env, key, &run, gpu)?;
+        self.write_status(env, key, pod.metadata.resource_version.as_deref(), &run, gpu)?;
         if run.containers.iter().all(|c| matches!(c.step, Step::Terminated { .. }))
             && !run.containers.is_empty()
         {
@@ -682,10 +694,13 @@ impl Kubelet {
         }
     }
 
+    /// `reconciled` is the resourceVersion of the pod the run was reconciled against: the write
+    /// is remembered as this kubelet's own only when nothing changed the pod in between.
     fn write_status(
-        &self,
+        &mut self,
         env: &mut Env<'_>,
         key: &Key,
+        reconciled: Option<&str>,
         run: &PodRun,
         gpu: &mut crate::sim::gpu::agent::GpuAgents,
     ) -> Result<()> {
@@ -696,6 +711,8 @@ impl Kubelet {
         if value["metadata"]["uid"].as_str() != Some(run.uid.as_str()) {
             return Ok(());
         }
+        let unchanged_since_reconciled =
+            reconciled.is_some() && value["metadata"]["resourceVersion"].as_str() == reconciled;
         let before = value["status"].clone();
         let mut statuses = Vec::new();
         let mut unready = Vec::new();
@@ -874,8 +891,18 @@ impl Kubelet {
         if status == before {
             return Ok(());
         }
+        // The NVIDIA containers' sync (above) runs at every pass: their pods are never skipped.
+        let remember = unchanged_since_reconciled && !nvidia;
         value["status"] = status;
         match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
+            Ok(written) if remember => {
+                if let Some(revision) =
+                    written["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok())
+                {
+                    self.written.insert(key.clone(), revision);
+                }
+                Ok(())
+            }
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),
         }

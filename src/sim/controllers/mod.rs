@@ -235,6 +235,8 @@ impl Timers {
 #[derive(Debug, Default)]
 struct Dirty {
     pods: BTreeSet<Key>,
+    /// Pods named by a timer, a node change or a resync rather than by their own change.
+    woken_pods: BTreeSet<Key>,
     daemonsets: BTreeSet<Key>,
     all_daemonsets: bool,
     replicasets: BTreeSet<Key>,
@@ -440,7 +442,9 @@ impl Controllers {
         let store = &self.state.store;
         let all = |_: &Stored| true;
         for stored in store.list("pods", None, &all, None, None).items {
-            self.dirty.pods.insert((stored.namespace.clone(), stored.name.clone()));
+            let key = (stored.namespace.clone(), stored.name.clone());
+            self.dirty.pods.insert(key.clone());
+            self.dirty.woken_pods.insert(key);
         }
         self.dirty.all_daemonsets = true;
         self.dirty.retry_unschedulable = true;
@@ -546,15 +550,19 @@ impl Controllers {
                     stored.json.contains("nvcr.io/nvidia/") && stored.json.contains(&on_node)
                 };
                 for stored in self.state.store.list("pods", None, &nvidia, None, None).items {
-                    self.dirty.pods.insert((stored.namespace.clone(), stored.name.clone()));
+                    let key = (stored.namespace.clone(), stored.name.clone());
+                    self.dirty.pods.insert(key.clone());
+                    self.dirty.woken_pods.insert(key);
                 }
                 self.dirty.nodes_changed = true;
                 self.dirty.all_daemonsets = true;
                 self.dirty.retry_unschedulable = true;
             }
-            "daemonsets.apps" => {
+            // Its own status write needs no sync (upstream's would find nothing to do).
+            "daemonsets.apps" if deleted || !self.daemonsets.wrote_status(&key, event.revision) => {
                 self.dirty.daemonsets.insert(key.clone());
             }
+            "daemonsets.apps" => {}
             "deployments.apps" => {
                 self.dirty.deployments.insert(key.clone());
                 self.dirty.budgets.insert(key.0.clone());
@@ -675,7 +683,10 @@ impl Controllers {
                     expire_events = true;
                     false
                 }
-                Wake::Pod(key) => self.dirty.pods.insert(key),
+                Wake::Pod(key) => {
+                    self.dirty.woken_pods.insert(key.clone());
+                    self.dirty.pods.insert(key)
+                }
                 Wake::DaemonSet(key) => self.dirty.daemonsets.insert(key),
                 Wake::ReplicaSet(key) => self.dirty.replicasets.insert(key),
                 Wake::Deployment(key) => self.dirty.deployments.insert(key),
@@ -756,7 +767,7 @@ impl Controllers {
         }
         report(self.scheduler.run(&mut env, &dirty.pods, dirty.retry_unschedulable));
         report(self.taint_eviction.run(&mut env, &dirty.pods, dirty.nodes_changed));
-        report(self.kubelet.run(&mut env, &dirty.pods, &mut self.gpu));
+        report(self.kubelet.run(&mut env, &dirty.pods, &dirty.woken_pods, &mut self.gpu));
         report(self.quotas.run(&env.ctx, &all_types));
         // After the kubelet, so a pod's readiness counts in the same step.
         for namespace in &dirty.budgets {
@@ -771,6 +782,7 @@ impl Controllers {
             }
             state.container_logs.publish(self.gpu.container_logs());
         }
+        self.recorder.flush(&Ctx { store: &state.store, types: &self.types, now });
         Ok(true)
     }
 
