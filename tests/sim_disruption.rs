@@ -1,4 +1,4 @@
-//! PodDisruptionBudgets, the eviction subresource and CronJobs on the simulator's manual clock: budget status as the disruption controller computes it, evictions refused with 429 or granted, Jobs created at each scheduled minute.
+//! PodDisruptionBudgets, the eviction and binding subresources and CronJobs on the simulator's manual clock: budget status as the disruption controller computes it, evictions refused with 429 or granted, pods bound by another scheduler, Jobs created at each scheduled minute.
 
 use k8s_openapi::jiff::SignedDuration;
 use lab_runner::sim::{
@@ -77,6 +77,20 @@ impl Cluster {
             .uri(format!("/api/v1/namespaces/default/pods/{pod}/eviction"))
             .header("content-type", "application/json")
             .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let response = self.sim.request(request).await;
+        let code = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (code, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    /// `POST …/pods/{name}/binding` with `binding` as the body; the status code and body.
+    async fn bind(&self, pod: &str, binding: Value) -> (u16, Value) {
+        let request = axum::http::Request::builder()
+            .method("POST")
+            .uri(format!("/api/v1/namespaces/default/pods/{pod}/binding"))
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(binding.to_string()))
             .unwrap();
         let response = self.sim.request(request).await;
         let code = response.status().as_u16();
@@ -254,4 +268,53 @@ async fn a_suspended_cron_job_creates_nothing_and_an_invalid_schedule_is_refused
         error.to_string(),
         "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"
     );
+}
+
+/// A pod for another scheduler waits until that scheduler posts a Binding; the kubelet of the
+/// node it names then runs it. Upstream's refusals (pkg/registry/core/pod/storage/storage.go):
+/// a mismatched name is a 400, a Binding without target a 500 (`ValidatePodBinding`'s aggregate
+/// is no `StatusError`), a second binding a 409 on `pods/binding`.
+#[tokio::test]
+async fn a_pod_for_another_scheduler_runs_where_its_binding_puts_it() {
+    let mut cluster = Cluster::new();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": "custom", "namespace": "default"},
+                     "spec": {"schedulerName": "gpu-packer",
+                              "containers": [{"name": "main", "image": "nginx:1.27"}]}});
+    let created = cluster.create("", "pods", pod);
+    cluster.run_for(30);
+    assert!(cluster.get("", "pods", "custom")["spec"]["nodeName"].is_null(), "not ours to schedule");
+
+    let binding = |name: &str, target: Value| json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": target});
+    let (code, body) = cluster.bind("custom", binding("other", json!({"name": "node-b"}))).await;
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (400, Some("name in URL does not match name in Binding object"))
+    );
+    let (code, body) = cluster.bind("custom", binding("custom", json!({"kind": "Node"}))).await;
+    assert_eq!(
+        (code, body["message"].as_str(), body.get("reason")),
+        (500, Some("target.name: Required value"), None)
+    );
+    let (code, body) = cluster.bind("missing", binding("missing", json!({"name": "node-b"}))).await;
+    assert_eq!((code, body["message"].as_str()), (404, Some("pods \"missing\" not found")));
+
+    let mut with_uid = binding("custom", json!({"kind": "Node", "name": "node-b"}));
+    with_uid["metadata"]["uid"] = created["metadata"]["uid"].clone();
+    let (code, body) = cluster.bind("custom", with_uid.clone()).await;
+    assert_eq!((code, body["status"].as_str()), (201, Some("Success")), "{body}");
+    let (code, body) = cluster.bind("custom", with_uid).await;
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (
+            409,
+            Some(
+                "Operation cannot be fulfilled on pods/binding \"custom\": pod custom is already assigned to node \"node-b\""
+            )
+        )
+    );
+    cluster.run_for(30);
+    let pod = cluster.get("", "pods", "custom");
+    assert_eq!(pod["spec"]["nodeName"], "node-b");
+    assert_eq!(pod["status"]["phase"], "Running", "{pod}");
 }

@@ -293,13 +293,15 @@ fn percent_encode(value: &str) -> String {
 }
 
 /// The 5xx answers kube-apiserver gives too: a too-new resourceVersion (504 Timeout), an
-/// eviction of a pod under two PodDisruptionBudgets (500) and a server-side apply configuration
-/// the type converter refuses (500, kubernetes/kubernetes#122480).
+/// eviction of a pod under two PodDisruptionBudgets (500), a server-side apply configuration
+/// the type converter refuses (500, kubernetes/kubernetes#122480) and a pod Binding without a
+/// valid target (500, `ValidatePodBinding`'s aggregate error).
 fn upstream_5xx(code: u16, body: &[u8]) -> bool {
     let text = String::from_utf8_lossy(body);
     (code == 504 && text.contains("ResourceVersionTooLarge"))
         || (code == 500 && text.contains("more than one PodDisruptionBudget"))
         || (code == 500 && text.contains("\"failed to create typed patch object ("))
+        || (code == 500 && (text.contains("\"message\":\"target.") || text.contains("\"message\":\"[target.")))
 }
 
 fuzz_target!(|requests: Vec<FuzzRequest>| {

@@ -257,6 +257,21 @@ pub enum Subresource {
     Status,
 }
 
+/// A pod's binding to a node ([`Store::bind`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Binding {
+    /// The node.
+    pub node: String,
+    /// The pod's uid, when the binding names it (a precondition).
+    pub uid: Option<String>,
+    /// The pod's resourceVersion, when the binding names it (a precondition).
+    pub resource_version: Option<String>,
+    /// Annotations the binding adds to the pod.
+    pub annotations: serde_json::Map<String, Value>,
+    /// `dryRun=All`: check, write nothing.
+    pub dry_run: DryRun,
+}
+
 /// One write of a batch ([`Store::write_each`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchWrite {
@@ -635,21 +650,15 @@ impl Store {
         })
     }
 
-    /// Binds a pod to `node` (`pods/binding`, what the scheduler posts): `spec.nodeName` and the
-    /// PodScheduled condition in one write; see `registry::bind` for what it refuses.
-    pub fn bind(
-        &self,
-        rt: &ResourceType,
-        namespace: &str,
-        name: &str,
-        uid: &str,
-        node: &str,
-    ) -> Result<Value> {
-        self.write(DryRun::Off, |txn| {
+    /// Binds a pod to a node (`pods/binding`, what the scheduler posts): `spec.nodeName`, the
+    /// binding's annotations and the PodScheduled condition in one write; see `registry::bind`
+    /// for what it refuses.
+    pub fn bind(&self, rt: &ResourceType, namespace: &str, name: &str, binding: &Binding) -> Result<Value> {
+        self.write(binding.dry_run, |txn| {
             let current = txn
                 .get(&rt.group_resource(), namespace, name)
                 .ok_or_else(|| not_found(&rt.group_resource(), name))?;
-            registry::bind(txn, &current, uid, node)?.value()
+            registry::bind(txn, &current, binding)?.value()
         })
     }
 

@@ -290,7 +290,9 @@ impl Scheduler {
                 self.unschedulable.remove(&uid);
                 // The binding (`pods/binding`): nodeName and PodScheduled=True in one write. A pod
                 // deleted, replaced or bound by someone else since it was read is left alone.
-                let written = match store.bind(&types.pods, &namespace, &name, &uid, &node) {
+                let binding =
+                    store::Binding { node: node.clone(), uid: Some(uid.clone()), ..Default::default() };
+                let written = match store.bind(&types.pods, &namespace, &name, &binding) {
                     Ok(written) => written,
                     Err(store::Error::NotFound { .. } | store::Error::Conflict { .. }) => return Ok(()),
                     Err(error) => return Err(Error::Store(error)),

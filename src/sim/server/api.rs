@@ -103,14 +103,20 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let path = ResourcePath::parse(parts.uri.path()).ok_or_else(ApiError::no_such_resource)?;
     let query = Query::from_uri(&parts.uri)?;
     let scale = path.subresource.as_deref() == Some("scale");
-    if path.subresource.as_deref() == Some("eviction") && path.group.is_empty() && path.plural == "pods" {
+    let pod_subresource =
+        path.subresource.as_deref().filter(|_| path.group.is_empty() && path.plural == "pods");
+    if let Some(subresource @ ("eviction" | "binding")) = pod_subresource {
         let (Some(namespace), Some(name)) = (path.namespace.as_deref(), path.name.as_deref()) else {
             return Err(ApiError::no_such_resource());
         };
         if parts.method != Method::POST {
             return Err(ApiError::method_not_allowed());
         }
-        return super::eviction::serve(&state, namespace, name, &query, &parts.headers, body).await;
+        let headers = &parts.headers;
+        return match subresource {
+            "eviction" => super::eviction::serve(&state, namespace, name, &query, headers, body).await,
+            _ => super::binding::serve(&state, namespace, name, &query, headers, body).await,
+        };
     }
     let target = resolve(&state, path)?;
     if scale {

@@ -7,6 +7,7 @@
 pub mod admission;
 pub mod api;
 pub mod authz;
+pub mod binding;
 pub mod checkpoint;
 pub mod crd;
 pub mod discovery;

@@ -99,6 +99,12 @@ impl ApiError {
         ApiError::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
     }
 
+    /// 500 with an empty reason: what upstream's `ErrorToAPIStatus` makes of an error that is
+    /// not a `StatusError` (its text as the message, no `Internal error occurred:` prefix).
+    pub fn unknown(message: impl Into<String>) -> ApiError {
+        ApiError { code: 500, reason: "", message: message.into(), details: None }
+    }
+
     /// The `Status` object.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -193,9 +199,7 @@ impl From<fieldvalidation::Error> for ApiError {
         match error {
             // Not a `StatusError` upstream: `ErrorToAPIStatus` makes it a 500 with an empty
             // reason (kubernetes/kubernetes#122480).
-            fieldvalidation::Error::TypedPatch(message) => {
-                ApiError { code: 500, reason: "", message, details: None }
-            }
+            fieldvalidation::Error::TypedPatch(message) => ApiError::unknown(message),
             other => ApiError::bad_request(other.to_string()),
         }
     }

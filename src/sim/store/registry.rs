@@ -6,7 +6,9 @@ use std::sync::Arc;
 use k8s_openapi::jiff::SignedDuration;
 use serde_json::{Value, json};
 
-use super::{DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, meta, not_found};
+use super::{
+    Binding, DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, meta, not_found,
+};
 use crate::sim::{
     resources::ResourceType,
     server::{
@@ -197,16 +199,24 @@ fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, objec
 /// MODIFIED event as on a real cluster; an ordinary update of `nodeName` is refused
 /// (`admission::pod_update`). Refused, with upstream's texts, for another uid (the
 /// binding's precondition), a pod being deleted, one already assigned and a gated one.
-pub(super) fn bind(txn: &mut Txn<'_>, current: &Arc<Stored>, uid: &str, node: &str) -> Result<Arc<Stored>> {
+pub(super) fn bind(txn: &mut Txn<'_>, current: &Arc<Stored>, binding: &Binding) -> Result<Arc<Stored>> {
     let old = current.value()?;
-    let refuse = |reason: String| Err(conflict(&current.group_resource, &current.name, reason));
+    let name = &current.name;
+    // Storage preconditions come back as conflicts on the pod (`InterpretUpdateError`); any
+    // other refusal as one on `pods/binding` (`assignPod` wraps the plain errors of
+    // `setPodNodeAndMetadata`, pkg/registry/core/pod/storage/storage.go).
     let actual_uid = old["metadata"]["uid"].as_str().unwrap_or_default();
-    if actual_uid != uid {
-        return refuse(format!(
-            "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual_uid}"
+    if let Some(uid) = binding.uid.as_deref().filter(|uid| *uid != actual_uid) {
+        return Err(conflict(
+            &current.group_resource,
+            name,
+            format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {actual_uid}"),
         ));
     }
-    let name = &current.name;
+    if binding.resource_version.as_deref().is_some_and(|rv| rv != current.revision.to_string()) {
+        return Err(conflict(&current.group_resource, name, OPTIMISTIC_LOCK_MESSAGE.to_string()));
+    }
+    let refuse = |reason: String| Err(conflict("pods/binding", name, reason));
     if old["metadata"].get("deletionTimestamp").is_some_and(|t| !t.is_null()) {
         return refuse(format!("pod {name} is being deleted, cannot be assigned to a host"));
     }
@@ -217,7 +227,15 @@ pub(super) fn bind(txn: &mut Txn<'_>, current: &Arc<Stored>, uid: &str, node: &s
         return refuse(format!("pod {name} has non-empty .spec.schedulingGates"));
     }
     let mut pod = old.clone();
-    pod["spec"]["nodeName"] = json!(node);
+    pod["spec"]["nodeName"] = json!(binding.node);
+    if !binding.annotations.is_empty() {
+        if !pod["metadata"]["annotations"].is_object() {
+            pod["metadata"]["annotations"] = json!({});
+        }
+        for (key, value) in &binding.annotations {
+            pod["metadata"]["annotations"][key] = value.clone();
+        }
+    }
     crate::k8s::schedule::set_pod_condition(
         &mut pod,
         json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,

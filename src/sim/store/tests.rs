@@ -310,19 +310,39 @@ fn binding_sets_the_node_and_the_scheduled_condition_in_one_write() {
     let created = store.create(&pods, pod("web", None)).unwrap();
     let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
     let before = store.revision();
-    let bound = store.bind(&pods, "default", "web", &uid, "node-a").unwrap();
+    let to = |node: &str| Binding { node: node.into(), uid: Some(uid.clone()), ..Default::default() };
+    let bound = store.bind(&pods, "default", "web", &to("node-a")).unwrap();
     assert_eq!(store.revision(), before + 1, "one write, one watch event");
     assert_eq!(bound["spec"]["nodeName"], "node-a");
     let scheduled =
         bound["status"]["conditions"].as_array().unwrap().iter().find(|c| c["type"] == "PodScheduled");
     assert_eq!(scheduled.unwrap()["status"], "True");
     // upstream's refusals (pkg/registry/core/pod/storage/storage.go setPodNodeAndMetadata)
-    let again = store.bind(&pods, "default", "web", &uid, "node-b").unwrap_err().to_string();
-    assert!(again.ends_with("pod web is already assigned to node \"node-a\""), "{again}");
+    let again = store.bind(&pods, "default", "web", &to("node-b")).unwrap_err().to_string();
+    assert_eq!(
+        again,
+        "Operation cannot be fulfilled on pods/binding \"web\": pod web is already assigned to node \"node-a\""
+    );
     store.create(&pods, pod("other", None)).unwrap();
-    let wrong_uid = store.bind(&pods, "default", "other", &uid, "node-a").unwrap_err().to_string();
+    let wrong_uid = store.bind(&pods, "default", "other", &to("node-a")).unwrap_err().to_string();
     assert!(wrong_uid.contains("Precondition failed: UID in precondition"), "{wrong_uid}");
-    assert!(matches!(store.bind(&pods, "default", "gone", &uid, "n"), Err(Error::NotFound { .. })));
+    assert!(matches!(store.bind(&pods, "default", "gone", &to("n")), Err(Error::NotFound { .. })));
+    // A binding without uid or resourceVersion binds whatever pod has the name; a stale
+    // resourceVersion is a conflict on the pod, and a dry run writes nothing.
+    let stale = Binding { node: "n".into(), resource_version: Some("1".into()), ..Default::default() };
+    let stale = store.bind(&pods, "default", "other", &stale).unwrap_err().to_string();
+    assert!(
+        stale.starts_with("Operation cannot be fulfilled on pods \"other\": the object has been modified"),
+        "{stale}"
+    );
+    let revision = store.revision();
+    let dry = Binding { node: "n".into(), dry_run: DryRun::All, ..Default::default() };
+    assert_eq!(store.bind(&pods, "default", "other", &dry).unwrap()["spec"]["nodeName"], "n");
+    assert_eq!(store.revision(), revision);
+    let mut annotated = Binding { node: "node-b".into(), ..Default::default() };
+    annotated.annotations.insert("scheduler.example/decision".into(), json!("spread"));
+    let bound = store.bind(&pods, "default", "other", &annotated).unwrap();
+    assert_eq!(bound["metadata"]["annotations"]["scheduler.example/decision"], "spread");
 }
 
 #[test]
@@ -357,4 +377,41 @@ fn compaction_removes_the_superseded_rows_and_tombstones_it_tracked_and_keeps_th
     assert_eq!(current["data"]["n"], COMPACT_EVERY.to_string());
     assert!(reopened.get("configmaps", "default", "gone").is_none());
     assert_eq!(reopened.revision(), 4 + COMPACT_EVERY as u64);
+}
+
+#[test]
+fn a_batch_commits_its_good_writes_and_undoes_a_failed_one_alone() {
+    let store = store();
+    let maps = rt("configmaps");
+    let map = |name: &str, value: &str| json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": value}});
+    let mut modified = map("a", "2");
+    modified["metadata"]["resourceVersion"] = json!("2"); // a's revision once the batch wrote it
+    let stale = {
+        let mut stale = map("a", "stale");
+        stale["metadata"]["resourceVersion"] = json!("1");
+        stale
+    };
+    let before = store.revision();
+    let outcomes = store
+        .write_each(
+            &maps,
+            vec![
+                BatchWrite::Create(map("a", "1")),
+                BatchWrite::Create(map("a", "again")), // AlreadyExists: sees the earlier write
+                BatchWrite::Update(modified),
+                BatchWrite::Update(stale), // Conflict: undone alone
+                BatchWrite::Create(map("b", "1")),
+                BatchWrite::Update(map("missing", "1")),
+            ],
+        )
+        .unwrap();
+    let failed: Vec<bool> = outcomes.iter().map(Result::is_err).collect();
+    assert_eq!(failed, [false, true, false, true, false, true], "{outcomes:?}");
+    assert_eq!(store.revision(), before + 3, "three writes, three revisions, none skipped");
+    let a = store.get_value(&maps, "default", "a").unwrap();
+    assert_eq!((a["data"]["k"].as_str(), a["metadata"]["resourceVersion"].as_str()), (Some("2"), Some("3")));
+    assert_eq!(store.get_value(&maps, "default", "b").unwrap()["metadata"]["resourceVersion"], "4");
+    let events = store.watch("configmaps", WatchFrom::Revision(before)).unwrap().replay;
+    let seen: Vec<(u64, &str)> = events.iter().map(|e| (e.revision, e.event_type.as_str())).collect();
+    assert_eq!(seen, [(2, "ADDED"), (3, "MODIFIED"), (4, "ADDED")]);
 }
