@@ -696,6 +696,46 @@ async fn table_watch_sends_column_definitions_once() {
     assert_eq!(second["object"]["rows"][0]["object"]["metadata"]["name"], "b");
 }
 
+/// Twenty `kubectl get -w` share one rendering of an event's table (issue #17): after their
+/// first table, watchers get the same bytes; the AGE cell is the clock's at sending.
+#[tokio::test]
+async fn table_watchers_share_each_events_line_and_its_age_follows_the_clock() {
+    let sim = Harness::start();
+    let cms: Api<ConfigMap> = Api::default_namespaced(sim.client.clone());
+    let revision = sim.state.store.revision();
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let mut watchers = Vec::new();
+    for _ in 0..2 {
+        let uri = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}");
+        let request =
+            axum::http::Request::builder().uri(uri).header("accept", accept).body(Body::empty()).unwrap();
+        watchers
+            .push(Box::pin(sim.request(request).await.into_body().into_data_stream().map(|c| c.unwrap())));
+    }
+    cms.create(&PostParams::default(), &config_map("a", &[])).await.unwrap();
+    sim.state.clock.advance(k8s_openapi::jiff::SignedDuration::from_mins(5));
+    let mut b = config_map("b", &[]);
+    cms.create(&PostParams::default(), &b).await.unwrap();
+    b = cms.get("b").await.unwrap();
+    b.data = Some([("k".to_string(), "w".to_string())].into());
+    sim.state.clock.advance(k8s_openapi::jiff::SignedDuration::from_mins(3));
+    cms.replace("b", &PostParams::default(), &b).await.unwrap();
+    let mut lines = Vec::new();
+    for events in &mut watchers {
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let chunk = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap().unwrap();
+            seen.push(chunk);
+        }
+        lines.push(seen);
+    }
+    assert_eq!(lines[0][1..], lines[1][1..], "after the first table, one rendering for both");
+    let modified: Value = serde_json::from_slice(&lines[0][2]).unwrap();
+    assert_eq!(modified["type"], "MODIFIED");
+    assert_eq!(modified["object"]["columnDefinitions"], json!([]));
+    assert_eq!(modified["object"]["rows"][0]["cells"], json!(["b", 1, "3m"]), "AGE at sending");
+}
+
 #[tokio::test]
 async fn long_table_lists_keep_every_row_in_order() {
     let sim = Harness::start();

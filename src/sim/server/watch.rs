@@ -17,7 +17,8 @@
 //! Fan-out cost (issue #17): a stream skips other types and namespaces before it looks at an
 //! object, selectors read the labels and fields the store keeps, an event sent as stored is
 //! encoded once and its bytes shared by every watcher, and table watchers share the row
-//! cached per object revision (`Stored::table_row`).
+//! cached per object revision (`Stored::table_row`) and, after their first table, the whole
+//! line rendered once per event and clock second (`Event::encoded_table`).
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -26,6 +27,7 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
@@ -222,10 +224,23 @@ impl Stream {
             EventType::Deleted if before_matched || now_matches => EventType::Deleted,
             _ => return Ok(()),
         };
-        if event_type == event.event_type && self.rendering == Rendering::Objects {
-            // The common case: the event as stored, encoded once for every watcher.
-            let line = event.encoded(|event| object_line(event.event_type, &event.object.json));
-            return self.send_bytes(line).await;
+        if event_type == event.event_type {
+            match self.rendering {
+                // The common case: the event as stored, encoded once for every watcher.
+                Rendering::Objects => {
+                    let line = event.encoded(|event| object_line(event.event_type, &event.object.json));
+                    return self.send_bytes(line).await;
+                }
+                // A built-in type's table after the stream's first: rendered once a second for
+                // every table watcher (a custom type's printer columns can change: not shared).
+                Rendering::Tables if self.columns_sent && !crd::is_custom(&self.state, &self.rt) => {
+                    let now = self.state.clock.now();
+                    let line = event
+                        .encoded_table(now.as_second(), || self.table_line(event_type, &event.object, now));
+                    return self.send_bytes(line).await;
+                }
+                Rendering::Tables => {}
+            }
         }
         self.send_object(event_type, &event.object).await
     }
@@ -234,18 +249,23 @@ impl Stream {
         let line = match self.rendering {
             Rendering::Objects => object_line(event_type, &stored.json),
             Rendering::Tables => {
-                let table = self.table_of(stored);
+                let line = self.table_line(event_type, stored, self.state.clock.now());
                 self.columns_sent = true;
-                Bytes::from(format!("{{\"type\":\"{}\",\"object\":{table}}}\n", event_type.as_str()))
+                line
             }
         };
         self.send_bytes(line).await
     }
 
+    /// A watch line carrying `stored` as a one-row `Table`.
+    fn table_line(&self, event_type: EventType, stored: &Stored, now: Timestamp) -> Bytes {
+        let table = self.table_of(stored, now);
+        Bytes::from(format!("{{\"type\":\"{}\",\"object\":{table}}}\n", event_type.as_str()))
+    }
+
     /// `stored` as a one-row `Table`: from the row cached for its revision (shared with every
     /// other table watcher and list), with column definitions on the stream's first table only.
-    fn table_of(&self, stored: &Stored) -> String {
-        let now = self.state.clock.now();
+    fn table_of(&self, stored: &Stored, now: Timestamp) -> String {
         let rv = stored.revision.to_string();
         if crd::is_custom(&self.state, &self.rt) {
             // A CRD's printer columns can change without the object changing: not cached.

@@ -63,6 +63,10 @@ pub struct Event {
     /// The event as a watch line, encoded by the first watcher that sent it and shared by all
     /// the others (`server::watch`): twenty watchers cost one encoding, not twenty.
     wire: OnceLock<Bytes>,
+    /// The event as a one-row `Table` watch line without column definitions, and the clock's
+    /// second it was rendered at (its AGE cells read the clock): shared by the table watchers
+    /// (`kubectl get -w`) that send it within that second.
+    table_wire: OnceLock<(i64, Bytes)>,
 }
 
 impl Event {
@@ -73,12 +77,23 @@ impl Event {
         object: Arc<Stored>,
         previous: Option<Arc<Stored>>,
     ) -> Event {
-        Event { revision, event_type, object, previous, wire: OnceLock::new() }
+        Event { revision, event_type, object, previous, wire: OnceLock::new(), table_wire: OnceLock::new() }
     }
 
     /// The event as `encode` writes it, encoded once (the first caller's encoding is kept).
     pub fn encoded(&self, encode: impl FnOnce(&Event) -> Bytes) -> Bytes {
         self.wire.get_or_init(|| encode(self)).clone()
+    }
+
+    /// The event as a table watch line rendered at the clock's `second`: the first rendering is
+    /// kept and shared by the callers in the same second; a caller in another second renders
+    /// its own.
+    pub fn encoded_table(&self, second: i64, encode: impl FnOnce() -> Bytes) -> Bytes {
+        match self.table_wire.get() {
+            Some((at, line)) if *at == second => line.clone(),
+            Some(_) => encode(),
+            None => self.table_wire.get_or_init(|| (second, encode())).1.clone(),
+        }
     }
 }
 
@@ -139,5 +154,29 @@ impl History {
     /// The oldest revision a watch can start from.
     pub fn oldest_start(&self, current: u64) -> u64 {
         self.events.front().map(|event| event.revision - 1).unwrap_or(current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_table_line_is_shared_within_its_second_and_rendered_afresh_in_another() {
+        let object = json!({"metadata": {"name": "a", "namespace": "default"}});
+        let stored = Arc::new(Stored::new(7, "configmaps", &object).unwrap());
+        let event = Event::new(7, EventType::Added, stored, None);
+        let renders = std::cell::Cell::new(0);
+        let render = |text: &'static str| {
+            renders.set(renders.get() + 1);
+            Bytes::from_static(text.as_bytes())
+        };
+        assert_eq!(event.encoded_table(100, || render("at 100")), "at 100");
+        assert_eq!(event.encoded_table(100, || render("again")), "at 100", "the same second shares it");
+        assert_eq!(event.encoded_table(101, || render("at 101")), "at 101", "a later second renders anew");
+        assert_eq!(event.encoded_table(100, || render("unused")), "at 100");
+        assert_eq!(renders.get(), 2);
     }
 }
