@@ -72,25 +72,21 @@ impl Cluster {
     /// `POST …/pods/{name}/eviction`; the status code and body.
     async fn evict(&self, pod: &str) -> (u16, Value) {
         let body = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": "default"}});
-        let request = axum::http::Request::builder()
-            .method("POST")
-            .uri(format!("/api/v1/namespaces/default/pods/{pod}/eviction"))
-            .header("content-type", "application/json")
-            .body(axum::body::Body::from(body.to_string()))
-            .unwrap();
-        let response = self.sim.request(request).await;
-        let code = response.status().as_u16();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-        (code, serde_json::from_slice(&bytes).unwrap())
+        self.post(pod, "eviction", body).await
     }
 
     /// `POST …/pods/{name}/binding` with `binding` as the body; the status code and body.
     async fn bind(&self, pod: &str, binding: Value) -> (u16, Value) {
+        self.post(pod, "binding", binding).await
+    }
+
+    /// `POST …/pods/{pod}/{subresource}`; the status code and body.
+    async fn post(&self, pod: &str, subresource: &str, body: Value) -> (u16, Value) {
         let request = axum::http::Request::builder()
             .method("POST")
-            .uri(format!("/api/v1/namespaces/default/pods/{pod}/binding"))
+            .uri(format!("/api/v1/namespaces/default/pods/{pod}/{subresource}"))
             .header("content-type", "application/json")
-            .body(axum::body::Body::from(binding.to_string()))
+            .body(axum::body::Body::from(body.to_string()))
             .unwrap();
         let response = self.sim.request(request).await;
         let code = response.status().as_u16();

@@ -9,12 +9,8 @@
 //! Binding's annotations and `PodScheduled=True` in one write, and the answer is a 201 `Status`
 //! of `Success`.
 
-use axum::{
-    body::Body,
-    http::{HeaderMap, StatusCode, header},
-    response::{IntoResponse, Response},
-};
-use serde_json::{Value, json};
+use axum::{body::Body, http::HeaderMap, response::Response};
+use serde_json::Value;
 
 use super::{
     AppState,
@@ -32,12 +28,7 @@ pub async fn serve(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response> {
-    let bytes = request::read_body(headers, body).await?;
-    let binding = request::decode_object(headers, &bytes, "Binding")?;
-    request::check_type(&binding, "v1", "Binding")?;
-    if binding["metadata"]["name"].as_str().unwrap_or_default() != name {
-        return Err(ApiError::bad_request("name in URL does not match name in Binding object"));
-    }
+    let binding = request::named_body(headers, body, "v1", "Binding", name).await?;
     let node = validate(&binding)?;
     let text = |field: &str| binding["metadata"][field].as_str().filter(|v| !v.is_empty()).map(String::from);
     let request = store::Binding {
@@ -61,10 +52,7 @@ pub async fn serve(
         resources::find(&types, "", "v1", "pods").cloned().ok_or_else(ApiError::no_such_resource)?
     };
     state.store.bind(&pods, namespace, name, &request)?;
-    let status =
-        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
-    Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], status.to_string())
-        .into_response())
+    Ok(super::status::created())
 }
 
 /// `ValidatePodBinding`: the target node's name, or the aggregate of what is wrong with it
@@ -91,6 +79,8 @@ fn validate(binding: &Value) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

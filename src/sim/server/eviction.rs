@@ -11,8 +11,8 @@
 
 use axum::{
     body::Body,
-    http::{HeaderMap, StatusCode, header},
-    response::{IntoResponse, Response},
+    http::{HeaderMap, header},
+    response::Response,
 };
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -60,12 +60,7 @@ pub async fn serve(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response> {
-    let bytes = request::read_body(headers, body).await?;
-    let eviction = request::decode_object(headers, &bytes, "Eviction")?;
-    request::check_type(&eviction, "policy/v1", "Eviction")?;
-    if eviction["metadata"]["name"].as_str().unwrap_or_default() != name {
-        return Err(ApiError::bad_request("name in URL does not match name in Eviction object"));
-    }
+    let eviction = request::named_body(headers, body, "policy/v1", "Eviction", name).await?;
     let options_body = serde_json::to_vec(&eviction["deleteOptions"]).unwrap_or_default();
     let json_headers = {
         let mut json_headers = HeaderMap::new();
@@ -97,10 +92,7 @@ pub async fn serve(
         }
         Err(error) => return Err(error.into()),
     }
-    let status =
-        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
-    Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], status.to_string())
-        .into_response())
+    Ok(super::status::created())
 }
 
 fn find(state: &AppState, group: &str, plural: &str) -> Result<ResourceType> {

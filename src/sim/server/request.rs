@@ -211,6 +211,25 @@ pub fn check_type(object: &Value, api_version: &str, kind: &str) -> Result<()> {
     Ok(())
 }
 
+/// The body of a subresource create that names its object (`pods/{name}/eviction`,
+/// `pods/{name}/binding`): read, decoded, of `api_version`/`kind`, and named `name`, else
+/// upstream's 400 `name in URL does not match name in <kind> object`.
+pub async fn named_body(
+    headers: &HeaderMap,
+    body: Body,
+    api_version: &str,
+    kind: &str,
+    name: &str,
+) -> Result<Value> {
+    let bytes = read_body(headers, body).await?;
+    let object = decode_object(headers, &bytes, kind)?;
+    check_type(&object, api_version, kind)?;
+    if object["metadata"]["name"].as_str().unwrap_or_default() != name {
+        return Err(ApiError::bad_request(format!("name in URL does not match name in {kind} object")));
+    }
+    Ok(object)
+}
+
 /// `DeleteOptions` from the body (if any) and the query, as kubectl sends them.
 pub fn delete_options(query: &Query, headers: &HeaderMap, body: &[u8]) -> Result<DeleteOptions> {
     let body: Value = if body.iter().all(u8::is_ascii_whitespace) {

@@ -128,6 +128,14 @@ impl ApiError {
     }
 }
 
+/// 201 with a `Status` of `Success`: what a subresource create answers that returns no object
+/// (`pods/eviction`, `pods/binding`).
+pub fn created() -> Response {
+    let status =
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+    (StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], status.to_string()).into_response()
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
