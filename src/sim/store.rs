@@ -272,6 +272,11 @@ pub struct Binding {
     pub dry_run: DryRun,
 }
 
+/// The revision (resourceVersion) an object returned by a write carries.
+pub fn revision_of(object: &Value) -> Option<u64> {
+    object["metadata"]["resourceVersion"].as_str()?.parse().ok()
+}
+
 /// One write of a batch ([`Store::write_each`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchWrite {

@@ -565,14 +565,14 @@ impl DaemonSets {
         Ok(())
     }
 
-    /// `updateDaemonSetStatus` + `storeDaemonSetStatus`: written only when a counter changed or
-    /// observedGeneration is behind; with minReadySeconds, a wake-up when the next ready pod
-    /// becomes available.
     /// Whether the DaemonSet's change at `revision` is this controller's own status write.
     pub(crate) fn wrote_status(&self, key: &Key, revision: u64) -> bool {
         self.status_written.get(key) == Some(&revision)
     }
 
+    /// `updateDaemonSetStatus` + `storeDaemonSetStatus`: written only when a counter changed or
+    /// observedGeneration is behind; with minReadySeconds, a wake-up when the next ready pod
+    /// becomes available.
     fn update_status(
         &mut self,
         env: &mut Env<'_>,
@@ -612,9 +612,7 @@ impl DaemonSets {
             value["status"] = status;
             match env.ctx.store.update(&env.ctx.types.daemonsets, value, Subresource::Status, DryRun::Off) {
                 Ok(written) => {
-                    if let Some(revision) =
-                        written["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok())
-                    {
+                    if let Some(revision) = store::revision_of(&written) {
                         self.status_written.insert(sync.key.clone(), revision);
                     }
                 }

@@ -896,9 +896,7 @@ impl Kubelet {
         value["status"] = status;
         match store.update(&types.pods, value, Subresource::Status, DryRun::Off) {
             Ok(written) if remember => {
-                if let Some(revision) =
-                    written["metadata"]["resourceVersion"].as_str().and_then(|rv| rv.parse().ok())
-                {
+                if let Some(revision) = crate::sim::store::revision_of(&written) {
                     self.written.insert(key.clone(), revision);
                 }
                 Ok(())

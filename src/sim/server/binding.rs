@@ -17,7 +17,7 @@ use super::{
     request::{self, Query},
     status::{ApiError, Result},
 };
-use crate::sim::{resources, store};
+use crate::sim::store;
 
 /// Serves `POST …/pods/{name}/binding`.
 pub async fn serve(
@@ -47,11 +47,7 @@ pub async fn serve(
             .unwrap_or_default(),
         dry_run: query.dry_run()?,
     };
-    let pods = {
-        let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-        resources::find(&types, "", "v1", "pods").cloned().ok_or_else(ApiError::no_such_resource)?
-    };
-    state.store.bind(&pods, namespace, name, &request)?;
+    state.store.bind(&state.served_v1("", "pods")?, namespace, name, &request)?;
     Ok(super::status::created())
 }
 

@@ -24,10 +24,7 @@ use super::{
 };
 use crate::{
     k8s::selector::{LabelSelector, labels_of},
-    sim::{
-        resources::{self, ResourceType},
-        store::{self, DryRun, Stored, Subresource},
-    },
+    sim::store::{self, DryRun, Stored, Subresource},
 };
 
 /// `policyv1.DisruptionBudgetCause`.
@@ -69,7 +66,7 @@ pub async fn serve(
     };
     let body_options = if eviction["deleteOptions"].is_object() { options_body.as_slice() } else { b"" };
     let mut options = request::delete_options(query, &json_headers, body_options)?;
-    let pods = find(state, "", "pods")?;
+    let pods = state.served_v1("", "pods")?;
     let pod = state.store.get_value(&pods, namespace, name)?;
     let verdict =
         if can_ignore_budget(&pod) { Verdict::Delete } else { judge(state, &pod, options.dry_run)? };
@@ -93,11 +90,6 @@ pub async fn serve(
         Err(error) => return Err(error.into()),
     }
     Ok(super::status::created())
-}
-
-fn find(state: &AppState, group: &str, plural: &str) -> Result<ResourceType> {
-    let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-    resources::find(&types, group, "v1", plural).cloned().ok_or_else(ApiError::no_such_resource)
 }
 
 /// `canIgnorePDB`.
@@ -152,7 +144,7 @@ fn judge(state: &AppState, pod: &Value, dry_run: DryRun) -> Result<Verdict> {
             return Ok(Verdict::DeleteIfUnchanged { resource_version, budget: pdb_name });
         }
     }
-    let pdbs = find(state, "policy", "poddisruptionbudgets")?;
+    let pdbs = state.served_v1("policy", "poddisruptionbudgets")?;
     let pod_name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
     // metav1.Time: RFC 3339 at second precision.
     let now = state.clock.now();

@@ -72,6 +72,13 @@ impl SimState {
             checkpoints: Default::default(),
         }
     }
+
+    /// The served `v1` type `plural` of `group` (a subresource handler's own kind, e.g. pods or
+    /// poddisruptionbudgets); 404 when it is not served.
+    pub fn served_v1(&self, group: &str, plural: &str) -> status::Result<ResourceType> {
+        let types = self.types.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        resources::find(&types, group, "v1", plural).cloned().ok_or_else(status::ApiError::no_such_resource)
+    }
 }
 /// Shared handle to the state, as axum hands it to handlers.
 pub type AppState = Arc<SimState>;
