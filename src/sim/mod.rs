@@ -7,6 +7,7 @@ pub mod cron;
 pub mod gojson;
 pub mod gpu;
 pub mod harness;
+pub mod kinds;
 pub mod kubeconfig;
 pub mod lifecycle;
 pub mod private;

@@ -30,7 +30,11 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::{clock::Clock, resources::ResourceType, server::admission::Cause};
+use super::{
+    clock::Clock,
+    kinds::{self, Cause},
+    resources::ResourceType,
+};
 use crate::k8s::selector::{self, Fields};
 
 mod claims;
@@ -168,7 +172,7 @@ pub struct Stored {
     pub json: Arc<str>,
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
-    /// Selectable fields (see [`selector::selectable_fields`]).
+    /// Selectable fields (see [`kinds::selectable_fields`]).
     pub fields: Fields,
     /// The owner reference marked `controller: true`, if any: controllers find their dependents
     /// and route changes by it without parsing the objects (issue #17).
@@ -188,7 +192,7 @@ impl Stored {
             // Go's bytes, as kube-apiserver serves them (see `gojson`).
             json: crate::sim::gojson::to_string(value).into(),
             labels: selector::labels_of(value),
-            fields: selector::selectable_fields(group_resource, value),
+            fields: kinds::selectable_fields(group_resource, value),
             controller: ControllerRef::of(value),
             table_row: OnceLock::new(),
         })

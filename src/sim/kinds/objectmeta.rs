@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::admission::Cause;
+use super::field::Cause;
 use crate::sim::resources::ResourceType;
 
 /// `TotalAnnotationSizeLimitB` (objectmeta.go): 256 KiB of keys and values together.
@@ -23,7 +23,7 @@ const LABEL_VALUE_ERROR: &str = "a valid label must be an empty string or consis
 
 /// Which rule a kind's names follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NameRule {
+pub enum NameRule {
     /// `NameIsDNSSubdomain` (most kinds).
     Subdomain,
     /// `NameIsDNSLabel` (Namespace).
@@ -190,7 +190,7 @@ fn invalid(field: &str, value: &str, detail: String) -> Cause {
 }
 
 /// The causes `ValidateObjectMeta` finds in `object`'s metadata (names, generateName, labels,
-/// annotations); the empty-name and namespace checks stay in [`super::admission`].
+/// annotations); the empty-name and namespace checks are the registry's.
 pub fn validate(rt: &ResourceType, object: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let rule = rule_for(rt);

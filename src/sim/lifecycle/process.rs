@@ -13,8 +13,9 @@ use crate::{
     exit,
     sim::{
         auth::{ADMIN_TOKEN_FILE, VIEWER_TOKEN_FILE},
+        kinds::printer::human_duration,
         kubeconfig::{self, Access},
-        resources, server,
+        resources,
         tls::CA_CERT_FILE,
     },
 };
@@ -289,7 +290,7 @@ async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> 
 /// `sim status`'s text under `heading` (the caller's words for "simulator running").
 pub fn render_status(status: &Status, heading: &str) -> String {
     let record = &status.record;
-    let uptime = server::table::human_duration(status.uptime.as_secs());
+    let uptime = human_duration(status.uptime.as_secs());
     let mut out = format!(
         "{heading}\n  pid         {}\n  endpoint    {}\n  uptime      {uptime}\n  kubeconfig  {}\n  revision    {}\nobjects\n",
         record.pid,

@@ -492,7 +492,7 @@ fn cell(column: &Value, object: &Value, now: Timestamp) -> Value {
     match column["type"].as_str() {
         Some("date") => {
             let Some(Ok(at)) = first.as_str().map(str::parse::<Timestamp>) else { return Value::Null };
-            json!(table::human_duration(now.duration_since(at).as_secs()))
+            json!(crate::sim::kinds::printer::human_duration(now.duration_since(at).as_secs()))
         }
         Some("integer" | "number" | "boolean") if found.len() == 1 => (*first).clone(),
         _ => {

@@ -15,7 +15,6 @@ pub mod eviction;
 pub mod fieldvalidation;
 pub mod kind_admission;
 pub mod managedfields;
-pub mod objectmeta;
 pub mod openapi;
 pub mod patch;
 pub mod podlog;

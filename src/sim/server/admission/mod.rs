@@ -17,23 +17,7 @@ pub use defaults::{apply_defaults, normalize_quantities, pull_policy_for};
 pub use validation::validate;
 pub(crate) use validation::{validate_template_restart_policy, validate_workload};
 
-/// One validation failure, as a `Status` cause (`field`, `reason`, `message`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cause {
-    /// `FieldValueInvalid`, `FieldValueRequired`, …
-    pub reason: String,
-    /// The upstream message text.
-    pub message: String,
-    /// The field path, e.g. `spec.updateStrategy.rollingUpdate.maxUnavailable`.
-    pub field: String,
-}
-
-impl std::fmt::Display for Cause {
-    /// `field.Error.Error()`: `<field>: <body>`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
+pub use crate::sim::kinds::Cause;
 
 /// The `Status.message` of a 422 Invalid: `DaemonSet.apps "x" is invalid: <errors>`, with
 /// several errors aggregated as `[e1, e2]` (apimachinery/pkg/api/errors `NewInvalid`).

@@ -150,7 +150,7 @@ fn validate_metadata(rt: &ResourceType, object: &Value, causes: &mut Vec<Cause>)
     {
         causes.push(required("metadata.namespace", ""));
     }
-    causes.extend(super::super::objectmeta::validate(rt, object));
+    causes.extend(crate::sim::kinds::objectmeta::validate(rt, object));
     validate_ranges(rt, object, causes);
 }
 

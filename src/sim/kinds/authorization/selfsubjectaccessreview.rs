@@ -1,0 +1,18 @@
+//! SelfSubjectAccessReviews (authorization.k8s.io/v1 `selfsubjectaccessreviews`): the row of the table and the registry strategy.
+
+use crate::sim::kinds::{CREATE_ONLY, Kind, Plain, Scope, schema_of};
+
+/// authorization.k8s.io/v1 `selfsubjectaccessreviews`.
+pub static KIND: Kind = Kind {
+    group: "authorization.k8s.io",
+    version: "v1",
+    kind: "SelfSubjectAccessReview",
+    plural: "selfsubjectaccessreviews",
+    scope: Scope::Cluster,
+    short_names: &[],
+    categories: &[],
+    verbs: CREATE_ONLY,
+    subresources: &[],
+    schema: schema_of::<k8s_openapi::api::authorization::v1::SelfSubjectAccessReview>,
+    strategy: &Plain,
+};

@@ -1,0 +1,13 @@
+//! The core group (`v1`): one file per kind.
+
+pub mod configmap;
+pub mod event;
+pub mod limitrange;
+pub mod namespace;
+pub mod node;
+pub mod persistentvolumeclaim;
+pub mod pod;
+pub mod resourcequota;
+pub mod secret;
+pub mod service;
+pub mod serviceaccount;

@@ -1,0 +1,255 @@
+//! Pods (v1 `pods`): the row of the table and the registry strategy.
+
+use serde_json::{Value, json};
+
+use crate::{
+    k8s::selector::field_text,
+    sim::kinds::{
+        ALL_VERBS, Kind, Scope, Strategy,
+        printer::{AGE, Ages, Column, NAME, Printer, age, int, or_none, text},
+        schema_of,
+    },
+};
+
+/// v1 `pods`.
+pub static KIND: Kind = Kind {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    plural: "pods",
+    scope: Scope::Namespaced,
+    short_names: &["po"],
+    categories: &["all"],
+    verbs: ALL_VERBS,
+    subresources: &["status", "log", "exec", "binding", "eviction"],
+    schema: schema_of::<k8s_openapi::api::core::v1::Pod>,
+    strategy: &PodStrategy,
+};
+
+/// `PodToSelectableFields` (pkg/registry/core/pod/strategy.go).
+const FIELDS: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+];
+
+/// The Pod strategy.
+#[derive(Debug)]
+pub struct PodStrategy;
+
+impl Strategy for PodStrategy {
+    fn selectable_fields(&self) -> &'static [&'static str] {
+        FIELDS
+    }
+
+    fn selectable_value(&self, pod: &Value, name: &str) -> String {
+        match name {
+            // `spec.hostNetwork` defaults to false when absent.
+            "spec.hostNetwork" => match field_text(pod, name) {
+                absent if absent.is_empty() => "false".to_string(),
+                value => value,
+            },
+            "status.podIP" => match field_text(pod, name) {
+                ip if ip.is_empty() => pod["status"]["podIPs"][0]["ip"].as_str().unwrap_or("").to_string(),
+                ip => ip,
+            },
+            _ => field_text(pod, name),
+        }
+    }
+
+    fn printer(&self) -> &'static Printer {
+        &PRINTER
+    }
+}
+
+#[rustfmt::skip]
+static PRINTER: Printer = Printer { row: pod_row, columns: &[
+    NAME,
+    Column("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
+    Column("Status", "string", 0, "The aggregate status of the containers in this pod."),
+    Column("Restarts", "string", 0, "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+    AGE,
+    Column("IP", "string", 1, "podIP address allocated to the pod. Routable at least within the cluster."),
+    Column("Node", "string", 1, "NodeName indicates in which node this pod is scheduled."),
+    Column("Nominated Node", "string", 1, "nominatedNodeName is set only when this pod preempts other pods on the node."),
+    Column("Readiness Gates", "string", 1, "If specified, all readiness gates will be evaluated for pod readiness."),
+] };
+
+/// printers.go `printPod` (v1.33): READY, STATUS (phase, then reasons from init containers and
+/// containers walked last to first, `Terminating` on deletion), RESTARTS with the last restart's age.
+fn pod_row(pod: &Value, now: Ages) -> Vec<Value> {
+    let spec = &pod["spec"];
+    let status = &pod["status"];
+    let empty = Vec::new();
+    let init_specs = spec["initContainers"].as_array().unwrap_or(&empty);
+    let restartable =
+        |name: &str| init_specs.iter().any(|c| c["name"] == name && c["restartPolicy"] == "Always");
+    let mut total = spec["containers"].as_array().map_or(0, Vec::len);
+    total += init_specs.iter().filter(|c| c["restartPolicy"] == "Always").count();
+    let mut ready = 0;
+    let mut restarts = 0;
+    let mut restartable_restarts = 0;
+    let mut last_restart: Option<k8s_openapi::jiff::Timestamp> = None;
+    let mut last_restartable_restart: Option<k8s_openapi::jiff::Timestamp> = None;
+    let later = |current: Option<k8s_openapi::jiff::Timestamp>, finished: &Value| {
+        let finished = finished.as_str().and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
+        match (current, finished) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    };
+
+    let phase = text(&status["phase"]);
+    let mut reason = if text(&status["reason"]).is_empty() {
+        phase.to_string()
+    } else {
+        text(&status["reason"]).to_string()
+    };
+    if status["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated"))
+    {
+        reason = "SchedulingGated".to_string();
+    }
+
+    let init_statuses = status["initContainerStatuses"].as_array().unwrap_or(&empty);
+    let mut initializing = false;
+    for (i, container) in init_statuses.iter().enumerate() {
+        let name = text(&container["name"]);
+        restarts += int(&container["restartCount"]);
+        let last_terminated = &container["lastState"]["terminated"];
+        if last_terminated.is_object() {
+            last_restart = later(last_restart, &last_terminated["finishedAt"]);
+        }
+        if restartable(name) {
+            restartable_restarts += int(&container["restartCount"]);
+            if last_terminated.is_object() {
+                last_restartable_restart = later(last_restartable_restart, &last_terminated["finishedAt"]);
+            }
+        }
+        let terminated = &container["state"]["terminated"];
+        let waiting = &container["state"]["waiting"];
+        if terminated.is_object() && int(&terminated["exitCode"]) == 0 {
+            continue;
+        }
+        if restartable(name) && container["started"] == true {
+            if container["ready"] == true {
+                ready += 1;
+            }
+            continue;
+        }
+        if terminated.is_object() {
+            reason = if text(&terminated["reason"]).is_empty() {
+                if int(&terminated["signal"]) != 0 {
+                    format!("Init:Signal:{}", int(&terminated["signal"]))
+                } else {
+                    format!("Init:ExitCode:{}", int(&terminated["exitCode"]))
+                }
+            } else {
+                format!("Init:{}", text(&terminated["reason"]))
+            };
+        } else if !text(&waiting["reason"]).is_empty() && text(&waiting["reason"]) != "PodInitializing" {
+            reason = format!("Init:{}", text(&waiting["reason"]));
+        } else {
+            reason = format!("Init:{i}/{}", init_specs.len());
+        }
+        initializing = true;
+        break;
+    }
+
+    if !initializing || crate::k8s::condition::is_true(&status["conditions"], "Initialized") {
+        restarts = restartable_restarts;
+        last_restart = last_restartable_restart;
+        let mut has_running = false;
+        let mut error_reason = String::new();
+        for container in status["containerStatuses"].as_array().unwrap_or(&empty).iter().rev() {
+            restarts += int(&container["restartCount"]);
+            let last_terminated = &container["lastState"]["terminated"];
+            if last_terminated.is_object() {
+                last_restart = later(last_restart, &last_terminated["finishedAt"]);
+            }
+            let waiting = &container["state"]["waiting"];
+            let terminated = &container["state"]["terminated"];
+            if !text(&waiting["reason"]).is_empty() {
+                reason = text(&waiting["reason"]).to_string();
+            } else if terminated.is_object() {
+                reason = if !text(&terminated["reason"]).is_empty() {
+                    text(&terminated["reason"]).to_string()
+                } else if int(&terminated["signal"]) != 0 {
+                    format!("Signal:{}", int(&terminated["signal"]))
+                } else {
+                    format!("ExitCode:{}", int(&terminated["exitCode"]))
+                };
+                if int(&terminated["exitCode"]) != 0 {
+                    error_reason = reason.clone();
+                }
+            } else if container["ready"] == true && container["state"]["running"].is_object() {
+                has_running = true;
+                ready += 1;
+            }
+        }
+        // "change pod status back to Running if there is at least one container still running"
+        if reason == "Completed" {
+            if has_running && crate::k8s::condition::is_true(&status["conditions"], "Ready") {
+                reason = "Running".to_string();
+            } else if !error_reason.is_empty() {
+                reason = error_reason;
+            } else if has_running {
+                reason = "NotReady".to_string();
+            }
+        }
+    }
+
+    let deleting = !pod["metadata"]["deletionTimestamp"].is_null();
+    if deleting && text(&status["reason"]) == "NodeLost" {
+        reason = "Unknown".to_string();
+    } else if deleting && phase != "Succeeded" && phase != "Failed" {
+        reason = "Terminating".to_string();
+    }
+
+    let restarts_cell = match last_restart {
+        Some(at) if restarts != 0 => {
+            format!("{restarts} ({} ago)", now.since(at))
+        }
+        _ => restarts.to_string(),
+    };
+
+    let node = or_none(text(&spec["nodeName"]));
+    let ip = status["podIPs"]
+        .as_array()
+        .and_then(|ips| ips.first())
+        .map(|ip| text(&ip["ip"]).to_string())
+        .filter(|ip| !ip.is_empty())
+        .unwrap_or_else(|| or_none(text(&status["podIP"])));
+    let nominated = or_none(text(&status["nominatedNodeName"]));
+    let gates = match spec["readinessGates"].as_array() {
+        Some(gates) if !gates.is_empty() => {
+            let true_gates = gates
+                .iter()
+                .filter(|gate| {
+                    crate::k8s::condition::is_true(&status["conditions"], text(&gate["conditionType"]))
+                })
+                .count();
+            format!("{true_gates}/{}", gates.len())
+        }
+        _ => "<none>".to_string(),
+    };
+    vec![
+        pod["metadata"]["name"].clone(),
+        json!(format!("{ready}/{total}")),
+        json!(reason),
+        json!(restarts_cell),
+        age(pod, now),
+        json!(ip),
+        json!(node),
+        json!(nominated),
+        json!(gates),
+    ]
+}

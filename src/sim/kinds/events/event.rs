@@ -1,0 +1,28 @@
+//! Events (events.k8s.io/v1 `events`): the row of the table and the registry strategy.
+
+use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, printer::Printer, schema_of};
+
+/// events.k8s.io/v1 `events`.
+pub static KIND: Kind = Kind {
+    group: "events.k8s.io",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+    scope: Scope::Namespaced,
+    short_names: &["ev"],
+    categories: &[],
+    verbs: ALL_VERBS,
+    subresources: &[],
+    schema: schema_of::<k8s_openapi::api::events::v1::Event>,
+    strategy: &EventStrategy,
+};
+
+/// The Event strategy: printed as core/v1 Events are (printers.go `printEvent` serves both).
+#[derive(Debug)]
+pub struct EventStrategy;
+
+impl Strategy for EventStrategy {
+    fn printer(&self) -> &'static Printer {
+        &crate::sim::kinds::core::event::PRINTER
+    }
+}

@@ -1,0 +1,48 @@
+//! RuntimeClasses (node.k8s.io/v1 `runtimeclasses`): the row of the table and the registry strategy.
+
+use serde_json::{Value, json};
+
+use crate::sim::kinds::{
+    ALL_VERBS, Kind, Scope, Strategy,
+    printer::{AGE, Ages, Column, NAME, Printer, age, text},
+    schema_of,
+};
+
+/// node.k8s.io/v1 `runtimeclasses`.
+///
+/// Looked up by the RuntimeClass admission plugin (`sim::registry::admission`).
+pub static KIND: Kind = Kind {
+    group: "node.k8s.io",
+    version: "v1",
+    kind: "RuntimeClass",
+    plural: "runtimeclasses",
+    scope: Scope::Cluster,
+    short_names: &[],
+    categories: &[],
+    verbs: ALL_VERBS,
+    subresources: &[],
+    schema: schema_of::<k8s_openapi::api::node::v1::RuntimeClass>,
+    strategy: &RuntimeClassStrategy,
+};
+
+/// The RuntimeClass strategy.
+#[derive(Debug)]
+pub struct RuntimeClassStrategy;
+
+impl Strategy for RuntimeClassStrategy {
+    fn printer(&self) -> &'static Printer {
+        &PRINTER
+    }
+}
+
+#[rustfmt::skip]
+static PRINTER: Printer = Printer { row: runtimeclass_row, columns: &[
+    NAME,
+    Column("Handler", "string", 0, "Handler is the name of the underlying runtime and configuration."),
+    AGE,
+] };
+
+/// printers.go `printRuntimeClass`.
+fn runtimeclass_row(rc: &Value, now: Ages) -> Vec<Value> {
+    vec![rc["metadata"]["name"].clone(), json!(text(&rc["handler"])), age(rc, now)]
+}

@@ -1,0 +1,20 @@
+//! ClusterRoles (rbac.authorization.k8s.io/v1 `clusterroles`): the row of the table and the registry strategy.
+
+use crate::sim::kinds::{ALL_VERBS, Kind, Plain, Scope, schema_of};
+
+/// rbac.authorization.k8s.io/v1 `clusterroles`.
+///
+/// Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+pub static KIND: Kind = Kind {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "ClusterRole",
+    plural: "clusterroles",
+    scope: Scope::Cluster,
+    short_names: &[],
+    categories: &[],
+    verbs: ALL_VERBS,
+    subresources: &[],
+    schema: schema_of::<k8s_openapi::api::rbac::v1::ClusterRole>,
+    strategy: &Plain,
+};

@@ -1,0 +1,44 @@
+//! ClusterRoleBindings (rbac.authorization.k8s.io/v1 `clusterrolebindings`): the row of the table and the registry strategy.
+
+use crate::sim::kinds::{
+    ALL_VERBS, Kind, Scope, Strategy,
+    printer::{AGE, Column, NAME, Printer},
+    schema_of,
+};
+
+/// rbac.authorization.k8s.io/v1 `clusterrolebindings`.
+///
+/// Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+pub static KIND: Kind = Kind {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "ClusterRoleBinding",
+    plural: "clusterrolebindings",
+    scope: Scope::Cluster,
+    short_names: &[],
+    categories: &[],
+    verbs: ALL_VERBS,
+    subresources: &[],
+    schema: schema_of::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>,
+    strategy: &ClusterRoleBindingStrategy,
+};
+
+/// The ClusterRoleBinding strategy.
+#[derive(Debug)]
+pub struct ClusterRoleBindingStrategy;
+
+impl Strategy for ClusterRoleBindingStrategy {
+    fn printer(&self) -> &'static Printer {
+        &PRINTER
+    }
+}
+
+#[rustfmt::skip]
+static PRINTER: Printer = Printer { row: super::rolebinding::binding_row, columns: &[
+    NAME,
+    Column("Role", "string", 0, "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."),
+    AGE,
+    Column("Users", "string", 1, "Users in the clusterRoleBinding"),
+    Column("Groups", "string", 1, "Groups in the clusterRoleBinding"),
+    Column("ServiceAccounts", "string", 1, "ServiceAccounts in the clusterRoleBinding"),
+] };

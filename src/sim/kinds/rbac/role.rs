@@ -1,0 +1,20 @@
+//! Roles (rbac.authorization.k8s.io/v1 `roles`): the row of the table and the registry strategy.
+
+use crate::sim::kinds::{ALL_VERBS, Kind, Plain, Scope, schema_of};
+
+/// rbac.authorization.k8s.io/v1 `roles`.
+///
+/// Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+pub static KIND: Kind = Kind {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "Role",
+    plural: "roles",
+    scope: Scope::Namespaced,
+    short_names: &[],
+    categories: &[],
+    verbs: ALL_VERBS,
+    subresources: &[],
+    schema: schema_of::<k8s_openapi::api::rbac::v1::Role>,
+    strategy: &Plain,
+};
