@@ -11,6 +11,7 @@ pub mod kinds;
 pub mod kubeconfig;
 pub mod lifecycle;
 pub mod private;
+pub mod registry;
 pub mod resources;
 pub mod server;
 pub mod store;

@@ -11,25 +11,6 @@ use crate::sim::resources::ResourceType;
 /// `maxParallelismForIndexedJob` (pkg/apis/batch/validation/validation.go).
 const MAX_PARALLELISM_FOR_INDEXED_JOB: i64 = 100_000;
 
-/// The classes kube-apiserver creates at start (`SystemPriorityClasses`,
-/// pkg/apis/scheduling/types.go and helpers.go): name, value, description.
-pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
-    (
-        "system-node-critical",
-        2_000_001_000,
-        "Used for system critical pods that must not be moved from their current node.",
-    ),
-    (
-        "system-cluster-critical",
-        2_000_000_000,
-        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
-    ),
-];
-
-/// Group-resources the pod admission plugins read.
-const PRIORITY_CLASSES: &str = "priorityclasses.scheduling.k8s.io";
-const RUNTIME_CLASSES: &str = "runtimeclasses.node.k8s.io";
-
 /// API defaults of these kinds, after `admission::apply_defaults`.
 pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
     match (rt.group.as_str(), rt.kind.as_str()) {
@@ -82,130 +63,6 @@ pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
         }
         _ => {}
     }
-}
-
-/// The mutating pod admission plugins that read other objects, run on a pod create before
-/// defaulting: `Priority` (plugin/pkg/admission/priority/admission.go: the class's value and
-/// preemption policy into the pod, else the lowest global default, else 0) and `RuntimeClass`
-/// (plugin/pkg/admission/runtimeclass/admission.go: the class must exist; its overhead,
-/// nodeSelector and tolerations join the pod's). `get` reads a cluster-scoped object by
-/// group-resource and name, `list` lists one. An `Err` is the Forbidden reason.
-pub fn admit_pod(
-    pod: &mut Value,
-    get: &dyn Fn(&str, &str) -> Option<Value>,
-    list: &dyn Fn(&str) -> Vec<Value>,
-) -> Result<(), String> {
-    admit_priority(pod, get, list)?;
-    admit_runtime_class(pod, get)
-}
-
-fn admit_priority(
-    pod: &mut Value,
-    get: &dyn Fn(&str, &str) -> Option<Value>,
-    list: &dyn Fn(&str) -> Vec<Value>,
-) -> Result<(), String> {
-    let spec = &mut pod["spec"];
-    let (class_name, priority, preemption) = match spec["priorityClassName"]
-        .as_str()
-        .filter(|n| !n.is_empty())
-    {
-        Some(name) => {
-            let class = get(PRIORITY_CLASSES, name)
-                .ok_or_else(|| format!("no PriorityClass with name {name} was found"))?;
-            (Some(name.to_string()), class["value"].as_i64().unwrap_or(0), class["preemptionPolicy"].clone())
-        }
-        None => {
-            // `getDefaultPriority`: the global default with the lowest value.
-            let default = list(PRIORITY_CLASSES)
-                .into_iter()
-                .filter(|class| class["globalDefault"] == true)
-                .min_by_key(|class| class["value"].as_i64().unwrap_or(0));
-            match default {
-                Some(class) => (
-                    class["metadata"]["name"].as_str().map(str::to_string),
-                    class["value"].as_i64().unwrap_or(0),
-                    class["preemptionPolicy"].clone(),
-                ),
-                None => (None, 0, json!("PreemptLowerPriority")),
-            }
-        }
-    };
-    if let Some(given) = spec["priority"].as_i64().filter(|given| *given != priority) {
-        return Err(format!(
-            "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {priority} from the given PriorityClass name"
-        ));
-    }
-    if let (Some(given), Some(computed)) = (spec["preemptionPolicy"].as_str(), preemption.as_str())
-        && given != computed
-    {
-        return Err(format!(
-            "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {computed} from the given PriorityClass name"
-        ));
-    }
-    if let Some(name) = class_name {
-        spec["priorityClassName"] = json!(name);
-    }
-    spec["priority"] = json!(priority);
-    if preemption.is_string() {
-        spec["preemptionPolicy"] = preemption;
-    }
-    Ok(())
-}
-
-fn admit_runtime_class(pod: &mut Value, get: &dyn Fn(&str, &str) -> Option<Value>) -> Result<(), String> {
-    let Some(name) = pod["spec"]["runtimeClassName"].as_str().filter(|n| !n.is_empty()).map(str::to_string)
-    else {
-        if pod["spec"]["overhead"].as_object().is_some_and(|o| !o.is_empty()) {
-            return Err(
-                "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead".into()
-            );
-        }
-        return Ok(());
-    };
-    let class = get(RUNTIME_CLASSES, &name)
-        .ok_or_else(|| format!("pod rejected: RuntimeClass {name:?} not found"))?;
-    let spec = &mut pod["spec"];
-    // `setOverhead`.
-    if let Some(fixed) = class["overhead"]["podFixed"].as_object() {
-        if spec["overhead"].as_object().is_some_and(|o| !o.is_empty())
-            && spec["overhead"] != class["overhead"]["podFixed"]
-        {
-            return Err("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead".into());
-        }
-        spec["overhead"] = json!(fixed);
-    }
-    // `setScheduling`: a nodeSelector key the pod sets otherwise is a conflict.
-    if let Some(selector) = class["scheduling"]["nodeSelector"].as_object() {
-        if !spec["nodeSelector"].is_object() {
-            spec["nodeSelector"] = json!({});
-        }
-        for (key, value) in selector {
-            match spec["nodeSelector"].get(key) {
-                Some(pod_value) if pod_value != value => {
-                    return Err(format!(
-                        "conflict: runtimeClass.scheduling.nodeSelector[{key}] = {}; pod.spec.nodeSelector[{key}] = {}",
-                        value.as_str().unwrap_or_default(),
-                        pod_value.as_str().unwrap_or_default()
-                    ));
-                }
-                _ => spec["nodeSelector"][key] = value.clone(),
-            }
-        }
-    }
-    // `tolerations.MergeTolerations`: the class's tolerations the pod does not have yet.
-    if let Some(tolerations) = class["scheduling"]["tolerations"].as_array() {
-        if !spec["tolerations"].is_array() {
-            spec["tolerations"] = json!([]);
-        }
-        if let Some(list) = spec["tolerations"].as_array_mut() {
-            for toleration in tolerations {
-                if !list.contains(toleration) {
-                    list.push(toleration.clone());
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// apps/v1/defaults.go `SetDefaults_StatefulSet` (v1.33: StatefulSetAutoDeletePVC on, the
@@ -463,7 +320,10 @@ fn validate_priority_class(object: &Value, old: Option<&Value>, causes: &mut Vec
     let name = object["metadata"]["name"].as_str().unwrap_or_default();
     let value = object["value"].as_i64().unwrap_or(0);
     // `IsKnownSystemPriorityClass` (pkg/apis/scheduling/helpers.go) and its error texts.
-    let known = match SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _, _)| *n == name) {
+    let known = match crate::sim::kinds::scheduling::priorityclass::SYSTEM_PRIORITY_CLASSES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+    {
         Some((_, v, _)) if *v != value => Err(format!("value of {name} PriorityClass must be {v}")),
         Some(_) if object["globalDefault"] == true => {
             Err(format!("globalDefault of {name} PriorityClass must be false"))
@@ -661,76 +521,6 @@ mod tests {
 
     fn jobs() -> ResourceType {
         resources::built_in().into_iter().find(|t| t.plural == "jobs").unwrap()
-    }
-
-    fn admit(pod: &mut Value, objects: &[Value]) -> Result<(), String> {
-        let get = |group_resource: &str, name: &str| {
-            objects
-                .iter()
-                .find(|o| o["kind"] == kind_of(group_resource) && o["metadata"]["name"] == name)
-                .cloned()
-        };
-        let list = |group_resource: &str| -> Vec<Value> {
-            objects.iter().filter(|o| o["kind"] == kind_of(group_resource)).cloned().collect()
-        };
-        admit_pod(pod, &get, &list)
-    }
-
-    fn kind_of(group_resource: &str) -> &'static str {
-        if group_resource == PRIORITY_CLASSES { "PriorityClass" } else { "RuntimeClass" }
-    }
-
-    fn class(name: &str, value: i64, global_default: bool) -> Value {
-        json!({"kind": "PriorityClass", "metadata": {"name": name}, "value": value, "globalDefault": global_default,
-               "preemptionPolicy": "PreemptLowerPriority"})
-    }
-
-    #[test]
-    fn a_pod_takes_its_priority_from_its_class_or_the_lowest_global_default() {
-        let classes = [class("high", 1000, false), class("low", 5, true), class("lower", 1, true)];
-        let mut pod = json!({"spec": {"priorityClassName": "high"}});
-        admit(&mut pod, &classes).unwrap();
-        assert_eq!(
-            (&pod["spec"]["priority"], &pod["spec"]["preemptionPolicy"]),
-            (&json!(1000), &json!("PreemptLowerPriority"))
-        );
-        let mut plain = json!({"spec": {}});
-        admit(&mut plain, &classes).unwrap();
-        assert_eq!(
-            (&plain["spec"]["priority"], &plain["spec"]["priorityClassName"]),
-            (&json!(1), &json!("lower"))
-        );
-        let mut none = json!({"spec": {}});
-        admit(&mut none, &[]).unwrap();
-        assert_eq!(none["spec"]["priority"], json!(0));
-        assert!(none["spec"].get("priorityClassName").is_none());
-        let mut unknown = json!({"spec": {"priorityClassName": "nope"}});
-        assert_eq!(admit(&mut unknown, &classes).unwrap_err(), "no PriorityClass with name nope was found");
-        let mut preset = json!({"spec": {"priorityClassName": "high", "priority": 7}});
-        assert_eq!(
-            admit(&mut preset, &classes).unwrap_err(),
-            "the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 1000 from the given PriorityClass name"
-        );
-    }
-
-    #[test]
-    fn a_runtime_class_must_exist_and_brings_its_scheduling_and_overhead() {
-        let nvidia = json!({"kind": "RuntimeClass", "metadata": {"name": "nvidia"}, "handler": "nvidia",
-                            "overhead": {"podFixed": {"memory": "100Mi"}},
-                            "scheduling": {"nodeSelector": {"nvidia.com/gpu.present": "true"},
-                                           "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}});
-        let mut missing = json!({"spec": {"runtimeClassName": "nvidia"}});
-        assert_eq!(admit(&mut missing, &[]).unwrap_err(), "pod rejected: RuntimeClass \"nvidia\" not found");
-        let mut pod = json!({"spec": {"runtimeClassName": "nvidia", "nodeSelector": {"zone": "a"}}});
-        admit(&mut pod, std::slice::from_ref(&nvidia)).unwrap();
-        assert_eq!(pod["spec"]["nodeSelector"], json!({"zone": "a", "nvidia.com/gpu.present": "true"}));
-        assert_eq!(pod["spec"]["tolerations"][0]["key"], json!("nvidia.com/gpu"));
-        assert_eq!(pod["spec"]["overhead"], json!({"memory": "100Mi"}));
-        let mut conflict = json!({"spec": {"runtimeClassName": "nvidia", "nodeSelector": {"nvidia.com/gpu.present": "false"}}});
-        assert_eq!(
-            admit(&mut conflict, &[nvidia]).unwrap_err(),
-            "conflict: runtimeClass.scheduling.nodeSelector[nvidia.com/gpu.present] = true; pod.spec.nodeSelector[nvidia.com/gpu.present] = false"
-        );
     }
 
     #[test]

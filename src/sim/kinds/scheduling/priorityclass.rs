@@ -8,6 +8,21 @@ use crate::sim::kinds::{
     schema_of,
 };
 
+/// The classes kube-apiserver creates at start (`SystemPriorityClasses`,
+/// pkg/apis/scheduling/types.go and helpers.go): name, value, description.
+pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64, &str)] = &[
+    (
+        "system-node-critical",
+        2_000_001_000,
+        "Used for system critical pods that must not be moved from their current node.",
+    ),
+    (
+        "system-cluster-critical",
+        2_000_000_000,
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    ),
+];
+
 /// scheduling.k8s.io/v1 `priorityclasses`.
 ///
 /// Resolved into pods' `spec.priority` by the Priority admission plugin (`sim::registry::admission`).

@@ -1,5 +1,5 @@
-//! Write semantics of the generic registry (`apiserver/pkg/registry/generic/registry/store.go`)
-//! and the per-type strategies: create, update, status update, delete, namespace cascade.
+//! Create, update (of the object or its status), binding and delete as the generic registry runs
+//! them (`apiserver/pkg/registry/generic/registry/store.go`), with the namespace cascade.
 
 use std::sync::Arc;
 
@@ -7,13 +7,14 @@ use k8s_openapi::jiff::SignedDuration;
 use serde_json::{Value, json};
 
 use super::{
-    Binding, DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, meta, not_found,
+    admission::{self, admit, invalid},
+    meta,
 };
 use crate::sim::{
+    kinds::Cause,
     resources::ResourceType,
-    server::{
-        admission::{self, Cause},
-        kind_admission, quota,
+    store::{
+        Binding, DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, not_found,
     },
 };
 
@@ -26,36 +27,8 @@ pub const OPTIMISTIC_LOCK_MESSAGE: &str =
 const SYSTEM_METADATA: &[&str] =
     &["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"];
 
-fn qualified_kind(rt: &ResourceType) -> String {
-    if rt.group.is_empty() { rt.kind.clone() } else { format!("{}.{}", rt.kind, rt.group) }
-}
-
-fn invalid(rt: &ResourceType, name: &str, causes: Vec<Cause>) -> Error {
-    Error::Invalid {
-        qualified_kind: qualified_kind(rt),
-        kind: rt.kind.clone(),
-        group: rt.group.clone(),
-        name: name.to_string(),
-        causes,
-    }
-}
-
 fn has_status(rt: &ResourceType) -> bool {
     rt.subresources.iter().any(|sub| sub == "status")
-}
-
-fn name_of(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or_default()
-}
-
-fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<()> {
-    admission::apply_defaults(rt, object);
-    kind_admission::apply_defaults(rt, object);
-    let mut causes = admission::validate(rt, object, old);
-    causes.extend(admission::ranges::validate(rt, object));
-    causes.extend(admission::immutable::validate(rt, object, old));
-    causes.extend(kind_admission::validate(rt, object, old));
-    if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
 }
 
 /// The per-type `PrepareForCreate`/`PrepareForUpdate`/`Validate` steps that write fields: the
@@ -152,45 +125,11 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     meta::normalise_quantities(&group_resource, &mut object);
     prepare_for_write(&group_resource, &mut object, None, txn.now);
     if group_resource == "pods" {
-        let get =
-            |group_resource: &str, name: &str| txn.get(group_resource, "", name).and_then(|s| s.value().ok());
-        let list = |group_resource: &str| -> Vec<Value> {
-            txn.list_in(group_resource, "").iter().filter_map(|s| s.value().ok()).collect()
-        };
-        kind_admission::admit_pod(&mut object, &get, &list).map_err(|message| Error::Forbidden {
-            resource: group_resource.clone(),
-            name: name_of(&object).to_string(),
-            message,
-        })?;
+        admission::admit_new_pod(txn, &group_resource, &mut object)?;
     }
     admit(rt, &mut object, None)?;
-    charge_quotas(txn, &group_resource, &namespace, &object)?;
+    admission::charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
-}
-
-/// ResourceQuota admission, a validating plugin: after name generation and validation, in the
-/// same transaction as the create, so the quotas' `status.used` is charged atomically (upstream
-/// CAS-updates the quota before the object is stored). A dry run discards both.
-fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, object: &Value) -> Result<()> {
-    // `QuotaAdmission.Validate`: cluster-scoped objects and namespaces are not quota'd.
-    if namespace.is_empty() {
-        return Ok(());
-    }
-    let quotas = txn.list_in("resourcequotas", namespace);
-    if quotas.is_empty() {
-        return Ok(());
-    }
-    let quotas = quotas.iter().map(|stored| stored.value()).collect::<Result<Vec<_>>>()?;
-    let charged =
-        quota::admit(group_resource, object, &quotas, txn.now).map_err(|error| Error::Forbidden {
-            resource: group_resource.to_string(),
-            name: name_of(object).to_string(),
-            message: error.to_string(),
-        })?;
-    for quota in charged {
-        txn.put("resourcequotas", quota)?;
-    }
-    Ok(())
 }
 
 /// `BindingREST.setPodNodeAndMetadata` (pkg/registry/core/pod/storage/storage.go): the pod's
