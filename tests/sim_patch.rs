@@ -3,10 +3,10 @@
 
 use k8s_openapi::jiff::Timestamp;
 use lab_runner::sim::resources::{ResourceType, built_in, find};
-use lab_runner::sim::server::admission::{self, Cause};
 use lab_runner::sim::server::fieldvalidation::{self, Mode};
 use lab_runner::sim::server::openapi;
 use lab_runner::sim::server::patch::{self, ApplyOptions, Error, PatchKind};
+use lab_runner::sim::{kinds::Cause, registry::admission};
 use serde_json::{Value, json};
 
 fn rt(group: &str, plural: &str) -> ResourceType {

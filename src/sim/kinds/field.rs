@@ -24,6 +24,24 @@ impl std::fmt::Display for Cause {
     }
 }
 
+/// `apivalidation.FieldImmutableErrorMsg`.
+pub const IMMUTABLE: &str = "field is immutable";
+/// `validation.IsNegativeErrorMsg`.
+pub const IS_NEGATIVE: &str = "must be greater than or equal to 0";
+
+/// `ValidateNonnegativeField` on each of `fields` of the object's `spec` (the counts of the
+/// workload kinds: apps `ValidateDeploymentSpec`/`ValidateReplicaSetSpec`/
+/// `ValidateDaemonSetSpec`, batch `validateJobSpec`).
+pub fn spec_non_negative(object: &Value, fields: &[&str], causes: &mut Vec<Cause>) {
+    for field in fields {
+        if let Some(value) = object.pointer(&format!("/spec/{field}")).and_then(Value::as_i64)
+            && value < 0
+        {
+            causes.push(invalid(format!("spec.{field}"), &value.to_string(), IS_NEGATIVE));
+        }
+    }
+}
+
 /// `field.Required`: `Required value`, with the detail after a colon when there is one.
 pub fn required(field: impl Into<String>, detail: &str) -> Cause {
     let message =

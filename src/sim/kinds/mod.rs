@@ -15,7 +15,7 @@
 use std::{collections::HashMap, sync::OnceLock};
 
 use k8s_openapi::jiff::Timestamp;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub mod apiextensions;
 pub mod apps;
@@ -110,11 +110,12 @@ impl std::fmt::Debug for Kind {
 /// with nothing special, so a kind implements only what it has.
 ///
 /// The registry's order (`sim::registry`): on create, [`Strategy::decode_defaults`],
-/// [`Strategy::reset_status_for_create`], quantity normalisation, [`Strategy::prepare_for_create`],
-/// the admission plugins, [`Strategy::defaults`], ObjectMeta validation then
-/// [`Strategy::validate`]; on update, [`Strategy::decode_defaults`], quantity normalisation,
-/// [`Strategy::defaults`], validation with the stored object, then
-/// [`Strategy::prepare_for_update`] and the generation bump ([`Strategy::tracks_generation`]).
+/// [`Strategy::reset_status_for_create`], quantity decoding ([`Strategy::typed_quantities`]),
+/// [`Strategy::prepare_for_create`], the mutating admission plugins, [`apply_defaults`],
+/// ObjectMeta validation then [`Strategy::validate`], the validating plugins; on update,
+/// [`Strategy::decode_defaults`], quantity decoding, [`apply_defaults`], validation with the
+/// stored object, then [`Strategy::prepare_for_update`] and the generation bump
+/// ([`Strategy::tracks_generation`]).
 pub trait Strategy: Sync {
     /// Which rule the kind's names follow (its `ValidateXName`).
     fn name_rule(&self) -> NameRule {
@@ -132,9 +133,10 @@ pub trait Strategy: Sync {
         object.get("spec").cloned().unwrap_or(Value::Null)
     }
 
-    /// Whether JSON numbers in quantity maps become quantity strings, as decoding into
-    /// `resource.Quantity` makes them (built-in kinds).
-    fn normalizes_quantities(&self) -> bool {
+    /// Whether the kind's quantity maps (`requests`, `limits`, `hard`, …) hold
+    /// `resource.Quantity` values, so that JSON numbers there become quantity strings as decoding
+    /// into the Go type makes them (built-in kinds; a custom resource's schema says otherwise).
+    fn typed_quantities(&self) -> bool {
         true
     }
 
@@ -156,8 +158,13 @@ pub trait Strategy: Sync {
     /// `PrepareForUpdate`'s writes that depend on the validated object and the stored one `old`.
     fn prepare_for_update(&self, _object: &mut Value, _old: &Value) {}
 
-    /// The API defaults (`SetDefaults_<Kind>`), on create and on update.
+    /// The API defaults (`SetDefaults_<Kind>`), on create and on update ([`apply_defaults`]).
     fn defaults(&self, _object: &mut Value) {}
+
+    /// The quantities the kind holds in the spelling the API server stores (`cpu: "0.5"` is
+    /// stored as `500m`, numbers become strings), after [`Strategy::defaults`] and for a
+    /// server-side apply configuration.
+    fn canonicalize_quantities(&self, _object: &mut Value) {}
 
     /// `Validate` (`old` is `None`) and `ValidateUpdate` (`old` is the stored object): the
     /// kind's 422 causes after ObjectMeta's, immutable fields included; empty when valid.
@@ -189,6 +196,30 @@ pub trait Strategy: Sync {
 
 /// The selectable fields of every kind (`generic.ObjectMetaFieldsSet`).
 pub const GENERIC_FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
+
+/// The API defaults of `object` as the registry applies them: the kind's `SetDefaults_*`, then
+/// its quantities in canonical spelling.
+pub fn apply_defaults(strategy: &dyn Strategy, object: &mut Value) {
+    strategy.defaults(object);
+    strategy.canonicalize_quantities(object);
+}
+
+/// `parent[key]` as a map, made an empty one first when it is absent or not a map (the
+/// defaulters' way into nested structs).
+pub(crate) fn object_mut<'a>(parent: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
+    let map = parent.as_object_mut()?;
+    if !map.get(key).is_some_and(Value::is_object) {
+        map.insert(key.to_string(), serde_json::json!({}));
+    }
+    map.get_mut(key)?.as_object_mut()
+}
+
+/// Sets `map[key]` to `value` when it is absent or null (a defaulter's `if x == nil`).
+pub(crate) fn default_key(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map.get(key).is_none_or(Value::is_null) {
+        map.insert(key.to_string(), value);
+    }
+}
 
 /// A kind with nothing special: the behaviour of [`Strategy`]'s defaults.
 #[derive(Debug)]

@@ -11,9 +11,8 @@ use serde_json::{Value, json};
 
 use super::quota;
 use crate::sim::{
-    kinds::Cause,
+    kinds::{self, Cause, NameRule, field::required, objectmeta},
     resources::ResourceType,
-    server::{admission as server_admission, kind_admission},
     store::{Error, Result, Txn},
 };
 
@@ -21,19 +20,38 @@ use crate::sim::{
 const PRIORITY_CLASSES: &str = "priorityclasses.scheduling.k8s.io";
 const RUNTIME_CLASSES: &str = "runtimeclasses.node.k8s.io";
 
-/// The API defaults of `object`, an object of `rt` (`SetDefaults_<Kind>`), on create and update.
+/// The API defaults of `object`, an object of `rt` (its kind's `SetDefaults_<Kind>` and
+/// quantities in canonical spelling), on create and update.
 pub fn apply_defaults(rt: &ResourceType, object: &mut Value) {
-    server_admission::apply_defaults(rt, object);
-    kind_admission::apply_defaults(rt, object);
+    if object.is_object() {
+        kinds::apply_defaults(rt.strategy(), object);
+    }
 }
 
 /// The 422 causes of `object`, an object of `rt` about to be stored (`old` is the stored one
-/// on update): ObjectMeta's, then the kind's; empty when valid.
+/// on update): ObjectMeta's, then its kind's `Validate`/`ValidateUpdate`; empty when valid.
 pub fn validate(rt: &ResourceType, object: &Value, old: Option<&Value>) -> Vec<Cause> {
-    let mut causes = server_admission::validate(rt, object, old);
-    causes.extend(server_admission::ranges::validate(rt, object));
-    causes.extend(server_admission::immutable::validate(rt, object, old));
-    causes.extend(kind_admission::validate(rt, object, old));
+    let strategy = rt.strategy();
+    let mut causes = validate_object_meta(rt, strategy.name_rule(), object);
+    causes.extend(strategy.validate(object, old));
+    causes
+}
+
+/// `ValidateObjectMeta` as every write runs it: a name (or `generateName`), the namespace of a
+/// namespaced kind, then the names, labels and annotations (`kinds::objectmeta`).
+fn validate_object_meta(rt: &ResourceType, rule: NameRule, object: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let generate = object.pointer("/metadata/generateName").and_then(Value::as_str).unwrap_or_default();
+    if name.is_empty() && generate.is_empty() {
+        causes.push(required("metadata.name", "name or generateName is required"));
+    }
+    if rt.namespaced()
+        && object.pointer("/metadata/namespace").is_some_and(|n| n.as_str().is_none_or(str::is_empty))
+    {
+        causes.push(required("metadata.namespace", ""));
+    }
+    causes.extend(objectmeta::validate(rule, object));
     causes
 }
 
@@ -78,9 +96,12 @@ pub(super) fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) 
     if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
 }
 
-/// The pod plugins ([`admit_pod`]) on a pod about to be created, reading the classes from the
-/// transaction; their refusal is a 403.
-pub(super) fn admit_new_pod(txn: &Txn<'_>, group_resource: &str, pod: &mut Value) -> Result<()> {
+/// The mutating plugins on an object about to be created: on a pod, Priority and RuntimeClass
+/// ([`admit_pod`], reading the classes from the transaction); their refusal is a 403.
+pub(super) fn mutate_on_create(txn: &Txn<'_>, group_resource: &str, pod: &mut Value) -> Result<()> {
+    if group_resource != "pods" {
+        return Ok(());
+    }
     let get =
         |group_resource: &str, name: &str| txn.get(group_resource, "", name).and_then(|s| s.value().ok());
     let list = |group_resource: &str| -> Vec<Value> {

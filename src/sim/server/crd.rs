@@ -14,14 +14,10 @@ use serde_json::{Value, json};
 
 use k8s_openapi::jiff;
 
-use super::{
-    SimState,
-    admission::{self, Cause},
-    fieldvalidation::Mode,
-    status::ApiError,
-    table,
-};
+use super::{SimState, fieldvalidation::Mode, status::ApiError, table};
 use crate::sim::{
+    kinds::Cause,
+    registry::admission,
     resources::{self, ResourceType, Scope},
     store::{self, DeleteOptions, DryRun, Subresource},
 };

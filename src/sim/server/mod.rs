@@ -4,7 +4,6 @@
 //! reaches [`api::handle`] as the router's fallback. The router does no authentication: the
 //! serving layer wraps it.
 
-pub mod admission;
 pub mod api;
 pub mod authz;
 pub mod binding;
@@ -13,7 +12,6 @@ pub mod crd;
 pub mod discovery;
 pub mod eviction;
 pub mod fieldvalidation;
-pub mod kind_admission;
 pub mod managedfields;
 pub mod openapi;
 pub mod patch;

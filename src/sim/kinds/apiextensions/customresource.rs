@@ -28,7 +28,7 @@ impl Strategy for CustomResources {
         Value::Object(rest)
     }
 
-    fn normalizes_quantities(&self) -> bool {
+    fn typed_quantities(&self) -> bool {
         false
     }
 }

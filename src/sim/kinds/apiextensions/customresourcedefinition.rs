@@ -1,6 +1,6 @@
-//! CustomResourceDefinitions (apiextensions.k8s.io/v1 `customresourcedefinitions`): the row of the table and the registry strategy.
+//! CustomResourceDefinitions (apiextensions.k8s.io/v1 `customresourcedefinitions`): their row and strategy; establishing them and serving their types is `server/crd.rs`, their custom resources' strategy `customresource.rs`.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Plain, Scope, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, schema_of};
 
 /// apiextensions.k8s.io/v1 `customresourcedefinitions`.
 pub static KIND: Kind = Kind {
@@ -16,5 +16,15 @@ pub static KIND: Kind = Kind {
     schema: schema_of::<
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
     >,
-    strategy: &Plain,
+    strategy: &CustomResourceDefinitionStrategy,
 };
+
+/// The CustomResourceDefinition strategy.
+#[derive(Debug)]
+pub struct CustomResourceDefinitionStrategy;
+
+impl Strategy for CustomResourceDefinitionStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+}

@@ -1,9 +1,19 @@
-//! DaemonSets (apps/v1 `daemonsets`): the row of the table and the registry strategy.
+//! DaemonSets (apps/v1 `daemonsets`): the DaemonSet strategy (pkg/registry/apps/daemonset/strategy.go) and its row; the controller is `controllers/daemonset.rs`.
 
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    apps::{int_or_percent, validate_int_or_percent, validate_workload},
+    core::podspec::{
+        default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
+        validate_template_restart_policy,
+    },
+    default_key,
+    field::spec_non_negative,
+    field::{go_int_or_string, invalid, not_supported, required},
+    object_mut,
     printer::{
         AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, format_labels,
         format_selector, int,
@@ -31,6 +41,56 @@ pub static KIND: Kind = Kind {
 pub struct DaemonSetStrategy;
 
 impl Strategy for DaemonSetStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    /// `daemonSetStrategy.PrepareForCreate`: template generation 1 (or the one given).
+    fn prepare_for_create(&self, object: &mut Value, _now: Timestamp) {
+        crate::k8s::daemon::prepare_template_generation(object, None);
+    }
+
+    /// `daemonSetStrategy.PrepareForUpdate`: a changed template bumps the template generation.
+    fn prepare_for_update(&self, object: &mut Value, old: &Value) {
+        crate::k8s::daemon::prepare_template_generation(object, Some(old));
+    }
+
+    /// apps/v1/defaults.go `SetDefaults_DaemonSet`.
+    fn defaults(&self, object: &mut Value) {
+        drop_template_zero_values(object);
+        let Some(spec) = object_mut(object, "spec") else { return };
+        let strategy = spec.entry("updateStrategy").or_insert_with(|| json!({}));
+        if let Some(strategy) = strategy.as_object_mut() {
+            default_key(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type") == Some(&json!("RollingUpdate")) {
+                let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                if let Some(rolling) = rolling.as_object_mut() {
+                    default_key(rolling, "maxUnavailable", json!(1));
+                    default_key(rolling, "maxSurge", json!(0));
+                }
+            }
+        }
+        default_key(spec, "revisionHistoryLimit", json!(10));
+        default_template(spec);
+    }
+
+    fn canonicalize_quantities(&self, object: &mut Value) {
+        normalize_template(object);
+    }
+
+    /// `ValidateDaemonSet`/`ValidateDaemonSetUpdate`.
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        spec_non_negative(object, &["minReadySeconds", "revisionHistoryLimit"], &mut causes);
+        validate_workload(object, old, &mut causes);
+        if let Some(strategy) = object.pointer("/spec/updateStrategy") {
+            validate_daemon_set_strategy(strategy, &mut causes);
+        }
+        validate_template_restart_policy(object, &["Always"], &mut causes);
+        validate_template_ranges(object, &mut causes);
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }
@@ -67,4 +127,43 @@ fn daemonset_row(ds: &Value, now: Ages) -> Vec<Value> {
         images,
         json!(format_selector(&ds["spec"]["selector"])),
     ]
+}
+
+/// apps/validation `ValidateDaemonSetUpdateStrategy` + `ValidateRollingUpdateDaemonSet`.
+fn validate_daemon_set_strategy(strategy: &Value, causes: &mut Vec<Cause>) {
+    let path = "spec.updateStrategy";
+    match strategy.get("type").and_then(Value::as_str) {
+        Some("OnDelete") => {}
+        Some("RollingUpdate") => {
+            let Some(rolling) = strategy.get("rollingUpdate").filter(|r| !r.is_null()) else {
+                causes.push(required(
+                    format!("{path}.rollingUpdate"),
+                    "this should be defaulted and never be nil",
+                ));
+                return;
+            };
+            let path = format!("{path}.rollingUpdate");
+            let zero = json!(0);
+            let unavailable = rolling.get("maxUnavailable").unwrap_or(&zero);
+            let surge = rolling.get("maxSurge").unwrap_or(&zero);
+            validate_int_or_percent(unavailable, &format!("{path}.maxUnavailable"), causes);
+            validate_int_or_percent(surge, &format!("{path}.maxSurge"), causes);
+            let non_zero = |v: &Value| int_or_percent(v).is_some_and(|(n, _)| n != 0);
+            match (non_zero(unavailable), non_zero(surge)) {
+                (true, true) => causes.push(invalid(
+                    format!("{path}.maxSurge"),
+                    &go_int_or_string(surge),
+                    "may not be set when maxUnavailable is non-zero",
+                )),
+                (false, false) => {
+                    causes.push(required(format!("{path}.maxUnavailable"), "cannot be 0 when maxSurge is 0"))
+                }
+                _ => {}
+            }
+        }
+        other => {
+            let value = other.map(|s| json!(s)).unwrap_or(Value::Null);
+            causes.push(not_supported(format!("{path}.type"), &value, &["OnDelete", "RollingUpdate"]));
+        }
+    }
 }

@@ -1,9 +1,18 @@
-//! Deployments (apps/v1 `deployments`): the row of the table and the registry strategy.
+//! Deployments (apps/v1 `deployments`): the Deployment strategy (pkg/registry/apps/deployment/strategy.go) and its row; the controller is `controllers/deployment.rs`.
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    apps::{int_or_percent, validate_int_or_percent, validate_workload},
+    core::podspec::{
+        default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
+        validate_template_restart_policy,
+    },
+    default_key,
+    field::spec_non_negative,
+    field::{go_int_or_string, invalid},
+    object_mut,
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
     schema_of,
 };
@@ -28,6 +37,48 @@ pub static KIND: Kind = Kind {
 pub struct DeploymentStrategy;
 
 impl Strategy for DeploymentStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    /// apps/v1/defaults.go `SetDefaults_Deployment`.
+    fn defaults(&self, object: &mut Value) {
+        drop_template_zero_values(object);
+        let Some(spec) = object_mut(object, "spec") else { return };
+        default_key(spec, "replicas", json!(1));
+        let strategy = spec.entry("strategy").or_insert_with(|| json!({}));
+        if let Some(strategy) = strategy.as_object_mut() {
+            default_key(strategy, "type", json!("RollingUpdate"));
+            if strategy.get("type") == Some(&json!("RollingUpdate")) {
+                let rolling = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+                if let Some(rolling) = rolling.as_object_mut() {
+                    default_key(rolling, "maxUnavailable", json!("25%"));
+                    default_key(rolling, "maxSurge", json!("25%"));
+                }
+            }
+        }
+        default_key(spec, "revisionHistoryLimit", json!(10));
+        default_key(spec, "progressDeadlineSeconds", json!(600));
+        default_template(spec);
+    }
+
+    fn canonicalize_quantities(&self, object: &mut Value) {
+        normalize_template(object);
+    }
+
+    /// `ValidateDeployment`/`ValidateDeploymentUpdate`.
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        spec_non_negative(object, &["replicas", "minReadySeconds", "revisionHistoryLimit"], &mut causes);
+        validate_workload(object, old, &mut causes);
+        if let Some(rolling) = object.pointer("/spec/strategy/rollingUpdate") {
+            validate_rolling_update_deployment(rolling, &mut causes);
+        }
+        validate_template_restart_policy(object, &["Always"], &mut causes);
+        validate_template_ranges(object, &mut causes);
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }
@@ -60,4 +111,22 @@ fn deployment_row(deploy: &Value, now: Ages) -> Vec<Value> {
         images,
         json!(crate::k8s::selector::selector_string(&deploy["spec"]["selector"])),
     ]
+}
+
+/// apps/validation `ValidateRollingUpdateDeployment`.
+fn validate_rolling_update_deployment(rolling: &Value, causes: &mut Vec<Cause>) {
+    let path = "spec.strategy.rollingUpdate";
+    let zero = json!(0);
+    let unavailable = rolling.get("maxUnavailable").unwrap_or(&zero);
+    let surge = rolling.get("maxSurge").unwrap_or(&zero);
+    validate_int_or_percent(unavailable, &format!("{path}.maxUnavailable"), causes);
+    validate_int_or_percent(surge, &format!("{path}.maxSurge"), causes);
+    let is_zero = |v: &Value| int_or_percent(v).is_none_or(|(n, _)| n == 0);
+    if is_zero(unavailable) && is_zero(surge) {
+        causes.push(invalid(
+            format!("{path}.maxUnavailable"),
+            &go_int_or_string(unavailable),
+            "may not be 0 when `maxSurge` is 0",
+        ));
+    }
 }

@@ -1,11 +1,19 @@
-//! ReplicaSets (apps/v1 `replicasets`): the row of the table and the registry strategy.
+//! ReplicaSets (apps/v1 `replicasets`): the ReplicaSet strategy (pkg/registry/apps/replicaset/strategy.go) and its row; the controller is `controllers/replicaset.rs`.
 
 use serde_json::{Value, json};
 
 use crate::{
     k8s::selector::field_text,
     sim::kinds::{
-        ALL_VERBS, Kind, Scope, Strategy,
+        ALL_VERBS, Cause, Kind, Scope, Strategy,
+        apps::validate_workload,
+        core::podspec::{
+            default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
+            validate_template_restart_policy,
+        },
+        default_key,
+        field::spec_non_negative,
+        object_mut,
         printer::{
             AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images,
             format_selector, int,
@@ -34,6 +42,33 @@ pub static KIND: Kind = Kind {
 pub struct ReplicaSetStrategy;
 
 impl Strategy for ReplicaSetStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    /// apps/v1/defaults.go `SetDefaults_ReplicaSet`.
+    fn defaults(&self, object: &mut Value) {
+        drop_template_zero_values(object);
+        if let Some(spec) = object_mut(object, "spec") {
+            default_key(spec, "replicas", json!(1));
+            default_template(spec);
+        }
+    }
+
+    fn canonicalize_quantities(&self, object: &mut Value) {
+        normalize_template(object);
+    }
+
+    /// `ValidateReplicaSet`/`ValidateReplicaSetUpdate`.
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        spec_non_negative(object, &["replicas", "minReadySeconds", "revisionHistoryLimit"], &mut causes);
+        validate_workload(object, old, &mut causes);
+        validate_template_restart_policy(object, &["Always"], &mut causes);
+        validate_template_ranges(object, &mut causes);
+        causes
+    }
+
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["metadata.name", "metadata.namespace", "status.replicas"]
     }

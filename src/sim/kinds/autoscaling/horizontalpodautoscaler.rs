@@ -1,9 +1,10 @@
-//! HorizontalPodAutoscalers (autoscaling/v2 `horizontalpodautoscalers`): the row of the table and the registry strategy.
+//! HorizontalPodAutoscalers (autoscaling/v2 `horizontalpodautoscalers`): the HPA strategy (pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go) and its row; the controller is `controllers/hpa.rs`.
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    field::{invalid, required},
     printer::{AGE, Ages, Column, NAME, Printer, age, int, text},
     schema_of,
 };
@@ -32,6 +33,16 @@ pub static KIND: Kind = Kind {
 pub struct HorizontalPodAutoscalerStrategy;
 
 impl Strategy for HorizontalPodAutoscalerStrategy {
+    fn defaults(&self, object: &mut Value) {
+        default_horizontal_pod_autoscaler(object);
+    }
+
+    fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        validate_horizontal_pod_autoscaler(&object["spec"], &mut causes);
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }
@@ -127,5 +138,153 @@ fn hpa_metrics(spec: &Value, status: &Value) -> String {
         format!("{} + {} more...", list[..2].join(", "), list.len() - 2)
     } else {
         list.join(", ")
+    }
+}
+
+/// autoscaling/v2 `SetDefaults_HorizontalPodAutoscaler` (pkg/apis/autoscaling/v2/defaults.go):
+/// `minReplicas` 1, no metrics → 80 % average CPU utilization, a `behavior` given in part filled
+/// with the default rules (`GenerateHPAScaleUpRules`/`GenerateHPAScaleDownRules`; the scale-down
+/// window stays unset, the controller's flag decides it). The create strategy resets the status,
+/// whose `desiredReplicas` Go always writes.
+fn default_horizontal_pod_autoscaler(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    if spec.get("minReplicas").is_none_or(Value::is_null) {
+        spec.insert("minReplicas".into(), json!(1));
+    }
+    if spec.get("metrics").and_then(Value::as_array).is_none_or(Vec::is_empty) {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    if let Some(behavior) = spec.get_mut("behavior").and_then(Value::as_object_mut) {
+        let scale_up = json!({"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15}]});
+        let scale_down = json!({"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]});
+        for (key, defaults) in [("scaleUp", scale_up), ("scaleDown", scale_down)] {
+            let rules = behavior.entry(key).or_insert(Value::Null);
+            let mut filled = defaults;
+            if let Some(given) = rules.as_object() {
+                for (field, value) in given.iter().filter(|(_, v)| !v.is_null()) {
+                    filled[field] = value.clone();
+                }
+            }
+            *rules = filled;
+        }
+    }
+    if !object["status"].is_object() {
+        object["status"] = json!({});
+    }
+    if object["status"]["desiredReplicas"].is_null() {
+        object["status"]["desiredReplicas"] = json!(0);
+    }
+}
+
+/// `validateHorizontalPodAutoscalerSpec` (pkg/apis/autoscaling/validation/validation.go, v1.33,
+/// `minReplicasLowerBound` 1 without the HPAScaleToZero gate): the replica bounds, the scale
+/// target reference (`ValidateCrossVersionObjectReference`: kind and name required, valid path
+/// segments) and each metric's source type and target (`validateMetricSpec`,
+/// `validateMetricTarget`).
+fn validate_horizontal_pod_autoscaler(spec: &Value, causes: &mut Vec<Cause>) {
+    let min = spec["minReplicas"].as_i64();
+    let max = spec["maxReplicas"].as_i64().unwrap_or(0);
+    if let Some(min) = min.filter(|min| *min < 1) {
+        causes.push(invalid("spec.minReplicas", &min.to_string(), "must be greater than or equal to 1"));
+    }
+    if max < 1 {
+        causes.push(invalid("spec.maxReplicas", &max.to_string(), "must be greater than 0"));
+    }
+    if min.is_some_and(|min| max < min) {
+        causes.push(invalid(
+            "spec.maxReplicas",
+            &max.to_string(),
+            "must be greater than or equal to `minReplicas`",
+        ));
+    }
+    for key in ["kind", "name"] {
+        let field = format!("spec.scaleTargetRef.{key}");
+        match spec["scaleTargetRef"][key].as_str().filter(|v| !v.is_empty()) {
+            None => causes.push(Cause {
+                reason: "FieldValueRequired".into(),
+                message: "Required value".into(),
+                field,
+            }),
+            Some(value) => {
+                // apimachinery `path.IsValidPathSegmentName`.
+                let problem = match value {
+                    "." => Some("may not be '.'"),
+                    ".." => Some("may not be '..'"),
+                    v if v.contains('/') => Some("may not contain '/'"),
+                    v if v.contains('%') => Some("may not contain '%'"),
+                    _ => None,
+                };
+                if let Some(problem) = problem {
+                    causes.push(invalid(&field, &format!("{value:?}"), problem));
+                }
+            }
+        }
+    }
+    const SOURCES: [(&str, &str); 5] = [
+        ("ContainerResource", "containerResource"),
+        ("External", "external"),
+        ("Object", "object"),
+        ("Pods", "pods"),
+        ("Resource", "resource"),
+    ];
+    for (index, metric) in
+        spec["metrics"].as_array().map(Vec::as_slice).unwrap_or_default().iter().enumerate()
+    {
+        let path = format!("spec.metrics[{index}]");
+        let kind = metric["type"].as_str().unwrap_or_default();
+        if kind.is_empty() {
+            causes.push(required(format!("{path}.type"), "must specify a metric source type"));
+        }
+        let Some((_, source)) = SOURCES.iter().find(|(name, _)| *name == kind) else {
+            let supported: Vec<String> = SOURCES.iter().map(|(name, _)| format!("{name:?}")).collect();
+            causes.push(Cause {
+                reason: "FieldValueNotSupported".into(),
+                message: format!("Unsupported value: {kind:?}: supported values: {}", supported.join(", ")),
+                field: format!("{path}.type"),
+            });
+            continue;
+        };
+        let given: Vec<&str> = SOURCES.iter().map(|(_, s)| *s).filter(|s| !metric[*s].is_null()).collect();
+        if !given.contains(source) {
+            causes.push(required(
+                format!("{path}.{source}"),
+                "must populate information for the given metric source",
+            ));
+        }
+        for other in given.iter().filter(|s| *s != source) {
+            causes.push(Cause {
+                reason: "FieldValueForbidden".into(),
+                message: "Forbidden: must populate the given metric source only".into(),
+                field: format!("{path}.{other}"),
+            });
+        }
+        let target = &metric[*source]["target"];
+        if target.is_object() {
+            let target_path = format!("{path}.{source}.target");
+            match target["type"].as_str().unwrap_or_default() {
+                "" => {
+                    causes.push(required(format!("{target_path}.type"), "must specify a metric target type"))
+                }
+                "Utilization" | "Value" | "AverageValue" => {}
+                other => causes.push(invalid(
+                    format!("{target_path}.type"),
+                    &format!("{other:?}"),
+                    "must be either Utilization, Value, or AverageValue",
+                )),
+            }
+            if let Some(utilization) = target["averageUtilization"].as_i64().filter(|u| *u < 1) {
+                causes.push(invalid(
+                    format!("{target_path}.averageUtilization"),
+                    &utilization.to_string(),
+                    "must be greater than 0",
+                ));
+            }
+        }
     }
 }

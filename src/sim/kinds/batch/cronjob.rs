@@ -1,9 +1,10 @@
-//! CronJobs (batch/v1 `cronjobs`): the row of the table and the registry strategy.
+//! CronJobs (batch/v1 `cronjobs`): the CronJob strategy (pkg/registry/batch/cronjob/strategy.go) and its row; schedules parse with `sim::cron`, the controller is `controllers/cronjob.rs`.
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    core::podspec::default_template,
     printer::{
         AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, format_selector,
         since,
@@ -31,6 +32,37 @@ pub static KIND: Kind = Kind {
 pub struct CronJobStrategy;
 
 impl Strategy for CronJobStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    /// batch/v1 `SetDefaults_CronJob`; the job template's pod spec gets the pod defaults (the
+    /// generated defaulter), not the Job's own.
+    fn defaults(&self, object: &mut Value) {
+        let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+        for (key, value) in [
+            ("concurrencyPolicy", json!("Allow")),
+            ("suspend", json!(false)),
+            ("successfulJobsHistoryLimit", json!(3)),
+            ("failedJobsHistoryLimit", json!(1)),
+        ] {
+            if spec.get(key).is_none_or(Value::is_null) {
+                spec.insert(key.into(), value);
+            }
+        }
+        if let Some(job_spec) =
+            spec.get_mut("jobTemplate").and_then(|t| t.get_mut("spec")).and_then(Value::as_object_mut)
+        {
+            default_template(job_spec);
+        }
+    }
+
+    fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        validate_cron_job(&object["spec"], &mut causes);
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }
@@ -82,4 +114,64 @@ fn cronjob_row(cj: &Value, now: Ages) -> Vec<Value> {
         images,
         json!(selector),
     ]
+}
+
+/// `ValidateCronJobSpec` (pkg/apis/batch/validation/validation.go): the schedule parses
+/// (`validateScheduleFormat`), the time zone is known, the policy is supported, and the job
+/// template's pods restart `OnFailure` or `Never`.
+fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
+    match spec["schedule"].as_str().filter(|s| !s.is_empty()) {
+        None => causes.push(Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: "spec.schedule".into(),
+        }),
+        Some(schedule) => {
+            if let Err(error) = crate::sim::cron::parse(schedule) {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!("Invalid value: {schedule:?}: {error}"),
+                    field: "spec.schedule".into(),
+                });
+            } else if schedule.contains("TZ") && spec["timeZone"].is_string() {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {schedule:?}: cannot use both timeZone field and TZ or CRON_TZ in schedule"
+                    ),
+                    field: "spec.schedule".into(),
+                });
+            }
+        }
+    }
+    if let Some(zone) = spec["timeZone"].as_str()
+        && k8s_openapi::jiff::tz::TimeZone::get(zone).is_err()
+    {
+        causes.push(Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!("Invalid value: {zone:?}: unknown time zone {zone}"),
+            field: "spec.timeZone".into(),
+        });
+    }
+    if let Some(policy) = spec["concurrencyPolicy"].as_str()
+        && !["Allow", "Forbid", "Replace"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: {policy:?}: supported values: \"Allow\", \"Forbid\", \"Replace\""
+            ),
+            field: "spec.concurrencyPolicy".into(),
+        });
+    }
+    let restart = &spec["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"];
+    if let Some(policy) = restart.as_str()
+        && !["OnFailure", "Never"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!("Unsupported value: {policy:?}: supported values: \"OnFailure\", \"Never\""),
+            field: "spec.jobTemplate.spec.template.spec.restartPolicy".into(),
+        });
+    }
 }

@@ -1,4 +1,4 @@
-//! Events (v1 `events`): the row of the table and the registry strategy.
+//! Events (v1 `events`): printed and selected as upstream (pkg/registry/core/event/strategy.go).
 
 use serde_json::{Value, json};
 

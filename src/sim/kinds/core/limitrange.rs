@@ -1,6 +1,7 @@
-//! LimitRanges (v1 `limitranges`): the row of the table and the registry strategy.
+//! LimitRanges (v1 `limitranges`): stored with their quantities canonical; no admission plugin enforces them.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Plain, Scope, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, core::podspec::normalize_map, schema_of};
+use serde_json::Value;
 
 /// v1 `limitranges`.
 pub static KIND: Kind = Kind {
@@ -14,5 +15,21 @@ pub static KIND: Kind = Kind {
     verbs: ALL_VERBS,
     subresources: &[],
     schema: schema_of::<k8s_openapi::api::core::v1::LimitRange>,
-    strategy: &Plain,
+    strategy: &LimitRangeStrategy,
 };
+
+/// The LimitRange strategy.
+#[derive(Debug)]
+pub struct LimitRangeStrategy;
+
+impl Strategy for LimitRangeStrategy {
+    fn canonicalize_quantities(&self, object: &mut Value) {
+        if let Some(Value::Array(limits)) = object.pointer_mut("/spec/limits") {
+            for limit in limits {
+                for key in ["max", "min", "default", "defaultRequest", "maxLimitRequestRatio"] {
+                    normalize_map(limit.get_mut(key));
+                }
+            }
+        }
+    }
+}

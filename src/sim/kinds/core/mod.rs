@@ -1,4 +1,5 @@
-//! The core group (`v1`): one file per kind.
+//! The core group (`v1`): one file per kind, and `podspec`, the PodSpec every pod and pod
+//! template shares.
 
 pub mod configmap;
 pub mod event;
@@ -7,6 +8,7 @@ pub mod namespace;
 pub mod node;
 pub mod persistentvolumeclaim;
 pub mod pod;
+pub mod podspec;
 pub mod resourcequota;
 pub mod secret;
 pub mod service;

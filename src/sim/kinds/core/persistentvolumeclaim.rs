@@ -1,9 +1,10 @@
-//! PersistentVolumeClaims (v1 `persistentvolumeclaims`): the row of the table and the registry strategy.
+//! PersistentVolumeClaims (v1 `persistentvolumeclaims`): stored, defaulted and validated as upstream; no volume is provisioned or bound, so a claim stays `Pending` (docs/simulator.md).
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    field::required,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
     schema_of,
 };
@@ -30,6 +31,29 @@ pub static KIND: Kind = Kind {
 pub struct PersistentVolumeClaimStrategy;
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    /// core/v1 `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`.
+    fn defaults(&self, object: &mut Value) {
+        if object["status"]["phase"].as_str().is_none_or(str::is_empty) {
+            object["status"]["phase"] = json!("Pending");
+        }
+        if object["spec"].is_object() && object["spec"]["volumeMode"].is_null() {
+            object["spec"]["volumeMode"] = json!("Filesystem");
+        }
+    }
+
+    /// `ValidatePersistentVolumeClaimSpec` (pkg/apis/core/validation/validation.go).
+    fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        let spec = &object["spec"];
+        if spec["accessModes"].as_array().is_none_or(Vec::is_empty) {
+            causes.push(required("spec.accessModes", "at least 1 access mode is required"));
+        }
+        if spec["resources"]["requests"]["storage"].is_null() {
+            causes.push(required("spec.resources[storage]", ""));
+        }
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }

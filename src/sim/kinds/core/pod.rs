@@ -1,11 +1,27 @@
-//! Pods (v1 `pods`): the row of the table and the registry strategy.
+//! Pods (v1 `pods`): the pod strategy (pkg/registry/core/pod/strategy.go) and its row.
+//!
+//! Defaults as `SetDefaults_Pod` and the pod admission plugins' (Priority: `priority: 0`/
+//! `preemptionPolicy`; ServiceAccount: `serviceAccountName`; DefaultTolerationSeconds: the
+//! `not-ready`/`unreachable` tolerations), validation as `ValidatePodCreate`/`ValidatePodUpdate`
+//! (the update rules in [`update`]), the status a create starts with, the scheduling-gated
+//! condition, graceful deletion, kubectl's columns and the selectable fields.
 
-use serde_json::{Value, json};
+mod update;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Map, Value, json};
 
 use crate::{
     k8s::selector::field_text,
     sim::kinds::{
-        ALL_VERBS, Kind, Scope, Strategy,
+        ALL_VERBS, Cause, Kind, Scope, Strategy,
+        core::podspec::{
+            default_pod_spec, drop_pod_spec_zero_values, normalize_pod_spec, validate_pod_spec,
+            validate_ranges,
+        },
+        default_key,
+        field::required,
+        object_mut,
         printer::{AGE, Ages, Column, NAME, Printer, age, int, or_none, text},
         schema_of,
     },
@@ -45,6 +61,62 @@ const FIELDS: &[&str] = &[
 pub struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    /// `podStrategy.PrepareForCreate`: `Pending` with the pod's QoS class, whatever was sent.
+    fn reset_status_for_create(&self, object: &mut Value, _has_status: bool) {
+        let Some(map) = object.as_object_mut() else { return };
+        let qos = crate::k8s::resources::qos_class(map.get("spec").unwrap_or(&Value::Null));
+        map.insert("status".into(), json!({"phase": "Pending", "qosClass": qos}));
+    }
+
+    /// A pod created with scheduling gates starts `PodScheduled=False` `SchedulingGated`.
+    fn prepare_for_create(&self, object: &mut Value, now: Timestamp) {
+        crate::k8s::schedule::apply_scheduling_gated_condition(object, now);
+    }
+
+    fn defaults(&self, object: &mut Value) {
+        if let Some(spec) = object_mut(object, "spec") {
+            drop_pod_spec_zero_values(spec);
+        }
+        if let Some(spec) = object_mut(object, "spec") {
+            default_pod_spec(spec);
+            default_requests_from_limits(spec);
+            default_pod_admission(spec);
+        }
+        let qos = crate::k8s::resources::qos_class(&object["spec"]);
+        if let Some(status) = object_mut(object, "status") {
+            default_key(status, "phase", json!("Pending"));
+            default_key(status, "qosClass", json!(qos));
+        }
+    }
+
+    fn canonicalize_quantities(&self, object: &mut Value) {
+        normalize_pod_spec(object.get_mut("spec"));
+    }
+
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        if let Some(spec) = object.get("spec") {
+            validate_pod_spec(spec, "spec", &mut causes);
+        } else {
+            causes.push(required("spec.containers", ""));
+        }
+        if let Some(old) = old {
+            update::validate(object, old, &mut causes);
+        }
+        validate_ranges(&object["spec"], "spec", &mut causes);
+        causes
+    }
+
+    /// `podStrategy.CheckGracefulDelete`: the pod's `terminationGracePeriodSeconds` unless the
+    /// request says otherwise; an unbound or terminal pod goes at once.
+    fn grace_period(&self, pod: &Value, requested: Option<i64>) -> Option<i64> {
+        let requested =
+            requested.unwrap_or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64().unwrap_or(30));
+        let unbound = pod["spec"]["nodeName"].as_str().is_none_or(str::is_empty);
+        let terminal = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+        Some(if unbound || terminal { 0 } else { requested.max(0) })
+    }
+
     fn selectable_fields(&self) -> &'static [&'static str] {
         FIELDS
     }
@@ -252,4 +324,108 @@ fn pod_row(pod: &Value, now: Ages) -> Vec<Value> {
         json!(nominated),
         json!(gates),
     ]
+}
+
+/// `SetDefaults_Pod` (kubernetes/kubernetes pkg/apis/core/v1/defaults.go:164-193 at 023f88a): for
+/// every container and init container with limits, each limited resource without a request is
+/// requested at its limit — every resource name, extended ones such as `nvidia.com/gpu` included.
+/// Pods only: upstream keeps this out of `SetDefaults_PodSpec` so that templates (Deployment,
+/// DaemonSet, …) are stored as written and only the pods made from them carry the requests.
+fn default_requests_from_limits(spec: &mut Map<String, Value>) {
+    for list in ["initContainers", "containers"] {
+        let Some(Value::Array(containers)) = spec.get_mut(list) else { continue };
+        for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+            let Some(Value::Object(resources)) = container.get_mut("resources") else { continue };
+            let Some(Value::Object(limits)) = resources.get("limits").cloned() else { continue };
+            let requests = resources.entry("requests").or_insert_with(|| json!({}));
+            if requests.is_null() {
+                *requests = json!({});
+            }
+            let Value::Object(requests) = requests else { continue };
+            for (name, limit) in limits {
+                requests.entry(name).or_insert(limit);
+            }
+        }
+    }
+}
+
+/// What the Priority, ServiceAccount and DefaultTolerationSeconds admission plugins add to pods.
+fn default_pod_admission(spec: &mut Map<String, Value>) {
+    default_key(spec, "priority", json!(0));
+    default_key(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
+    default_key(spec, "serviceAccountName", json!("default"));
+    if let Some(name) = spec.get("serviceAccountName").cloned() {
+        default_key(spec, "serviceAccount", name);
+    }
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Value::Array(tolerations) = tolerations {
+        for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+            let present = tolerations.iter().any(|t| {
+                (t.get("key").and_then(Value::as_str) == Some(key) || t.get("key").is_none_or(|k| k == ""))
+                    && t.get("effect").is_none_or(|e| e == "NoExecute" || e == "")
+            });
+            if !present {
+                tolerations.push(json!({"effect": "NoExecute", "key": key, "operator": "Exists", "tolerationSeconds": 300}));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::resources::ResourceType;
+
+    /// The registry's defaulting of `object`, an object of `rt`.
+    fn apply_defaults(rt: &ResourceType, object: &mut Value) {
+        crate::sim::kinds::apply_defaults(rt.strategy(), object);
+    }
+
+    fn defaulted_pod(init_containers: Value, containers: Value) -> Value {
+        let rt = crate::sim::resources::built_in()
+            .into_iter()
+            .find(|rt| rt.group.is_empty() && rt.kind == "Pod")
+            .expect("pods are built in");
+        let mut pod = json!({"metadata": {"name": "p"}, "spec": {
+            "initContainers": init_containers, "containers": containers}});
+        apply_defaults(&rt, &mut pod);
+        pod
+    }
+
+    #[test]
+    fn pod_requests_default_to_limits_for_every_resource() {
+        let init = json!([{"name": "init", "image": "busybox:1.37", "resources": {"limits": {"cpu": "1"}}}]);
+        let pod = defaulted_pod(
+            init,
+            json!([
+                {"name": "cuda", "image": "cuda:12", "resources": {"limits": {"nvidia.com/gpu": 1, "memory": "1Gi"}}},
+                {"name": "mixed", "image": "cuda:12",
+                 "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "500m"}}},
+                {"name": "plain", "image": "cuda:12"},
+            ]),
+        );
+        let resources = |path: &str| pod.pointer(path).cloned().unwrap_or(Value::Null);
+        assert_eq!(
+            resources("/spec/containers/0/resources/requests"),
+            json!({"nvidia.com/gpu": "1", "memory": "1Gi"})
+        );
+        assert_eq!(
+            resources("/spec/containers/1/resources/requests"),
+            json!({"cpu": "500m", "memory": "1Gi"})
+        );
+        assert_eq!(resources("/spec/containers/2/resources"), json!({}));
+        assert_eq!(resources("/spec/initContainers/0/resources/requests"), json!({"cpu": "1"}));
+        assert_eq!(pod["status"]["qosClass"], "Burstable");
+    }
+
+    #[test]
+    fn limits_only_pod_is_guaranteed() {
+        let pod = defaulted_pod(
+            json!([]),
+            json!([
+                {"name": "c", "image": "cuda:12", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+            ]),
+        );
+        assert_eq!(pod["status"]["qosClass"], "Guaranteed");
+    }
 }

@@ -1,9 +1,11 @@
-//! ResourceQuotas (v1 `resourcequotas`): the row of the table and the registry strategy.
+//! ResourceQuotas (v1 `resourcequotas`): the ResourceQuota strategy (pkg/registry/core/resourcequota/strategy.go) and its row; the quota admission plugin is the registry's (`registry::quota`).
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    core::podspec::{normalize_map, resource_quantity},
+    field::{IMMUTABLE, go_value, invalid},
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
     schema_of,
 };
@@ -28,6 +30,26 @@ pub static KIND: Kind = Kind {
 pub struct ResourceQuotaStrategy;
 
 impl Strategy for ResourceQuotaStrategy {
+    fn canonicalize_quantities(&self, object: &mut Value) {
+        normalize_map(object.pointer_mut("/spec/hard"));
+        normalize_map(object.pointer_mut("/status/hard"));
+        normalize_map(object.pointer_mut("/status/used"));
+    }
+
+    /// `ValidateResourceQuotaSpec` (each hard quantity) and `ValidateResourceQuotaUpdate` (the
+    /// scopes are fixed).
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        // `fldPath.Key(name)`: `spec.hard[cpu]`.
+        for (name, quantity) in object["spec"]["hard"].as_object().into_iter().flatten() {
+            resource_quantity(name, quantity, &format!("spec.hard[{name}]"), &mut causes);
+        }
+        if let Some(old) = old {
+            validate_scopes_update(object, old, &mut causes);
+        }
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }
@@ -62,4 +84,52 @@ fn resourcequota_row(quota: &Value, now: Ages) -> Vec<Value> {
         json!(requests.join(", ")),
         json!(limits.join(", ")),
     ]
+}
+
+/// `ValidateResourceQuotaUpdate`: the set of scopes may not change.
+fn validate_scopes_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
+    let scopes = |quota: &Value| -> std::collections::BTreeSet<String> {
+        quota["spec"]["scopes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    if scopes(object) == scopes(old) {
+        return;
+    }
+    // `%#v` of a `[]core.ResourceQuotaScope`.
+    let shown = match object["spec"]["scopes"].as_array() {
+        Some(list) => {
+            let items: Vec<String> = list.iter().map(go_value).collect();
+            format!("[]core.ResourceQuotaScope{{{}}}", items.join(", "))
+        }
+        None => "[]core.ResourceQuotaScope(nil)".to_string(),
+    };
+    causes.push(invalid("spec.scopes", &shown, IMMUTABLE));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The causes of updating `old` to `object`, two ResourceQuotas.
+    fn messages(_kind: &str, object: &Value, old: &Value) -> Vec<String> {
+        ResourceQuotaStrategy.validate(object, Some(old)).iter().map(Cause::to_string).collect()
+    }
+
+    #[test]
+    fn quota_scopes_are_fixed() {
+        let old = json!({"spec": {"scopes": ["BestEffort"]}});
+        assert!(messages("ResourceQuota", &json!({"spec": {"scopes": ["BestEffort"]}}), &old).is_empty());
+        assert_eq!(
+            messages("ResourceQuota", &json!({"spec": {}}), &old),
+            ["spec.scopes: Invalid value: []core.ResourceQuotaScope(nil): field is immutable"]
+        );
+        assert_eq!(
+            messages("ResourceQuota", &json!({"spec": {"scopes": ["NotBestEffort"]}}), &old),
+            ["spec.scopes: Invalid value: []core.ResourceQuotaScope{\"NotBestEffort\"}: field is immutable"]
+        );
+    }
 }

@@ -1,9 +1,12 @@
-//! Secrets (v1 `secrets`): the row of the table and the registry strategy.
+//! Secrets (v1 `secrets`): the Secret strategy (pkg/registry/core/secret/strategy.go) and its row.
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    core::configmap::validate_immutable_content,
+    default_key,
+    field::{IMMUTABLE, go_value, invalid},
     printer::{AGE, Ages, Column, NAME, Printer, age, map_len, text},
     schema_of,
 };
@@ -28,6 +31,25 @@ pub static KIND: Kind = Kind {
 pub struct SecretStrategy;
 
 impl Strategy for SecretStrategy {
+    fn defaults(&self, object: &mut Value) {
+        if let Some(map) = object.as_object_mut() {
+            default_key(map, "type", json!("Opaque"));
+        }
+    }
+
+    /// `ValidateSecretUpdate`: the type is fixed, and an immutable secret's data too.
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        if let Some(old) = old {
+            if object["type"] != old["type"] {
+                causes.push(invalid("type", &go_value(&object["type"]), IMMUTABLE));
+            }
+            // `stringData` is folded into `data` before validation.
+            validate_immutable_content(object, old, &["data"], &mut causes);
+        }
+        causes
+    }
+
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["metadata.name", "metadata.namespace", "type"]
     }

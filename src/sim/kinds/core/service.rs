@@ -1,6 +1,7 @@
-//! Services (v1 `services`): the row of the table and the registry strategy.
+//! Services (v1 `services`): the Service strategy (pkg/registry/core/service/strategy.go) and its row. No cluster IP is allocated.
 
-use crate::sim::kinds::{Kind, Scope, Strategy, schema_of};
+use crate::sim::kinds::{Kind, NameRule, Scope, Strategy, default_key, object_mut, schema_of};
+use serde_json::{Value, json};
 
 /// v1 `services`.
 pub static KIND: Kind = Kind {
@@ -22,6 +23,30 @@ pub static KIND: Kind = Kind {
 pub struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    fn name_rule(&self) -> NameRule {
+        NameRule::Dns1035
+    }
+
+    /// core/v1/defaults.go `SetDefaults_Service`.
+    fn defaults(&self, object: &mut Value) {
+        let Some(spec) = object_mut(object, "spec") else { return };
+        default_key(spec, "type", json!("ClusterIP"));
+        default_key(spec, "sessionAffinity", json!("None"));
+        if let Some(Value::Array(ports)) = spec.get_mut("ports") {
+            for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+                default_key(port, "protocol", json!("TCP"));
+                if let Some(number) = port.get("port").cloned() {
+                    default_key(port, "targetPort", number);
+                }
+            }
+        }
+        if spec.get("type") != Some(&json!("ExternalName")) {
+            default_key(spec, "internalTrafficPolicy", json!("Cluster"));
+            default_key(spec, "ipFamilyPolicy", json!("SingleStack"));
+            default_key(spec, "ipFamilies", json!(["IPv4"]));
+        }
+    }
+
     fn selectable_fields(&self) -> &'static [&'static str] {
         &["metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"]
     }

@@ -1,4 +1,4 @@
-//! ServiceAccounts (v1 `serviceaccounts`): the row of the table and the registry strategy.
+//! ServiceAccounts (v1 `serviceaccounts`): stored and printed; no token is issued.
 
 use serde_json::{Value, json};
 

@@ -1,9 +1,10 @@
-//! RuntimeClasses (node.k8s.io/v1 `runtimeclasses`): the row of the table and the registry strategy.
+//! RuntimeClasses (node.k8s.io/v1 `runtimeclasses`): the RuntimeClass strategy and its row; pods resolve them through the RuntimeClass admission plugin (`registry::admission`).
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    field::required,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
     schema_of,
 };
@@ -30,6 +31,15 @@ pub static KIND: Kind = Kind {
 pub struct RuntimeClassStrategy;
 
 impl Strategy for RuntimeClassStrategy {
+    /// `ValidateRuntimeClass`: a handler is required.
+    fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        if object["handler"].as_str().is_none_or(str::is_empty) {
+            causes.push(required("handler", ""));
+        }
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }

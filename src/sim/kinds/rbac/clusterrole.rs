@@ -1,6 +1,6 @@
 //! ClusterRoles (rbac.authorization.k8s.io/v1 `clusterroles`): the row of the table and the registry strategy.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Plain, Scope, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, NameRule, Scope, Strategy, schema_of};
 
 /// rbac.authorization.k8s.io/v1 `clusterroles`.
 ///
@@ -16,5 +16,16 @@ pub static KIND: Kind = Kind {
     verbs: ALL_VERBS,
     subresources: &[],
     schema: schema_of::<k8s_openapi::api::rbac::v1::ClusterRole>,
-    strategy: &Plain,
+    strategy: &ClusterRoleStrategy,
 };
+
+/// The ClusterRole strategy.
+#[derive(Debug)]
+pub struct ClusterRoleStrategy;
+
+impl Strategy for ClusterRoleStrategy {
+    /// rbac `ValidateRBACName`: a path segment.
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+}

@@ -1,7 +1,7 @@
 //! ClusterRoleBindings (rbac.authorization.k8s.io/v1 `clusterrolebindings`): the row of the table and the registry strategy.
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Kind, NameRule, Scope, Strategy,
     printer::{AGE, Column, NAME, Printer},
     schema_of,
 };
@@ -28,6 +28,11 @@ pub static KIND: Kind = Kind {
 pub struct ClusterRoleBindingStrategy;
 
 impl Strategy for ClusterRoleBindingStrategy {
+    /// rbac `ValidateRBACName`: a path segment.
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }

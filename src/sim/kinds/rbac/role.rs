@@ -1,6 +1,6 @@
 //! Roles (rbac.authorization.k8s.io/v1 `roles`): the row of the table and the registry strategy.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Plain, Scope, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, NameRule, Scope, Strategy, schema_of};
 
 /// rbac.authorization.k8s.io/v1 `roles`.
 ///
@@ -16,5 +16,16 @@ pub static KIND: Kind = Kind {
     verbs: ALL_VERBS,
     subresources: &[],
     schema: schema_of::<k8s_openapi::api::rbac::v1::Role>,
-    strategy: &Plain,
+    strategy: &RoleStrategy,
 };
+
+/// The Role strategy.
+#[derive(Debug)]
+pub struct RoleStrategy;
+
+impl Strategy for RoleStrategy {
+    /// rbac `ValidateRBACName`: a path segment.
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+}

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Kind, NameRule, Scope, Strategy,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
     schema_of,
 };
@@ -30,6 +30,11 @@ pub static KIND: Kind = Kind {
 pub struct RoleBindingStrategy;
 
 impl Strategy for RoleBindingStrategy {
+    /// rbac `ValidateRBACName`: a path segment.
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }

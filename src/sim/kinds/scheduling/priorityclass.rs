@@ -1,9 +1,9 @@
-//! PriorityClasses (scheduling.k8s.io/v1 `priorityclasses`): the row of the table and the registry strategy.
+//! PriorityClasses (scheduling.k8s.io/v1 `priorityclasses`): the PriorityClass strategy (pkg/registry/scheduling/priorityclass/strategy.go), its row and the system classes; pods resolve them through the Priority admission plugin (`registry::admission`).
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
-    ALL_VERBS, Kind, Scope, Strategy,
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
     printer::{AGE, Ages, Column, NAME, Printer, age, int, text},
     schema_of,
 };
@@ -45,6 +45,19 @@ pub static KIND: Kind = Kind {
 pub struct PriorityClassStrategy;
 
 impl Strategy for PriorityClassStrategy {
+    /// scheduling/v1 `SetDefaults_PriorityClass`.
+    fn defaults(&self, object: &mut Value) {
+        if object["preemptionPolicy"].is_null() {
+            object["preemptionPolicy"] = json!("PreemptLowerPriority");
+        }
+    }
+
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        validate_priority_class(object, old, &mut causes);
+        causes
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }
@@ -68,4 +81,75 @@ fn priorityclass_row(pc: &Value, now: Ages) -> Vec<Value> {
         age(pc, now),
         json!(text(&pc["preemptionPolicy"])),
     ]
+}
+
+/// `ValidatePriorityClass` / `ValidatePriorityClassUpdate` (pkg/apis/scheduling/validation):
+/// user classes stay at or below 1000000000 and outside the `system-` prefix; value and
+/// preemptionPolicy are immutable.
+fn validate_priority_class(object: &Value, old: Option<&Value>, causes: &mut Vec<Cause>) {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let value = object["value"].as_i64().unwrap_or(0);
+    // `IsKnownSystemPriorityClass` (pkg/apis/scheduling/helpers.go) and its error texts.
+    let known = match SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _, _)| *n == name) {
+        Some((_, v, _)) if *v != value => Err(format!("value of {name} PriorityClass must be {v}")),
+        Some(_) if object["globalDefault"] == true => {
+            Err(format!("globalDefault of {name} PriorityClass must be false"))
+        }
+        Some(_) => Ok(()),
+        None => Err(format!("{name} is not a known system priority class")),
+    };
+    let system = known.is_ok();
+    if let (true, Err(error)) = (name.starts_with("system-"), &known) {
+        causes.push(Cause {
+            reason: "FieldValueForbidden".into(),
+            message: format!(
+                "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: {error}"
+            ),
+            field: "metadata.name".into(),
+        });
+    } else if !system && value > 1_000_000_000 {
+        causes.push(Cause {
+            reason: "FieldValueForbidden".into(),
+            message: "Forbidden: maximum allowed value of a user defined priority is 1000000000".into(),
+            field: "value".into(),
+        });
+    }
+    if let Some(old) = old {
+        for field in ["value", "preemptionPolicy"] {
+            if object[field] != old[field] {
+                causes.push(Cause {
+                    reason: "FieldValueForbidden".into(),
+                    message: "Forbidden: may not be changed in an update.".into(),
+                    field: field.into(),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn user_priority_classes_stay_below_the_system_range() {
+        let texts = |object: Value| -> Vec<String> {
+            PriorityClassStrategy.validate(&object, None).iter().map(Cause::to_string).collect()
+        };
+        assert_eq!(
+            texts(json!({"metadata": {"name": "system-mine"}, "value": 10})),
+            [
+                "metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class"
+            ]
+        );
+        assert_eq!(
+            texts(json!({"metadata": {"name": "huge"}, "value": 2_000_000_000})),
+            ["value: Forbidden: maximum allowed value of a user defined priority is 1000000000"]
+        );
+        assert!(
+            texts(json!({"metadata": {"name": "system-node-critical"}, "value": 2_000_001_000})).is_empty()
+        );
+    }
 }
