@@ -42,6 +42,20 @@ pub fn spec_non_negative(object: &Value, fields: &[&str], causes: &mut Vec<Cause
     }
 }
 
+/// The `Status.message` of a 422 Invalid: `DaemonSet.apps "x" is invalid: <errors>`, with
+/// several errors aggregated as `[e1, e2]` (apimachinery/pkg/api/errors `NewInvalid`).
+pub fn invalid_message(group: &str, kind: &str, name: &str, causes: &[Cause]) -> String {
+    let kind = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+    match causes {
+        [] => format!("{kind} {name:?} is invalid"),
+        [only] => format!("{kind} {name:?} is invalid: {only}"),
+        many => {
+            let parts: Vec<String> = many.iter().map(Cause::to_string).collect();
+            format!("{kind} {name:?} is invalid: [{}]", parts.join(", "))
+        }
+    }
+}
+
 /// `field.Required`: `Required value`, with the detail after a colon when there is one.
 pub fn required(field: impl Into<String>, detail: &str) -> Cause {
     let message =

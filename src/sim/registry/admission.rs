@@ -58,15 +58,7 @@ fn validate_object_meta(rt: &ResourceType, rule: NameRule, object: &Value) -> Ve
 /// The `Status.message` of a 422 Invalid: `DaemonSet.apps "x" is invalid: <errors>`, with
 /// several errors aggregated as `[e1, e2]` (apimachinery/pkg/api/errors `NewInvalid`).
 pub fn invalid_message(rt: &ResourceType, name: &str, causes: &[Cause]) -> String {
-    let kind = if rt.group.is_empty() { rt.kind.clone() } else { format!("{}.{}", rt.kind, rt.group) };
-    match causes {
-        [] => format!("{kind} {name:?} is invalid"),
-        [only] => format!("{kind} {name:?} is invalid: {only}"),
-        many => {
-            let parts: Vec<String> = many.iter().map(Cause::to_string).collect();
-            format!("{kind} {name:?} is invalid: [{}]", parts.join(", "))
-        }
-    }
+    kinds::field::invalid_message(&rt.group, &rt.kind, name, causes)
 }
 
 fn name_of(object: &Value) -> &str {

@@ -23,6 +23,7 @@ use super::{
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
     sim::{
+        kinds::apiextensions::customresource::CustomResource,
         resources::{self, ResourceType},
         store::{Deletion, DryRun, Outcome, Stored, Subresource},
     },
@@ -462,6 +463,26 @@ async fn create(
     Ok(with_warnings(response, &warnings))
 }
 
+/// The strategy of `rt`'s custom resources when their CRD version has a schema, read before a
+/// write's transaction (the store lock is not re-entrant).
+fn custom_resource(state: &AppState, rt: &ResourceType) -> Option<CustomResource> {
+    crd::custom_resource(state, rt).filter(CustomResource::has_schema)
+}
+
+/// Prunes and validates the next state of a custom resource as its CRD version says
+/// ([`CustomResource::admit`]; `current`: the stored object); nothing for a built-in kind.
+fn admit_custom(
+    custom: Option<&CustomResource>,
+    object: &mut Value,
+    current: Option<&Value>,
+    query: &Query,
+) -> Result<()> {
+    if let Some(custom) = custom {
+        custom.admit(object, current, crd::strict(query.get("fieldValidation"))?)?;
+    }
+    Ok(())
+}
+
 async fn update(
     state: &AppState,
     target: &Target,
@@ -480,10 +501,11 @@ async fn update(
         }
         _ => object["metadata"]["name"] = json!(target.name()),
     }
-    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     let rt = &target.rt;
     let now = state.clock.now();
+    let custom = custom_resource(state, rt);
     let (updated, _) = target.modify(state, params.dry_run, |current| {
+        admit_custom(custom.as_ref(), &mut object, current.as_ref(), query)?;
         let current = target.existing(current)?;
         let sub = subresource_name(target.subresource);
         patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
@@ -525,28 +547,24 @@ async fn patch(
         }
         applied["metadata"]["name"] = json!(target.name());
         let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
-        let admission = crd::admission(state, rt);
+        let custom = custom_resource(state, rt);
         target.modify(state, params.dry_run, |current| {
             let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
             if current.is_none() {
                 next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
             }
-            if let Some(admission) = &admission {
-                admission.admit(&mut next, query.get("fieldValidation"))?;
-            }
+            admit_custom(custom.as_ref(), &mut next, current.as_ref(), query)?;
             Ok(next)
         })?
     } else {
-        let admission = crd::admission(state, rt);
+        let custom = custom_resource(state, rt);
         target.modify(state, params.dry_run, |current| {
             let current = target.existing(current)?;
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
             typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
-            if let Some(admission) = &admission {
-                admission.admit(&mut patched, query.get("fieldValidation"))?;
-            }
+            admit_custom(custom.as_ref(), &mut patched, Some(&current), query)?;
             let sub = subresource_name(target.subresource);
             patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;
             Ok(patched)

@@ -1,5 +1,5 @@
-//! CustomResourceDefinitions: establishing them, serving their types, validating and printing
-//! their custom resources.
+//! CustomResourceDefinitions: establishing them and serving their types; their custom resources'
+//! strategy (pruning, schema validation, printer columns) is `kinds::apiextensions::customresource`.
 //!
 //! Follows apiextensions-apiserver v1.33: the naming controller sets `NamesAccepted` and
 //! `status.acceptedNames`, the establishing controller sets `Established`
@@ -16,8 +16,7 @@ use k8s_openapi::jiff;
 
 use super::{SimState, fieldvalidation::Mode, status::ApiError, table};
 use crate::sim::{
-    kinds::Cause,
-    registry::admission,
+    kinds::apiextensions::customresource::{self, CustomResource},
     resources::{self, ResourceType, Scope},
     store::{self, DeleteOptions, DryRun, Subresource},
 };
@@ -31,23 +30,9 @@ pub enum Error {
     /// Reading or writing the store failed.
     #[error(transparent)]
     Store(#[from] store::Error),
-    /// A custom resource does not match its CRD's schema (422 Invalid).
-    #[error("{message}")]
-    Invalid {
-        /// Upstream's aggregate message.
-        message: String,
-        /// The individual causes.
-        causes: Vec<Cause>,
-        /// The kind's group.
-        group: String,
-        /// The kind.
-        kind: String,
-        /// The object's name.
-        name: String,
-    },
-    /// `fieldValidation=Strict` and the object has fields the schema does not declare (400).
-    #[error("{0}")]
-    Strict(String),
+    /// A custom resource was refused (422 Invalid, or 400 under `fieldValidation=Strict`).
+    #[error(transparent)]
+    Resource(#[from] customresource::Error),
 }
 
 /// `Result` with this module's [`Error`].
@@ -57,8 +42,16 @@ impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         match error {
             Error::Store(e) => ApiError::from(e),
-            Error::Strict(message) => ApiError::bad_request(message),
-            Error::Invalid { message, causes, group, kind, name } => {
+            Error::Resource(e) => e.into(),
+        }
+    }
+}
+
+impl From<customresource::Error> for ApiError {
+    fn from(error: customresource::Error) -> Self {
+        match error {
+            customresource::Error::Strict(message) => ApiError::bad_request(message),
+            customresource::Error::Invalid { message, causes, group, kind, name } => {
                 let causes: Vec<Value> = causes
                     .iter()
                     .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
@@ -221,225 +214,38 @@ fn version_of(state: &SimState, rt: &ResourceType) -> Option<Value> {
     crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == rt.version.as_str()).cloned()
 }
 
-/// The schema custom resources of one type are admitted against, read from its CRD before a
-/// store transaction starts (the store lock is not re-entrant).
-#[derive(Debug, Clone)]
-pub struct Admission {
-    rt: ResourceType,
-    schema: Value,
-}
-
-/// The [`Admission`] of `rt`; `None` for built-in types and versions without a schema.
-pub fn admission(state: &SimState, rt: &ResourceType) -> Option<Admission> {
+/// The strategy of the custom resources served as `rt` — its CRD version's schema and printer
+/// columns, read from the store before a write's transaction starts (the store lock is not
+/// re-entrant); `None` for a built-in type.
+pub fn custom_resource(state: &SimState, rt: &ResourceType) -> Option<CustomResource> {
     let version = version_of(state, rt)?;
-    let schema = version["schema"]["openAPIV3Schema"].clone();
-    schema.is_object().then(|| Admission { rt: rt.clone(), schema })
+    Some(CustomResource::new(&rt.group, &rt.version, &rt.kind, &version))
 }
 
-/// Prunes and validates a custom resource against its CRD's schema before it is stored; a no-op
-/// for built-in types. Unknown fields are dropped, or refused under `fieldValidation=Strict`.
+/// Whether `field_validation` (the request's `fieldValidation`) is `Strict`.
+pub fn strict(field_validation: Option<&str>) -> Result<bool> {
+    let mode =
+        Mode::from_query(field_validation).map_err(|e| customresource::Error::Strict(e.to_string()))?;
+    Ok(mode == Mode::Strict)
+}
+
+/// Prunes and validates a new custom resource against its CRD's schema before it is stored
+/// ([`CustomResource::admit`]); a no-op for built-in types. Unknown fields are dropped, or
+/// refused under `fieldValidation=Strict`.
 pub fn admit(
     state: &SimState,
     rt: &ResourceType,
     object: &mut Value,
     field_validation: Option<&str>,
 ) -> Result<()> {
-    match admission(state, rt) {
-        Some(admission) => admission.admit(object, field_validation),
+    match custom_resource(state, rt).filter(CustomResource::has_schema) {
+        Some(custom) => Ok(custom.admit(object, None, strict(field_validation)?)?),
         None => Ok(()),
     }
 }
 
-impl Admission {
-    /// Prunes and validates `object` (see [`admit`]).
-    pub fn admit(&self, object: &mut Value, field_validation: Option<&str>) -> Result<()> {
-        let (rt, schema) = (&self.rt, &self.schema);
-        let mode = Mode::from_query(field_validation).map_err(|e| Error::Strict(e.to_string()))?;
-        let mut check = Check::default();
-        if let Some(fields) = object.as_object_mut() {
-            for (key, value) in fields.iter_mut() {
-                // apiVersion, kind and metadata are the server's, never pruned (pruning/algorithm.go).
-                if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                    continue;
-                }
-                match schema["properties"].get(key) {
-                    Some(property) => check.walk(property, value, key),
-                    None if preserves(schema) => {}
-                    None => check.unknown.push(key.clone()),
-                }
-            }
-            if !preserves(schema) {
-                let unknown = check.unknown.iter().filter(|p| !p.contains('.') && !p.contains('[')).cloned();
-                for key in unknown.collect::<Vec<_>>() {
-                    fields.remove(&key);
-                }
-            }
-            for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-                if !fields.contains_key(required) {
-                    check.required(required);
-                }
-            }
-        }
-        if mode == Mode::Strict && !check.unknown.is_empty() {
-            let problems: Vec<String> =
-                check.unknown.iter().map(|p| format!("unknown field \"{p}\"")).collect();
-            return Err(Error::Strict(format!(
-                "{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
-                rt.kind,
-                rt.version,
-                rt.kind,
-                problems.join(", ")
-            )));
-        }
-        prune(schema, object, true);
-        if check.causes.is_empty() {
-            return Ok(());
-        }
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        Err(Error::Invalid {
-            message: admission::invalid_message(rt, &name, &check.causes),
-            causes: check.causes,
-            group: rt.group.clone(),
-            kind: rt.kind.clone(),
-            name,
-        })
-    }
-}
-
-fn preserves(schema: &Value) -> bool {
-    schema["x-kubernetes-preserve-unknown-fields"] == true
-}
-
-/// Drops the fields `schema` does not declare (below the root; the root is handled by
-/// [`admit`]).
-fn prune(schema: &Value, value: &mut Value, root: bool) {
-    match value {
-        Value::Object(fields) => {
-            if let Some(properties) = schema["properties"].as_object() {
-                if !root && !preserves(schema) {
-                    fields.retain(|key, _| properties.contains_key(key));
-                }
-                for (key, field) in fields.iter_mut() {
-                    if root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                        continue;
-                    }
-                    if let Some(property) = properties.get(key) {
-                        prune(property, field, false);
-                    }
-                }
-            } else if schema["additionalProperties"].is_object() {
-                for field in fields.values_mut() {
-                    prune(&schema["additionalProperties"], field, false);
-                }
-            } else if !root && !preserves(schema) && schema["additionalProperties"] != true {
-                fields.clear();
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                prune(&schema["items"], item, false);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Validation state: causes and unknown-field paths found so far.
-#[derive(Default)]
-struct Check {
-    causes: Vec<Cause>,
-    unknown: Vec<String>,
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-impl Check {
-    fn required(&mut self, path: &str) {
-        self.causes.push(Cause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value".into(),
-            field: path.to_string(),
-        });
-    }
-
-    /// kube-openapi validate/type.go: `<path> in body must be of type <type>: "<actual>"`.
-    fn walk(&mut self, schema: &Value, value: &Value, path: &str) {
-        if value.is_null() && schema["nullable"] == true {
-            return;
-        }
-        let actual = type_name(value);
-        let int_or_string = schema["x-kubernetes-int-or-string"] == true;
-        let expected = schema["type"].as_str().unwrap_or("");
-        let fits = match expected {
-            "" => !int_or_string || matches!(actual, "integer" | "string"),
-            "number" => matches!(actual, "integer" | "number"),
-            other => other == actual,
-        };
-        if !fits {
-            let wanted = if int_or_string { "integer or string" } else { expected };
-            self.causes.push(Cause {
-                reason: "FieldValueTypeInvalid".into(),
-                // apiextensions validation reports the value's type as the invalid value.
-                message: format!(
-                    "Invalid value: {actual:?}: {path} in body must be of type {wanted}: {actual:?}"
-                ),
-                field: path.to_string(),
-            });
-            return;
-        }
-        if let Some(allowed) = schema["enum"].as_array()
-            && !allowed.contains(value)
-        {
-            let listed: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            self.causes.push(Cause {
-                reason: "FieldValueNotSupported".into(),
-                message: format!("Unsupported value: {}: supported values: {}", value, listed.join(", ")),
-                field: path.to_string(),
-            });
-        }
-        match value {
-            Value::Object(fields) => {
-                let properties = schema["properties"].as_object();
-                for (key, field) in fields {
-                    let child = format!("{path}.{key}");
-                    match properties.and_then(|p| p.get(key)) {
-                        Some(property) => self.walk(property, field, &child),
-                        None if schema["additionalProperties"].is_object() => {
-                            self.walk(&schema["additionalProperties"], field, &child)
-                        }
-                        None if properties.is_some() && !preserves(schema) => self.unknown.push(child),
-                        None => {}
-                    }
-                }
-                for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str)
-                {
-                    if !fields.contains_key(required) {
-                        self.required(&format!("{path}.{required}"));
-                    }
-                }
-            }
-            Value::Array(items) if schema["items"].is_object() => {
-                for (index, item) in items.iter().enumerate() {
-                    self.walk(&schema["items"], item, &format!("{path}[{index}]"));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A `Table` for `objects` of `rt`: the CRD's printer columns for custom types (NAME + the
-/// columns, or NAME + AGE when the version declares none), [`table::render`] otherwise.
+/// A `Table` for `objects` of `rt`: the CRD's printer columns for custom types
+/// ([`CustomResource::table`]), [`table::render`] otherwise.
 pub fn render_table(
     state: &SimState,
     rt: &ResourceType,
@@ -447,85 +253,10 @@ pub fn render_table(
     resource_version: &str,
     now: Timestamp,
 ) -> Value {
-    let Some(version) = version_of(state, rt) else {
-        return table::render(rt, objects, resource_version, now);
-    };
-    let declared = version["additionalPrinterColumns"].as_array().cloned().unwrap_or_default();
-    let columns: Vec<Value> = if declared.is_empty() {
-        vec![json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"})]
-    } else {
-        declared
-    };
-    let mut definitions = vec![json!({"name": "Name", "type": "string", "format": "name", "priority": 0,
-        "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"})];
-    for column in &columns {
-        definitions.push(json!({
-            "name": column["name"], "type": column["type"], "format": column["format"].as_str().unwrap_or_default(),
-            "description": column["description"].as_str().unwrap_or_default(),
-            "priority": column["priority"].as_i64().unwrap_or(0),
-        }));
+    match custom_resource(state, rt) {
+        Some(custom) => custom.table(objects, resource_version, now),
+        None => table::render(rt, objects, resource_version, now),
     }
-    let rows: Vec<Value> = objects
-        .iter()
-        .map(|object| {
-            let mut cells = vec![object["metadata"]["name"].clone()];
-            for column in &columns {
-                cells.push(cell(column, object, now));
-            }
-            json!({"cells": cells, "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                   "metadata": object["metadata"]}})
-        })
-        .collect();
-    json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": resource_version},
-           "columnDefinitions": definitions, "rows": rows})
-}
-
-/// One cell: the JSONPath's values; dates as ages, several values joined with `,`
-/// (tableconvertor.go `ConvertToTable`); nothing found is `<none>`-printed null.
-fn cell(column: &Value, object: &Value, now: Timestamp) -> Value {
-    let found = json_path(object, column["jsonPath"].as_str().unwrap_or_default());
-    let Some(first) = found.first() else { return Value::Null };
-    match column["type"].as_str() {
-        Some("date") => {
-            let Some(Ok(at)) = first.as_str().map(str::parse::<Timestamp>) else { return Value::Null };
-            json!(crate::sim::kinds::printer::human_duration(now.duration_since(at).as_secs()))
-        }
-        Some("integer" | "number" | "boolean") if found.len() == 1 => (*first).clone(),
-        _ => {
-            let texts: Vec<String> =
-                found.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect();
-            json!(texts.join(","))
-        }
-    }
-}
-
-/// A JSONPath of the simple form printer columns use: `.a.b`, `.a[0].b`, `.a[*].b`.
-pub fn json_path<'a>(root: &'a Value, path: &str) -> Vec<&'a Value> {
-    let mut current = vec![root];
-    let path = path.trim().trim_start_matches('{').trim_end_matches('}');
-    for segment in path.split('.').filter(|s| !s.is_empty()) {
-        let (field, indexes) = match segment.find('[') {
-            Some(at) => (&segment[..at], &segment[at..]),
-            None => (segment, ""),
-        };
-        if !field.is_empty() {
-            current = current.into_iter().filter_map(|v| v.get(field)).collect();
-        }
-        for index in indexes.split(']').filter(|s| !s.is_empty()) {
-            let index = index.trim_start_matches('[');
-            current = current
-                .into_iter()
-                .flat_map(|v| match (v.as_array(), index) {
-                    (Some(items), "*") => items.iter().collect::<Vec<_>>(),
-                    (Some(items), n) => {
-                        n.parse::<usize>().ok().and_then(|n| items.get(n)).into_iter().collect()
-                    }
-                    (None, _) => Vec::new(),
-                })
-                .collect();
-        }
-    }
-    current.into_iter().filter(|v| !v.is_null()).collect()
 }
 
 #[cfg(test)]
@@ -602,14 +333,5 @@ mod tests {
         insta::assert_snapshot!(error.to_string(), @r#"PrometheusRule.monitoring.coreos.com "r" is invalid: [spec.groups[0].rules[0].expr: Invalid value: "array": spec.groups[0].rules[0].expr in body must be of type integer or string: "array", spec.groups[0].name: Required value]"#);
         let mut no_spec = json!({"metadata": {"name": "r"}});
         assert!(admit(&state, &rt, &mut no_spec, None).is_err(), "spec is required");
-    }
-
-    #[test]
-    fn printer_column_paths() {
-        let object = json!({"spec": {"gpus": 2, "models": [{"name": "a"}, {"name": "b"}, {}]}});
-        assert_eq!(json_path(&object, ".spec.gpus"), vec![&json!(2)]);
-        assert_eq!(json_path(&object, ".spec.models[*].name"), vec![&json!("a"), &json!("b")]);
-        assert_eq!(json_path(&object, "{.spec.models[1].name}"), vec![&json!("b")]);
-        assert!(json_path(&object, ".spec.missing[0]").is_empty());
     }
 }
