@@ -1,4 +1,4 @@
-//! `ValidateObjectMeta` as upstream runs it on every write: names per kind, generateName, label keys and values, annotations' total size.
+//! `ValidateObjectMeta` as upstream runs it on every write: names, generateName, labels, annotations.
 //!
 //! Texts from apimachinery `pkg/util/validation/validation.go` (`IsDNS1123Subdomain`,
 //! `IsDNS1123Label`, `IsDNS1035Label`, `IsQualifiedName`, `IsValidLabelValue`) and

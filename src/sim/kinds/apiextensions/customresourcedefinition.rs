@@ -1,4 +1,7 @@
-//! CustomResourceDefinitions (apiextensions.k8s.io/v1 `customresourcedefinitions`): their row and strategy; establishing them and serving their types is `server/crd.rs`, their custom resources' strategy `customresource.rs`.
+//! CustomResourceDefinitions (apiextensions.k8s.io/v1): the row and the strategy.
+//!
+//! Establishing them and serving their types is `server/crd.rs`; their custom resources' strategy
+//! is `customresource.rs`.
 
 use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, schema_of};
 

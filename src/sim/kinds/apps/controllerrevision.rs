@@ -1,4 +1,4 @@
-//! ControllerRevisions (apps/v1 `controllerrevisions`): the row of the table and the registry strategy.
+//! ControllerRevisions (apps/v1): the row and the printer (CONTROLLER, REVISION).
 
 use serde_json::{Value, json};
 

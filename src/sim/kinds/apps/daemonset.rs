@@ -1,17 +1,16 @@
-//! DaemonSets (apps/v1 `daemonsets`): the DaemonSet strategy (pkg/registry/apps/daemonset/strategy.go) and its row; the controller is `controllers/daemonset.rs`.
+//! DaemonSets (apps/v1): the DaemonSet strategy and its row.
+//!
+//! Upstream: pkg/registry/apps/daemonset/strategy.go, `SetDefaults_DaemonSet`, `ValidateDaemonSet`.
+//! The controller is `controllers/daemonset.rs`.
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
-    apps::{int_or_percent, validate_int_or_percent, validate_workload},
-    core::podspec::{
-        default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
-        validate_template_restart_policy,
-    },
+    apps::{int_or_percent, validate_int_or_percent, validate_workload_spec},
+    core::podspec::{default_template, drop_template_zero_values, normalize_template},
     default_key,
-    field::spec_non_negative,
     field::{go_int_or_string, invalid, not_supported, required},
     object_mut,
     printer::{
@@ -80,15 +79,11 @@ impl Strategy for DaemonSetStrategy {
 
     /// `ValidateDaemonSet`/`ValidateDaemonSetUpdate`.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
-        let mut causes = Vec::new();
-        spec_non_negative(object, &["minReadySeconds", "revisionHistoryLimit"], &mut causes);
-        validate_workload(object, old, &mut causes);
-        if let Some(strategy) = object.pointer("/spec/updateStrategy") {
-            validate_daemon_set_strategy(strategy, &mut causes);
-        }
-        validate_template_restart_policy(object, &["Always"], &mut causes);
-        validate_template_ranges(object, &mut causes);
-        causes
+        validate_workload_spec(object, old, &["minReadySeconds", "revisionHistoryLimit"], |causes| {
+            if let Some(strategy) = object.pointer("/spec/updateStrategy") {
+                validate_daemon_set_strategy(strategy, causes);
+            }
+        })
     }
 
     fn printer(&self) -> &'static Printer {

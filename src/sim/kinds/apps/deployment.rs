@@ -1,16 +1,15 @@
-//! Deployments (apps/v1 `deployments`): the Deployment strategy (pkg/registry/apps/deployment/strategy.go) and its row; the controller is `controllers/deployment.rs`.
+//! Deployments (apps/v1): the Deployment strategy and its row.
+//!
+//! Upstream: pkg/registry/apps/deployment/strategy.go, `SetDefaults_Deployment`,
+//! `ValidateDeployment`. The controller is `controllers/deployment.rs`.
 
 use serde_json::{Value, json};
 
 use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
-    apps::{int_or_percent, validate_int_or_percent, validate_workload},
-    core::podspec::{
-        default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
-        validate_template_restart_policy,
-    },
+    apps::{int_or_percent, validate_int_or_percent, validate_workload_spec},
+    core::podspec::{default_template, drop_template_zero_values, normalize_template},
     default_key,
-    field::spec_non_negative,
     field::{go_int_or_string, invalid},
     object_mut,
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
@@ -68,15 +67,16 @@ impl Strategy for DeploymentStrategy {
 
     /// `ValidateDeployment`/`ValidateDeploymentUpdate`.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
-        let mut causes = Vec::new();
-        spec_non_negative(object, &["replicas", "minReadySeconds", "revisionHistoryLimit"], &mut causes);
-        validate_workload(object, old, &mut causes);
-        if let Some(rolling) = object.pointer("/spec/strategy/rollingUpdate") {
-            validate_rolling_update_deployment(rolling, &mut causes);
-        }
-        validate_template_restart_policy(object, &["Always"], &mut causes);
-        validate_template_ranges(object, &mut causes);
-        causes
+        validate_workload_spec(
+            object,
+            old,
+            &["replicas", "minReadySeconds", "revisionHistoryLimit"],
+            |causes| {
+                if let Some(rolling) = object.pointer("/spec/strategy/rollingUpdate") {
+                    validate_rolling_update_deployment(rolling, causes);
+                }
+            },
+        )
     }
 
     fn printer(&self) -> &'static Printer {

@@ -14,8 +14,11 @@ use serde_json::{Map, Value};
 use crate::{
     k8s::selector::json_selector_matches,
     sim::kinds::{
-        core::podspec::validate_pod_spec,
-        field::{Cause, IMMUTABLE, go_int_or_string, go_label_selector, go_string_map, invalid, required},
+        core::podspec::{validate_pod_spec, validate_template_ranges, validate_template_restart_policy},
+        field::{
+            Cause, IMMUTABLE, go_int_or_string, go_label_selector, go_string_map, invalid, required,
+            spec_non_negative,
+        },
     },
 };
 
@@ -53,6 +56,25 @@ pub(crate) fn validate_workload(object: &Value, old: Option<&Value>, causes: &mu
         Some(spec) => validate_pod_spec(spec, "spec.template.spec", causes),
         None => causes.push(required("spec.template.spec.containers", "")),
     }
+}
+
+/// `ValidateDeploymentSpec`, `ValidateReplicaSetSpec` and `ValidateDaemonSetSpec` in upstream's
+/// order: the non-negative `counts` of the spec, the selector and template
+/// ([`validate_workload`]), the kind's own rules (`own`), the template's restart policy (only
+/// `Always`) and its ranges.
+pub(crate) fn validate_workload_spec(
+    object: &Value,
+    old: Option<&Value>,
+    counts: &[&str],
+    own: impl FnOnce(&mut Vec<Cause>),
+) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    spec_non_negative(object, counts, &mut causes);
+    validate_workload(object, old, &mut causes);
+    own(&mut causes);
+    validate_template_restart_policy(object, &["Always"], &mut causes);
+    validate_template_ranges(object, &mut causes);
+    causes
 }
 
 /// Int-or-percent value: the integer, or the percentage number for `"N%"`.

@@ -1,4 +1,7 @@
-//! ReplicaSets (apps/v1 `replicasets`): the ReplicaSet strategy (pkg/registry/apps/replicaset/strategy.go) and its row; the controller is `controllers/replicaset.rs`.
+//! ReplicaSets (apps/v1): the ReplicaSet strategy and its row.
+//!
+//! Upstream: pkg/registry/apps/replicaset/strategy.go, `SetDefaults_ReplicaSet`,
+//! `ValidateReplicaSet`. The controller is `controllers/replicaset.rs`.
 
 use serde_json::{Value, json};
 
@@ -6,14 +9,9 @@ use crate::{
     k8s::selector::field_text,
     sim::kinds::{
         ALL_VERBS, Cause, Kind, Scope, Strategy,
-        apps::validate_workload,
-        core::podspec::{
-            default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
-            validate_template_restart_policy,
-        },
-        default_key,
-        field::spec_non_negative,
-        object_mut,
+        apps::validate_workload_spec,
+        core::podspec::{default_template, drop_template_zero_values, normalize_template},
+        default_key, object_mut,
         printer::{
             AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images,
             format_selector, int,
@@ -61,12 +59,7 @@ impl Strategy for ReplicaSetStrategy {
 
     /// `ValidateReplicaSet`/`ValidateReplicaSetUpdate`.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
-        let mut causes = Vec::new();
-        spec_non_negative(object, &["replicas", "minReadySeconds", "revisionHistoryLimit"], &mut causes);
-        validate_workload(object, old, &mut causes);
-        validate_template_restart_policy(object, &["Always"], &mut causes);
-        validate_template_ranges(object, &mut causes);
-        causes
+        validate_workload_spec(object, old, &["replicas", "minReadySeconds", "revisionHistoryLimit"], |_| {})
     }
 
     fn selectable_fields(&self) -> &'static [&'static str] {

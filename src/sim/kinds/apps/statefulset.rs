@@ -1,7 +1,9 @@
-//! StatefulSets (apps/v1 `statefulsets`): the StatefulSet strategy
-//! (pkg/registry/apps/statefulset/strategy.go) and its row — defaults, validation, generation,
-//! kubectl's columns; its `scale` subresource is served generically (`server/scale.rs`) from the
-//! row's subresources. The controller is `controllers/statefulset.rs`.
+//! StatefulSets (apps/v1): the StatefulSet strategy and its row.
+//!
+//! Upstream: pkg/registry/apps/statefulset/strategy.go, `SetDefaults_StatefulSet`,
+//! `ValidateStatefulSetSpec`: defaults, validation, generation, kubectl's columns. Its `scale`
+//! subresource is served from the row's subresources (`server/scale.rs`); the controller is
+//! `controllers/statefulset.rs`.
 
 use serde_json::{Value, json};
 

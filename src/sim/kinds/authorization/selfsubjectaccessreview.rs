@@ -1,4 +1,6 @@
-//! SelfSubjectAccessReviews (authorization.k8s.io/v1 `selfsubjectaccessreviews`): the row of the table and the registry strategy.
+//! SelfSubjectAccessReviews (authorization.k8s.io/v1): the row; answered, never stored.
+//!
+//! The server answers a create (`server/authz.rs`, what `kubectl auth can-i` posts).
 
 use crate::sim::kinds::{CREATE_ONLY, Kind, Plain, Scope, schema_of};
 

@@ -1,4 +1,6 @@
-//! SelfSubjectRulesReviews (authorization.k8s.io/v1 `selfsubjectrulesreviews`): the row of the table and the registry strategy.
+//! SelfSubjectRulesReviews (authorization.k8s.io/v1): the row; answered, never stored.
+//!
+//! The server answers a create (`server/authz.rs`).
 
 use crate::sim::kinds::{CREATE_ONLY, Kind, Plain, Scope, schema_of};
 

@@ -1,4 +1,8 @@
-//! HorizontalPodAutoscalers (autoscaling/v2 `horizontalpodautoscalers`): the HPA strategy (pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go) and its row; the controller is `controllers/hpa.rs`.
+//! HorizontalPodAutoscalers (autoscaling/v2): the HPA strategy and its row.
+//!
+//! Upstream: pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go,
+//! `SetDefaults_HorizontalPodAutoscaler`, `ValidateHorizontalPodAutoscaler`. The controller is
+//! `controllers/hpa.rs`.
 
 use serde_json::{Value, json};
 

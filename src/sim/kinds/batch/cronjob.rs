@@ -1,4 +1,7 @@
-//! CronJobs (batch/v1 `cronjobs`): the CronJob strategy (pkg/registry/batch/cronjob/strategy.go) and its row; schedules parse with `sim::cron`, the controller is `controllers/cronjob.rs`.
+//! CronJobs (batch/v1): the CronJob strategy and its row.
+//!
+//! Upstream: pkg/registry/batch/cronjob/strategy.go, `SetDefaults_CronJob`, `ValidateCronJobSpec`.
+//! Schedules parse with `sim::cron`; the controller is `controllers/cronjob.rs`.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! Leases (coordination.k8s.io/v1 `leases`): the row of the table and the registry strategy.
+//! Leases (coordination.k8s.io/v1): the row and the printer (HOLDER).
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,7 @@
-//! ConfigMaps (v1 `configmaps`): the ConfigMap strategy (pkg/registry/core/configmap/strategy.go) and its row; `ValidateConfigMapUpdate` keeps an immutable one as it is.
+//! ConfigMaps (v1): the ConfigMap strategy and its row.
+//!
+//! Upstream: pkg/registry/core/configmap/strategy.go; `ValidateConfigMapUpdate` keeps an immutable
+//! one as it is.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,6 @@
-//! Events (v1 `events`): printed and selected as upstream (pkg/registry/core/event/strategy.go).
+//! Events (v1): the row, the printer and the selectable fields.
+//!
+//! Upstream: pkg/registry/core/event/strategy.go (`ToSelectableFields`), printers.go `printEvent`.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,6 @@
-//! LimitRanges (v1 `limitranges`): stored with their quantities canonical; no admission plugin enforces them.
+//! LimitRanges (v1): the row; stored with their quantities canonical.
+//!
+//! No admission plugin enforces them.
 
 use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, core::podspec::normalize_map, schema_of};
 use serde_json::Value;

@@ -1,4 +1,7 @@
-//! Namespaces (v1 `namespaces`): the namespace strategy (pkg/registry/core/namespace/strategy.go) and its row; their deletion cascade is the registry's (`registry::write`).
+//! Namespaces (v1): the namespace strategy and its row.
+//!
+//! Upstream: pkg/registry/core/namespace/strategy.go and `SetDefaults_Namespace`. Their deletion
+//! cascade is the registry's (`registry/write.rs`).
 
 use serde_json::{Map, Value, json};
 

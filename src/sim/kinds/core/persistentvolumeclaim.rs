@@ -1,4 +1,7 @@
-//! PersistentVolumeClaims (v1 `persistentvolumeclaims`): stored, defaulted and validated as upstream; no volume is provisioned or bound, so a claim stays `Pending` (docs/simulator.md).
+//! PersistentVolumeClaims (v1): the PVC strategy and its row.
+//!
+//! Stored, defaulted and validated as upstream; no volume is provisioned or bound, so a claim stays
+//! `Pending` (docs/simulator.md).
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,8 @@
-//! ResourceQuotas (v1 `resourcequotas`): the ResourceQuota strategy (pkg/registry/core/resourcequota/strategy.go) and its row; the quota admission plugin is the registry's (`registry::quota`).
+//! ResourceQuotas (v1): the ResourceQuota strategy and its row.
+//!
+//! Upstream: pkg/registry/core/resourcequota/strategy.go, `ValidateResourceQuota`. The quota
+//! admission plugin is the registry's (`registry/quota.rs`), the status controller
+//! `controllers/quota.rs`.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,6 @@
-//! Secrets (v1 `secrets`): the Secret strategy (pkg/registry/core/secret/strategy.go) and its row.
+//! Secrets (v1): the Secret strategy and its row.
+//!
+//! Upstream: pkg/registry/core/secret/strategy.go, `ValidateSecretUpdate`.
 
 use serde_json::{Value, json};
 

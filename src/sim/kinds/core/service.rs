@@ -1,4 +1,7 @@
-//! Services (v1 `services`): the Service strategy (pkg/registry/core/service/strategy.go) and its row. No cluster IP is allocated.
+//! Services (v1): the Service strategy and its row.
+//!
+//! Upstream: pkg/registry/core/service/strategy.go, `SetDefaults_Service`; names are DNS-1035
+//! labels. No cluster IP is allocated.
 
 use crate::sim::kinds::{Kind, NameRule, Scope, Strategy, default_key, object_mut, schema_of};
 use serde_json::{Value, json};

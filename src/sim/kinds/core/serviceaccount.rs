@@ -1,4 +1,4 @@
-//! ServiceAccounts (v1 `serviceaccounts`): stored and printed; no token is issued.
+//! ServiceAccounts (v1): the row and the printer; no token is issued.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! Events (events.k8s.io/v1 `events`): the row of the table and the registry strategy.
+//! Events (events.k8s.io/v1): the row; printed as core/v1 Events are.
 
 use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, printer::Printer, schema_of};
 

@@ -1,4 +1,6 @@
-//! RuntimeClasses (node.k8s.io/v1 `runtimeclasses`): the RuntimeClass strategy and its row; pods resolve them through the RuntimeClass admission plugin (`registry::admission`).
+//! RuntimeClasses (node.k8s.io/v1): the RuntimeClass strategy and its row.
+//!
+//! Pods resolve them through the RuntimeClass admission plugin (`registry/admission.rs`).
 
 use serde_json::{Value, json};
 

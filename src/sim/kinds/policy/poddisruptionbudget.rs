@@ -1,4 +1,8 @@
-//! PodDisruptionBudgets (policy/v1 `poddisruptionbudgets`): the PDB strategy (pkg/registry/policy/poddisruptionbudget/strategy.go) and its row; the disruption controller is `controllers/disruption.rs`, eviction `server/eviction.rs`.
+//! PodDisruptionBudgets (policy/v1): the PDB strategy and its row.
+//!
+//! Upstream: pkg/registry/policy/poddisruptionbudget/strategy.go,
+//! `ValidatePodDisruptionBudgetSpec`. The disruption controller is `controllers/disruption.rs`,
+//! eviction `server/eviction.rs`.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,6 @@
-//! ClusterRoles (rbac.authorization.k8s.io/v1 `clusterroles`): the row of the table and the registry strategy.
+//! ClusterRoles (rbac.authorization.k8s.io/v1): the row; names are path segments.
+//!
+//! Stored only: the admin/viewer tokens decide access (docs/simulator.md). No printer upstream.
 
 use crate::sim::kinds::{ALL_VERBS, Kind, NameRule, Scope, Strategy, schema_of};
 

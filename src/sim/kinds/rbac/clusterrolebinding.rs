@@ -1,4 +1,6 @@
-//! ClusterRoleBindings (rbac.authorization.k8s.io/v1 `clusterrolebindings`): the row of the table and the registry strategy.
+//! ClusterRoleBindings (rbac.authorization.k8s.io/v1): the row and the printer.
+//!
+//! Stored only: the admin/viewer tokens decide access (docs/simulator.md).
 
 use crate::sim::kinds::{
     ALL_VERBS, Kind, NameRule, Scope, Strategy,

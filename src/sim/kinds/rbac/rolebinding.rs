@@ -1,4 +1,6 @@
-//! RoleBindings (rbac.authorization.k8s.io/v1 `rolebindings`): the row of the table and the registry strategy.
+//! RoleBindings (rbac.authorization.k8s.io/v1): the row and the printer.
+//!
+//! Stored only: the admin/viewer tokens decide access (docs/simulator.md).
 
 use serde_json::{Value, json};
 

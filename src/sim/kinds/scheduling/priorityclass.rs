@@ -1,4 +1,7 @@
-//! PriorityClasses (scheduling.k8s.io/v1 `priorityclasses`): the PriorityClass strategy (pkg/registry/scheduling/priorityclass/strategy.go), its row and the system classes; pods resolve them through the Priority admission plugin (`registry::admission`).
+//! PriorityClasses (scheduling.k8s.io/v1): the strategy, the row and the system classes.
+//!
+//! Upstream: pkg/registry/scheduling/priorityclass/strategy.go, `ValidatePriorityClass`. Pods
+//! resolve them through the Priority admission plugin (`registry/admission.rs`).
 
 use serde_json::{Value, json};
 
