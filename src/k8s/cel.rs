@@ -352,6 +352,17 @@ impl Bindings {
         self
     }
 
+    /// Binds `name` to an optional value (`optional.of(value)` or `optional.none()`), typed by
+    /// `schema` as [`Bindings::typed`] types it: `oldSelf` of a rule with `optionalOldSelf`.
+    pub fn optional_typed(mut self, name: &str, value: Option<&Json>, schema: &Json) -> Self {
+        let optional = match value {
+            Some(value) => cel::objects::OptionalValue::of(from_typed_json(value, schema)),
+            None => cel::objects::OptionalValue::none(),
+        };
+        self.values.push((name.to_string(), Value::Opaque(Arc::new(optional))));
+        self
+    }
+
     fn get(&self, name: &str) -> Option<&Value> {
         self.values.iter().rev().find(|(bound, _)| bound == name).map(|(_, value)| value)
     }
@@ -995,6 +1006,20 @@ mod tests {
         let small = Bindings::new().json("self", &json!({"l": [1, 2, 3]}));
         assert_eq!(nested.evaluate(&small).unwrap(), json!(true));
         assert!(nested.estimated_cost(&small) < 1_000);
+    }
+
+    #[test]
+    fn optional_bindings() {
+        let rule =
+            Expression::compile("!oldSelf.hasValue() || self >= oldSelf.value()", &["self", "oldSelf"])
+                .unwrap();
+        let schema = json!({"type": "integer"});
+        let bind = |old: Option<&Json>| {
+            Bindings::new().typed("self", &json!(2), &schema).optional_typed("oldSelf", old, &schema)
+        };
+        assert!(rule.evaluate_bool(&bind(None)).unwrap());
+        assert!(rule.evaluate_bool(&bind(Some(&json!(1)))).unwrap());
+        assert!(!rule.evaluate_bool(&bind(Some(&json!(3)))).unwrap());
     }
 
     #[test]
