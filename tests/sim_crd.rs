@@ -420,3 +420,42 @@ async fn a_crd_whose_rule_does_not_compile_is_refused() {
         call(&sim, "POST", CRDS, "application/json", widget_crd(json!([{"rule": "self > 0"}]))).await;
     assert_eq!(code, 201, "the valid twin: {body}");
 }
+
+/// Real kubectl 1.33 applies an invalid custom resource and prints upstream's text.
+#[test]
+fn kubectl_prints_upstreams_error_for_an_invalid_custom_resource() {
+    use crate::support::{kubectl::clients, sim::Sim};
+    let Some(client) = clients().into_iter().find(|c| c.version == "1.33") else { return };
+    let sim = Sim::up(&["--nodes", "1", "--api-only"]);
+    let crd = sim.scratch_dir().join("crd.json");
+    std::fs::write(&crd, widget_crd(json!([])).to_string()).unwrap();
+    let applied = sim.kubectl(&client, &["apply", "-f", crd.to_str().unwrap()]);
+    assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+    let established = sim.kubectl(
+        &client,
+        &["wait", "--for=condition=Established", "crd/widgets.lab.example.com", "--timeout=10s"],
+    );
+    assert!(established.status.success(), "{}", String::from_utf8_lossy(&established.stderr));
+    let invalid = sim.scratch_dir().join("widget.yaml");
+    std::fs::write(
+        &invalid,
+        "apiVersion: lab.example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: default\nspec:\n  replicas: -1\n",
+    )
+    .unwrap();
+    let refused = sim.kubectl(&client, &["apply", "-f", invalid.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains(
+            "The Widget \"w\" is invalid: spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"
+        ),
+        "{stderr}"
+    );
+    let read = sim.kubectl(&client, &["get", "widget", "w", "-n", "default"]);
+    assert!(!read.status.success(), "not stored");
+    assert!(
+        String::from_utf8_lossy(&read.stderr).contains("NotFound"),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+}
