@@ -513,7 +513,8 @@ fn deep_size(value: &Value) -> u64 {
         Value::Map(map) => map.map.values().map(deep_size).fold(map.map.len() as u64, u64::max),
         Value::String(s) => s.len() as u64,
         Value::Bytes(b) => b.len() as u64,
-        _ => 1,
+        // A scalar is not walked: comparing two ints costs the call, nothing per element.
+        _ => 0,
     }
 }
 
@@ -555,14 +556,14 @@ impl<'a> Estimator<'a> {
                 let size = match literal {
                     LiteralValue::String(s) => s.inner().len() as u64,
                     LiteralValue::Bytes(b) => b.inner().len() as u64,
-                    _ => 1,
+                    _ => 0,
                 };
                 Estimate { cost: 1, shape: Shape::Bounded(size) }
             }
             Expr::Ident(name) => {
                 let shape = match self.scope.iter().rev().find(|(bound, _)| bound == name) {
                     Some((_, shape)) => *shape,
-                    None => self.bindings.get(name).map_or(Shape::Bounded(1), Shape::Known),
+                    None => self.bindings.get(name).map_or(Shape::Bounded(0), Shape::Known),
                 };
                 Estimate { cost: 1, shape }
             }

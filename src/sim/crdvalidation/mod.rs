@@ -14,7 +14,11 @@ pub mod metadata;
 pub mod openapi;
 pub mod rules;
 
-use std::fmt;
+use std::{
+    collections::HashMap,
+    fmt,
+    sync::{Arc, LazyLock, Mutex},
+};
 
 use serde_json::Value;
 
@@ -121,6 +125,9 @@ impl fmt::Display for FieldError {
     }
 }
 
+/// How many compiled validators [`Validator::cached`] keeps (CRD revisions × versions).
+pub const CACHED_VALIDATORS: usize = 256;
+
 /// What to validate a custom resource against: its version's structural schema, with its
 /// CEL rules compiled once.
 #[derive(Debug)]
@@ -135,6 +142,22 @@ impl Validator {
     pub fn new(schema: Value) -> Self {
         let rules = rules::Compiled::of(&schema);
         Self { schema, rules }
+    }
+
+    /// The validator of the schema known by `key` (a CRD's uid, resourceVersion and version),
+    /// compiled on first use and kept for later writes; at most [`CACHED_VALIDATORS`] are kept.
+    pub fn cached(key: &str, schema: &Value) -> Arc<Validator> {
+        static CACHE: LazyLock<Mutex<HashMap<String, Arc<Validator>>>> = LazyLock::new(Mutex::default);
+        let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(validator) = cache.get(key) {
+            return Arc::clone(validator);
+        }
+        if cache.len() >= CACHED_VALIDATORS {
+            cache.clear();
+        }
+        let validator = Arc::new(Validator::new(schema.clone()));
+        cache.insert(key.to_string(), Arc::clone(&validator));
+        validator
     }
 
     /// Every error upstream finds in `object` (`old`: the stored object on update), in

@@ -288,12 +288,7 @@ impl Walk {
             self.invalid(&format!("{path}[{index}]"), &items[index], detail);
             return;
         }
-        let key_names: Vec<&str> = schema["x-kubernetes-list-map-keys"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let key_names = list_map_keys(schema);
         let keys: Vec<Value> = items
             .iter()
             .map(|item| {
@@ -311,6 +306,11 @@ impl Walk {
             self.push(Reason::Duplicate, &format!("{path}[{index}]"), Some(value), String::new());
         }
     }
+}
+
+/// A `map` list's `x-kubernetes-list-map-keys`.
+pub(super) fn list_map_keys(schema: &Value) -> Vec<&str> {
+    schema["x-kubernetes-list-map-keys"].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
 }
 
 /// `field.TooMany`'s detail (1.33: "item" for one).

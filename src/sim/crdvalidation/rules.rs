@@ -147,6 +147,9 @@ impl Run {
             return;
         }
         for rule in &compiled.rules {
+            if self.out_of_budget {
+                return;
+            }
             self.rule(rule, schema, value, old, path);
         }
         match value {
@@ -189,7 +192,8 @@ impl Run {
         } else if let Some(old) = old {
             bindings = bindings.typed("oldSelf", old, schema);
         }
-        let cost = rule.expression.estimated_cost(&bindings);
+        // A call is cancelled at the per-call limit, so it charges the budget at most that much.
+        let cost = rule.expression.estimated_cost(&bindings).min(cel::PER_CALL_COST_LIMIT);
         self.spent = self.spent.saturating_add(cost);
         if self.spent > RUNTIME_COST_BUDGET {
             self.out_of_budget = true;
@@ -247,12 +251,7 @@ fn correlated_item<'a>(schema: &Value, item: &Value, old: &'a Value) -> Option<&
     if schema["x-kubernetes-list-type"] != "map" {
         return None;
     }
-    let keys: Vec<&str> = schema["x-kubernetes-list-map-keys"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let keys = super::openapi::list_map_keys(schema);
     old.as_array()?.iter().find(|candidate| keys.iter().all(|k| candidate.get(*k) == item.get(*k)))
 }
 
@@ -304,4 +303,86 @@ fn go_validation_rule(declared: &Value) -> String {
         text("messageExpression"),
         text("fieldPath"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn errors(schema: &Value, object: &Value, old: Option<&Value>) -> Vec<String> {
+        Compiled::of(schema).validate(schema, object, old).iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn root_rules_report_no_field_and_transition_rules_need_an_old_value() {
+        // cel/validation_test.go TestValidationExpressions: a rule at the root, a transition rule
+        let schema = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "self.a < 5"}, {"rule": "self.a >= oldSelf.a", "message": "a may not decrease"}],
+            "properties": {"a": {"type": "integer"}}});
+        assert_eq!(
+            errors(&schema, &json!({"a": 7}), None),
+            [r#"<nil>: Invalid value: "object": failed rule: self.a < 5"#]
+        );
+        assert_eq!(
+            errors(&schema, &json!({"a": 1}), Some(&json!({"a": 2}))),
+            [r#"<nil>: Invalid value: "object": a may not decrease"#]
+        );
+        assert!(errors(&schema, &json!({"a": 2}), Some(&json!({"a": 2}))).is_empty(), "unchanged: ratcheted");
+    }
+
+    #[test]
+    fn optional_old_self_runs_on_create_too() {
+        let schema = json!({"type": "integer", "x-kubernetes-validations": [
+            {"rule": "!oldSelf.hasValue() || self >= oldSelf.value()", "optionalOldSelf": true, "message": "create"},
+            {"rule": "oldSelf.hasValue()", "optionalOldSelf": true, "message": "needs an old value"}]});
+        assert_eq!(
+            errors(&schema, &json!(1), None),
+            [r#"<nil>: Invalid value: "integer": needs an old value"#]
+        );
+        assert_eq!(
+            errors(&schema, &json!(1), Some(&json!(2))),
+            [r#"<nil>: Invalid value: "integer": create"#]
+        );
+    }
+
+    #[test]
+    fn map_list_items_correlate_by_key() {
+        let schema = json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                      "x-kubernetes-validations": [{"rule": "self.port == oldSelf.port", "message": "port is immutable"}]}});
+        let old = json!([{"name": "a", "port": 1}, {"name": "b", "port": 2}]);
+        let new = json!([{"name": "b", "port": 3}, {"name": "a", "port": 1}, {"name": "c", "port": 9}]);
+        assert_eq!(
+            errors(&schema, &new, Some(&old)),
+            [r#"<nil>[0]: Invalid value: "object": port is immutable"#]
+        );
+    }
+
+    #[test]
+    fn the_object_budget_stops_further_rules() {
+        let many: Vec<i64> = (0..900).collect();
+        let rule = json!({"rule": "self.all(x, self.all(y, x + y >= 0))"});
+        let schema =
+            json!({"type": "array", "items": {"type": "integer"}, "x-kubernetes-validations": [rule]});
+        assert_eq!(
+            errors(&schema, &json!(many), None),
+            [
+                r#"<nil>: Invalid value: "array": call cost exceeds limit for rule: self.all(x, self.all(y, x + y >= 0))"#
+            ]
+        );
+        let nested = json!({"rule": "self.all(x, self.all(y, y >= 0))"});
+        let repeated: Vec<Value> = (0..20).map(|_| nested.clone()).collect();
+        let big: Vec<i64> = (0..300).collect();
+        let schema =
+            json!({"type": "array", "items": {"type": "integer"}, "x-kubernetes-validations": repeated});
+        let found = errors(&schema, &json!(big), None);
+        assert_eq!(
+            found,
+            [
+                r#"<nil>: Invalid value: "array": validation failed due to running out of cost budget, no further validation rules will be run"#
+            ]
+        );
+    }
 }

@@ -237,10 +237,20 @@ pub struct Admission {
 
 /// The [`Admission`] of `rt`; `None` for built-in types and versions without a schema.
 pub fn admission(state: &SimState, rt: &ResourceType) -> Option<Admission> {
-    let version = version_of(state, rt)?;
+    if resources::is_built_in(&rt.group, &rt.plural) {
+        return None;
+    }
+    let crd = state.store.get(CRD_GROUP_RESOURCE, "", &rt.group_resource())?.value().ok()?;
+    let version = crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == rt.version.as_str())?;
     let schema = version["schema"]["openAPIV3Schema"].clone();
-    let validator = std::sync::Arc::new(crdvalidation::Validator::new(schema.clone()));
-    schema.is_object().then(|| Admission { rt: rt.clone(), schema, validator })
+    if !schema.is_object() {
+        return None;
+    }
+    // The rules compile once per CRD revision and version.
+    let metadata = &crd["metadata"];
+    let key = format!("{}/{}/{}", metadata["uid"], metadata["resourceVersion"], rt.version);
+    let validator = crdvalidation::Validator::cached(&key, &schema);
+    Some(Admission { rt: rt.clone(), schema, validator })
 }
 
 /// Prunes and validates a custom resource against its CRD's schema before it is stored; a no-op
