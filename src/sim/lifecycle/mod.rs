@@ -4,7 +4,7 @@
 //! prepared, port bound, HTTPS until SIGTERM or Ctrl-C); [`process`] manages a server from outside
 //! (`up` re-executes the binary as `sim serve` detached and waits until it answers, `down`,
 //! `status`, pid files, the kubeconfig for another address); the CLI maps its arguments onto
-//! [`ServeOptions`] (`crate::sim_command`), so nothing here knows clap.
+//! [`ServeOptions`] (`crate::cli`, run by `crate::commands::sim`), so nothing here knows clap.
 //!
 //! State directory layout (docs/simulator.md): `store.db` (+ SQLite WAL files), `ca.crt`,
 //! `ca.key`, `server.crt`, `server.key`, `admin.token`, `viewer.token`, `kubeconfig`,
