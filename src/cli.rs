@@ -17,8 +17,7 @@ use crate::{
 
 /// Runs and grades the hands-on labs of a Kubernetes GPU-sharing course.
 ///
-/// Exit codes: 0 all passed / done, 1 checks failed, 2 bad input, 3 cluster unreachable or API
-/// error, 4 timed out waiting.
+/// The exit codes follow the help ([`command`] sets them from `exit::HELP`).
 #[derive(Debug, Parser)]
 #[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {

@@ -14,6 +14,7 @@ use kube::{
 };
 use lab_runner::{
     engine::{self, cluster::Cluster, inventory, start::StartOptions},
+    exit::HasExitCode,
     k8s::normalize::normalize,
     lab::loader::{self, Bundle},
     session::{LabSource, Lang},

@@ -207,7 +207,7 @@ fn class(
             .contexts
             .iter()
             .map(|c| c.name.clone())
-            .filter(|name| !engine::class::is_viewer_context(name))
+            .filter(|name| !crate::class::kubeconfig::is_viewer_context(name))
             .collect(),
         Contexts::Named(named) => {
             engine::cluster::require_contexts(cluster, &kubeconfig, named).map_err(engine::Error::from)?;

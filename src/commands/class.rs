@@ -141,7 +141,7 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
 /// `class kubeconfig`: the merged kubeconfig on stdout or, private (0600), in `output`.
 fn kubeconfig(inputs: &[PathBuf], names: &[String], output: Option<&std::path::Path>) -> Result<u8> {
     use std::os::unix::fs::OpenOptionsExt;
-    let merged = engine::class::merge(inputs, names).map_err(engine::Error::from)?;
+    let merged = classroom::kubeconfig::merge(inputs, names)?;
     // JSON is YAML, and kubectl and kube read either.
     let text = serde_json::to_string_pretty(&merged).map_err(report::Error::from)? + "\n";
     match output {

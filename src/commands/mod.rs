@@ -24,7 +24,8 @@ use std::{io::Write, path::PathBuf, process::ExitCode};
 
 use crate::{
     engine::{self, cluster::Cluster},
-    exit, lab, report,
+    exit::{self, HasExitCode},
+    lab, report,
     session::{ClusterTarget, Lang, Session},
     tr,
 };
@@ -96,6 +97,9 @@ pub enum Error {
     /// A `class` command failed.
     #[error(transparent)]
     Class(#[from] crate::class::Error),
+    /// Learners' kubeconfigs could not be merged (`class kubeconfig`).
+    #[error(transparent)]
+    Kubeconfigs(#[from] crate::class::kubeconfig::Error),
     /// A `sim` command failed.
     #[error(transparent)]
     Sim(#[from] crate::sim::lifecycle::Error),
@@ -117,19 +121,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// The documented exit code for this error.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::LabsDirMissing(_) | Error::BadDuration { .. } => exit::BAD_INPUT,
-            Error::Lab(_) | Error::Lint(_) => exit::BAD_INPUT,
-            Error::Output(_) => exit::BAD_INPUT,
-            Error::Sim(error) => error.exit_code(),
-            Error::Class(error) => error.exit_code(),
-            Error::Engine(error) => error.exit_code(),
-            Error::Report(_) => exit::BAD_INPUT,
-        }
-    }
-
     /// The error's one line in `lang`: the engine's, the loader's and lint's errors are catalog
     /// messages; the rest (command line, simulator, class) as their own text, which quotes what
     /// failed.
@@ -139,6 +130,7 @@ impl Error {
             Error::Engine(error) => error.message().render(lang),
             Error::Lab(error) => error.message().render(lang),
             Error::Lint(error) => error.message().render(lang),
+            Error::Kubeconfigs(error) => error.message().render(lang),
             other => other.to_string(),
         }
     }
