@@ -469,16 +469,21 @@ fn custom_resource(state: &AppState, rt: &ResourceType) -> Option<CustomResource
     crd::custom_resource(state, rt).filter(CustomResource::has_schema)
 }
 
-/// Prunes and validates the next state of a custom resource as its CRD version says
-/// ([`CustomResource::admit`]; `current`: the stored object); nothing for a built-in kind.
-fn admit_custom(
+/// Admits the next state of an object written by an update, patch or apply (`current`: the
+/// stored object): a custom resource as its CRD version says (`custom`, read before the
+/// transaction; [`crd::admit_custom`]), a CRD's rules compiled; nothing for the other kinds.
+fn admit_next(
+    state: &AppState,
+    rt: &ResourceType,
     custom: Option<&CustomResource>,
     object: &mut Value,
     current: Option<&Value>,
     query: &Query,
 ) -> Result<()> {
-    if let Some(custom) = custom {
-        custom.admit(object, current, crd::strict(query.get("fieldValidation"))?)?;
+    match custom {
+        Some(custom) => crd::admit_custom(custom, object, current, query.get("fieldValidation"))?,
+        None if crd::defines_types(rt) => crd::admit(state, rt, object, None)?,
+        None => {}
     }
     Ok(())
 }
@@ -503,10 +508,16 @@ async fn update(
     }
     let rt = &target.rt;
     let now = state.clock.now();
+    // A custom resource is validated against the stored object it replaces (transition rules).
     let custom = custom_resource(state, rt);
+    if custom.is_none() {
+        crd::admit(state, rt, &mut object, query.get("fieldValidation"))?;
+    }
     let (updated, _) = target.modify(state, params.dry_run, |current| {
-        admit_custom(custom.as_ref(), &mut object, current.as_ref(), query)?;
         let current = target.existing(current)?;
+        if let Some(custom) = &custom {
+            crd::admit_custom(custom, &mut object, Some(&current), query.get("fieldValidation"))?;
+        }
         let sub = subresource_name(target.subresource);
         patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
         Ok(object)
@@ -553,7 +564,7 @@ async fn patch(
             if current.is_none() {
                 next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
             }
-            admit_custom(custom.as_ref(), &mut next, current.as_ref(), query)?;
+            admit_next(state, rt, custom.as_ref(), &mut next, current.as_ref(), query)?;
             Ok(next)
         })?
     } else {
@@ -564,7 +575,7 @@ async fn patch(
             typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
-            admit_custom(custom.as_ref(), &mut patched, Some(&current), query)?;
+            admit_next(state, rt, custom.as_ref(), &mut patched, Some(&current), query)?;
             let sub = subresource_name(target.subresource);
             patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;
             Ok(patched)

@@ -16,6 +16,7 @@ use k8s_openapi::jiff;
 
 use super::{SimState, fieldvalidation::Mode, status::ApiError, table};
 use crate::sim::{
+    crdvalidation,
     kinds::apiextensions::customresource::{self, CustomResource},
     resources::{self, ResourceType, Scope},
     store::{self, DeleteOptions, DryRun, Subresource},
@@ -214,12 +215,15 @@ fn version_of(state: &SimState, rt: &ResourceType) -> Option<Value> {
     crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == rt.version.as_str()).cloned()
 }
 
-/// The strategy of the custom resources served as `rt` — its CRD version's schema and printer
-/// columns, read from the store before a write's transaction starts (the store lock is not
-/// re-entrant); `None` for a built-in type.
+/// The strategy of the custom resources served as `rt` — its CRD version's schema, compiled
+/// validator and printer columns, read from the store before a write's transaction starts (the
+/// store lock is not re-entrant); `None` for a built-in type.
 pub fn custom_resource(state: &SimState, rt: &ResourceType) -> Option<CustomResource> {
-    let version = version_of(state, rt)?;
-    Some(CustomResource::new(&rt.group, &rt.version, &rt.kind, &version))
+    if resources::is_built_in(&rt.group, &rt.plural) {
+        return None;
+    }
+    let crd = state.store.get(CRD_GROUP_RESOURCE, "", &rt.group_resource())?.value().ok()?;
+    CustomResource::new(&rt.group, &rt.version, &rt.kind, &crd)
 }
 
 /// Whether `field_validation` (the request's `fieldValidation`) is `Strict`.
@@ -229,19 +233,73 @@ pub fn strict(field_validation: Option<&str>) -> Result<bool> {
     Ok(mode == Mode::Strict)
 }
 
-/// Prunes and validates a new custom resource against its CRD's schema before it is stored
-/// ([`CustomResource::admit`]); a no-op for built-in types. Unknown fields are dropped, or
-/// refused under `fieldValidation=Strict`.
+/// Admits a new object of `rt` before it is stored, where the body is decoded: a CRD whose
+/// rules do not compile is refused; a custom resource is pruned and validated against its CRD
+/// ([`admit_custom`]); nothing for the other built-in types.
 pub fn admit(
     state: &SimState,
     rt: &ResourceType,
     object: &mut Value,
     field_validation: Option<&str>,
 ) -> Result<()> {
+    if defines_types(rt) {
+        return validate_definition(rt, object);
+    }
     match custom_resource(state, rt).filter(CustomResource::has_schema) {
-        Some(custom) => Ok(custom.admit(object, None, strict(field_validation)?)?),
+        Some(custom) => admit_custom(&custom, object, None, field_validation),
         None => Ok(()),
     }
+}
+
+/// Prunes a custom resource's next state (400 for an unknown field under
+/// `fieldValidation=Strict`), checks that its metadata decodes, then validates it against its
+/// CRD version ([`CustomResource::validate`]; `old`: the stored object on update).
+pub fn admit_custom(
+    custom: &CustomResource,
+    object: &mut Value,
+    old: Option<&Value>,
+    field_validation: Option<&str>,
+) -> Result<()> {
+    let strict = strict(field_validation)?;
+    custom.prune(object, strict)?;
+    if let Some(metadata) = object.get("metadata").filter(|m| !m.is_null()) {
+        metadata_decodes(custom, metadata)?;
+    }
+    Ok(custom.check(object, old)?)
+}
+
+/// A custom resource's metadata of the wrong JSON type is refused while the body is decoded, as
+/// apiextensions' schema coercion decodes it into `metav1.ObjectMeta` (400 from
+/// `transformDecodeError`, `endpoints/handlers/rest.go`).
+fn metadata_decodes(custom: &CustomResource, metadata: &Value) -> Result<()> {
+    let problem = if metadata.is_object() {
+        match super::typecheck::check_object_meta(metadata) {
+            Ok(()) => return Ok(()),
+            Err(error) => error.to_string(),
+        }
+    } else {
+        let found = match metadata {
+            Value::Array(_) => "array",
+            Value::String(_) => "string",
+            Value::Bool(_) => "bool",
+            _ => "number",
+        };
+        format!("json: cannot unmarshal {found} into Go value of type v1.ObjectMeta")
+    };
+    let kind = custom.kind();
+    Err(customresource::Error::Strict(format!(
+        "{kind} in version \"{}\" cannot be handled as a {kind}: {problem}",
+        custom.version()
+    ))
+    .into())
+}
+
+/// A CRD whose `x-kubernetes-validations` rules do not compile is refused (422), as
+/// apiextensions' `ValidateCustomResourceDefinition` refuses it.
+fn validate_definition(rt: &ResourceType, crd: &Value) -> Result<()> {
+    let errors = crdvalidation::rules::validate_definition(crd);
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    Ok(customresource::refuse(&rt.group, &rt.kind, name, customresource::causes(&errors))?)
 }
 
 /// A `Table` for `objects` of `rt`: the CRD's printer columns for custom types
@@ -330,7 +388,7 @@ mod tests {
         );
         let mut invalid = json!({"metadata": {"name": "r"}, "spec": {"groups": [{"rules": [{"expr": []}]}]}});
         let error = admit(&state, &rt, &mut invalid, None).unwrap_err();
-        insta::assert_snapshot!(error.to_string(), @r#"PrometheusRule.monitoring.coreos.com "r" is invalid: [spec.groups[0].rules[0].expr: Invalid value: "array": spec.groups[0].rules[0].expr in body must be of type integer or string: "array", spec.groups[0].name: Required value]"#);
+        insta::assert_snapshot!(error.to_string(), @r#"PrometheusRule.monitoring.coreos.com "r" is invalid: [spec.groups[0].name: Required value, spec.groups[0].rules[0].expr: Invalid value: "array": spec.groups[0].rules[0].expr in body must be of type integer,string: "array"]"#);
         let mut no_spec = json!({"metadata": {"name": "r"}});
         assert!(admit(&state, &rt, &mut no_spec, None).is_err(), "spec is required");
     }

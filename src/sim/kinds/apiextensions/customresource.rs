@@ -4,22 +4,28 @@
 //! Two parts. [`CUSTOM_RESOURCES`] is what the generic registry asks of every custom resource
 //! (`kinds::strategy` hands it out for a resource outside the built-in API groups): a generation
 //! that follows everything but `metadata` and `status`, no quantity decoding. [`CustomResource`]
-//! is one served version of one CRD — its schema and printer columns — which the server builds
-//! from the stored CRD before a write's transaction (`server::crd::custom_resource`; the store
-//! lock is not re-entrant) and calls as the body is decoded: [`CustomResource::admit`] prunes
-//! unknown fields (or refuses them under `fieldValidation=Strict`), then runs
-//! [`CustomResource::validate`], the hook for the schema's value validation
-//! (apiextensions-apiserver pkg/apiserver/validation, pkg/apiserver/schema/pruning/algorithm.go)
-//! and its CEL rules, with the stored object as `old` on an update or a patch. Printed with the
-//! version's `additionalPrinterColumns` (pkg/registry/customresource/tableconvertor).
+//! is one served version of one CRD — its schema, compiled validator and printer columns — which
+//! the server builds from the stored CRD before a write's transaction
+//! (`server::crd::custom_resource`; the store lock is not re-entrant) and runs as the body is
+//! decoded (`server::crd::admit_custom`): [`CustomResource::prune`] drops unknown fields (or
+//! refuses them under `fieldValidation=Strict`, pkg/apiserver/schema/pruning/algorithm.go),
+//! then [`CustomResource::validate`] applies the schema (`sim::crdvalidation`: value
+//! validation, list types, metadata, `x-kubernetes-validations` rules, with the stored object as
+//! `old` on an update or a patch). Printed with the version's `additionalPrinterColumns`
+//! (pkg/registry/customresource/tableconvertor).
 
 use k8s_openapi::jiff::Timestamp;
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
-use crate::sim::kinds::{
-    Strategy,
-    field::{Cause, invalid_message},
-    printer::{NAME_DOC, human_duration},
+use crate::sim::{
+    crdvalidation::{FieldError, Validator},
+    kinds::{
+        Strategy,
+        field::{Cause, invalid_message},
+        printer::{NAME_DOC, human_duration},
+    },
 };
 
 /// What every custom resource shares: a generation that follows everything but `metadata` and
@@ -79,21 +85,42 @@ pub struct CustomResource {
     kind: String,
     /// The version's `schema.openAPIV3Schema` (`null` when it has none).
     schema: Value,
+    /// The schema's validator, compiled once per CRD revision (`None` without a schema).
+    validator: Option<Arc<Validator>>,
     /// The version's `additionalPrinterColumns`.
     columns: Vec<Value>,
 }
 
 impl CustomResource {
-    /// The custom resources of `group`/`version`/`kind`, served by `crd_version` (one entry of
-    /// the CRD's `spec.versions`).
-    pub fn new(group: &str, version: &str, kind: &str, crd_version: &Value) -> CustomResource {
-        CustomResource {
+    /// The custom resources of `group`/`version`/`kind`, served by the CRD `crd` (its version
+    /// named `version`); `None` when the CRD does not serve that version.
+    pub fn new(group: &str, version: &str, kind: &str, crd: &Value) -> Option<CustomResource> {
+        let served = crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == version)?;
+        let schema = served["schema"]["openAPIV3Schema"].clone();
+        // The rules compile once per CRD revision and version.
+        let metadata = &crd["metadata"];
+        let validator = schema.is_object().then(|| {
+            let key = format!("{}/{}/{version}", metadata["uid"], metadata["resourceVersion"]);
+            Validator::cached(&key, &schema)
+        });
+        Some(CustomResource {
             group: group.to_string(),
             version: version.to_string(),
             kind: kind.to_string(),
-            schema: crd_version["schema"]["openAPIV3Schema"].clone(),
-            columns: crd_version["additionalPrinterColumns"].as_array().cloned().unwrap_or_default(),
-        }
+            schema,
+            validator,
+            columns: served["additionalPrinterColumns"].as_array().cloned().unwrap_or_default(),
+        })
+    }
+
+    /// The kind, e.g. `PrometheusRule`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The API version's version, e.g. `v1`.
+    pub fn version(&self) -> &str {
+        &self.version
     }
 
     /// Whether the version has a schema to prune and validate against.
@@ -101,10 +128,9 @@ impl CustomResource {
         self.schema.is_object()
     }
 
-    /// Prunes and validates `object` before it is stored (`old`: the stored object on update);
-    /// a version without a schema admits anything. Unknown fields are dropped, or refused when
-    /// `strict` (`fieldValidation=Strict`).
-    pub fn admit(&self, object: &mut Value, old: Option<&Value>, strict: bool) -> Result<(), Error> {
+    /// Drops the fields the schema does not declare from `object`, or refuses them when
+    /// `strict` (`fieldValidation=Strict`); nothing without a schema.
+    pub fn prune(&self, object: &mut Value, strict: bool) -> Result<(), Error> {
         let schema = &self.schema;
         if !schema.is_object() {
             return Ok(());
@@ -141,41 +167,28 @@ impl CustomResource {
             )));
         }
         prune(schema, object, true);
-        let causes = self.validate(object, old);
-        if causes.is_empty() {
-            return Ok(());
-        }
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        Err(Error::Invalid {
-            message: invalid_message(&self.group, &self.kind, &name, &causes),
-            causes,
-            group: self.group.clone(),
-            kind: self.kind.clone(),
-            name,
-        })
+        Ok(())
     }
 
     /// The schema's causes against `object`, pruned (`old`: the stored object on update, for
-    /// transition rules): the value types, `enum` and `required` of the structural schema. The
-    /// hook for the rest of the schema's value validation and its `x-kubernetes-validations`.
-    pub fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
-        let schema = &self.schema;
-        let mut check = Check::default();
-        let Some(fields) = object.as_object() else { return check.causes };
-        for (key, value) in fields {
-            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                continue;
-            }
-            if let Some(property) = schema["properties"].get(key) {
-                check.walk(property, value, key);
-            }
+    /// the transition rules): `customResourceStrategy.Validate`/`ValidateUpdate` as
+    /// `sim::crdvalidation` runs them; empty without a schema.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        match &self.validator {
+            Some(validator) => causes(&validator.validate(object, old)),
+            None => Vec::new(),
         }
-        for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-            if !fields.contains_key(required) {
-                check.required(required);
-            }
-        }
-        check.causes
+    }
+
+    /// [`CustomResource::validate`] as a 422 Invalid when it finds anything.
+    pub fn check(&self, object: &Value, old: Option<&Value>) -> Result<(), Error> {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        self.refuse(name, self.validate(object, old))
+    }
+
+    /// `causes` for the object `name` as a 422 Invalid; `Ok` when there are none.
+    pub fn refuse(&self, name: &str, causes: Vec<Cause>) -> Result<(), Error> {
+        refuse(&self.group, &self.kind, name, causes)
     }
 
     /// A `Table` of `objects`: NAME and the version's printer columns, or NAME and AGE when it
@@ -250,69 +263,15 @@ fn prune(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
-/// Validation state: causes and unknown-field paths found so far.
+/// The paths of fields the schema does not declare (for `fieldValidation=Strict` and
+/// pruning); value validation is `sim::crdvalidation`'s.
 #[derive(Default)]
 struct Check {
-    causes: Vec<Cause>,
     unknown: Vec<String>,
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 impl Check {
-    fn required(&mut self, path: &str) {
-        self.causes.push(Cause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value".into(),
-            field: path.to_string(),
-        });
-    }
-
-    /// kube-openapi validate/type.go: `<path> in body must be of type <type>: "<actual>"`.
     fn walk(&mut self, schema: &Value, value: &Value, path: &str) {
-        if value.is_null() && schema["nullable"] == true {
-            return;
-        }
-        let actual = type_name(value);
-        let int_or_string = schema["x-kubernetes-int-or-string"] == true;
-        let expected = schema["type"].as_str().unwrap_or("");
-        let fits = match expected {
-            "" => !int_or_string || matches!(actual, "integer" | "string"),
-            "number" => matches!(actual, "integer" | "number"),
-            other => other == actual,
-        };
-        if !fits {
-            let wanted = if int_or_string { "integer or string" } else { expected };
-            self.causes.push(Cause {
-                reason: "FieldValueTypeInvalid".into(),
-                // apiextensions validation reports the value's type as the invalid value.
-                message: format!(
-                    "Invalid value: {actual:?}: {path} in body must be of type {wanted}: {actual:?}"
-                ),
-                field: path.to_string(),
-            });
-            return;
-        }
-        if let Some(allowed) = schema["enum"].as_array()
-            && !allowed.contains(value)
-        {
-            let listed: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            self.causes.push(Cause {
-                reason: "FieldValueNotSupported".into(),
-                message: format!("Unsupported value: {}: supported values: {}", value, listed.join(", ")),
-                field: path.to_string(),
-            });
-        }
         match value {
             Value::Object(fields) => {
                 let properties = schema["properties"].as_object();
@@ -327,12 +286,6 @@ impl Check {
                         None => {}
                     }
                 }
-                for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str)
-                {
-                    if !fields.contains_key(required) {
-                        self.required(&format!("{path}.{required}"));
-                    }
-                }
             }
             Value::Array(items) if schema["items"].is_object() => {
                 for (index, item) in items.iter().enumerate() {
@@ -342,6 +295,28 @@ impl Check {
             _ => {}
         }
     }
+}
+
+/// `crdvalidation`'s errors as `Status` causes.
+pub fn causes(errors: &[FieldError]) -> Vec<Cause> {
+    errors
+        .iter()
+        .map(|e| Cause { reason: e.reason.cause().into(), message: e.body(), field: e.field.clone() })
+        .collect()
+}
+
+/// `causes` of the object `name` of `group`/`kind` as a 422 Invalid; `Ok` when there are none.
+pub fn refuse(group: &str, kind: &str, name: &str, causes: Vec<Cause>) -> Result<(), Error> {
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid {
+        message: invalid_message(group, kind, name, &causes),
+        causes,
+        group: group.to_string(),
+        kind: kind.to_string(),
+        name: name.to_string(),
+    })
 }
 
 /// One cell: the JSONPath's values; dates as ages, several values joined with `,`
