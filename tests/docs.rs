@@ -69,8 +69,14 @@ fn fences(text: &str) -> Vec<Fence> {
 }
 
 /// The documents whose `console` blocks run, each by its own test below.
-const RUN: [&str; 5] =
-    ["README.md", "docs/classroom.md", "docs/lab-format.md", "docs/reset.md", "docs/simulator.md"];
+const RUN: [&str; 6] = [
+    "README.md",
+    "docs/checking.md",
+    "docs/classroom.md",
+    "docs/lab-format.md",
+    "docs/reset.md",
+    "docs/simulator.md",
+];
 
 #[test]
 fn every_console_block_is_run_by_a_test() {
@@ -175,6 +181,11 @@ fn readme_examples_run() {
 #[test]
 fn simulator_examples_run() {
     run_console_examples("docs/simulator.md");
+}
+
+#[test]
+fn checking_examples_run() {
+    run_console_examples("docs/checking.md");
 }
 
 #[test]
