@@ -20,8 +20,10 @@
 //! it: the CEL standard library with optional types, cel-go's strings extension, `sets.contains`
 //! / `sets.equivalent` / `sets.intersects` (cel-go `ext/sets.go`), and Kubernetes' lists library
 //! (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`; `pkg/cel/library/lists.go`) and
-//! regex library (`find`, `findAll`; `pkg/cel/library/regex.go`). Not provided: the URL, IP,
-//! CIDR, quantity, format, semver and image libraries, two-variable comprehensions, and cel-go's
+//! regex library (`find`, `findAll`; `pkg/cel/library/regex.go`), and quantity library
+//! (`quantity`, `isQuantity`, `sign`, `add`, `sub`, `compareTo`, `isLessThan`, `isGreaterThan`,
+//! `asInteger`, `isInteger`, `asApproximateFloat`; `pkg/cel/library/quantity.go`). Not provided:
+//! the URL, IP, CIDR, format, semver and image libraries, two-variable comprehensions, and cel-go's
 //! type checker (a type mismatch is found when the expression runs, not when it is compiled).
 
 use std::{
@@ -34,10 +36,10 @@ use cel::{
     Context, Env, ExecutionError, Program, Value,
     common::{
         ast::{ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue},
-        types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE},
+        types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE, Type},
         value::{CowVal, Val},
     },
-    objects::{Key, Map},
+    objects::{Key, Map, Opaque},
 };
 use serde_json::Value as Json;
 
@@ -247,6 +249,12 @@ impl Expression {
         for (name, value) in &bindings.values {
             context.add_variable_from_value(name.clone(), value.clone());
         }
+        for (name, StringPredicate(function)) in &bindings.functions {
+            let function = Arc::clone(function);
+            context
+                .add_function(name, move |a: Arc<String>, b: Arc<String>| function(&a, &b))
+                .map_err(|e| Error::Evaluation(e.to_string()))?;
+        }
         self.program.execute(&context).map_err(|e| Error::Evaluation(execution_message(&e)))
     }
 }
@@ -326,6 +334,21 @@ fn entries(list: &[cel::common::ast::IdedEntryExpr]) -> impl Iterator<Item = &Id
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     values: Vec<(String, Value)>,
+    functions: Vec<(String, StringPredicate)>,
+}
+
+/// A function of two strings to a bool, bound for one evaluation (a lab's `fact(name, value)`
+/// compares with a hashed fact the expression never sees).
+#[derive(Clone)]
+pub struct StringPredicate(pub Arc<Predicate>);
+
+/// The function a [`StringPredicate`] holds.
+pub type Predicate = dyn Fn(&str, &str) -> bool + Send + Sync;
+
+impl fmt::Debug for StringPredicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StringPredicate")
+    }
 }
 
 impl Bindings {
@@ -349,6 +372,13 @@ impl Bindings {
     /// without a schema are untyped JSON.
     pub fn typed(mut self, name: &str, value: &Json, schema: &Json) -> Self {
         self.values.push((name.to_string(), from_typed_json(value, schema)));
+        self
+    }
+
+    /// Binds the function `name(string, string) -> bool` for this evaluation; a name the
+    /// environment already declares is refused when the expression runs.
+    pub fn predicate(mut self, name: &str, function: StringPredicate) -> Self {
+        self.functions.push((name.to_string(), function));
         self
     }
 
@@ -682,7 +712,7 @@ fn kubernetes_library(env: &mut Env) -> Result<(), cel::DeclarationError> {
         vec![LIST_TYPE, LIST_TYPE],
         sets_intersects,
     )?;
-    Ok(())
+    quantity_library(env)
 }
 
 /// The arguments of a library call as [`Value`]s.
@@ -857,11 +887,408 @@ fn sets_intersects<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, 
     owned(Value::Bool(b.iter().any(|x| a.contains(x))))
 }
 
+/// A Kubernetes quantity as a CEL value: upstream's `kubernetes.Quantity` type
+/// (`k8s.io/apiserver/pkg/cel/quantity.go`), equal to another when their values are equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CelQuantity(pub crate::k8s::quantity::Quantity);
+
+impl Opaque for CelQuantity {
+    fn runtime_type_name(&self) -> &str {
+        QUANTITY_TYPE_NAME
+    }
+
+    fn json(&self) -> Option<Json> {
+        Some(Json::String(self.0.to_string()))
+    }
+}
+
+/// The CEL type name of [`CelQuantity`], as upstream names it.
+const QUANTITY_TYPE_NAME: &str = "kubernetes.Quantity";
+
+/// Registers Kubernetes' quantity library (`pkg/cel/library/quantity.go` of v1.33).
+fn quantity_library(env: &mut Env) -> Result<(), cel::DeclarationError> {
+    let quantity = || Type::new_opaque_type(QUANTITY_TYPE_NAME);
+    env.add_type(quantity())?;
+    env.add_overload("quantity", "string_to_quantity", vec![STRING_TYPE], quantity_of)?;
+    env.add_overload("isQuantity", "is_quantity_string", vec![STRING_TYPE], is_quantity)?;
+    // Upstream declares `sign` as a global overload (`cel.Overload`), though its doc writes it
+    // as a method.
+    env.add_overload("sign", "quantity_sign", vec![quantity()], quantity_sign)?;
+    env.add_member_overload(
+        "isGreaterThan",
+        "quantity_is_greater_than",
+        quantity(),
+        vec![quantity()],
+        greater,
+    )?;
+    env.add_member_overload("isLessThan", "quantity_is_less_than", quantity(), vec![quantity()], less)?;
+    env.add_member_overload("compareTo", "quantity_compare_to", quantity(), vec![quantity()], compare_to)?;
+    env.add_member_overload("asApproximateFloat", "quantity_get_float", quantity(), vec![], approximate)?;
+    env.add_member_overload("asInteger", "quantity_get_int", quantity(), vec![], as_integer)?;
+    env.add_member_overload("isInteger", "quantity_is_integer", quantity(), vec![], is_integer)?;
+    env.add_member_overload("add", "quantity_add", quantity(), vec![quantity()], add)?;
+    env.add_member_overload("add", "quantity_add_int", quantity(), vec![INT_TYPE], add)?;
+    env.add_member_overload("sub", "quantity_sub", quantity(), vec![quantity()], sub)?;
+    env.add_member_overload("sub", "quantity_sub_int", quantity(), vec![INT_TYPE], sub)?;
+    Ok(())
+}
+
+/// The quantity of a library call's argument: a `kubernetes.Quantity`, or an int (`add(20)`).
+fn quantity_arg(value: &Value, function: &str) -> Result<crate::k8s::quantity::Quantity, ExecutionError> {
+    match value {
+        Value::Opaque(opaque) => opaque
+            .downcast_ref::<CelQuantity>()
+            .map(|q| q.0)
+            .ok_or_else(|| ExecutionError::function_error(function, "expected a quantity")),
+        Value::Int(units) => Ok(crate::k8s::quantity::Quantity::from_units(*units)),
+        other => Err(ExecutionError::function_error(
+            function,
+            format!("expected a quantity, got {}", other.type_of()),
+        )),
+    }
+}
+
+fn quantity_value<'b, 'v>(
+    quantity: crate::k8s::quantity::Quantity,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    owned(Value::Opaque(Arc::new(CelQuantity(quantity))))
+}
+
+/// `quantity(string)`: parsed as `resource.ParseQuantity` parses, or its error.
+fn quantity_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let args = values(&args)?;
+    let parsed = text(&args[0]).parse().map_err(|e: crate::k8s::quantity::Error| {
+        ExecutionError::function_error("quantity", e.to_string())
+    })?;
+    quantity_value(parsed)
+}
+
+/// `isQuantity(string)`: true exactly when `quantity` would not fail.
+fn is_quantity<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let args = values(&args)?;
+    owned(Value::Bool(text(&args[0]).parse::<crate::k8s::quantity::Quantity>().is_ok()))
+}
+
+fn two_quantities(
+    args: Vec<CowVal<'_, '_>>,
+    function: &str,
+) -> Result<(crate::k8s::quantity::Quantity, crate::k8s::quantity::Quantity), ExecutionError> {
+    let args = values(&args)?;
+    Ok((quantity_arg(&args[0], function)?, quantity_arg(&args[1], function)?))
+}
+
+fn quantity_sign<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "sign")?;
+    owned(Value::Int(q.nanos().signum() as i64))
+}
+
+fn greater<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "isGreaterThan")?;
+    owned(Value::Bool(a > b))
+}
+
+fn less<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "isLessThan")?;
+    owned(Value::Bool(a < b))
+}
+
+fn compare_to<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "compareTo")?;
+    owned(Value::Int(a.cmp(&b) as i64))
+}
+
+/// `asApproximateFloat`: the value as a double, precision lost where it must be.
+fn approximate<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "asApproximateFloat")?;
+    owned(Value::Float(q.nanos() as f64 / 1e9))
+}
+
+/// The value as an int64, when it is whole and fits (`resource.Quantity.AsInt64`).
+fn whole(q: crate::k8s::quantity::Quantity) -> Option<i64> {
+    q.is_integer().then(|| i64::try_from(q.nanos() / 1_000_000_000).ok()).flatten()
+}
+
+fn as_integer<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "asInteger")?;
+    let value = whole(q)
+        .ok_or_else(|| ExecutionError::function_error("asInteger", "cannot convert value to integer"))?;
+    owned(Value::Int(value))
+}
+
+fn is_integer<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "isInteger")?;
+    owned(Value::Bool(whole(q).is_some()))
+}
+
+fn add<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "add")?;
+    quantity_value(a.checked_add(b).ok_or_else(|| ExecutionError::function_error("add", "integer overflow"))?)
+}
+
+fn sub<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "sub")?;
+    quantity_value(a.checked_sub(b).ok_or_else(|| ExecutionError::function_error("sub", "integer overflow"))?)
+}
+
+/// A field path an expression reads, starting at a variable: `object.status.readyReplicas`,
+/// `quota.spec.hard["requests.cpu"]`, or `p.spec.containers` where `p` ranges over a list.
+///
+/// Lint resolves each against the schema of the objects bound there; grading shows the values
+/// the ones rooted at a bound variable read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Where the path starts.
+    pub root: SelectionRoot,
+    /// Each field after the root (an index by a string literal counts as a field).
+    pub fields: Vec<SelectedField>,
+}
+
+/// One field of a [`Selection`] and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectedField {
+    /// The field name.
+    pub name: String,
+    /// 1-based line in the expression.
+    pub line: usize,
+    /// 1-based column in that line.
+    pub column: usize,
+}
+
+/// The start of a [`Selection`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelectionRoot {
+    /// A variable the expression was compiled with.
+    Variable(String),
+    /// A comprehension variable (`p` of `pods.all(p, …)`) ranging over the elements of this
+    /// selection.
+    ElementOf(Box<Selection>),
+}
+
+impl Selection {
+    /// The selection as CEL text, when it starts at a variable (`quota.spec.hard["requests.cpu"]`);
+    /// evaluated with the same bindings, it gives the value read.
+    pub fn text(&self) -> Option<String> {
+        let SelectionRoot::Variable(root) = &self.root else { return None };
+        let mut text = root.clone();
+        for SelectedField { name: field, .. } in &self.fields {
+            let identifier = field.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if identifier {
+                text.push('.');
+                text.push_str(field);
+            } else {
+                text.push_str(&format!("[{}]", Json::String(field.clone())));
+            }
+        }
+        Some(text)
+    }
+}
+
+impl Expression {
+    /// The field paths the expression reads, each as far as it goes (`object.status` within
+    /// `object.status.readyReplicas` is not listed apart), in source order.
+    pub fn selections(&self) -> Vec<Selection> {
+        let mut found = Vec::new();
+        let mut scope = Vec::new();
+        let walker = Selections { program: &self.program, source: &self.source };
+        walker.collect(self.program.expression(), &mut scope, &mut found);
+        found
+    }
+
+    /// True when the expression calls the function `name` (`fact`, `quantity`).
+    pub fn calls(&self, name: &str) -> bool {
+        self.program.references().has_function(name)
+    }
+}
+
+/// Walks an expression for its [`Selection`]s.
+struct Selections<'p> {
+    program: &'p Program,
+    source: &'p str,
+}
+
+/// A comprehension variable in scope: what it ranges over, if it is a selection's elements.
+type Bound<'e> = (&'e str, Option<Selection>);
+
+impl<'p> Selections<'p> {
+    fn position(&self, id: u64) -> (usize, usize) {
+        let offset = self.program.source_info().offset_for(id).map_or(0, |(start, _)| start as usize);
+        line_column(self.source, offset)
+    }
+
+    /// The root identifier and the fields of `expr` when it is a chain of field selections.
+    fn chain<'e>(&self, expr: &'e IdedExpr) -> Option<(&'e str, Vec<SelectedField>)> {
+        match &expr.expr {
+            Expr::Ident(name) => Some((name.as_str(), Vec::new())),
+            Expr::Select(select) => {
+                let (root, mut fields) = self.chain(&select.operand)?;
+                let (line, column) = self.position(expr.id);
+                fields.push(SelectedField { name: select.field.clone(), line, column });
+                Some((root, fields))
+            }
+            Expr::Call(call)
+                if call.target.is_none()
+                    && call.args.len() == 2
+                    && matches!(call.func_name.as_str(), "_[_]" | "_[?_]" | "_?._") =>
+            {
+                let Expr::Literal(LiteralValue::String(key)) = &call.args[1].expr else { return None };
+                let (root, mut fields) = self.chain(&call.args[0])?;
+                let (line, column) = self.position(call.args[1].id);
+                fields.push(SelectedField { name: key.inner().to_string(), line, column });
+                Some((root, fields))
+            }
+            _ => None,
+        }
+    }
+
+    fn collect<'e>(&self, expr: &'e IdedExpr, scope: &mut Vec<Bound<'e>>, found: &mut Vec<Selection>) {
+        if let Some(selection) = self.selection(expr, scope) {
+            found.push(selection);
+            return;
+        }
+        match &expr.expr {
+            Expr::Call(call) => {
+                if let Some(target) = call.target.as_deref() {
+                    self.collect(target, scope, found);
+                }
+                for arg in &call.args {
+                    self.collect(arg, scope, found);
+                }
+            }
+            Expr::Select(select) => self.collect(&select.operand, scope, found),
+            Expr::List(list) => list.elements.iter().for_each(|e| self.collect(e, scope, found)),
+            Expr::Map(map) => entries(&map.entries).for_each(|e| self.collect(e, scope, found)),
+            Expr::Struct(object) => entries(&object.entries).for_each(|e| self.collect(e, scope, found)),
+            Expr::Comprehension(c) => self.comprehension(c, scope, found),
+            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+        }
+    }
+
+    fn comprehension<'e>(
+        &self,
+        c: &'e ComprehensionExpr,
+        scope: &mut Vec<Bound<'e>>,
+        found: &mut Vec<Selection>,
+    ) {
+        self.collect(&c.iter_range, scope, found);
+        self.collect(&c.accu_init, scope, found);
+        let range = self.selection(&c.iter_range, scope);
+        let depth = scope.len();
+        // Two-variable comprehensions bind an index or key first: the element is the second.
+        match c.iter_var2.as_deref() {
+            Some(second) => scope.extend([(c.iter_var.as_str(), None), (second, range)]),
+            None => scope.push((c.iter_var.as_str(), range)),
+        }
+        scope.push((c.accu_var.as_str(), None));
+        for part in [&c.loop_cond, &c.loop_step, &c.result] {
+            self.collect(part, scope, found);
+        }
+        scope.truncate(depth);
+    }
+
+    /// `expr` as a selection, when it is a chain from a variable (a bare variable included) or
+    /// from a comprehension variable ranging over a selection.
+    fn selection<'e>(&self, expr: &'e IdedExpr, scope: &[Bound<'e>]) -> Option<Selection> {
+        let (root, fields) = self.chain(expr)?;
+        let root = match scope.iter().rev().find(|(name, _)| *name == root) {
+            Some((_, Some(range))) => SelectionRoot::ElementOf(Box::new(range.clone())),
+            Some((_, None)) => return None,
+            None if TYPE_NAMES.contains(&root) || NAMESPACES.contains(&root) => return None,
+            None => SelectionRoot::Variable(root.to_string()),
+        };
+        Some(Selection { root, fields })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_quantity_library_compares_and_adds_exactly() {
+        let this = json!({"cpu": ["250m", "0.25", "500m"], "hard": "1"});
+        let truths = [
+            "quantity('1Gi') == quantity('1024Mi')",
+            "quantity('200M').compareTo(quantity('0.2G')) == 0",
+            "quantity('50M').compareTo(quantity('50Mi')) == -1",
+            "quantity('150Mi').isGreaterThan(quantity('100Mi'))",
+            "quantity('50M').isLessThan(quantity('100M'))",
+            "quantity('50k').add(quantity('20k')) == quantity('70k')",
+            "quantity('50k').add(20) == quantity('50020')",
+            "quantity('50k').sub(20000) == quantity('30k')",
+            "quantity('50k').add(20).sub(quantity('100k')).sub(-50000) == quantity('20')",
+            "quantity('50k').asInteger() == 50000",
+            "quantity('50k').sub(20000).asApproximateFloat() == 30000.0",
+            "!quantity('1.5').isInteger() && quantity('2').isInteger()",
+            "sign(quantity('-1m')) == -1 && sign(quantity('0')) == 0",
+            "isQuantity('1.3Gi') && !isQuantity('1,3G') && !isQuantity('200K')",
+            "self.cpu.map(c, quantity(c).asApproximateFloat()).sum() <= quantity(self.hard).asApproximateFloat()",
+        ];
+        for truth in truths {
+            assert_eq!(eval(truth, &this), Ok(json!(true)), "{truth}");
+        }
+        assert_eq!(eval("quantity('1500m').add(quantity('1')) == quantity('2500m')", &this), Ok(json!(true)));
+        assert!(eval("quantity('Three')", &this).unwrap_err().to_string().contains("quantities must match"));
+        assert!(
+            eval("quantity('1.5').asInteger()", &this)
+                .unwrap_err()
+                .to_string()
+                .contains("cannot convert value to integer")
+        );
+    }
+
+    fn fields(selection: &Selection) -> Vec<&str> {
+        selection.fields.iter().map(|field| field.name.as_str()).collect()
+    }
+
+    #[test]
+    fn selections_are_the_field_paths_read_from_variables_and_comprehension_variables() {
+        let expression = Expression::compile(
+            "object.status.updatedReplicas == object.spec.replicas && \n\
+             pods.all(p, p.spec.containers.all(c, has(c.resources.requests))) && \n\
+             quota.spec.hard['requests.cpu'] != '' && [1].exists(x, x > 0)",
+            &["object", "pods", "quota"],
+        )
+        .unwrap();
+        let selections = expression.selections();
+        let texts: Vec<Option<String>> = selections.iter().map(Selection::text).collect();
+        assert_eq!(
+            texts,
+            [
+                Some("object.status.updatedReplicas".to_string()),
+                Some("object.spec.replicas".to_string()),
+                Some("pods".to_string()),
+                None,
+                None,
+                Some("quota.spec.hard[\"requests.cpu\"]".to_string()),
+            ]
+        );
+        // `c` ranges over `p.spec.containers`, and `p` over `pods`.
+        let SelectionRoot::ElementOf(range) = &selections[4].root else { panic!("{:?}", selections[4]) };
+        assert_eq!(fields(range), ["spec", "containers"]);
+        assert_eq!(fields(&selections[4]), ["resources", "requests"]);
+        assert!(
+            matches!(&range.root, SelectionRoot::ElementOf(outer) if outer.root == SelectionRoot::Variable("pods".into()))
+        );
+        // Where the fields are written: the second line holds `p.spec.containers`.
+        let field = &selections[3].fields[1];
+        assert_eq!((field.line, field.column), (2, 19));
+        assert!(expression.uses("quota") && !expression.calls("fact"));
+    }
+
+    #[test]
+    fn a_bound_predicate_is_called_with_two_strings() {
+        let expression =
+            Expression::compile("fact('node', self) && !fact('node', 'other')", &["self"]).unwrap();
+        assert!(expression.calls("fact"));
+        let same = StringPredicate(Arc::new(|name: &str, value: &str| name == "node" && value == "gpu-1"));
+        let bindings = Bindings::new().json("self", &json!("gpu-1")).predicate("fact", same);
+        assert!(expression.evaluate_bool(&bindings).unwrap());
+        let unbound = Bindings::new().json("self", &json!("gpu-1"));
+        assert!(expression.evaluate_bool(&unbound).is_err());
+    }
 
     fn eval(source: &str, this: &Json) -> Result<Json> {
         Expression::compile(source, &["self"])?.evaluate(&Bindings::new().json("self", this))
