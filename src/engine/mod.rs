@@ -10,6 +10,7 @@ pub mod captured;
 pub mod check;
 pub mod class;
 pub mod cluster;
+pub mod facts;
 pub mod inventory;
 pub mod lint;
 pub mod observe;
@@ -18,6 +19,7 @@ pub mod reset_plan;
 pub mod selftest;
 pub mod start;
 pub mod status;
+pub mod waits;
 pub mod watch;
 
 use crate::{

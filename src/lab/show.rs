@@ -6,7 +6,7 @@ use comfy_table::{ContentArrangement, Table, presets::NOTHING};
 
 use super::{
     loader::{Bundle, Course},
-    model::{Expectation, Fact, Stage, TaskKind, Variant, Wait},
+    model::{Expectation, Stage, TaskKind, Variant, Wait},
 };
 use crate::session::{LabSource, Lang};
 
@@ -158,14 +158,11 @@ pub fn show_variant(bundle: &Bundle, variant: &Variant, lang: Lang) -> String {
             let Expectation::Quiz(quiz) = expectation else { continue };
             let mut accepted: Vec<&str> = quiz.accept.iter().map(String::as_str).collect();
             accepted.extend(quiz.accept_by_variant.get(id).into_iter().flatten().map(String::as_str));
-            let answer = match (quiz.fact, accepted.is_empty()) {
+            let answer = match (&quiz.fact, accepted.is_empty()) {
                 (Some(fact), _) => format!(
                     "{} {}",
                     word(lang, "the fact start captured:", "start が記録した事実:"),
-                    match fact {
-                        Fact::AffectedNode => "affectedNode",
-                        Fact::Variant => "variant",
-                    }
+                    fact.key()
                 ),
                 (None, false) => accepted.join(", "),
                 (None, true) => "-".to_string(),
@@ -268,10 +265,20 @@ fn show_stage(out: &mut String, number: usize, stage: &Stage, lang: Lang) {
 }
 
 fn describe_wait(wait: &Wait) -> String {
-    let condition = serde_json::to_value(wait.condition).ok().and_then(|v| v.as_str().map(str::to_string));
+    let condition = serde_json::to_value(wait.wait_for).ok().and_then(|v| v.as_str().map(str::to_string));
     let mut text = condition.unwrap_or_default();
     if let Some(symptom) = wait.symptom.and_then(|s| serde_json::to_value(s).ok()) {
         text.push_str(&format!(" ({})", symptom.as_str().unwrap_or_default()));
+    }
+    if let Some(condition) = &wait.condition {
+        let reason = condition.reason.as_deref().map(|r| format!(", {r}")).unwrap_or_default();
+        text.push_str(&format!(" ({}={}{reason})", condition.type_, condition.status.as_str()));
+    }
+    if let Some(event) = &wait.event {
+        text.push_str(&format!(" ({})", event.reason));
+    }
+    if let Some(expression) = &wait.expression {
+        text.push_str(&format!(" ({})", expression.value));
     }
     let target = &wait.target;
     let name = match &target.namespace {
