@@ -17,6 +17,7 @@ use serde_json::Value;
 
 pub use self::{
     diagnostics::{Position, Problem, sort_problems},
+    tree::{YamlNode, YamlShape},
     validate::Gradable,
 };
 use self::{
@@ -32,6 +33,7 @@ use crate::{
 };
 
 mod diagnostics;
+mod tree;
 mod validate;
 
 /// Expected partial objects loaded from a bundle's files, by path relative to the bundle.
@@ -221,6 +223,46 @@ impl Bundle {
     /// `lab.yaml` as shown to the user.
     pub fn lab_file(&self) -> &str {
         &self.lab_file.display
+    }
+
+    /// `lab.yaml` as a tree of positions.
+    pub(crate) fn lab_tree(&self) -> Option<YamlNode> {
+        YamlNode::parse(&self.lab_file.text)
+    }
+
+    /// A bundle file (`expected/…`) as a tree of positions.
+    pub(crate) fn file_tree(&self, relative: &str) -> Option<YamlNode> {
+        YamlNode::parse(&self.root.read(relative).ok()??)
+    }
+
+    /// A problem at a position of `lab.yaml` (`file: None`) or of another file of the bundle.
+    pub(crate) fn problem_at_location(
+        &self,
+        file: Option<&str>,
+        location: serde_saphyr::Location,
+        label: Message,
+        message: Message,
+        help: Option<Message>,
+    ) -> Problem {
+        match file.and_then(|relative| Some((relative, self.root.read(relative).ok()??))) {
+            Some((relative, text)) => {
+                let source = SourceFile { display: self.root.display_file(relative), text: Arc::new(text) };
+                source.at(location, label, message, help)
+            }
+            None => self.lab_file.at(location, label, message, help),
+        }
+    }
+
+    /// A problem at a line and column inside a scalar of `lab.yaml` (a CEL expression).
+    pub(crate) fn problem_inside(
+        &self,
+        scalar: &Spanned<String>,
+        position: (usize, usize),
+        label: Message,
+        message: Message,
+        help: Option<Message>,
+    ) -> Problem {
+        self.lab_file.inside_scalar(scalar.referenced, &scalar.value, position, label, message, help)
     }
 }
 
