@@ -387,7 +387,8 @@ impl Deployments {
         Ok(())
     }
 
-    /// `calculateStatus` + `syncRolloutStatus`: counters, Available and Progressing.
+    /// `calculateStatus` + `syncRolloutStatus`: counters, Available, Progressing and the
+    /// ReplicaSets' ReplicaFailure.
     fn update_status(
         &self,
         env: &mut Env<'_>,
@@ -517,6 +518,7 @@ impl Deployments {
         };
         let mut conditions = vec![available_condition];
         conditions.extend(progressing);
+        conditions.extend(replica_failure(all, new_rs));
         status["conditions"] = json!(conditions);
         if status != current {
             let mut value = sync.value.clone();
@@ -528,4 +530,21 @@ impl Deployments {
         }
         Ok(())
     }
+}
+
+/// The ReplicaFailure condition `syncRolloutStatus` moves into the Deployment's status: the new
+/// ReplicaSet's, else any other's (`getReplicaFailures`, `pkg/controller/deployment/progress.go`),
+/// converted as `util.ReplicaSetToDeploymentCondition` converts it (its transition time is also
+/// its update time).
+fn replica_failure(all: &[Value], new_rs: Option<usize>) -> Option<Value> {
+    let failure_of = |rs: &Value| {
+        crate::k8s::condition::find(&rs["status"]["conditions"], "ReplicaFailure").map(|c| {
+            json!({
+                "type": "ReplicaFailure", "status": c["status"],
+                "lastUpdateTime": c["lastTransitionTime"], "lastTransitionTime": c["lastTransitionTime"],
+                "reason": c["reason"], "message": c["message"],
+            })
+        })
+    };
+    new_rs.and_then(|i| failure_of(&all[i])).or_else(|| all.iter().find_map(failure_of))
 }
