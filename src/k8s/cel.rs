@@ -509,11 +509,14 @@ pub fn escape_property(name: &str) -> Option<String> {
 }
 
 /// What the estimator knows of a value: the value itself (a bound variable or a path into
-/// one), or only a bound on its size.
+/// one), only a bound on its size, or, for a list an expression builds (`map`, `filter`, a list
+/// literal), bounds on its length and on each element's size apart, so a `filter` followed by a
+/// `map` iterates over as many elements as the first kept, not over their total size.
 #[derive(Clone, Copy)]
 enum Shape<'a> {
     Known(&'a Value),
     Bounded(u64),
+    Items { count: u64, element: u64 },
 }
 
 impl Shape<'_> {
@@ -522,6 +525,18 @@ impl Shape<'_> {
         match self {
             Shape::Known(value) => deep_size(value),
             Shape::Bounded(size) => size,
+            Shape::Items { count, element } => count.max(element),
+        }
+    }
+
+    /// A list's length and element size bounds, when the shape is known to be a list.
+    fn items(self) -> Option<(u64, u64)> {
+        match self {
+            Shape::Items { count, element } => Some((count, element)),
+            Shape::Known(Value::List(items)) => {
+                Some((items.len() as u64, items.iter().map(deep_size).max().unwrap_or(0)))
+            }
+            _ => None,
         }
     }
 }
@@ -549,9 +564,15 @@ fn elements(range: Shape<'_>) -> (u64, Shape<'_>) {
             });
             (map.map.len() as u64, Shape::Bounded(keys.max().unwrap_or(0)))
         }
+        Shape::Items { count, element } => (count, Shape::Bounded(element)),
         other => (other.size(), Shape::Bounded(other.size())),
     }
 }
+
+/// Up to this many elements, a comprehension over a bound list is estimated element by element
+/// (exact for the data at hand); beyond, from bounds (a nested pair of comprehensions over
+/// thousands of elements is then estimated at once, not walked).
+const EXACT_UP_TO: usize = 256;
 
 /// One node's estimate: what evaluating it costs and what it yields.
 struct Estimate<'a> {
@@ -593,11 +614,20 @@ impl<'a> Estimator<'a> {
                         map.map.get(&key).map_or(Shape::Bounded(0), Shape::Known)
                     }
                     Shape::Known(_) => Shape::Bounded(0),
+                    Shape::Items { count, element } => Shape::Bounded(count.max(element)),
                     bounded => bounded,
                 };
                 Estimate { cost: operand.cost.saturating_add(1), shape }
             }
-            Expr::List(list) => self.aggregate(list.elements.iter()),
+            Expr::List(list) => {
+                let (mut cost, mut element) = (1u64, 0u64);
+                for item in &list.elements {
+                    let estimate = self.estimate(item);
+                    cost = cost.saturating_add(estimate.cost);
+                    element = element.max(estimate.shape.size());
+                }
+                Estimate { cost, shape: Shape::Items { count: list.elements.len() as u64, element } }
+            }
             Expr::Map(map) => self.aggregate(entries(&map.entries)),
             Expr::Struct(object) => self.aggregate(entries(&object.entries)),
             Expr::Call(call) => {
@@ -615,6 +645,48 @@ impl<'a> Estimator<'a> {
         }
     }
 
+    /// A comprehension over a bound list, element by element: each step is estimated with its
+    /// element as it is (a pod's one container, not as many as the largest list in any pod), and
+    /// the accumulator as the steps before left it.
+    fn comprehension_over(
+        &mut self,
+        c: &'a ComprehensionExpr,
+        items: &'a [Value],
+        setup: u64,
+        init: Shape<'a>,
+    ) -> Estimate<'a> {
+        let depth = self.scope.len();
+        let mut accumulator = match init.items() {
+            Some((count, element)) => Shape::Items { count, element },
+            None => Shape::Bounded(init.size()),
+        };
+        let mut cost = setup;
+        for item in items {
+            self.scope.truncate(depth);
+            self.scope.push((c.iter_var.as_str(), Shape::Known(item)));
+            if let Some(second) = &c.iter_var2 {
+                self.scope.push((second.as_str(), Shape::Known(item)));
+            }
+            self.scope.push((c.accu_var.as_str(), accumulator));
+            cost = cost.saturating_add(self.estimate(&c.loop_cond).cost);
+            let step = self.estimate(&c.loop_step);
+            cost = cost.saturating_add(step.cost);
+            accumulator = match step.shape.items() {
+                Some((count, element)) => Shape::Items { count, element },
+                None => Shape::Bounded(step.shape.size()),
+            };
+        }
+        self.scope.truncate(depth);
+        self.scope.push((c.accu_var.as_str(), accumulator));
+        let result = self.estimate(&c.result);
+        self.scope.truncate(depth);
+        let shape = match result.shape {
+            Shape::Items { count, element } => Shape::Items { count, element },
+            other => Shape::Bounded(other.size()),
+        };
+        Estimate { cost: cost.saturating_add(result.cost), shape }
+    }
+
     fn aggregate(&mut self, items: impl Iterator<Item = &'a IdedExpr>) -> Estimate<'a> {
         let (mut cost, mut size, mut count) = (1u64, 0u64, 0u64);
         for item in items {
@@ -629,6 +701,11 @@ impl<'a> Estimator<'a> {
     fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Estimate<'a> {
         let range = self.estimate(&c.iter_range);
         let init = self.estimate(&c.accu_init);
+        if let Shape::Known(Value::List(items)) = range.shape
+            && items.len() <= EXACT_UP_TO
+        {
+            return self.comprehension_over(c, items, range.cost.saturating_add(init.cost), init.shape);
+        }
         let (count, element) = elements(range.shape);
         let depth = self.scope.len();
         self.scope.push((c.iter_var.as_str(), element));
@@ -636,13 +713,26 @@ impl<'a> Estimator<'a> {
             self.scope.push((second.as_str(), element));
         }
         let init_size = init.shape.size();
-        self.scope.push((c.accu_var.as_str(), Shape::Bounded(init_size)));
-        let first_step = self.estimate(&c.loop_step).shape.size();
+        let init_shape = match init.shape.items() {
+            Some((count, element)) => Shape::Items { count, element },
+            None => Shape::Bounded(init_size),
+        };
+        self.scope.push((c.accu_var.as_str(), init_shape));
+        let first_step = self.estimate(&c.loop_step).shape;
         // An accumulator that grows (map, filter) grows by at most the first step's growth per
-        // element; the body is then estimated with the accumulator at its largest.
-        let grown = init_size.saturating_add(count.saturating_mul(first_step.saturating_sub(init_size)));
+        // element; the body is then estimated with the accumulator at its largest. A list grows
+        // by elements, each no larger than the first step's.
+        let grown = match (init.shape.items(), first_step.items()) {
+            (Some((start, _)), Some((after, element))) => Shape::Items {
+                count: start.saturating_add(count.saturating_mul(after.saturating_sub(start))),
+                element,
+            },
+            _ => Shape::Bounded(
+                init_size.saturating_add(count.saturating_mul(first_step.size().saturating_sub(init_size))),
+            ),
+        };
         if let Some(accumulator) = self.scope.last_mut() {
-            accumulator.1 = Shape::Bounded(grown);
+            accumulator.1 = grown;
         }
         let per_element = self.estimate(&c.loop_cond).cost.saturating_add(self.estimate(&c.loop_step).cost);
         let result = self.estimate(&c.result);
@@ -652,7 +742,11 @@ impl<'a> Estimator<'a> {
             .saturating_add(init.cost)
             .saturating_add(count.saturating_mul(per_element))
             .saturating_add(result.cost);
-        Estimate { cost, shape: Shape::Bounded(result.shape.size()) }
+        let shape = match result.shape {
+            Shape::Items { count, element } => Shape::Items { count, element },
+            other => Shape::Bounded(other.size()),
+        };
+        Estimate { cost, shape }
     }
 }
 
@@ -670,10 +764,34 @@ fn call_estimate<'a>(function: &str, parts: &[Estimate<'a>]) -> Estimate<'a> {
         "sets.contains" | "sets.equivalent" | "sets.intersects" => (product, 1),
         "replace" | "join" | "format" => (product, product),
         "split" | "findAll" => (sum, largest),
-        "_&&_" | "_||_" | "_?_:_" | "!_" | "_[_]" | "_[?_]" => (0, largest),
+        // Logic and the comprehension's loop test yield a bool and walk nothing.
+        "_&&_" | "_||_" | "!_" | "@not_strictly_false" => (0, 1),
+        "_?_:_" | "_[_]" | "_[?_]" => (0, largest),
+        // Comparisons and tests walk their arguments and yield a bool or a number.
+        "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" | "@in" | "contains" | "startsWith"
+        | "endsWith" | "matches" | "size" | "indexOf" | "lastIndexOf" | "isSorted" => (sum, 1),
         _ => (sum, largest),
     };
-    Estimate { cost: arguments.saturating_add(walk), shape: Shape::Bounded(size) }
+    let lists: Option<Vec<(u64, u64)>> = parts.iter().map(|p| p.shape.items()).collect();
+    let shape = match (function, lists, parts) {
+        // Concatenated lists: their lengths add up, their elements stay as large as they were.
+        ("_+_", Some(lists), _) => Shape::Items {
+            count: lists.iter().fold(0u64, |a, (count, _)| a.saturating_add(*count)),
+            element: lists.iter().map(|(_, element)| *element).max().unwrap_or(0),
+        },
+        // Either branch of a condition.
+        ("_?_:_", _, [_, yes, no]) => match (yes.shape.items(), no.shape.items()) {
+            (Some((a, x)), Some((b, y))) => Shape::Items { count: a.max(b), element: x.max(y) },
+            _ => Shape::Bounded(size),
+        },
+        // One element of a list.
+        ("_[_]" | "_[?_]", _, [list, _]) => match list.shape.items() {
+            Some((_, element)) => Shape::Bounded(element),
+            None => Shape::Bounded(size),
+        },
+        _ => Shape::Bounded(size),
+    };
+    Estimate { cost: arguments.saturating_add(walk), shape }
 }
 
 /// Registers the Kubernetes functions this module adds to the crate's environment.
@@ -1418,6 +1536,18 @@ mod tests {
         // map multiplies.
         let growing = Expression::compile("self.l.map(x, self.l.map(y, y)).size() > 0", &["self"]).unwrap();
         assert!(matches!(growing.evaluate(&bindings), Err(Error::CostLimit { .. })));
+        // A filter then a map iterates over the elements the filter kept, not over their size.
+        let objects: Vec<Json> = (0..20)
+            .map(|i| json!({"name": format!("object-{i}"), "spec": {"note": "x".repeat(200), "size": i}}))
+            .collect();
+        let chained = Expression::compile(
+            "self.filter(o, o.spec.size > 4).map(o, o.name).filter(n, n.startsWith('object')).size() == 15",
+            &["self"],
+        )
+        .unwrap();
+        let listed = Bindings::new().json("self", &json!(objects));
+        assert!(chained.estimated_cost(&listed) < PER_CALL_COST_LIMIT, "{}", chained.estimated_cost(&listed));
+        assert_eq!(chained.evaluate(&listed).unwrap(), json!(true));
         // The same rules on small data run.
         let small = Bindings::new().json("self", &json!({"l": [1, 2, 3]}));
         assert_eq!(nested.evaluate(&small).unwrap(), json!(true));
