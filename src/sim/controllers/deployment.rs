@@ -145,7 +145,34 @@ impl Deployments {
         }
         let new_index =
             all.iter().position(|rs| without_hash(&rs["spec"]["template"]) == without_hash(&template));
+        let sync = self.sync_deployment_revision(env, sync, new_index.map(|i| revision_of(&all[i])))?;
         self.update_status(env, &sync, &all, new_index, progressed)
+    }
+
+    /// `SetDeploymentRevision` in `getNewReplicaSet`: the Deployment carries its new ReplicaSet's
+    /// revision as `deployment.kubernetes.io/revision` (kubectl's `rollout undo` reads and
+    /// replaces the annotations). Upstream writes it with UpdateStatus, whose strategy keeps
+    /// annotations (`pkg/registry/apps/deployment/strategy.go` `PrepareForUpdate` of the status
+    /// strategy resets only spec and labels); the simulator's status writes keep none of the
+    /// metadata, so the annotation is written through the object itself, which leaves the
+    /// generation as it is.
+    fn sync_deployment_revision<'k>(
+        &self,
+        env: &mut Env<'_>,
+        sync: Sync<'k>,
+        revision: Option<i64>,
+    ) -> Result<Sync<'k>> {
+        let Some(revision) = revision.map(|r| r.to_string()) else { return Ok(sync) };
+        if sync.value["metadata"]["annotations"][REVISION].as_str() == Some(revision.as_str()) {
+            return Ok(sync);
+        }
+        let mut value = sync.value.clone();
+        value["metadata"]["annotations"][REVISION] = json!(revision);
+        match env.ctx.store.update(&env.ctx.types.deployments, value, Subresource::Main, DryRun::Off) {
+            Ok(written) => Ok(Sync { value: written, ..sync }),
+            Err(store::Error::NotFound { .. }) => Ok(sync),
+            Err(error) => Err(Error::Store(error)),
+        }
     }
 
     /// The new ReplicaSet's revision becomes the highest (an undo renumbers, as upstream).
