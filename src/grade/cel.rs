@@ -128,7 +128,8 @@ enum Verdict {
 /// Evaluates once: true, false (a field the object does not have counts as false: Kubernetes
 /// omits zero counters and empty lists), or not judged (a type mismatch, the cost limit).
 fn judge(expression: &Expression, bindings: &Bindings) -> Verdict {
-    let source = expression.source();
+    let source = one_line(expression.source());
+    let source = source.as_str();
     let read = values_read(expression, bindings);
     let result = |result: &str| match &read {
         None => msg!("grade-cel-result", expression = source, result = result),
@@ -187,6 +188,12 @@ fn values_read(expression: &Expression, bindings: &Bindings) -> Option<Arg> {
         })
         .collect();
     (!lines.is_empty()).then(|| Arg::joined(lines, msg!("list-separator")))
+}
+
+/// An expression as one line of evidence: a YAML block or folded scalar keeps the author's line
+/// breaks and indentation, which the evidence shows as single spaces.
+fn one_line(source: &str) -> String {
+    source.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// A value as compact JSON, shortened past [`SHOWN`] characters.
