@@ -287,6 +287,10 @@ pub enum LabsCommand {
         /// shortcuts the selftest proves do not pass (never shown otherwise).
         #[arg(long, value_name = "VARIANT")]
         variant: Option<String>,
+        /// Instructors: also the quiz answers (of every variant, for a lab with variants) and
+        /// the shortcuts the selftest proves do not pass (never shown otherwise).
+        #[arg(long = "reveal", visible_alias = "instructor")]
+        reveal: bool,
     },
 }
 

@@ -175,9 +175,12 @@ pub fn execute(session: Session) -> Result<u8, Error> {
             let course = lab::loader::course(&session.labs)?;
             print(&lab::show::list(&bundles, course.as_ref(), &session.labs, session.lang))
         }
-        Command::Labs(cli::LabsCommand::Show { lab, variant }) => {
+        Command::Labs(cli::LabsCommand::Show { lab, variant, reveal }) => {
             let bundle = lab::loader::find(&session.labs, &lab)?;
             let mut text = lab::show::show(&bundle, session.lang);
+            if reveal && variant.is_none() {
+                text.push_str(&lab::show::show_revealed(&bundle, None, session.lang));
+            }
             if let Some(wanted) = variant {
                 let Some(variant) = bundle.lab.variant(&wanted) else {
                     let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
@@ -189,7 +192,7 @@ pub fn execute(session: Session) -> Result<u8, Error> {
                         known = known
                     ))));
                 };
-                text.push_str(&lab::show::show_variant(&bundle, variant, session.lang));
+                text.push_str(&lab::show::show_revealed(&bundle, Some(variant), session.lang));
             }
             print(&text)
         }

@@ -192,6 +192,7 @@ error-unknown-context = the kubeconfig { $path } has no context "{ $context }"; 
 error-unreachable = cannot reach the cluster at { $server } (context { $context }): { $reason }; is it running? (`lab-runner sim up` starts the simulated one)
 error-variant-change = lab { $lab } is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset { $lab }` first)
 error-unknown-lab = no lab named "{ $id }"; known labs: { $known }
+error-unknown-built-in-lab = no lab named "{ $id }" is built in (built-in labs: { $known }); a lab bundle in a directory is read with `--labs DIR` or `LAB_RUNNER_LABS=DIR`
 error-invalid-bundle = lab bundle { $bundle } has { $count ->
     [one] 1 problem
    *[other] { $count } problems

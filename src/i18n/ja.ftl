@@ -152,6 +152,7 @@ error-unknown-context = kubeconfig { $path } にコンテキスト "{ $context }
 error-unreachable = { $server } のクラスタ（コンテキスト { $context }）に接続できません: { $reason }。クラスタは動いていますか？（`lab-runner sim up` でシミュレーションのクラスタを起動できます）
 error-variant-change = ラボ { $lab } は別のバリアントで開始されていて、その故障が適用済みです。別のバリアントで開始するとそれを置き換え、回答は消えます。続けるには --yes を付けてください（または先に `lab-runner reset { $lab }`）
 error-unknown-lab = "{ $id }" という名前のラボはありません。あるラボ: { $known }
+error-unknown-built-in-lab = "{ $id }" という名前のラボは組み込まれていません（組み込みのラボ: { $known }）。ディレクトリにあるラボは `--labs DIR` か `LAB_RUNNER_LABS=DIR` で読み込みます
 error-invalid-bundle = ラボのバンドル { $bundle } に { $count } 件の問題があります
 error-invalid-course = コースファイル { $file } に { $count } 件の問題があります
 error-not-a-bundle = { $path }: ラボのバンドルではありません（lab.yaml がありません）

@@ -68,6 +68,9 @@ pub enum Error {
         id: String,
         /// The ids that exist.
         known: Vec<String>,
+        /// True when only the built-in labs were looked at (no `--labs DIR`), so the lab may be
+        /// one of a directory.
+        built_in: bool,
     },
     /// The path holds no `lab.yaml`.
     NotABundle(String),
@@ -89,9 +92,13 @@ impl Localized for Error {
             Error::InvalidCourse { file, problems } => {
                 msg!("error-invalid-course", file = file, count = problems.len())
             }
-            Error::UnknownLab { id, known } => {
+            Error::UnknownLab { id, known, built_in } => {
                 let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
-                msg!("error-unknown-lab", id = id, known = known)
+                if *built_in {
+                    msg!("error-unknown-built-in-lab", id = id, known = known)
+                } else {
+                    msg!("error-unknown-lab", id = id, known = known)
+                }
             }
             Error::NotABundle(path) => msg!("error-not-a-bundle", path = path),
             Error::Io { path, source } => {
@@ -343,6 +350,7 @@ pub fn find(source: &LabSource, id: &str) -> Result<Bundle> {
         None => Err(Error::UnknownLab {
             id: id.to_string(),
             known: roots.iter().map(BundleRoot::dir_name).collect(),
+            built_in: *source == LabSource::BuiltIn,
         }),
     }
 }
