@@ -215,6 +215,53 @@ fn lint_rejects_vacuous_tasks() {
     insta::assert_snapshot!(copy.lint());
 }
 
+/// Every field path is resolved against its kind's schema: an expected file's key, a quantity's
+/// path, an inline expected object's key (null on a field that does not exist says why), a
+/// target's kind, a CEL expression's field selections; a CEL expression that does not compile
+/// is a loader problem at its line and column inside the expression.
+#[test]
+fn lint_resolves_every_path_against_the_schema_and_compiles_every_expression() {
+    let copy = BrokenCopy::new();
+    copy.edit("expected/toolkit-restored.yaml", "          image:", "          imag:")
+        .edit("lab.yaml", "path: spec.template.spec.containers[0]", "path: spec.template.spec.container[0]")
+        .edit(
+            "lab.yaml",
+            "            status:\n              containerStatuses:",
+            "            status:\n              unavailableReplica: null\n              containerStatuses:",
+        )
+        .edit("lab.yaml", "kind: DaemonSet, namespace: lab-ds, name: toolkit}\n          op: \"==\"", "kind: DaemonSets, namespace: lab-ds, name: toolkit}\n          op: \"==\"")
+        .edit(
+            "lab.yaml",
+            "    hints:\n      - en: A DaemonSet keeps",
+            "      - cel:\n          target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\n          \
+             expression: object.status.numberReady == object.status.desiredNumberSchedule\n      \
+             - cel:\n          targets:\n            pods: {apiVersion: v1, kind: Pod, namespace: lab-ds}\n          \
+             expression: \"pods.all(p, p.spec.nodeNam != '')\"\n      \
+             - cel:\n          targets:\n            pods: {apiVersion: v1, kind: Pod, namespace: lab-ds}\n          \
+             expression: \"size(pod) > 0\"\n      \
+             - cel:\n          targets:\n            pods: {apiVersion: v1, kind: Pod, namespace: lab-ds}\n          \
+             expression: >-\n            size(pods) > 0 &&\n    hints:\n      - en: A DaemonSet keeps",
+        );
+    let report = lint::lint_root(BundleRoot::Dir(copy.root())).unwrap();
+    let lines: Vec<String> = report.problems.iter().map(|p| copy.redact(&p.to_string())).collect();
+    assert_eq!(
+        lines,
+        [
+            "[tmp]/broken-daemonset/expected/toolkit-restored.yaml:7:11: DaemonSet has no field spec.template.spec.containers[0].imag",
+            "[tmp]/broken-daemonset/lab.yaml:104:17: DaemonSet has no field spec.template.spec.container",
+            "[tmp]/broken-daemonset/lab.yaml:115:15: Pod has no field status.unavailableReplica: `null` there means absent, so it would hold on every object",
+            "[tmp]/broken-daemonset/lab.yaml:130:66: DaemonSet has no field status.desiredNumberSchedule",
+            "[tmp]/broken-daemonset/lab.yaml:134:43: Pod has no field spec.nodeNam",
+            "[tmp]/broken-daemonset/lab.yaml:138:29: task \"restore\", expectation 7 (cel): the CEL expression does not compile: \
+             undeclared reference to 'pod' (in container '')",
+            "[tmp]/broken-daemonset/lab.yaml:143:30: task \"restore\", expectation 8 (cel): the CEL expression does not compile: \
+             Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', \
+             NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
+            "[tmp]/broken-daemonset/lab.yaml:167:41: apps/v1 has no kind DaemonSets",
+        ]
+    );
+}
+
 #[test]
 fn lint_rejects_missing_hints_texts_and_points() {
     let copy = BrokenCopy::new();

@@ -1234,13 +1234,22 @@ impl<'p> Selections<'p> {
         line_column(self.source, offset)
     }
 
+    /// Where a selected field's name is written: a select node is recorded at its `.` (or `?.`),
+    /// the name follows.
+    fn field_position(&self, id: u64) -> (usize, usize) {
+        let offset = self.program.source_info().offset_for(id).map_or(0, |(start, _)| start as usize);
+        let rest: String = self.source.chars().skip(offset).take(2).collect();
+        let skip = if rest.starts_with("?.") { 2 } else { usize::from(rest.starts_with('.')) };
+        line_column(self.source, offset + skip)
+    }
+
     /// The root identifier and the fields of `expr` when it is a chain of field selections.
     fn chain<'e>(&self, expr: &'e IdedExpr) -> Option<(&'e str, Vec<SelectedField>)> {
         match &expr.expr {
             Expr::Ident(name) => Some((name.as_str(), Vec::new())),
             Expr::Select(select) => {
                 let (root, mut fields) = self.chain(&select.operand)?;
-                let (line, column) = self.position(expr.id);
+                let (line, column) = self.field_position(expr.id);
                 fields.push(SelectedField { name: select.field.clone(), line, column });
                 Some((root, fields))
             }
@@ -1392,7 +1401,7 @@ mod tests {
         );
         // Where the fields are written: the second line holds `p.spec.containers`.
         let field = &selections[3].fields[1];
-        assert_eq!((field.line, field.column), (2, 19));
+        assert_eq!((field.line, field.column), (2, 20));
         assert!(expression.uses("quota") && !expression.calls("fact"));
     }
 
