@@ -132,7 +132,7 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 const NAMESPACES: &[&str] = &["sets", "strings", "optional", "math", "base64"];
 
 /// Type names an expression may use as values (`type(x) == int`).
-const TYPE_NAMES: &[&str] = &[
+pub const TYPE_NAMES: &[&str] = &[
     "bool",
     "bytes",
     "double",
@@ -450,8 +450,8 @@ fn from_typed_json(value: &Json, schema: &Json) -> Value {
     }
 }
 
-/// CEL's reserved words, which a property name escapes as `__{word}__`.
-const RESERVED: &[&str] = &[
+/// CEL's reserved words, which a property name escapes as `__{word}__` and no variable can be.
+pub const RESERVED: &[&str] = &[
     "true",
     "false",
     "null",

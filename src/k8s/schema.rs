@@ -252,13 +252,7 @@ impl<'a> Node<'a> {
     fn resolved(self) -> Node<'a> {
         let mut node = self;
         for _ in 0..8 {
-            let reference = node.schema.get("$ref").or_else(|| {
-                node.schema.get("allOf").and_then(|all| all.get(0)).and_then(|first| first.get("$ref"))
-            });
-            let Some(name) = reference.and_then(Value::as_str).and_then(|r| r.strip_prefix(REF_PREFIX))
-            else {
-                return node;
-            };
+            let Some(name) = referenced(node.schema) else { return node };
             match node.kinds.definition(name) {
                 Some(next) => node = next,
                 None => return node,
@@ -326,6 +320,15 @@ impl<'a> Node<'a> {
             Shape::Struct(_) | Shape::Map(_) => Step::NotAList,
         }
     }
+}
+
+/// The component a schema refers to: `$ref`, or the `allOf: [{$ref}]` form k8s-openapi gives an
+/// optional field with a description.
+pub fn referenced(schema: &Value) -> Option<&str> {
+    let reference = schema
+        .get("$ref")
+        .or_else(|| schema.get("allOf").and_then(|all| all.get(0)).and_then(|first| first.get("$ref")));
+    reference.and_then(Value::as_str).and_then(|r| r.strip_prefix(REF_PREFIX))
 }
 
 /// A JSON pointer token for `key`.

@@ -804,47 +804,13 @@ impl CelExpectation {
     /// True when `name` can be one of `targets`: a CEL identifier that is neither a reserved
     /// word, a type name nor a name the expression already has.
     pub fn valid_target_name(name: &str) -> bool {
-        const TAKEN: &[&str] = &[
-            CelExpectation::OBJECT,
-            CelExpectation::ANSWERS,
-            CelExpectation::FACT,
-            "true",
-            "false",
-            "null",
-            "in",
-            "as",
-            "break",
-            "const",
-            "continue",
-            "else",
-            "for",
-            "function",
-            "if",
-            "import",
-            "let",
-            "loop",
-            "package",
-            "namespace",
-            "return",
-            "var",
-            "void",
-            "while",
-            "int",
-            "uint",
-            "double",
-            "bool",
-            "string",
-            "bytes",
-            "list",
-            "map",
-            "type",
-            "dyn",
-            "null_type",
-        ];
+        use crate::k8s::cel::{RESERVED, TYPE_NAMES};
         let mut chars = name.chars();
         chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !TAKEN.contains(&name)
+            && ![Self::OBJECT, Self::ANSWERS, Self::FACT].contains(&name)
+            && !RESERVED.contains(&name)
+            && !TYPE_NAMES.contains(&name)
     }
 }
 

@@ -121,12 +121,8 @@ impl SourceFile {
         if location.line() == 0 {
             return self.whole(message, help);
         }
-        let span = location.span();
-        let offset = span
-            .byte_offset()
-            .map(|o| o as usize)
-            .unwrap_or_else(|| offset_of(&self.text, location.line(), location.column()));
-        let len = span.byte_len().map(|l| l as usize).unwrap_or(1).max(1);
+        let offset = self.offset(location);
+        let len = location.span().byte_len().map(|l| l as usize).unwrap_or(1).max(1);
         Problem {
             file: self.display.clone(),
             position: Some(Position { line: location.line(), column: location.column() }),
@@ -152,12 +148,7 @@ impl SourceFile {
         if location.line() == 0 {
             return self.whole(message, help);
         }
-        let start = location
-            .span()
-            .byte_offset()
-            .map(|o| o as usize)
-            .unwrap_or_else(|| offset_of(&self.text, location.line(), location.column()))
-            .min(self.text.len());
+        let start = self.offset(location).min(self.text.len());
         let wanted = value.lines().nth(line.saturating_sub(1)).unwrap_or_default();
         let offset = match self.text[start..].find(wanted).filter(|_| !wanted.is_empty()) {
             Some(found) => {
@@ -175,6 +166,14 @@ impl SourceFile {
             help,
             snippet: Some(Snippet { text: self.text.clone(), offset, len: 1, label }),
         }
+    }
+
+    /// The byte offset of a location the parser recorded.
+    fn offset(&self, location: serde_saphyr::Location) -> usize {
+        let span = location.span();
+        span.byte_offset()
+            .map(|o| o as usize)
+            .unwrap_or_else(|| offset_of(&self.text, location.line(), location.column()))
     }
 
     /// A problem about the file as a whole.

@@ -388,13 +388,7 @@ impl<'a> Node<'a> {
     pub fn resolve(self) -> Node<'a> {
         let mut node = self;
         for _ in 0..8 {
-            let reference = node.schema.get("$ref").or_else(|| {
-                node.schema.get("allOf").and_then(|all| all.get(0)).and_then(|first| first.get("$ref"))
-            });
-            let Some(name) = reference.and_then(Value::as_str).and_then(|r| r.strip_prefix(REF_PREFIX))
-            else {
-                return node;
-            };
+            let Some(name) = crate::k8s::schema::referenced(node.schema) else { return node };
             match node.catalog.named(name) {
                 Some(next) => node = next,
                 None => return node,
