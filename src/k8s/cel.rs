@@ -382,6 +382,17 @@ impl Bindings {
         self
     }
 
+    /// Binds `name` to an optional value (`optional.of(value)` or `optional.none()`), typed by
+    /// `schema` as [`Bindings::typed`] types it: `oldSelf` of a rule with `optionalOldSelf`.
+    pub fn optional_typed(mut self, name: &str, value: Option<&Json>, schema: &Json) -> Self {
+        let optional = match value {
+            Some(value) => cel::objects::OptionalValue::of(from_typed_json(value, schema)),
+            None => cel::objects::OptionalValue::none(),
+        };
+        self.values.push((name.to_string(), Value::Opaque(Arc::new(optional))));
+        self
+    }
+
     fn get(&self, name: &str) -> Option<&Value> {
         self.values.iter().rev().find(|(bound, _)| bound == name).map(|(_, value)| value)
     }
@@ -547,7 +558,8 @@ fn deep_size(value: &Value) -> u64 {
         Value::Map(map) => map.map.values().map(deep_size).fold(map.map.len() as u64, u64::max),
         Value::String(s) => s.len() as u64,
         Value::Bytes(b) => b.len() as u64,
-        _ => 1,
+        // A scalar is not walked: comparing two ints costs the call, nothing per element.
+        _ => 0,
     }
 }
 
@@ -595,14 +607,14 @@ impl<'a> Estimator<'a> {
                 let size = match literal {
                     LiteralValue::String(s) => s.inner().len() as u64,
                     LiteralValue::Bytes(b) => b.inner().len() as u64,
-                    _ => 1,
+                    _ => 0,
                 };
                 Estimate { cost: 1, shape: Shape::Bounded(size) }
             }
             Expr::Ident(name) => {
                 let shape = match self.scope.iter().rev().find(|(bound, _)| bound == name) {
                     Some((_, shape)) => *shape,
-                    None => self.bindings.get(name).map_or(Shape::Bounded(1), Shape::Known),
+                    None => self.bindings.get(name).map_or(Shape::Bounded(0), Shape::Known),
                 };
                 Estimate { cost: 1, shape }
             }
@@ -1561,6 +1573,20 @@ mod tests {
         let small = Bindings::new().json("self", &json!({"l": [1, 2, 3]}));
         assert_eq!(nested.evaluate(&small).unwrap(), json!(true));
         assert!(nested.estimated_cost(&small) < 1_000);
+    }
+
+    #[test]
+    fn optional_bindings() {
+        let rule =
+            Expression::compile("!oldSelf.hasValue() || self >= oldSelf.value()", &["self", "oldSelf"])
+                .unwrap();
+        let schema = json!({"type": "integer"});
+        let bind = |old: Option<&Json>| {
+            Bindings::new().typed("self", &json!(2), &schema).optional_typed("oldSelf", old, &schema)
+        };
+        assert!(rule.evaluate_bool(&bind(None)).unwrap());
+        assert!(rule.evaluate_bool(&bind(Some(&json!(1)))).unwrap());
+        assert!(!rule.evaluate_bool(&bind(Some(&json!(3)))).unwrap());
     }
 
     #[test]
