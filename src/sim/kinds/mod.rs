@@ -3,11 +3,13 @@
 //! As kube-apiserver has one strategy per resource (`pkg/registry/<group>/<resource>/strategy.go`),
 //! each built-in kind is one file, `kinds/<group>/<kind>.rs` (the core group as `core`), holding
 //! its row of [`BUILT_IN`] (where it is served: group, version, plural, scope, short names,
-//! verbs, subresources, OpenAPI schema) and its [`Strategy`]: API defaults, create and update
+//! verbs, subresources) and its [`Strategy`]: API defaults, create and update
 //! validation with its immutable fields, what a create or an update resets, its printer columns
 //! and its selectable fields. The generic registry (`sim::registry`) drives every write through
 //! the strategy of its kind; discovery, routing, tables, OpenAPI and the store read the same
-//! table. Custom resources are served from their CRD (`apiextensions::customresource`).
+//! table. A kind's OpenAPI schema is generated from its k8s-openapi type in `k8s::schema`
+//! (lint resolves a lab's paths against it without a simulator). Custom resources are served
+//! from their CRD (`apiextensions::customresource`).
 //!
 //! Nothing here reads or writes the store: a strategy is a function of the objects it is given.
 //! Adding a kind: docs/simulator.md, "Adding a kind, step by step".
@@ -51,15 +53,6 @@ pub const ALL_VERBS: &[&str] =
 /// The review kinds (SelfSubjectAccessReview, …): create only.
 pub const CREATE_ONLY: &[&str] = &["create"];
 
-/// The OpenAPI schema of a kind: a reference to its component schema, generated from the
-/// k8s-openapi type (`server::schema` builds the documents from it).
-pub type SchemaOf = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
-
-/// [`SchemaOf`] for the k8s-openapi type `T`.
-pub fn schema_of<T: schemars::JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    generator.subschema_for::<T>()
-}
-
 /// One built-in kind: where it is served and how it behaves. Values are upstream's as
 /// `kubectl api-resources -o wide` prints them on a 1.33 cluster.
 pub struct Kind {
@@ -81,8 +74,6 @@ pub struct Kind {
     pub verbs: &'static [&'static str],
     /// Subresources served, e.g. `status`, `scale`.
     pub subresources: &'static [&'static str],
-    /// The OpenAPI schema of the kind.
-    pub schema: SchemaOf,
     /// The kind's registry strategy.
     pub strategy: &'static dyn Strategy,
 }
@@ -341,6 +332,13 @@ mod tests {
         assert!(find("", "statefulsets").is_none());
         assert!(is_custom("prometheusrules.monitoring.coreos.com") && !is_custom("jobs.batch"));
         assert!(!is_custom("pods"));
+        // The schemas are generated in `k8s::schema` (lint reads them without the simulator):
+        // every served kind has one there, and only served kinds do.
+        let schemas: std::collections::BTreeSet<(&str, &str, &str)> =
+            crate::k8s::schema::builtin().kinds.iter().map(|k| (k.group, k.version, k.kind)).collect();
+        let served: std::collections::BTreeSet<(&str, &str, &str)> =
+            BUILT_IN.iter().map(|k| (k.group, k.version, k.kind)).collect();
+        assert_eq!(schemas, served);
     }
 
     #[test]

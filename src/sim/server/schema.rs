@@ -15,13 +15,12 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
 use crate::sim::resources::ResourceType;
 
 /// Prefix of component schema references in OpenAPI v3 documents.
-pub const REF_PREFIX: &str = "#/components/schemas/";
+pub use crate::k8s::schema::REF_PREFIX;
 
 /// How server-side apply treats a list (`x-kubernetes-list-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,17 +221,7 @@ const ATOMIC_STRUCTS: &[&str] = &[
 ];
 
 /// One served kind and the component schema that describes it.
-#[derive(Debug, Clone)]
-pub struct KindSchema {
-    /// API group (`""` for core).
-    pub group: &'static str,
-    /// API version.
-    pub version: &'static str,
-    /// Kind.
-    pub kind: &'static str,
-    /// Component schema name, e.g. `io.k8s.api.apps.v1.DaemonSet`.
-    pub definition: String,
-}
+pub use crate::k8s::schema::KindSchema;
 
 /// All component schemas of the served built-in kinds.
 #[derive(Debug)]
@@ -243,25 +232,12 @@ pub struct Catalog {
     pub kinds: Vec<KindSchema>,
 }
 
+/// The built-in kinds' schemas (generated once per process by [`crate::k8s::schema::builtin`]),
+/// with the extensions upstream publishes added.
 fn build() -> Catalog {
-    let mut generator = SchemaSettings::openapi3().into_generator();
-    let mut kinds = Vec::new();
-    for kind in crate::sim::kinds::BUILT_IN {
-        let reference = (kind.schema)(&mut generator);
-        let definition = reference
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix(REF_PREFIX))
-            .unwrap_or_default()
-            .to_string();
-        kinds.push(KindSchema { group: kind.group, version: kind.version, kind: kind.kind, definition });
-    }
-    // Shared types the documents' operations refer to.
-    use k8s_openapi::apimachinery::pkg::apis::meta;
-    generator.subschema_for::<meta::v1::Status>();
-    generator.subschema_for::<meta::v1::DeleteOptions>();
-    generator.subschema_for::<meta::v1::ListMeta>();
-    let mut definitions = generator.take_definitions(true);
+    let builtin = crate::k8s::schema::builtin();
+    let mut definitions = builtin.definitions.clone();
+    let kinds = builtin.kinds.clone();
     annotate(&mut definitions, &kinds);
     Catalog { definitions, kinds }
 }
@@ -412,13 +388,7 @@ impl<'a> Node<'a> {
     pub fn resolve(self) -> Node<'a> {
         let mut node = self;
         for _ in 0..8 {
-            let reference = node.schema.get("$ref").or_else(|| {
-                node.schema.get("allOf").and_then(|all| all.get(0)).and_then(|first| first.get("$ref"))
-            });
-            let Some(name) = reference.and_then(Value::as_str).and_then(|r| r.strip_prefix(REF_PREFIX))
-            else {
-                return node;
-            };
+            let Some(name) = crate::k8s::schema::referenced(node.schema) else { return node };
             match node.catalog.named(name) {
                 Some(next) => node = next,
                 None => return node,

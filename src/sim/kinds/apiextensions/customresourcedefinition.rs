@@ -3,7 +3,7 @@
 //! Establishing them and serving their types is `server/crd.rs`; their custom resources' strategy
 //! is `customresource.rs`.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy};
 
 /// apiextensions.k8s.io/v1 `customresourcedefinitions`.
 pub static KIND: Kind = Kind {
@@ -16,9 +16,6 @@ pub static KIND: Kind = Kind {
     categories: &["api-extensions"],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<
-        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-    >,
     strategy: &CustomResourceDefinitionStrategy,
 };
 

@@ -17,7 +17,6 @@ use crate::sim::kinds::{
         AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, format_labels,
         format_selector, int,
     },
-    schema_of,
 };
 
 /// apps/v1 `daemonsets`.
@@ -31,7 +30,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::apps::v1::DaemonSet>,
     strategy: &DaemonSetStrategy,
 };
 

@@ -13,7 +13,6 @@ use crate::sim::kinds::{
     field::{go_int_or_string, invalid},
     object_mut,
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
-    schema_of,
 };
 
 /// apps/v1 `deployments`.
@@ -27,7 +26,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status", "scale"],
-    schema: schema_of::<k8s_openapi::api::apps::v1::Deployment>,
     strategy: &DeploymentStrategy,
 };
 

@@ -16,7 +16,6 @@ use crate::{
             AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images,
             format_selector, int,
         },
-        schema_of,
     },
 };
 
@@ -31,7 +30,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status", "scale"],
-    schema: schema_of::<k8s_openapi::api::apps::v1::ReplicaSet>,
     strategy: &ReplicaSetStrategy,
 };
 

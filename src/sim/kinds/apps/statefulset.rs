@@ -16,7 +16,6 @@ use crate::sim::kinds::{
     },
     field::not_supported,
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
-    schema_of,
 };
 
 /// apps/v1 `statefulsets`.
@@ -30,7 +29,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status", "scale"],
-    schema: schema_of::<k8s_openapi::api::apps::v1::StatefulSet>,
     strategy: &StatefulSetStrategy,
 };
 

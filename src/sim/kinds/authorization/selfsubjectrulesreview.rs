@@ -2,7 +2,7 @@
 //!
 //! The server answers a create (`server/authz.rs`).
 
-use crate::sim::kinds::{CREATE_ONLY, Kind, Plain, Scope, schema_of};
+use crate::sim::kinds::{CREATE_ONLY, Kind, Plain, Scope};
 
 /// authorization.k8s.io/v1 `selfsubjectrulesreviews`.
 pub static KIND: Kind = Kind {
@@ -15,6 +15,5 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: CREATE_ONLY,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::authorization::v1::SelfSubjectRulesReview>,
     strategy: &Plain,
 };

@@ -10,7 +10,6 @@ use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     field::{invalid, required},
     printer::{AGE, Ages, Column, NAME, Printer, age, int, text},
-    schema_of,
 };
 
 /// autoscaling/v2 `horizontalpodautoscalers`.
@@ -28,7 +27,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>,
     strategy: &HorizontalPodAutoscalerStrategy,
 };
 

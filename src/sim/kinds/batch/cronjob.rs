@@ -12,7 +12,6 @@ use crate::sim::kinds::{
         AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, format_selector,
         since,
     },
-    schema_of,
 };
 
 /// batch/v1 `cronjobs`.
@@ -26,7 +25,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::batch::v1::CronJob>,
     strategy: &CronJobStrategy,
 };
 

@@ -26,7 +26,6 @@ use crate::{
             AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images,
             format_selector, human_duration, int,
         },
-        schema_of,
     },
 };
 
@@ -41,7 +40,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::batch::v1::Job>,
     strategy: &JobStrategy,
 };
 

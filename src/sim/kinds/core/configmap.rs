@@ -9,7 +9,6 @@ use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     field::forbidden,
     printer::{AGE, Ages, Column, NAME, Printer, age, map_len},
-    schema_of,
 };
 
 /// v1 `configmaps`.
@@ -23,7 +22,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::core::v1::ConfigMap>,
     strategy: &ConfigMapStrategy,
 };
 

@@ -9,7 +9,6 @@ use crate::{
     sim::kinds::{
         ALL_VERBS, Kind, Scope, Strategy,
         printer::{Ages, Column, Printer, int, since, text},
-        schema_of,
     },
 };
 
@@ -24,7 +23,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::core::v1::Event>,
     strategy: &EventStrategy,
 };
 

@@ -2,7 +2,7 @@
 //!
 //! No admission plugin enforces them.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, core::podspec::normalize_map, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, core::podspec::normalize_map};
 use serde_json::Value;
 
 /// v1 `limitranges`.
@@ -16,7 +16,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::core::v1::LimitRange>,
     strategy: &LimitRangeStrategy,
 };
 

@@ -8,7 +8,6 @@ use serde_json::{Map, Value, json};
 use crate::sim::kinds::{
     Kind, NameRule, Scope, Strategy, default_key, object_mut,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
-    schema_of,
 };
 
 /// v1 `namespaces` (no `deletecollection` upstream).
@@ -22,7 +21,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: &["create", "delete", "get", "list", "patch", "update", "watch"],
     subresources: &["status", "finalize"],
-    schema: schema_of::<k8s_openapi::api::core::v1::Namespace>,
     strategy: &NamespaceStrategy,
 };
 

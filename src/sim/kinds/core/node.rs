@@ -14,7 +14,6 @@ use crate::{
         core::podspec::{normalize_map, resource_quantity},
         field::invalid,
         printer::{AGE, Ages, Column, NAME, Printer, age, text},
-        schema_of,
     },
 };
 
@@ -29,7 +28,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::core::v1::Node>,
     strategy: &NodeStrategy,
 };
 

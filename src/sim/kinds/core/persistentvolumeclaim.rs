@@ -9,7 +9,6 @@ use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     field::required,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
-    schema_of,
 };
 
 /// v1 `persistentvolumeclaims`.
@@ -25,7 +24,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::core::v1::PersistentVolumeClaim>,
     strategy: &PersistentVolumeClaimStrategy,
 };
 

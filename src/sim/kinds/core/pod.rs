@@ -23,7 +23,6 @@ use crate::{
         field::required,
         object_mut,
         printer::{AGE, Ages, Column, NAME, Printer, age, int, or_none, text},
-        schema_of,
     },
 };
 
@@ -38,7 +37,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: ALL_VERBS,
     subresources: &["status", "log", "exec", "binding", "eviction"],
-    schema: schema_of::<k8s_openapi::api::core::v1::Pod>,
     strategy: &PodStrategy,
 };
 

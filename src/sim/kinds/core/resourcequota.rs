@@ -11,7 +11,6 @@ use crate::sim::kinds::{
     core::podspec::{normalize_map, resource_quantity},
     field::{IMMUTABLE, go_value, invalid},
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
-    schema_of,
 };
 
 /// v1 `resourcequotas`.
@@ -25,7 +24,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::core::v1::ResourceQuota>,
     strategy: &ResourceQuotaStrategy,
 };
 

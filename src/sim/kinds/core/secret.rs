@@ -10,7 +10,6 @@ use crate::sim::kinds::{
     default_key,
     field::{IMMUTABLE, go_value, invalid},
     printer::{AGE, Ages, Column, NAME, Printer, age, map_len, text},
-    schema_of,
 };
 
 /// v1 `secrets`.
@@ -24,7 +23,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::core::v1::Secret>,
     strategy: &SecretStrategy,
 };
 

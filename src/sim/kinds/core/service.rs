@@ -3,7 +3,7 @@
 //! Upstream: pkg/registry/core/service/strategy.go, `SetDefaults_Service`; names are DNS-1035
 //! labels. No cluster IP is allocated.
 
-use crate::sim::kinds::{Kind, NameRule, Scope, Strategy, default_key, object_mut, schema_of};
+use crate::sim::kinds::{Kind, NameRule, Scope, Strategy, default_key, object_mut};
 use serde_json::{Value, json};
 
 /// v1 `services`.
@@ -17,7 +17,6 @@ pub static KIND: Kind = Kind {
     categories: &["all"],
     verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::core::v1::Service>,
     strategy: &ServiceStrategy,
 };
 

@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 use crate::sim::kinds::{
     ALL_VERBS, Kind, Scope, Strategy,
     printer::{AGE, Ages, Column, NAME, Printer, age},
-    schema_of,
 };
 
 /// v1 `serviceaccounts`.
@@ -19,7 +18,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::core::v1::ServiceAccount>,
     strategy: &ServiceAccountStrategy,
 };
 

@@ -1,6 +1,6 @@
 //! Events (events.k8s.io/v1): the row; printed as core/v1 Events are.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, printer::Printer, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, Scope, Strategy, printer::Printer};
 
 /// events.k8s.io/v1 `events`.
 pub static KIND: Kind = Kind {
@@ -13,7 +13,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::events::v1::Event>,
     strategy: &EventStrategy,
 };
 

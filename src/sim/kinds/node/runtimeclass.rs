@@ -8,7 +8,6 @@ use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     field::required,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
-    schema_of,
 };
 
 /// node.k8s.io/v1 `runtimeclasses`.
@@ -24,7 +23,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::node::v1::RuntimeClass>,
     strategy: &RuntimeClassStrategy,
 };
 

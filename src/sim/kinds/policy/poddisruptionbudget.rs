@@ -10,7 +10,6 @@ use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     field::invalid,
     printer::{AGE, Ages, Column, NAME, Printer, age, int},
-    schema_of,
 };
 
 /// policy/v1 `poddisruptionbudgets`.
@@ -24,7 +23,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &["status"],
-    schema: schema_of::<k8s_openapi::api::policy::v1::PodDisruptionBudget>,
     strategy: &PodDisruptionBudgetStrategy,
 };
 

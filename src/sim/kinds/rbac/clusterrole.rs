@@ -2,7 +2,7 @@
 //!
 //! Stored only: the admin/viewer tokens decide access (docs/simulator.md). No printer upstream.
 
-use crate::sim::kinds::{ALL_VERBS, Kind, NameRule, Scope, Strategy, schema_of};
+use crate::sim::kinds::{ALL_VERBS, Kind, NameRule, Scope, Strategy};
 
 /// rbac.authorization.k8s.io/v1 `clusterroles`.
 ///
@@ -17,7 +17,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::rbac::v1::ClusterRole>,
     strategy: &ClusterRoleStrategy,
 };
 

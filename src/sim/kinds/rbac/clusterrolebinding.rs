@@ -5,7 +5,6 @@
 use crate::sim::kinds::{
     ALL_VERBS, Kind, NameRule, Scope, Strategy,
     printer::{AGE, Column, NAME, Printer},
-    schema_of,
 };
 
 /// rbac.authorization.k8s.io/v1 `clusterrolebindings`.
@@ -21,7 +20,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>,
     strategy: &ClusterRoleBindingStrategy,
 };
 

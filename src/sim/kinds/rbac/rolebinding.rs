@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use crate::sim::kinds::{
     ALL_VERBS, Kind, NameRule, Scope, Strategy,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
-    schema_of,
 };
 
 /// rbac.authorization.k8s.io/v1 `rolebindings`.
@@ -23,7 +22,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::rbac::v1::RoleBinding>,
     strategy: &RoleBindingStrategy,
 };
 

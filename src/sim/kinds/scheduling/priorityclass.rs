@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     printer::{AGE, Ages, Column, NAME, Printer, age, int, text},
-    schema_of,
 };
 
 /// The classes kube-apiserver creates at start (`SystemPriorityClasses`,
@@ -39,7 +38,6 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: ALL_VERBS,
     subresources: &[],
-    schema: schema_of::<k8s_openapi::api::scheduling::v1::PriorityClass>,
     strategy: &PriorityClassStrategy,
 };
 
