@@ -360,12 +360,21 @@ pub struct SimUpArgs {
 /// `class`.
 #[derive(Debug, Subcommand)]
 pub enum ClassCommand {
-    /// Start N learner simulators (one process each), write DIR/kubeconfig (one context per
-    /// learner) and DIR/learner-NN/kubeconfig, and start the lab in each.
+    /// Create a class of N learner simulators (one process each), or bring the recorded class
+    /// back: start what is down on the same ports, and the lab in every learner that has not
+    /// started it (never again in one who has). Writes DIR/kubeconfig (one context per learner)
+    /// and DIR/learner-NN/kubeconfig.
     Up(ClassUpArgs),
+    /// Start LAB in every learner that has not started it, and make it the class's lab (a class
+    /// made without --lab, or the course's next lab).
+    Start(ClassStartArgs),
+    /// Stop and start these learners' simulators again, on their ports, keeping their work.
+    Restart(ClassLearnersArgs),
+    /// Put the class's lab in these learners' clusters back to what its start left.
+    Reset(ClassLearnersArgs),
     /// Show every learner: up or down, endpoint, lab, score.
     Status(ClassStateArgs),
-    /// Stop every learner (state kept unless --purge).
+    /// Stop every learner at once (state kept unless --purge).
     Down(ClassDownArgs),
     /// Serve the instructor's live page: learners × tasks, updated as learners work.
     Board(ClassBoardArgs),
@@ -390,21 +399,39 @@ pub enum ProcessesArg {
     Shared,
 }
 
-/// `class serve-shared`.
+/// `class serve-shared`: every learner of the class record in DIR, on its recorded port.
 #[derive(Debug, Args)]
 pub struct ClassServeSharedArgs {
     /// Class directory.
     #[arg(long, value_name = "DIR")]
     pub state_dir: PathBuf,
-    /// How many learners.
-    #[arg(long, value_name = "N")]
-    pub learners: u32,
-    /// Address of learner 1 (port 0: any free port each).
-    #[arg(long, value_name = "ADDR")]
-    pub listen: std::net::SocketAddr,
-    /// Another name the learners' certificates carry; repeatable.
-    #[arg(long = "tls-san", value_name = "NAME")]
-    pub tls_sans: Vec<String>,
+}
+
+/// `class start`.
+#[derive(Debug, Args)]
+pub struct ClassStartArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// The lab.
+    pub lab: String,
+    /// The variant every learner gets.
+    #[arg(long, conflicts_with = "seed")]
+    pub variant: Option<String>,
+    /// Seed the learners' variants come from (default: the class's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `class restart` and `class reset`.
+#[derive(Debug, Args)]
+pub struct ClassLearnersArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// The learners (learner-03 …), or `all`.
+    #[arg(value_name = "LEARNER", required = true)]
+    pub learners: Vec<String>,
 }
 
 /// Where a class keeps its learners.
@@ -422,9 +449,9 @@ pub struct ClassUpArgs {
     /// Class directory.
     #[command(flatten)]
     pub state: ClassStateArgs,
-    /// How many learners (1 to 100).
+    /// How many learners (1 to 100): needed to create a class; more than it has adds learners.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
-    pub learners: u32,
+    pub learners: Option<u32>,
     /// Lab to start in every learner's cluster.
     #[arg(long)]
     pub lab: Option<String>,
@@ -442,9 +469,9 @@ pub struct ClassUpArgs {
     /// Another name the learners' certificates carry; repeatable.
     #[arg(long = "tls-san", value_name = "NAME")]
     pub tls_sans: Vec<String>,
-    /// One simulator process per learner (default), or one process for all.
-    #[arg(long, value_enum, default_value_t)]
-    pub processes: ProcessesArg,
+    /// One simulator process per learner (default for a new class), or one process for all.
+    #[arg(long, value_enum)]
+    pub processes: Option<ProcessesArg>,
 }
 
 /// `class down`.
@@ -501,9 +528,16 @@ pub struct ClassBoardArgs {
     /// reached are re-graded on every change, by their watches).
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_board_duration)]
     pub retry: Duration,
-    /// Mark a learner whose report has not changed for this long.
+    /// Mark a learner who has not finished and whose verdicts have not changed for this long.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_board_duration)]
     pub stalled_after: Duration,
+    /// The token every request must carry (`generate`: a random one, printed in the URL at
+    /// start); required on any address other than loopback.
+    #[arg(long, env = "LAB_RUNNER_BOARD_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Show quiz answers, variants and solutions on the board (never project it then).
+    #[arg(long = "reveal", visible_alias = "instructor")]
+    pub reveal: bool,
 }
 
 /// A board duration: what [`parse_duration`] reads, or milliseconds (`500ms`) for quick tests.

@@ -305,7 +305,7 @@ fn class_report(
     Ok(if graded.passed { exit::OK } else { exit::CHECKS_FAILED })
 }
 
-/// `class up|status|down`.
+/// `class …`.
 fn class(
     command: cli::ClassCommand,
     cluster: &session::ClusterTarget,
@@ -314,62 +314,52 @@ fn class(
 ) -> Result<u8, Error> {
     // One rustls provider for the whole process (kube's client uses ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    match command {
-        cli::ClassCommand::Kubeconfig(args) => class_kubeconfig(&args),
-        cli::ClassCommand::Up(args) => {
-            let options = crate::class::UpOptions {
+    let processes = |p: cli::ProcessesArg| match p {
+        cli::ProcessesArg::PerLearner => crate::class::ProcessModel::PerLearner,
+        cli::ProcessesArg::Shared => crate::class::ProcessModel::Shared,
+    };
+    let summary = match command {
+        cli::ClassCommand::Kubeconfig(args) => return class_kubeconfig(&args),
+        cli::ClassCommand::Up(args) => crate::class::up(&crate::class::UpOptions {
+            dir: class_dir(args.state.state_dir)?,
+            learners: args.learners,
+            lab: args.lab,
+            variant: args.variant,
+            seed: args.seed,
+            listen: args.listen,
+            tls_sans: args.tls_sans,
+            labs: labs.clone(),
+            lang,
+            processes: args.processes.map(processes),
+        })?,
+        cli::ClassCommand::Start(args) => {
+            crate::class::start_lab(&crate::class::lifecycle::StartLabOptions {
                 dir: class_dir(args.state.state_dir)?,
-                learners: args.learners,
                 lab: args.lab,
                 variant: args.variant,
                 seed: args.seed,
-                listen: args.listen.unwrap_or(crate::sim::lifecycle::DEFAULT_LISTEN),
-                tls_sans: args.tls_sans,
                 labs: labs.clone(),
                 lang,
-                processes: match args.processes {
-                    cli::ProcessesArg::PerLearner => crate::class::ProcessModel::PerLearner,
-                    cli::ProcessesArg::Shared => crate::class::ProcessModel::Shared,
-                },
-            };
-            let started = crate::class::up(&options)?;
-            let mut text = String::new();
-            for (name, endpoint) in &started.learners {
-                text += &format!("{name}  {endpoint}\n");
-            }
-            if let Some(lab) = &options.lab {
-                text += &format!("started {lab} in {} learner(s)\n", started.learners.len());
-            }
-            text += &format!(
-                "class kubeconfig (one context per learner): {}\nhand out: {}/learner-NN/kubeconfig\n",
-                started.kubeconfig.display(),
-                options.dir.display()
-            );
-            print(&text)
+            })?
+        }
+        cli::ClassCommand::Restart(args) => {
+            crate::class::restart(&class_dir(args.state.state_dir)?, &args.learners)?
+        }
+        cli::ClassCommand::Reset(args) => {
+            crate::class::reset(&class_dir(args.state.state_dir)?, &args.learners, labs, lang)?
         }
         cli::ClassCommand::Status(args) => {
             let (record, lines) = crate::class::status(&class_dir(args.state_dir)?, labs, lang)?;
-            print(&crate::class::render_status(&record, &lines))
+            return print(&crate::class::render_status(&record, &lines, lang));
         }
         cli::ClassCommand::Down(args) => {
-            let dir = class_dir(args.state.state_dir)?;
-            let stopped = crate::class::down(&dir, args.purge)?;
-            let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
-            // With --processes shared one process serves every learner: counted once.
-            let mut processes: Vec<u32> = stopped.iter().filter_map(|(_, pid)| *pid).collect();
-            processes.sort_unstable();
-            processes.dedup();
-            let kept = if args.purge { "state purged" } else { "state kept" };
-            print(&format!(
-                "class stopped: {running} of {} learner(s) were running, in {} process(es); {kept}\n",
-                stopped.len(),
-                processes.len()
-            ))
+            let stopped = crate::class::down(&class_dir(args.state.state_dir)?, args.purge)?;
+            return print(&stopped.render(lang));
         }
-        cli::ClassCommand::Report(args) => class_report(args, cluster, labs, lang),
+        cli::ClassCommand::Report(args) => return class_report(args, cluster, labs, lang),
         cli::ClassCommand::ServeShared(args) => {
-            crate::class::serve_shared(&args.state_dir, args.learners, args.listen, &args.tls_sans)?;
-            Ok(exit::OK)
+            crate::class::serve_shared(&args.state_dir)?;
+            return Ok(exit::OK);
         }
         cli::ClassCommand::Board(args) => {
             let source = if args.contexts.is_empty() {
@@ -381,6 +371,9 @@ fn class(
                     lab: args.lab.expect("clap requires --lab with --contexts"),
                 }
             };
+            let token = crate::class::board::access::TokenChoice::parse(args.token)
+                .resolve()
+                .map_err(|e| crate::class::Error::Board(crate::class::board::Error::Token(e)))?;
             let options = crate::class::board::BoardOptions {
                 kubeconfig: None,
                 contexts: Vec::new(),
@@ -388,11 +381,21 @@ fn class(
                 retry: args.retry,
                 stalled_after: args.stalled_after,
                 lang,
+                token,
+                reveal: args.reveal,
+                memory: None,
+                class: None,
             };
             crate::class::board(source, options, labs)?;
-            Ok(exit::OK)
+            return Ok(exit::OK);
         }
+    };
+    print(&summary.render(lang))?;
+    let mut err = std::io::stderr().lock();
+    for (learner, error) in summary.failures() {
+        writeln!(err, "error: {learner}: {error}")?;
     }
+    Ok(summary.exit_code())
 }
 
 /// Runs an engine command on a fresh tokio runtime against the session's cluster.
@@ -467,7 +470,7 @@ pub async fn check(
     durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details, ..Help::default() };
     let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(durations)).await?;
     print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
@@ -511,7 +514,7 @@ pub async fn check_watch(
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details, ..Help::default() };
     let options = engine::watch::WatchOptions { timeout: durations.timeout, ..Default::default() };
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -698,7 +701,7 @@ fn class_check(
             .map_err(engine::Error::from)?;
         args.contexts.clone()
     };
-    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details, ..Help::default() };
     let observations = observations(durations);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {

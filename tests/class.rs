@@ -59,7 +59,8 @@ fn class_up_status_check_down() {
     let up = class(&["up", "--learners", "3", "--lab", "stuck-rollout", "--seed", "7"], &state);
     let _down = Down(&state);
     assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
-    assert!(stdout(&up).contains("started stuck-rollout in 3 learner(s)"), "{}", stdout(&up));
+    assert_eq!(stdout(&up).matches("  started  stuck-rollout started\n").count(), 3, "{}", stdout(&up));
+    assert!(stdout(&up).contains("3 learner(s), all ready"), "{}", stdout(&up));
 
     // The instructor's kubeconfig: exactly one context per learner; each learner's: their own.
     let class_config = kubeconfig(&state.join("kubeconfig"));
@@ -117,9 +118,10 @@ fn class_up_status_check_down() {
         "{text}"
     );
 
+    // Up again: nothing to start, nothing applied again.
     let again = class(&["up", "--learners", "3"], &state);
-    assert_eq!(again.status.code(), Some(2));
-    assert_eq!(stderr(&again).lines().count(), 1, "{}", stderr(&again));
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(stdout(&again).matches("up (already running)  stuck-rollout already started").count(), 3);
 
     let down = class(&["down"], &state);
     assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
@@ -129,11 +131,117 @@ fn class_up_status_check_down() {
     );
     let status = stdout(&class(&["status"], &state));
     assert_eq!(status.lines().filter(|l| l.contains(" down ")).count(), 3, "{status}");
-    assert!(state.join("learner-02").join("store.db").exists());
+    assert!(state.join("learner-02").join("sim").join("store.db").exists());
 
     let purge = class(&["down", "--purge"], &state);
     assert_eq!(purge.status.code(), Some(0), "{}", stderr(&purge));
     assert!(!state.exists());
+}
+
+/// Every learner's score and task verdicts, from `class report --format json`.
+fn progress(state: &Path) -> Vec<(String, u64, Vec<String>)> {
+    let report = class(&["report", "--format", "json"], state);
+    assert_eq!(report.status.code(), Some(1), "{}", stderr(&report));
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    report["learners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|learner| {
+            let tasks = learner["report"]["tasks"].as_array().expect("graded");
+            let verdicts = tasks
+                .iter()
+                .map(|t| format!("{} {}", t["id"].as_str().unwrap(), t["status"].as_str().unwrap()));
+            (
+                learner["context"].as_str().unwrap().to_string(),
+                learner["report"]["score"].as_u64().unwrap(),
+                verdicts.collect(),
+            )
+        })
+        .collect()
+}
+
+/// What each learner was handed: its own kubeconfig, byte for byte.
+fn handed_out(state: &Path, learners: &[&str]) -> Vec<String> {
+    learners.iter().map(|n| std::fs::read_to_string(state.join(n).join("kubeconfig")).unwrap()).collect()
+}
+
+#[test]
+fn re_up_a_killed_learner_and_its_restart_keep_every_learners_work_and_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("class");
+    let up_args = ["up", "--learners", "2", "--lab", "stuck-rollout", "--variant", "image"];
+    let up = class(&up_args, &state);
+    let _down = Down(&state);
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let learners = ["learner-01", "learner-02"];
+    let answer = lab_runner()
+        .args(["answer", "stuck-rollout", "cause", "image", "--kubeconfig"])
+        .arg(state.join("learner-01").join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+    let before = progress(&state);
+    assert_eq!(before[0].1, 2, "learner-01 earned the cause's points: {before:?}");
+    assert!(before[0].2.contains(&"cause PASS".to_string()), "{before:?}");
+    let kubeconfigs = handed_out(&state, &learners);
+
+    // The day-one command again after `class down`: the same clusters on the same addresses,
+    // the lab not applied again.
+    let down = class(&["down"], &state);
+    assert_eq!(down.status.code(), Some(0), "{}", stderr(&down));
+    let again = class(&up_args, &state);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        stdout(&again).matches("  started  stuck-rollout already started").count(),
+        2,
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(progress(&state), before);
+    assert_eq!(handed_out(&state, &learners), kubeconfigs);
+
+    // learner-02's simulator is killed: the class says so, and a restart brings it back as it was.
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("class.json")).unwrap()).unwrap();
+    assert_eq!(record["learners"][1]["labs"][0]["start"]["state"], "started", "{record}");
+    let pid: i32 = std::fs::read_to_string(state.join("learner-02").join("sim").join("sim.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || !lab_runner::sim::lifecycle::process_alive(pid as u32))
+            .is_some()
+    );
+    let status = stdout(&class(&["status"], &state));
+    assert!(status.lines().any(|l| l.starts_with("learner-02") && l.contains(" gone ")), "{status}");
+    let restart = class(&["restart", "learner-02"], &state);
+    assert_eq!(restart.status.code(), Some(0), "{}", stderr(&restart));
+    assert!(stdout(&restart).starts_with("learner-02  https://127.0.0.1:"), "{}", stdout(&restart));
+    assert_eq!(progress(&state), before);
+    assert_eq!(handed_out(&state, &learners), kubeconfigs);
+
+    // While a command changes the class, another is refused and told who holds it.
+    let held = lab_runner::class::record::lock(&state, "class up").unwrap();
+    let refused = class(&["up"], &state);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let error = stderr(&refused);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(error.contains(&format!("in use by `class up` (pid {}", std::process::id())), "{error}");
+    drop(held);
+
+    // `class reset` puts learner-01 back to the start: the answer is gone, the variant kept.
+    let reset = class(&["reset", "learner-01"], &state);
+    assert_eq!(reset.status.code(), Some(0), "{}", stderr(&reset));
+    let after = progress(&state);
+    assert_eq!(after[0].1, 0, "{after:?}");
+    assert_eq!(after[1], before[1], "learner-02 untouched");
 }
 
 #[test]
@@ -148,16 +256,19 @@ fn bad_class_input_is_one_line_and_exit_2() {
         (vec!["up", "--learners", "2", "--lab", "stuck-rollout", "--variant", "nope"], "no variant \"nope\""),
         (vec!["up", "--learners", "1", "--listen", &format!("127.0.0.1:{port}")], "is in use"),
         (vec!["up", "--learners", "1", "--listen", "0.0.0.0"], "needs --tls-san NAME"),
+        (vec!["up", "--lab", "stuck-rollout"], "give --learners N"),
         (vec!["status"], "no class in"),
+        (vec!["restart", "learner-01"], "no class in"),
+        (vec!["start", "stuck-rollout"], "no class in"),
     ] {
         let output = class(&args, &dir.path().join("class"));
-        let expected = if args[0] == "status" { 3 } else { 2 };
+        let expected = if ["status", "restart", "start"].contains(&args[0]) { 3 } else { 2 };
         assert_eq!(output.status.code(), Some(expected), "{args:?}: {}", stderr(&output));
         let error = stderr(&output);
         assert_eq!(error.lines().count(), 1, "{args:?}: {error}");
         assert!(error.contains(says), "{args:?}: {error}");
     }
-    assert!(!dir.path().join("class").join("learner-01").exists(), "nothing started on bad input");
+    assert!(!dir.path().join("class").exists(), "nothing made on bad input");
 }
 
 /// A learner's report as `check --format json` writes it.
@@ -254,20 +365,24 @@ fn class_report_reads_the_grade_jobs_results_from_the_cluster() {
 }
 
 #[test]
-fn a_shared_class_on_every_address_hands_out_its_tls_san_and_stops_as_one_process() {
+fn a_shared_class_on_every_address_starts_its_lab_hands_out_its_tls_san_and_stops_as_one_process() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("class");
+    // The lab is started through this host's own address: the name learners use need not
+    // resolve here.
     let up = class(
         &[
             "up",
             "--learners",
             "3",
+            "--lab",
+            "stuck-rollout",
             "--processes",
             "shared",
             "--listen",
             "0.0.0.0",
             "--tls-san",
-            "class.example",
+            "class.example.invalid",
         ],
         &state,
     );
@@ -280,7 +395,8 @@ fn a_shared_class_on_every_address_hands_out_its_tls_san_and_stops_as_one_proces
     let instructor = server(&kubeconfig(&state.join("kubeconfig")));
     let learner = server(&kubeconfig(&state.join("learner-01").join("kubeconfig")));
     let port = instructor.strip_prefix("https://127.0.0.1:").expect("the instructor's is 127.0.0.1");
-    assert_eq!(learner, format!("https://class.example:{port}"));
+    assert_eq!(learner, format!("https://class.example.invalid:{port}"));
+    assert_eq!(stdout(&up).matches("stuck-rollout started").count(), 3, "{}", stdout(&up));
     assert!(stdout(&up).contains(&learner), "{}", stdout(&up));
 
     let down = class(&["down"], &state);
@@ -291,7 +407,7 @@ fn a_shared_class_on_every_address_hands_out_its_tls_san_and_stops_as_one_proces
     );
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.join("class.json")).unwrap()).unwrap();
-    let pid = record["shared_pid"].as_u64().expect("the shared process is recorded") as u32;
+    let pid = record["sharedPid"].as_u64().expect("the shared process is recorded") as u32;
     assert!(!lab_runner::sim::lifecycle::process_alive(pid), "the shared process {pid} is gone");
     let status = stdout(&class(&["status"], &state));
     assert_eq!(status.lines().filter(|l| l.contains(" down ")).count(), 3, "{status}");
@@ -304,10 +420,11 @@ struct Board {
 }
 
 impl Board {
-    fn start(state: &Path) -> Board {
+    fn start(state: &Path, args: &[&str]) -> Board {
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lab-runner"))
             .args(["class", "board", "--listen", "127.0.0.1:0", "--retry", "200ms", "--state-dir"])
             .arg(state)
+            .args(args)
             .env_remove("KUBECONFIG")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -320,14 +437,49 @@ impl Board {
         Board { child, url }
     }
 
-    /// GET `path` (plain HTTP/1.1 on a socket: the board is local and unencrypted).
-    fn get(&self, path: &str) -> String {
-        let authority = self.url.trim_start_matches("http://").trim_end_matches('/');
-        let mut socket = std::net::TcpStream::connect(authority).unwrap();
+    fn authority(&self) -> String {
+        let rest = self.url.trim_start_matches("http://");
+        rest.split_once('/').map_or(rest, |(authority, _)| authority).to_string()
+    }
+
+    /// GET `path` (plain HTTP/1.1 on a socket: the board is local and unencrypted): the status
+    /// line and the body.
+    fn get(&self, path: &str) -> (String, String) {
+        let authority = self.authority();
+        let mut socket = std::net::TcpStream::connect(&authority).unwrap();
         write!(socket, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").unwrap();
         let mut response = String::new();
         socket.read_to_string(&mut response).unwrap();
-        response
+        let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+        (head.lines().next().unwrap_or_default().to_string(), body.to_string())
+    }
+
+    /// GET a JSON document.
+    fn json(&self, path: &str) -> serde_json::Value {
+        let (status, body) = self.get(path);
+        assert!(status.starts_with("HTTP/1.1 200"), "{path}: {status}\n{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// The first `board` event of `/events` (in the board's language unless `query` says).
+    fn first_event(&self, query: &str) -> serde_json::Value {
+        let authority = self.authority();
+        let mut socket = std::net::TcpStream::connect(&authority).unwrap();
+        socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(socket, "GET /events{query} HTTP/1.1\r\nHost: {authority}\r\n\r\n").unwrap();
+        let mut received = Vec::new();
+        let mut buffer = [0u8; 65536];
+        loop {
+            let read = socket.read(&mut buffer).unwrap();
+            assert!(read > 0, "the event stream ended: {}", String::from_utf8_lossy(&received));
+            received.extend_from_slice(&buffer[..read]);
+            let text = String::from_utf8_lossy(&received);
+            if let Some(at) = text.find("data: ")
+                && let Some(line) = text[at + 6..].split_once('\n')
+            {
+                return serde_json::from_str(line.0).unwrap();
+            }
+        }
     }
 }
 
@@ -350,8 +502,26 @@ fn wait_for(limit: Duration, mut condition: impl FnMut() -> bool) -> Option<Dura
     None
 }
 
+/// The evidence of `task` for `learner` in a class report.
+fn evidence(report: &serde_json::Value, learner: usize, task: &str) -> Vec<String> {
+    let tasks = report["learners"][learner]["report"]["tasks"].as_array().expect("graded");
+    let task = tasks.iter().find(|t| t["id"] == task).expect("the task");
+    task["evidence"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect()
+}
+
+/// Whether a class report quotes a quiz answer anywhere (the value learners would copy).
+fn quotes_an_answer(report: &serde_json::Value) -> bool {
+    let text = report.to_string();
+    text.contains(r#"answer \""#) || text.contains(r#"回答 \""#)
+}
+
+/// The pid of learner `name`'s simulator.
+fn learner_pid(state: &Path, name: &str) -> i32 {
+    std::fs::read_to_string(state.join(name).join("sim").join("sim.pid")).unwrap().trim().parse().unwrap()
+}
+
 #[test]
-fn the_board_turns_a_cell_green_in_a_real_browser() {
+fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     if chromium::unavailable().is_some() {
         return;
     }
@@ -360,12 +530,15 @@ fn the_board_turns_a_cell_green_in_a_real_browser() {
     let up = class(&["up", "--learners", "2", "--lab", "stuck-rollout", "--variant", "image"], &state);
     let _down = Down(&state);
     assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let lab =
+        lab_runner::lab::loader::find(&lab_runner::session::LabSource::BuiltIn, "stuck-rollout").unwrap();
+    let title = |id: &str, lang| {
+        lab.lab.tasks.iter().find(|t| t.id.value == id).unwrap().title.get(lang).trim().to_string()
+    };
 
-    let board = Board::start(&state);
+    let board = Board::start(&state, &[]);
     // The JSON endpoint is the class report as `check --contexts all --format json` prints it.
-    let report = board.get("/report.json");
-    assert!(report.starts_with("HTTP/1.1 200"), "{report}");
-    let body: serde_json::Value = serde_json::from_str(report.split_once("\r\n\r\n").unwrap().1).unwrap();
+    let body = board.json("/report.json");
     assert_eq!(body["lab"], "stuck-rollout");
     assert_eq!(body["learners"].as_array().unwrap().len(), 2);
 
@@ -380,6 +553,9 @@ fn the_board_turns_a_cell_green_in_a_real_browser() {
         "the page shows learner-01's cause as FAIL"
     );
     assert_eq!(browser.eval(&cell("learner-02")), "FAIL");
+    // The columns are the tasks' titles.
+    let header = browser.eval(r#"document.querySelector('th[data-task="cause"]').firstChild.textContent"#);
+    assert_eq!(header, title("cause", lab_runner::session::Lang::En).as_str());
 
     // learner-01 answers; the cell turns green without reloading the page.
     let answer = lab_runner()
@@ -397,16 +573,47 @@ fn the_board_turns_a_cell_green_in_a_real_browser() {
     );
     assert_eq!(background, "rgb(30, 142, 62)", "a PASS cell is green");
 
-    // Evidence on click.
+    // Evidence on click: answered and right, not the answer.
     browser.eval(r#"document.querySelector('td[data-learner="learner-01"][data-task="cause"]').click()"#);
     let detail = browser.eval("document.getElementById('detail').textContent");
-    assert!(detail.as_str().unwrap().starts_with("learner-01 · cause · PASS"), "{detail}");
+    let detail = detail.as_str().unwrap();
+    let heading = format!("learner-01 · {} · PASS", title("cause", lab_runner::session::Lang::En));
+    assert!(detail.starts_with(&heading), "{detail}");
+    assert!(detail.contains("answered: right") && !detail.contains("image"), "{detail}");
+
+    // Neither the report, nor the snapshot, nor the event stream carries the value, in either
+    // language.
+    for query in ["", "?lang=ja"] {
+        let report = board.json(&format!("/report.json{query}"));
+        assert!(!quotes_an_answer(&report), "{report}");
+        assert!(evidence(&report, 0, "cause").iter().all(|line| !line.contains("image")), "{report}");
+        assert!(!quotes_an_answer(&board.json(&format!("/board.json{query}"))));
+        let event = board.first_event(query);
+        assert!(!quotes_an_answer(&event["report"]), "{event}");
+    }
+    assert_eq!(evidence(&board.json("/report.json"), 0, "cause")[0], "answered: right");
+    assert_eq!(evidence(&board.json("/report.json?lang=ja"), 0, "cause")[0], "回答済み：正解");
+
+    // learner-02's simulator is killed: the page says why that learner cannot be graded.
+    let changed_at = board.json("/board.json")["progress"][0]["verdictsChangedAt"].clone();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(learner_pid(&state, "learner-02")).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let down = r#"document.querySelector('td.down[data-learner="learner-02"]')?.textContent ?? ''"#;
+    assert!(
+        wait_for(Duration::from_secs(30), || browser.eval(down).as_str().unwrap_or("").contains("is gone"))
+            .is_some(),
+        "learner-02's row says its simulator is gone: {}",
+        browser.eval(down)
+    );
 
     let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("test-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     std::fs::write(artifacts.join("class-board.png"), browser.screenshot()).unwrap();
 
-    // The same page in Japanese.
+    // The same page in Japanese: titles, evidence and the reason in Japanese.
     let mut ja = chromium::Browser::open(&format!("{}?lang=ja", board.url));
     assert!(
         wait_for(Duration::from_secs(20), || ja
@@ -415,11 +622,61 @@ fn the_board_turns_a_cell_green_in_a_real_browser() {
         .is_some()
     );
     assert_eq!(ja.eval(&cell("learner-01")), "PASS");
+    let header = ja.eval(r#"document.querySelector('th[data-task="cause"]').firstChild.textContent"#);
+    assert_eq!(header, title("cause", lab_runner::session::Lang::Ja).as_str());
+    assert!(ja.eval(down).as_str().unwrap().contains("終了しています"), "{}", ja.eval(down));
+    ja.eval(r#"document.querySelector('td[data-learner="learner-01"][data-task="cause"]').click()"#);
+    let detail = ja.eval("document.getElementById('detail').textContent");
+    assert!(detail.as_str().unwrap().contains("回答済み：正解"), "{detail}");
     std::fs::write(artifacts.join("class-board-ja.png"), ja.screenshot()).unwrap();
+
+    // A board started again keeps each learner's clock: learner-01's verdicts last changed when
+    // it answered, not when this board started.
+    drop(board);
+    let board = Board::start(&state, &[]);
+    assert_eq!(board.json("/board.json")["progress"][0]["verdictsChangedAt"], changed_at);
+
+    // The instructor sees the value only when asking for it.
+    let revealed = Board::start(&state, &["--reveal"]);
+    assert!(quotes_an_answer(&revealed.json("/report.json")));
+
+    // A token, printed in the URL, is asked of every request.
+    let guarded = Board::start(&state, &["--token", "generate"]);
+    let (_, query) = guarded.url.split_once("/?").expect("the URL carries the token");
+    assert!(guarded.get("/report.json").0.starts_with("HTTP/1.1 401"));
+    assert!(guarded.get(&format!("/report.json?{query}")).0.starts_with("HTTP/1.1 200"));
+}
+
+/// Every character of the board page outside ASCII has a glyph in a font installed here (the
+/// image's fonts: DejaVu, Noto CJK), so nothing renders as a box.
+#[test]
+fn the_board_page_uses_only_glyphs_the_installed_fonts_have() {
+    let Ok(probe) = std::process::Command::new("fc-list").arg("--version").output() else {
+        let reason = "no fc-list (fontconfig) to ask which glyphs the fonts have";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+        eprintln!("skipped: {reason}");
+        return;
+    };
+    assert!(probe.status.success());
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/class/board/page.html"))
+            .unwrap();
+    let mut missing = Vec::new();
+    let mut characters: Vec<char> = page.chars().filter(|c| !c.is_ascii()).collect();
+    characters.sort_unstable();
+    characters.dedup();
+    for c in characters {
+        let fonts =
+            std::process::Command::new("fc-list").arg(format!(":charset={:x}", c as u32)).output().unwrap();
+        if stdout(&fonts).trim().is_empty() {
+            missing.push(format!("{c} (U+{:04X})", c as u32));
+        }
+    }
+    assert!(missing.is_empty(), "no installed font has: {}", missing.join(", "));
 }
 
 #[test]
-fn a_board_on_a_taken_port_is_bad_input() {
+fn a_board_on_a_taken_port_or_open_to_others_without_a_token_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("class");
     std::fs::create_dir_all(&state).unwrap();
@@ -440,6 +697,17 @@ fn a_board_on_a_taken_port_is_bad_input() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
     assert!(stderr(&output).contains(&format!("--listen 127.0.0.1:{port}")), "{}", stderr(&output));
+
+    // Other hosts could reach it: refused without a token.
+    let open = lab_runner()
+        .args(["class", "board", "--listen", "0.0.0.0:0", "--state-dir"])
+        .arg(&state)
+        .env_remove("LAB_RUNNER_BOARD_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(open.status.code(), Some(2), "{}", stderr(&open));
+    assert_eq!(stderr(&open).lines().count(), 1, "{}", stderr(&open));
+    assert!(stderr(&open).contains("needs --token"), "{}", stderr(&open));
 }
 
 #[test]
@@ -487,7 +755,7 @@ fn ctrl_c_during_class_up_stops_the_learners_already_started() {
         .unwrap();
     let _down = Down(&state);
     // Interrupted once the first learner serves, while the next ones start.
-    let first = state.join("learner-01").join("sim.json");
+    let first = state.join("learner-01").join("sim").join("sim.json");
     assert!(wait_for(Duration::from_secs(60), || first.exists()).is_some(), "learner-01 started");
     let pid = rustix::process::Pid::from_raw(up.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
@@ -498,8 +766,10 @@ fn ctrl_c_during_class_up_stops_the_learners_already_started() {
     assert!(error.starts_with("error: class up interrupted: stopped "), "{error}");
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(state.join("class.json")).unwrap()).unwrap();
-    for learner in record["learners"].as_array().unwrap() {
-        let pid_file = state.join(learner.as_str().unwrap()).join("sim.pid");
+    let learners = record["learners"].as_array().unwrap();
+    assert_eq!(learners.len(), 5, "every learner recorded before any started: {record}");
+    for learner in learners {
+        let pid_file = state.join(learner["name"].as_str().unwrap()).join("sim").join("sim.pid");
         assert!(!pid_file.exists(), "{learner} still has a pid file");
     }
 }

@@ -151,10 +151,13 @@ pub async fn from_class(
     labs: &LabSource,
     lang: Lang,
 ) -> super::Result<ClassReport> {
-    let record = super::read_record(dir)?;
-    let lab = lab.map(str::to_string).or(record.lab).ok_or_else(|| super::Error::NoLab(dir.to_path_buf()))?;
+    let record = super::record::read(dir)?;
+    let lab = lab
+        .map(str::to_string)
+        .or(record.lab.clone())
+        .ok_or_else(|| super::Error::NoLab(dir.to_path_buf()))?;
     let bundle = crate::lab::loader::find(labs, &lab)?;
-    let outcomes = grade_contexts(&dir.join(KUBECONFIG_FILE), &record.learners, &bundle, lang).await;
+    let outcomes = grade_contexts(&dir.join(KUBECONFIG_FILE), &record.names(), &bundle, lang).await;
     Ok(ClassReport::new(&lab, outcomes))
 }
 

@@ -10,7 +10,7 @@ use crate::{
     grade::{self, Evidence, Observation, Probe},
     lab::{
         loader::Bundle,
-        model::{Expectation, Lab},
+        model::{Expectation, Lab, TaskKind},
     },
     msg,
     report::{Report, TaskResult, TaskStatus},
@@ -27,6 +27,41 @@ pub struct Help {
     pub reveal: bool,
     /// Show every task's description, not only those of failing tasks.
     pub details: bool,
+    /// Whether a quiz's evidence quotes the answer given.
+    pub answers: Answers,
+}
+
+/// Whether a quiz's evidence quotes the answer given: the learner who answered reads it; a board
+/// projected to a class must not, since a right answer quoted there answers everyone's quiz.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Answers {
+    /// `answer "gpu-1" is right` (the learner's own report).
+    #[default]
+    Quoted,
+    /// `answered: right`: whether an answer was given and judged right, never its value (the
+    /// class board, unless the instructor asks to reveal).
+    Concealed,
+}
+
+/// A quiz's evidence without any answer's value: what was judged stays (answered or not, right
+/// or not, attempts, why it cannot be judged); any line not known to be free of values is
+/// replaced, so a line grading adds later cannot leak one either.
+fn conceal_quiz_evidence(lines: &[crate::i18n::Message]) -> Vec<crate::i18n::Message> {
+    lines
+        .iter()
+        .map(|line| match line.id() {
+            "check-answer-right" => msg!("check-answer-right-concealed"),
+            "check-answer-wrong" => msg!("check-answer-wrong-concealed"),
+            "check-no-answer" | "check-no-answer-choices" => msg!("check-no-answer-concealed"),
+            "check-attempts-locked"
+            | "check-attempts-of"
+            | "check-answered"
+            | "grade-not-started"
+            | "grade-fact-not-captured"
+            | "grade-quiz-unjudgeable" => line.clone(),
+            _ => msg!("check-evidence-concealed"),
+        })
+        .collect()
 }
 
 /// Observes the cluster and grades every task of `bundle`.
@@ -230,7 +265,11 @@ pub fn grade_observation(
                 grade::Status::Error => TaskStatus::Error,
             };
             // Grading's evidence is catalog messages: the report holds them in the learner's language.
-            (status, graded.evidence_in(lang))
+            let lines = match (task.kind, help.answers) {
+                (TaskKind::Quiz, Answers::Concealed) => conceal_quiz_evidence(graded.evidence()),
+                _ => graded.evidence().to_vec(),
+            };
+            (status, lines.iter().map(|line| line.render(lang)).collect())
         };
         statuses.insert(id.clone(), status);
         let points = task.points.value.max(0);
