@@ -538,6 +538,10 @@ pub struct ClassBoardArgs {
     /// Show quiz answers, variants and solutions on the board (never project it then).
     #[arg(long = "reveal", visible_alias = "instructor")]
     pub reveal: bool,
+    /// Where each learner's "unchanged for" clock is kept across board restarts (default: the
+    /// class directory's board.json; none with --contexts).
+    #[arg(long, value_name = "FILE")]
+    pub memory: Option<PathBuf>,
 }
 
 /// A board duration: what [`parse_duration`] reads, or milliseconds (`500ms`) for quick tests.

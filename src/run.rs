@@ -383,7 +383,7 @@ fn class(
                 lang,
                 token,
                 reveal: args.reveal,
-                memory: None,
+                memory: args.memory,
                 class: None,
             };
             crate::class::board(source, options, labs)?;

@@ -710,36 +710,227 @@ fn a_board_on_a_taken_port_or_open_to_others_without_a_token_is_bad_input() {
     assert!(stderr(&open).contains("needs --token"), "{}", stderr(&open));
 }
 
+/// The value at `path` (a kubectl jsonpath) of `object` in namespace lab-class.
+fn jsonpath(
+    sim: &crate::support::sim::Sim,
+    client: &crate::support::kubectl::Kubectl,
+    object: &str,
+    path: &str,
+) -> String {
+    let output = sim.kubectl(client, &["-n", "lab-class", "get", object, "-o", &format!("jsonpath={path}")]);
+    assert!(output.status.success(), "{object} {path}: {}", stderr(&output));
+    stdout(&output)
+}
+
+/// Renders the kustomization in `dir` with `client`.
+fn kustomize(
+    sim: &crate::support::sim::Sim,
+    client: &crate::support::kubectl::Kubectl,
+    dir: &Path,
+) -> String {
+    let rendered = sim.kubectl(client, &["kustomize", dir.to_str().unwrap()]);
+    assert!(rendered.status.success(), "{}", stderr(&rendered));
+    stdout(&rendered)
+}
+
+/// deploy/kubernetes as an instructor runs it: rendered (the class's size set in one place, in
+/// the base and in an overlay), applied to the simulator, a grading run made from the CronJob as
+/// `kubectl create job --from` makes it, each index's script run as its pod would run it (the
+/// simulator runs no containers), and the run's results read back by `class report --job`, also
+/// once the Job is gone.
 #[test]
-fn the_kubernetes_base_renders_and_passes_server_side_dry_run() {
+fn the_kubernetes_base_applies_and_a_grading_run_reports_the_class() {
     let Some(client) = crate::support::kubectl::clients().into_iter().find(|c| c.version == "1.33") else {
         return;
     };
+    let busybox = Path::new("/bin/busybox");
+    if !busybox.is_file() {
+        let reason = "no /bin/busybox: the image's shell runs the grading script";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+        eprintln!("skipped: {reason}");
+        return;
+    }
     let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy").join("kubernetes");
     let sim = crate::support::sim::Sim::up(&[]);
-    let rendered = sim.kubectl(&client, &["kustomize", base.to_str().unwrap()]);
-    assert!(rendered.status.success(), "{}", stderr(&rendered));
+
+    // The size is LEARNERS, nowhere else: in the base, and in an overlay that merges its own.
+    let rendered = kustomize(&sim, &client, &base);
+    let counts = |text: &str, key: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix(key))
+            .map(|v| v.trim().trim_matches('"').to_string())
+            .collect()
+    };
+    assert_eq!(counts(&rendered, "LEARNERS:"), ["3"]);
+    assert_eq!(counts(&rendered, "completions:"), ["3"]);
+    assert_eq!(counts(&rendered, "parallelism:"), ["3"]);
+    assert!(counts(&rendered, "replicas:").contains(&"3".to_string()), "{rendered}");
+    let overlay = sim.scratch_dir().join("overlay");
+    std::fs::create_dir_all(&overlay).unwrap();
+    // Kustomize takes relative paths only: up to the root, then down to the base.
+    let up = "../".repeat(overlay.components().count() - 1);
+    let relative = format!("{up}{}", base.display().to_string().trim_start_matches('/'));
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        format!(
+            "resources: [{relative}]\ncomponents: [{relative}/class-size]\nconfigMapGenerator:\n  - name: class-settings\n    behavior: merge\n    literals: [LEARNERS=5]\n"
+        ),
+    )
+    .unwrap();
+    let resized = kustomize(&sim, &client, &overlay);
+    assert_eq!(counts(&resized, "completions:"), ["5"]);
+    assert_eq!(counts(&resized, "parallelism:"), ["5"]);
+    assert!(counts(&resized, "replicas:").contains(&"5".to_string()), "{resized}");
+    // Every script stops at the first failure, in a pipe too.
+    let scripts = rendered.matches("- |").count();
+    assert_eq!(rendered.matches("set -euo pipefail").count(), scripts, "{rendered}");
+
+    // Applied as `kubectl apply -k` would: every object, grading suspended until a run is made.
     let manifest = sim.scratch_dir().join("class.yaml");
-    std::fs::write(&manifest, &rendered.stdout).unwrap();
-    let kinds: Vec<String> =
-        stdout(&rendered).lines().filter_map(|l| l.strip_prefix("kind: ").map(str::to_string)).collect();
-    for kind in
-        ["Namespace", "StatefulSet", "Service", "Deployment", "Job", "Role", "RoleBinding", "ConfigMap"]
+    std::fs::write(&manifest, &rendered).unwrap();
+    let applied = sim.kubectl(&client, &["apply", "--server-side", "-f", manifest.to_str().unwrap()]);
+    assert!(applied.status.success(), "{}\n{}", stdout(&applied), stderr(&applied));
+    for object in
+        ["statefulset.apps/learner", "cronjob.batch/grade", "deployment.apps/board", "service/learner"]
     {
-        assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+        assert!(stdout(&applied).contains(object), "{object}: {}", stdout(&applied));
     }
-    // The namespace it declares exists first (as `kubectl apply` of the whole base creates it).
-    let namespace = sim.kubectl(&client, &["create", "namespace", "lab-class"]);
-    assert!(namespace.status.success(), "{}", stderr(&namespace));
-    let dry_run = sim
-        .kubectl(&client, &["apply", "--server-side", "--dry-run=server", "-f", manifest.to_str().unwrap()]);
-    assert!(dry_run.status.success(), "{}\n{}", stdout(&dry_run), stderr(&dry_run));
-    let applied = stdout(&dry_run);
-    assert_eq!(applied.lines().filter(|l| l.ends_with("(server dry run)")).count(), kinds.len(), "{applied}");
-    for object in ["statefulset.apps/learner", "job.batch/grade", "deployment.apps/board", "service/learner"]
-    {
-        assert!(applied.contains(object), "{object}: {applied}");
+    assert_eq!(jsonpath(&sim, &client, "statefulset/learner", "{.spec.replicas}"), "3");
+    assert_eq!(jsonpath(&sim, &client, "cronjob/grade", "{.spec.suspend}"), "true");
+    assert_eq!(jsonpath(&sim, &client, "jobs", "{.items}"), "[]", "nothing graded at apply time");
+
+    // Two learners published their kubeconfigs (learner-03 has not yet): here, the simulator's own.
+    let config = std::fs::read_to_string(&sim.kubeconfig).unwrap();
+    for learner in ["learner-01", "learner-02"] {
+        let file = sim.scratch_dir().join(learner);
+        std::fs::write(&file, &config).unwrap();
+        let secret = sim.kubectl(
+            &client,
+            &[
+                "-n",
+                "lab-class",
+                "create",
+                "secret",
+                "generic",
+                &format!("{learner}-kubeconfig"),
+                &format!("--from-file=kubeconfig={}", file.display()),
+            ],
+        );
+        assert!(secret.status.success(), "{}", stderr(&secret));
     }
+
+    // A grading run, named by the instructor, made from the CronJob.
+    let run =
+        sim.kubectl(&client, &["-n", "lab-class", "create", "job", "grade-run1", "--from=cronjob/grade"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(jsonpath(&sim, &client, "job/grade-run1", "{.spec.completions}"), "3");
+    let indexes = || {
+        jsonpath(
+            &sim,
+            &client,
+            "pods",
+            r#"{range .items[*]}{.metadata.labels.batch\.kubernetes\.io/job-name}/{.metadata.annotations.batch\.kubernetes\.io/job-completion-index} {end}"#,
+        )
+    };
+    assert!(
+        wait_for(Duration::from_secs(30), || indexes()
+            .split_whitespace()
+            .filter(|p| p.starts_with("grade-run1/"))
+            .count()
+            == 3)
+        .is_some(),
+        "the Job controller made one pod per index: {}",
+        indexes()
+    );
+
+    // What each index's container runs, run as it would run: the image's shell, kubectl and
+    // lab-runner on the PATH, the Job's environment, the pod's namespace.
+    let script = jsonpath(
+        &sim,
+        &client,
+        "cronjob/grade",
+        "{.spec.jobTemplate.spec.template.spec.containers[0].command[2]}",
+    );
+    let settings = jsonpath(
+        &sim,
+        &client,
+        "cronjob/grade",
+        "{.spec.jobTemplate.spec.template.spec.containers[0].envFrom[0].configMapRef.name}",
+    );
+    let lab = jsonpath(&sim, &client, &format!("configmap/{settings}"), "{.data.LAB}");
+    let bin = sim.scratch_dir().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&client.path, bin.join("kubectl")).unwrap();
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("lab-runner"), bin.join("lab-runner")).unwrap();
+    let in_namespace = sim.scratch_dir().join("pod-kubeconfig");
+    std::fs::copy(&sim.kubeconfig, &in_namespace).unwrap();
+    let namespaced = std::process::Command::new(&client.path)
+        .args(["config", "set-context", "--current", "--namespace=lab-class", "--kubeconfig"])
+        .arg(&in_namespace)
+        .output()
+        .unwrap();
+    assert!(namespaced.status.success(), "{}", stderr(&namespaced));
+    let mut codes = Vec::new();
+    for index in 0..3 {
+        let pod = std::process::Command::new(busybox)
+            .args(["sh", "-c", &script])
+            .env("PATH", format!("{}:/bin:/usr/bin", bin.display()))
+            .env("KUBECONFIG", &in_namespace)
+            .env("HOME", sim.scratch_dir())
+            .env("TMPDIR", sim.scratch_dir())
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .env("JOB_NAME", "grade-run1")
+            .env("LAB", &lab)
+            .env("LEARNERS", "3")
+            .env("SEED", "1")
+            .current_dir(sim.scratch_dir())
+            .output()
+            .unwrap();
+        codes.push(pod.status.code());
+    }
+    // learner-03 has no kubeconfig yet: its index fails (pipefail: the broken pipe is not hidden).
+    assert_eq!(codes[..2], [Some(0), Some(0)], "indexes 0 and 1 graded");
+    assert_ne!(codes[2], Some(0), "index 2 failed");
+
+    let report = |job: &str| {
+        let output = lab_runner()
+            .args([
+                "class",
+                "report",
+                "--job",
+                &format!("lab-class/{job}"),
+                "--format",
+                "json",
+                "--kubeconfig",
+            ])
+            .arg(&sim.kubeconfig)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let rows: Vec<(String, String)> = report["learners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| (l["context"].as_str().unwrap().to_string(), l["status"].as_str().unwrap().to_string()))
+            .collect();
+        (report["lab"].as_str().unwrap().to_string(), rows)
+    };
+    let expected = vec![
+        ("learner-01".to_string(), "FAIL".to_string()),
+        ("learner-02".to_string(), "FAIL".to_string()),
+        ("learner-03".to_string(), "ERROR".to_string()),
+    ];
+    assert_eq!(report("grade-run1"), (lab.clone(), expected.clone()));
+    // The results are the run's own: another run has none of them; and they outlive the Job.
+    let other =
+        sim.kubectl(&client, &["-n", "lab-class", "create", "job", "grade-run2", "--from=cronjob/grade"]);
+    assert!(other.status.success(), "{}", stderr(&other));
+    let (_, rows) = report("grade-run2");
+    assert!(rows.iter().all(|(_, status)| status == "ERROR"), "{rows:?}");
+    let deleted = sim.kubectl(&client, &["-n", "lab-class", "delete", "job", "grade-run1"]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    assert_eq!(report("grade-run1"), (lab, expected));
 }
 
 #[test]
