@@ -138,6 +138,17 @@ fn class_up_status_check_down() {
     assert!(!state.exists());
 }
 
+/// `learner` answers stuck-rollout's `cause` quiz (rightly, for the `image` variant) with the
+/// kubeconfig it was handed.
+fn answer_the_cause(state: &Path, learner: &str) {
+    let answer = lab_runner()
+        .args(["answer", "stuck-rollout", "cause", "image", "--kubeconfig"])
+        .arg(state.join(learner).join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+}
+
 /// Every learner's score and task verdicts, from `class report --format json`.
 fn progress(state: &Path) -> Vec<(String, u64, Vec<String>)> {
     let report = class(&["report", "--format", "json"], state);
@@ -175,12 +186,7 @@ fn re_up_a_killed_learner_and_its_restart_keep_every_learners_work_and_address()
     let _down = Down(&state);
     assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
     let learners = ["learner-01", "learner-02"];
-    let answer = lab_runner()
-        .args(["answer", "stuck-rollout", "cause", "image", "--kubeconfig"])
-        .arg(state.join("learner-01").join("kubeconfig"))
-        .output()
-        .unwrap();
-    assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+    answer_the_cause(&state, "learner-01");
     let before = progress(&state);
     assert_eq!(before[0].1, 2, "learner-01 earned the cause's points: {before:?}");
     assert!(before[0].2.contains(&"cause PASS".to_string()), "{before:?}");
@@ -558,12 +564,7 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     assert_eq!(header, title("cause", lab_runner::session::Lang::En).as_str());
 
     // learner-01 answers; the cell turns green without reloading the page.
-    let answer = lab_runner()
-        .args(["answer", "stuck-rollout", "cause", "image", "--kubeconfig"])
-        .arg(state.join("learner-01").join("kubeconfig"))
-        .output()
-        .unwrap();
-    assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+    answer_the_cause(&state, "learner-01");
     let latency = wait_for(Duration::from_secs(20), || browser.eval(&cell("learner-01")) == "PASS");
     assert!(latency.is_some(), "learner-01's cause turned PASS on the page");
     eprintln!("board update latency (answer recorded → cell green): {:?}", latency.unwrap());

@@ -304,6 +304,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn concealed_quiz_evidence_says_what_was_judged_and_never_a_value() {
+        let lines = [
+            msg!("check-answer-right", answer = "gpu-1"),
+            msg!("check-attempts-of", used = 1, limit = 3),
+            msg!("check-answer-wrong", answer = "gpu-2"),
+            msg!("check-no-answer-choices", lab = "l", task = "t", values = "`a`, `b`"),
+            msg!("grade-fact-not-captured", fact = "affectedNode"),
+            // A line grading might add one day, possibly naming a value: replaced, not passed on.
+            msg!("status-desired"),
+        ];
+        let concealed: Vec<String> =
+            conceal_quiz_evidence(&lines).iter().map(|l| l.render(Lang::En)).collect();
+        assert_eq!(
+            concealed,
+            [
+                "answered: right",
+                "attempt 1 of 3",
+                "answered: not right",
+                "not answered yet",
+                "start did not capture the fact affectedNode; run `lab-runner start` again",
+                "(not shown on the board: it could name an answer)",
+            ]
+        );
+    }
+
+    #[test]
     fn only_quota_forbidden_counts_as_quota_rejection() {
         let quota = "pods \"p\" is forbidden: exceeded quota: gpu-quota, requested: nvidia.com/gpu=1, used: nvidia.com/gpu=2, limited: nvidia.com/gpu=2";
         let rbac = "pods is forbidden: User \"learner\" cannot create resource \"pods\" in API group \"\" in the namespace \"team-a\"";
