@@ -87,7 +87,7 @@ pub fn spawn_shared(dir: &Path) -> Result<u32> {
     let file_error =
         |path: &Path, e: std::io::Error| Error::File { path: path.to_path_buf(), message: e.to_string() };
     let log_path = dir.join("serve.log");
-    let log = crate::sim::private::create_file(&log_path).map_err(|e| file_error(&log_path, e))?;
+    let log = crate::sim::owner_only::create_file(&log_path).map_err(|e| file_error(&log_path, e))?;
     let log_err = log.try_clone().map_err(|e| file_error(&log_path, e))?;
     let program = std::env::current_exe().map_err(|e| file_error(Path::new("lab-runner"), e))?;
     let mut command = std::process::Command::new(program);

@@ -749,6 +749,7 @@ pub fn down(dir: &Path, purge: bool) -> Result<Stopped> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::HasExitCode as _;
 
     fn options(learners: Option<u32>, listen: &str) -> UpOptions {
         UpOptions {

@@ -12,6 +12,7 @@
 
 pub mod board;
 pub mod hosting;
+pub mod kubeconfig;
 pub mod lifecycle;
 pub mod record;
 pub mod report;
@@ -27,7 +28,7 @@ pub use lifecycle::{down, reset, restart, start_lab, up};
 pub use record::{ClassRecord, ProcessModel};
 
 use crate::{
-    engine, exit, lab,
+    engine, lab,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
         auth::ADMIN_TOKEN_FILE, kubeconfig::KUBECONFIG_FILE, lifecycle as sim_lifecycle, tls::CA_CERT_FILE,
@@ -39,7 +40,7 @@ use crate::{
 /// with a process each, so 100 fit a modest host; more belong on Kubernetes (deploy/kubernetes).
 pub const MAX_LEARNERS: u32 = 100;
 
-/// Errors of the class commands; each maps to one documented exit code ([`Error::exit_code`]).
+/// Errors of the class commands; each maps to one documented exit code (`src/exit.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `--learners` is 0 or above [`MAX_LEARNERS`]. Exit 2.
@@ -200,36 +201,6 @@ fn locked_message(dir: &Path, holder: Option<&record::Holder>) -> String {
             holder.since
         ),
         None => format!("{} is in use by another lab-runner class command", dir.display()),
-    }
-}
-
-impl Error {
-    /// The documented exit code (docs/exit-codes in `src/exit.rs`).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::LearnerCount(_)
-            | Error::NeedsLearners(_)
-            | Error::FewerLearners { .. }
-            | Error::Differs { .. }
-            | Error::OtherLab { .. }
-            | Error::PortRange { .. }
-            | Error::NeedsTlsSan(_)
-            | Error::PortInUse { .. }
-            | Error::UnknownVariant { .. }
-            | Error::UnknownLearner { .. }
-            | Error::NoLearnerNamed
-            | Error::Locked { .. }
-            | Error::OlderClassRunning(_)
-            | Error::Lab(_)
-            | Error::File { .. }
-            | Error::Interrupted { .. }
-            | Error::NoLab(_) => exit::BAD_INPUT,
-            Error::Board(error) => error.exit_code(),
-            Error::Report(error) => error.exit_code(),
-            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) => exit::CLUSTER_ERROR,
-            Error::Sim { source, .. } => source.exit_code(),
-            Error::Engine { source, .. } => source.exit_code(),
-        }
     }
 }
 
@@ -465,7 +436,8 @@ impl Summary {
 
     /// 0 when every learner is where it should be, else the first failure's code.
     pub fn exit_code(&self) -> u8 {
-        self.failures().first().map_or(exit::OK, |(_, error)| error.exit_code())
+        use crate::exit::HasExitCode as _;
+        self.failures().first().map_or(crate::exit::OK, |(_, error)| error.exit_code())
     }
 
     /// The summary for the terminal: one line per learner, then the totals and the kubeconfigs.

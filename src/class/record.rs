@@ -306,7 +306,7 @@ pub struct ClassLock {
 
 /// Takes the lock on the class directory `dir` for `command`, or says who holds it.
 pub fn lock(dir: &Path, command: &str) -> Result<ClassLock> {
-    crate::sim::private::create_dir(dir)
+    crate::sim::owner_only::create_dir(dir)
         .map_err(|e| Error::File { path: dir.to_path_buf(), message: e.to_string() })?;
     let path = dir.join(LOCK_FILE);
     let file_error = |e: std::io::Error| Error::File { path: path.clone(), message: e.to_string() };
@@ -314,7 +314,7 @@ pub fn lock(dir: &Path, command: &str) -> Result<ClassLock> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::sim::private::FILE_MODE);
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, crate::sim::owner_only::FILE_MODE);
     let mut file = options.open(&path).map_err(file_error)?;
     match file.try_lock() {
         Ok(()) => {}
@@ -353,7 +353,7 @@ pub fn nest(dir: &Path, record: &mut ClassRecord) -> Result<()> {
         }
         let moving = dir.join(format!(".{name}.nesting"));
         std::fs::rename(&learner, &moving).map_err(io(&learner))?;
-        crate::sim::private::create_dir(&learner).map_err(io(&learner))?;
+        crate::sim::owner_only::create_dir(&learner).map_err(io(&learner))?;
         std::fs::rename(&moving, learner.join(SIM_DIR)).map_err(io(&moving))?;
         let handed_out = learner.join(SIM_DIR).join(crate::sim::kubeconfig::KUBECONFIG_FILE);
         if handed_out.exists() {
@@ -368,6 +368,7 @@ pub fn nest(dir: &Path, record: &mut ClassRecord) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::HasExitCode as _;
 
     fn record() -> ClassRecord {
         ClassRecord {

@@ -9,7 +9,7 @@ pub mod gpu;
 pub mod harness;
 pub mod kubeconfig;
 pub mod lifecycle;
-pub mod private;
+pub mod owner_only;
 pub mod resources;
 pub mod server;
 pub mod store;

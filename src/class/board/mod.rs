@@ -39,7 +39,7 @@ use crate::{
         check::{Answers, Help},
         watch::{Finish, WatchOptions},
     },
-    exit, lab,
+    lab,
     report::{ClassReport, Report},
     session::{ClusterTarget, Lang},
     tr,
@@ -48,7 +48,7 @@ use crate::{
 /// The page, with its script and styles inline.
 const PAGE: &str = include_str!("page.html");
 
-/// Errors of `class board`; each maps to one documented exit code ([`Error::exit_code`]).
+/// Errors of `class board`; each maps to one documented exit code (`src/exit.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The listen address is taken or not ours to bind. Exit 2.
@@ -81,18 +81,6 @@ pub enum Error {
     /// The server stopped with an I/O error. Exit 3.
     #[error("board server: {0}")]
     Serve(std::io::Error),
-}
-
-impl Error {
-    /// The documented exit code (`src/exit.rs`).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Bind { .. } | Error::NeedsToken(_) | Error::NoContexts(_) | Error::Kubeconfig { .. } => {
-                exit::BAD_INPUT
-            }
-            Error::Serve(_) | Error::Token(_) => exit::CLUSTER_ERROR,
-        }
-    }
 }
 
 /// What `class board` is asked.
@@ -650,7 +638,7 @@ mod tests {
     fn a_board_other_hosts_reach_needs_a_token() {
         let open = BoardOptions { listen: "0.0.0.0:8420".parse().unwrap(), ..options(&[]) };
         let error = check_access(&open).unwrap_err();
-        assert_eq!(error.exit_code(), exit::BAD_INPUT);
+        assert_eq!(crate::exit::HasExitCode::exit_code(&error), crate::exit::BAD_INPUT);
         assert!(error.to_string().contains("--token generate"), "{error}");
         check_access(&BoardOptions { token: Some("t".into()), ..open }).unwrap();
         check_access(&options(&[])).unwrap();
