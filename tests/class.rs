@@ -521,6 +521,29 @@ fn quotes_an_answer(report: &serde_json::Value) -> bool {
     text.contains(r#"answer \""#) || text.contains(r#"回答 \""#)
 }
 
+/// The GPU node whose toolkit pod is not Ready in the cluster of `kubeconfig` (what the
+/// affected-node quiz asks).
+fn affected_node(kubeconfig: &Path) -> String {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(kubeconfig).unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        let pods = kube::Api::<k8s_openapi::api::core::v1::Pod>::namespaced(
+            kube::Client::try_from(config).unwrap(),
+            "gpu-operator",
+        );
+        let listed = pods.list(&Default::default()).await.unwrap();
+        let not_ready = listed.items.iter().find(|pod| {
+            let statuses = pod.status.as_ref().and_then(|s| s.container_statuses.as_ref());
+            statuses.is_some_and(|statuses| statuses.iter().any(|c| !c.ready))
+        });
+        not_ready.and_then(|pod| pod.spec.as_ref()?.node_name.clone()).expect("a toolkit pod is not Ready")
+    })
+}
+
 /// The pid of learner `name`'s simulator.
 fn learner_pid(state: &Path, name: &str) -> i32 {
     std::fs::read_to_string(state.join(name).join("sim").join("sim.pid")).unwrap().trim().parse().unwrap()
@@ -594,6 +617,30 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     }
     assert_eq!(evidence(&board.json("/report.json"), 0, "cause")[0], "answered: right");
     assert_eq!(evidence(&board.json("/report.json?lang=ja"), 0, "cause")[0], "回答済み：正解");
+
+    // learner-01 names the affected node and the CI wait's code: the rollout task that needs them
+    // is graded now, and its evidence, which names every node, does not name that one.
+    let node = affected_node(&state.join("learner-01").join("kubeconfig"));
+    for (quiz, value) in [("affected-node", node.as_str()), ("ci-wait", "1")] {
+        let answer = lab_runner()
+            .args(["answer", "stuck-rollout", quiz, value, "--kubeconfig"])
+            .arg(state.join("learner-01").join("kubeconfig"))
+            .output()
+            .unwrap();
+        assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+    }
+    let graded = || {
+        let report = board.json("/report.json");
+        let tasks = report["learners"][0]["report"]["tasks"].as_array().cloned().unwrap_or_default();
+        tasks.iter().find(|t| t["id"] == "one-generation").map(|t| t["status"].clone())
+    };
+    assert!(
+        wait_for(Duration::from_secs(20), || graded() == Some("FAIL".into())).is_some(),
+        "one-generation graded: {:?}",
+        graded()
+    );
+    let rollout = evidence(&board.json("/report.json"), 0, "one-generation").join("\n");
+    assert!(rollout.contains("node [answer]:") && !rollout.contains(&format!("{node}:")), "{rollout}");
 
     // learner-02's simulator is killed: the page says why that learner cannot be graded.
     let changed_at = board.json("/board.json")["progress"][0]["verdictsChangedAt"].clone();

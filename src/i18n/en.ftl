@@ -49,6 +49,7 @@ check-answer-right-concealed = answered: right
 check-answer-wrong-concealed = answered: not right
 check-no-answer-concealed = not answered yet
 check-evidence-concealed = (not shown on the board: it could name an answer)
+check-value-concealed = [answer]
 ## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset } (current revision { $hash })
 status-revision-current = { $hash } (current)

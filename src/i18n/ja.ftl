@@ -42,6 +42,7 @@ check-answer-right-concealed = 回答済み：正解
 check-answer-wrong-concealed = 回答済み：不正解
 check-no-answer-concealed = まだ回答していません
 check-evidence-concealed = （回答がわかるおそれがあるため、ボードには表示しません）
+check-value-concealed = ［回答］
 ## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset }（現在のリビジョン { $hash }）
 status-revision-current = { $hash }（現在）
