@@ -482,7 +482,8 @@ pub struct ClassReportArgs {
     /// directory for `report.json`), or class reports.
     #[arg(value_name = "FILE", conflicts_with = "job")]
     pub files: Vec<PathBuf>,
-    /// The grade Job of deploy/kubernetes (`NAMESPACE/NAME`): its results ConfigMaps, read with
+    /// A grading run of deploy/kubernetes (`NAMESPACE/NAME`, a Job made from the grade CronJob):
+    /// its results ConfigMaps (also once the Job is gone), read with
     /// --kubeconfig/--context.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pub job: Option<String>,

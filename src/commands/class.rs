@@ -86,7 +86,7 @@ pub enum ReportSource {
     Class(PathBuf),
     /// Report files: a learner's `check --format json` each, or class reports.
     Files(Vec<PathBuf>),
-    /// The grade Job of deploy/kubernetes: its results ConfigMaps, read from the session's cluster.
+    /// A grading run of deploy/kubernetes: its results ConfigMaps, read from the session's cluster.
     Job {
         /// The Job's namespace.
         namespace: String,
