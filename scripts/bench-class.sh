@@ -114,7 +114,7 @@ with urllib.request.urlopen(sys.argv[1]) as stream:
             last = status
 PY
 reader_pid=$!
-trap 'kill $reader_pid 2>/dev/null; cleanup' EXIT
+trap 'kill $reader_pid 2>/dev/null || true; cleanup' EXIT
 lines() { wc -l < "$dir/verdicts"; }
 # Waits for a verdict line after the first $1 lines that says $2; prints its time.
 verdict_after() {

@@ -36,7 +36,7 @@ use crate::{
     tr,
 };
 
-/// The most learners one class has (docs/classroom.md): a started learner takes about 25 MiB
+/// The most learners one class has (docs/classroom.md): a started learner takes about 23 MiB
 /// with a process each, so 100 fit a modest host; more belong on Kubernetes (deploy/kubernetes).
 pub const MAX_LEARNERS: u32 = 100;
 
