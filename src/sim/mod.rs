@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod clock;
 pub mod controllers;
+pub mod crdvalidation;
 pub mod cron;
 pub mod gojson;
 pub mod gpu;
