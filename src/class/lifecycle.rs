@@ -6,7 +6,7 @@ use futures::StreamExt as _;
 use tokio::sync::watch;
 
 use super::{
-    Error, LabOutcome, LearnerOutcome, Result, SimOutcome, Stopped, Summary, UpOptions, hosting,
+    Error, LabOutcome, LearnerOutcome, Recorded, Result, SimOutcome, Stopped, Summary, UpOptions, hosting,
     instructor_target, learner_name,
     record::{self, ClassRecord, LabStart, LearnerRecord, ProcessModel},
     runtime, variant_for_learner, write_kubeconfigs,
@@ -181,7 +181,7 @@ fn grow(record: &mut ClassRecord, learners: u32) {
 
 /// `given` must be what the class recorded (or not given at all).
 fn same<T: PartialEq + std::fmt::Display>(
-    option: &'static str,
+    option: Recorded,
     given: Option<&T>,
     recorded: String,
     equal: bool,
@@ -198,12 +198,12 @@ fn reconcile(mut record: ClassRecord, options: &UpOptions, intent: Intent) -> Re
     if let Some(listen) = options.listen {
         let equal = listen.ip() == record.listen.ip()
             && (listen.port() == 0 || listen.port() == record.listen.port());
-        same("--listen", Some(&listen), record.listen.to_string(), equal)?;
+        same(Recorded::Listen, Some(&listen), record.listen.to_string(), equal)?;
     }
     if !options.tls_sans.is_empty() && options.tls_sans != record.tls_sans {
         let shown = |names: &[String]| if names.is_empty() { "none".to_string() } else { names.join(", ") };
         return Err(Error::Differs {
-            option: "--tls-san",
+            option: Recorded::TlsSan,
             asked: shown(&options.tls_sans),
             recorded: shown(&record.tls_sans),
         });
@@ -216,7 +216,7 @@ fn reconcile(mut record: ClassRecord, options: &UpOptions, intent: Intent) -> Re
             ProcessModel::Shared => "--processes shared",
         };
         return Err(Error::Differs {
-            option: "--processes",
+            option: Recorded::Processes,
             asked: shown(processes).into(),
             recorded: shown(record.processes).into(),
         });
@@ -253,13 +253,13 @@ fn reconcile(mut record: ClassRecord, options: &UpOptions, intent: Intent) -> Re
     } else {
         let shown = |v: Option<String>| v.unwrap_or_else(|| "none".into());
         same(
-            "--seed",
+            Recorded::Seed,
             options.seed.as_ref(),
             shown(record.seed.map(|s| s.to_string())),
             options.seed == record.seed,
         )?;
         same(
-            "--variant",
+            Recorded::Variant,
             options.variant.as_ref(),
             shown(record.variant.clone()),
             options.variant == record.variant,
@@ -807,7 +807,7 @@ mod tests {
         let error = reconcile(record.clone(), &options(Some(1), "127.0.0.1:0"), Intent::Up).unwrap_err();
         assert!(matches!(error, Error::FewerLearners { recorded: 2, asked: 1 }), "{error}");
         let error = reconcile(record.clone(), &options(None, "10.0.0.1:0"), Intent::Up).unwrap_err();
-        assert!(matches!(error, Error::Differs { option: "--listen", .. }), "{error}");
+        assert!(matches!(error, Error::Differs { option: Recorded::Listen, .. }), "{error}");
         let shared = UpOptions { processes: Some(ProcessModel::Shared), ..options(None, "127.0.0.1:0") };
         assert!(matches!(reconcile(record.clone(), &shared, Intent::Up), Err(Error::Differs { .. })));
 
@@ -825,7 +825,7 @@ mod tests {
         let reseeded = UpOptions { seed: Some(started.seed.unwrap() + 1), ..with_lab };
         assert!(matches!(
             reconcile(started, &reseeded, Intent::Up),
-            Err(Error::Differs { option: "--seed", .. })
+            Err(Error::Differs { option: Recorded::Seed, .. })
         ));
     }
 

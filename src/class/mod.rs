@@ -60,10 +60,10 @@ pub enum Error {
         asked: u32,
     },
     /// An option names something else than the class recorded when it was created. Exit 2.
-    #[error("{option} {asked}: the class was created with {recorded}, which its learners' kubeconfigs use")]
+    #[error("{option} {asked}: the class was created with {recorded}, {}", .option.why_kept())]
     Differs {
         /// The option.
-        option: &'static str,
+        option: Recorded,
         /// What was asked.
         asked: String,
         /// What the record holds.
@@ -189,6 +189,47 @@ pub enum Error {
     /// The async runtime could not start. Exit 3.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
+}
+
+/// What a class records when it is created and keeps afterwards (`class up` must agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// `--listen`.
+    Listen,
+    /// `--tls-san`.
+    TlsSan,
+    /// `--processes`.
+    Processes,
+    /// `--seed`.
+    Seed,
+    /// `--variant`.
+    Variant,
+}
+
+impl Recorded {
+    /// Why the class keeps it.
+    fn why_kept(self) -> &'static str {
+        match self {
+            Recorded::Listen => "which its learners' kubeconfigs name",
+            Recorded::TlsSan => "which its learners' certificates and kubeconfigs carry",
+            Recorded::Processes => "which stays the class's until `class down --purge` ends it",
+            Recorded::Seed | Recorded::Variant => {
+                "from which its learners' variants were chosen (`class start LAB` takes --seed or --variant for the next lab)"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Recorded::Listen => "--listen",
+            Recorded::TlsSan => "--tls-san",
+            Recorded::Processes => "--processes",
+            Recorded::Seed => "--seed",
+            Recorded::Variant => "--variant",
+        })
+    }
 }
 
 fn locked_message(dir: &Path, holder: Option<&record::Holder>) -> String {
