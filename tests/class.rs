@@ -172,6 +172,34 @@ fn progress(state: &Path) -> Vec<(String, u64, Vec<String>)> {
         .collect()
 }
 
+/// The Nodes of the cluster `kubeconfig` reaches, with the learner's own token.
+async fn nodes(kubeconfig: &Path) -> kube::Api<k8s_openapi::api::core::v1::Node> {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    kube::Api::all(kube::Client::try_from(config).unwrap())
+}
+
+/// The names of the nodes of the cluster `kubeconfig` reaches.
+fn node_names(kubeconfig: &Path) -> Vec<String> {
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let listed = nodes(kubeconfig).await.list(&Default::default()).await.unwrap();
+        listed.items.into_iter().filter_map(|node| node.metadata.name).collect()
+    })
+}
+
+/// Deletes the last node of the cluster `kubeconfig` reaches, as a learner may; its name.
+fn delete_a_node(kubeconfig: &Path) -> String {
+    let name = node_names(kubeconfig).pop().expect("the cluster has nodes");
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        nodes(kubeconfig).await.delete(&name, &Default::default()).await.unwrap();
+    });
+    name
+}
+
 /// What each learner was handed: its own kubeconfig, byte for byte.
 fn handed_out(state: &Path, learners: &[&str]) -> Vec<String> {
     learners.iter().map(|n| std::fs::read_to_string(state.join(n).join("kubeconfig")).unwrap()).collect()
@@ -187,6 +215,8 @@ fn re_up_a_killed_learner_and_its_restart_keep_every_learners_work_and_address()
     assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
     let learners = ["learner-01", "learner-02"];
     answer_the_cause(&state, "learner-01");
+    // learner-02 deletes a node of their cluster: the lab must not be applied again over it.
+    let deleted = delete_a_node(&state.join("learner-02").join("kubeconfig"));
     let before = progress(&state);
     assert_eq!(before[0].1, 2, "learner-01 earned the cause's points: {before:?}");
     assert!(before[0].2.contains(&"cause PASS".to_string()), "{before:?}");
@@ -206,6 +236,7 @@ fn re_up_a_killed_learner_and_its_restart_keep_every_learners_work_and_address()
     );
     assert_eq!(progress(&state), before);
     assert_eq!(handed_out(&state, &learners), kubeconfigs);
+    assert!(!node_names(&state.join("learner-02").join("kubeconfig")).contains(&deleted));
 
     // learner-02's simulator is killed: the class says so, and a restart brings it back as it was.
     let record: serde_json::Value =
