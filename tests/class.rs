@@ -875,6 +875,17 @@ fn the_kubernetes_base_applies_and_a_grading_run_reports_the_class() {
         assert!(stdout(&applied).contains(object), "{object}: {}", stdout(&applied));
     }
     assert_eq!(jsonpath(&sim, &client, "statefulset/learner", "{.spec.replicas}"), "3");
+    // The learners are probed on the health paths their simulator serves (without a token, as
+    // a kubelet asks; tests/sim_hostile.rs): this simulator answers them.
+    let probe = |kind: &str| {
+        let path = format!("{{.spec.template.spec.containers[?(@.name==\"sim\")].{kind}.httpGet.path}}");
+        jsonpath(&sim, &client, "statefulset/learner", &path)
+    };
+    for (kind, path) in [("readinessProbe", "/readyz"), ("livenessProbe", "/livez")] {
+        assert_eq!(probe(kind), path, "{kind}");
+        let answered = sim.kubectl(&client, &["get", "--raw", path]);
+        assert_eq!(stdout(&answered), "ok", "{path}: {}", stderr(&answered));
+    }
     assert_eq!(jsonpath(&sim, &client, "cronjob/grade", "{.spec.suspend}"), "true");
     assert_eq!(jsonpath(&sim, &client, "jobs", "{.items}"), "[]", "nothing graded at apply time");
 

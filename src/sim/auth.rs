@@ -295,6 +295,14 @@ pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Reque
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(bearer_token);
+    // A request without credentials is anonymous upstream, and system:public-info-viewer lets it
+    // read the health paths (a kubelet's probe carries no token); with a wrong token it is a 401.
+    if request.headers().get(header::AUTHORIZATION).is_none()
+        && matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD)
+        && crate::sim::server::health::is_public(request.uri().path())
+    {
+        return next.run(request).await;
+    }
     let Some(identity) = presented.and_then(|token| tokens.identify(token)) else {
         // Upstream's body for a failed authentication (apiserver/pkg/endpoints/handlers/
         // responsewriters/errors.go via authentication's unauthorized handler).
