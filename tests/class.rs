@@ -1021,6 +1021,20 @@ fn the_kubernetes_base_applies_and_a_grading_run_reports_the_class() {
     let deleted = sim.kubectl(&client, &["-n", "lab-class", "delete", "job", "grade-run1"]);
     assert!(deleted.status.success(), "{}", stderr(&deleted));
     assert_eq!(report("grade-run1"), (lab, expected));
+
+    // A settings change applied again (5 learners, from the overlay) updates the objects in
+    // place: no Job's immutable template stands in the way, and the next run has 5 indexes.
+    let resized_manifest = sim.scratch_dir().join("class-5.yaml");
+    std::fs::write(&resized_manifest, &resized).unwrap();
+    let reapplied =
+        sim.kubectl(&client, &["apply", "--server-side", "-f", resized_manifest.to_str().unwrap()]);
+    assert!(reapplied.status.success(), "{}\n{}", stdout(&reapplied), stderr(&reapplied));
+    assert_eq!(jsonpath(&sim, &client, "statefulset/learner", "{.spec.replicas}"), "5");
+    assert_eq!(jsonpath(&sim, &client, "cronjob/grade", "{.spec.jobTemplate.spec.completions}"), "5");
+    let run3 =
+        sim.kubectl(&client, &["-n", "lab-class", "create", "job", "grade-run3", "--from=cronjob/grade"]);
+    assert!(run3.status.success(), "{}", stderr(&run3));
+    assert_eq!(jsonpath(&sim, &client, "job/grade-run3", "{.spec.completions}"), "5");
 }
 
 #[test]
