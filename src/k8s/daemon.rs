@@ -7,8 +7,8 @@
 //! (`GetTargetNodeName`, `ReplaceDaemonSetPodNodeNameNodeAffinity`, `IsPodUpdated`,
 //! `GetTemplateGeneration`, `UnavailableCount`, `SurgeCount`), `pkg/controller/controller_utils.go`
 //! (`ComputeHash`), `pkg/api/v1/pod/util.go` (`IsPodReady`, `IsPodAvailable`) and
-//! `apimachinery/pkg/util/intstr` (`GetScaledValueFromIntOrPercent`). Behaviour spec:
-//! k8s-fidelity.md §1.2-§1.4, §1.7, §1.8.
+//! `apimachinery/pkg/util/intstr` (`GetScaledValueFromIntOrPercent`). The behaviour is
+//! described in `docs/daemonset.md`.
 
 use std::{cmp::Ordering, collections::BTreeMap};
 
@@ -74,7 +74,7 @@ pub enum NotRunReason {
     NodeNotFound,
 }
 
-/// `NodeShouldRunDaemonPod` as an explicit state (k8s-fidelity.md §1.2).
+/// `NodeShouldRunDaemonPod` (`daemon_controller.go`) as an explicit state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodePlacement {
     /// `(true, true)`: a daemon pod should run here.
@@ -555,8 +555,9 @@ pub fn update_budget(ds: &DaemonSet, desired: i64) -> Result<UpdateBudget> {
 ///
 /// Upstream hashes a `spew` deep dump of the Go struct, which cannot be reproduced byte for
 /// byte; this hashes the template's JSON (k8s-openapi serializes fields in a fixed order and maps
-/// sorted), which gives what the notes require: deterministic, equal templates give equal
-/// hashes, the same alphabet and length (k8s-fidelity.md §1.8).
+/// sorted), which gives what the simulator needs (`docs/daemonset.md`): deterministic, equal
+/// templates give equal hashes, the same alphabet and length (`apimachinery/pkg/util/rand`
+/// `SafeEncodeString`).
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -675,7 +676,7 @@ pub struct DaemonSetCounters {
     pub number_unavailable: i32,
 }
 
-/// `updateDaemonSetStatus`'s counting (k8s-fidelity.md §1.4): for each node, `shouldRun` adds
+/// `updateDaemonSetStatus`'s counting (`daemon_controller.go`): for each node, `shouldRun` adds
 /// to DESIRED and, with a pod, to CURRENT; only the oldest pod on the node is looked at for
 /// READY, AVAILABLE (`minReadySeconds` against `now`) and UP-TO-DATE (`hash` or template
 /// generation); pods on nodes that should not run one are misscheduled; pods on nodes not in
@@ -772,16 +773,15 @@ fn pod_name(pod: &Pod) -> String {
     pod.metadata.name.clone().unwrap_or_default()
 }
 
-/// One pass of the RollingUpdate strategy (k8s-fidelity.md §1.7, `update.go` `rollingUpdate`
-/// in v1.33). Nodes are visited in name order (upstream iterates a Go map: the order, and so
-/// which node is updated first, is unspecified there).
+/// One pass of the RollingUpdate strategy (`update.go` `rollingUpdate` in v1.33; described in
+/// `docs/daemonset.md`). Nodes are visited in name order (upstream iterates a Go map: the order,
+/// and so which node is updated first, is unspecified there).
 ///
 /// Without surge: a node with excess pods, no pod, or both an old and a new pod counts as
 /// unavailable, as does an unavailable new pod; an unavailable old pod is replaced at once (and,
-/// since v1.31 — PR #123233, after the notes' v1.28 reading — also counts as unavailable); an
-/// available old pod is a candidate while fewer than `maxUnavailable` are unavailable; the
-/// candidates are cut to the remaining budget. Misscheduled nodes (pods but `shouldRun` false)
-/// take part like any other.
+/// since v1.31, PR #123233, also counts as unavailable); an available old pod is a candidate
+/// while fewer than `maxUnavailable` are unavailable; the candidates are cut to the remaining
+/// budget. Misscheduled nodes (pods but `shouldRun` false) take part like any other.
 ///
 /// With surge: an old pod without a new one gets a new pod at once when unavailable (or is
 /// deleted if the node should no longer run one), else becomes a surge candidate within
@@ -948,7 +948,8 @@ fn allows_surge(ds: &DaemonSet) -> bool {
             .is_some_and(|surge| scaled_value(surge, 1, Rounding::Up, "MaxSurge").is_ok_and(|v| v > 0))
 }
 
-/// One `manage` pass over every node (k8s-fidelity.md §1.6), in node order:
+/// One `manage` pass over every node (`daemon_controller.go` `manage`, `podsShouldBeOnNode`),
+/// in node order:
 /// - should run and has no pod → create one;
 /// - should continue running → terminating pods are left alone (so a node whose only pod is
 ///   terminating gets no new pod until that object is gone); `Failed` pods are reported in
@@ -1194,8 +1195,8 @@ pub fn rollout_view(
 }
 
 /// What `kubectl rollout status daemonset/<name>` prints for a DaemonSet, and whether it is done
-/// (`kubectl:pkg/polymorphichelpers/rollout_status.go` `DaemonSetStatusViewer`, k8s-fidelity.md
-/// §2). Each message ends with a newline, as kubectl writes it.
+/// (`kubectl:pkg/polymorphichelpers/rollout_status.go` `DaemonSetStatusViewer`).
+/// Each message ends with a newline, as kubectl writes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RolloutStatus {
     /// Still rolling: print the message and keep watching.

@@ -4,8 +4,8 @@
 //! Upstream: `pkg/controller/daemon/daemon_controller.go` (`syncDaemonSet`, `manage`,
 //! `podsShouldBeOnNode`, `syncNodes`, `updateDaemonSetStatus`, `storeDaemonSetStatus`) and
 //! `pkg/controller/daemon/update.go` (`rollingUpdate`, `constructHistory`, `cleanupHistory`,
-//! `getPatch`). Behaviour spec with line references: k8s-fidelity.md §1. The placement, pod
-//! identity, budgets, hash and counters are the pure functions of `k8s::daemon`.
+//! `getPatch`), described in `docs/daemonset.md`. The placement, pod identity, budgets, hash and
+//! counters are the pure functions of `k8s::daemon`.
 //!
 //! Expectations: upstream never creates/deletes in `manage` and deletes in `rollingUpdate` in
 //! one sync (the second waits for the first's expectations). Writes here are synchronous, so

@@ -7,7 +7,7 @@
 //! (`backOffPeriod` 10s, `MaxContainerBackOff` 300s), `pkg/kubelet/kuberuntime/
 //! kuberuntime_container.go` (`Error: <reason>`, `Created container: <name>`,
 //! `Started container <name>`, `Stopping container <name>`), `pkg/kubelet/status/generate.go`
-//! (conditions, `containers with unready status: [...]`). Behaviour spec: k8s-fidelity.md §6.
+//! (conditions, `containers with unready status: [...]`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -146,7 +146,8 @@ fn go_duration(seconds: f64) -> String {
     if minutes > 0 { format!("{minutes}m{secs}") } else { secs }
 }
 
-/// containerd's error for a reference no registry has (k8s-fidelity.md §6 item 4).
+/// containerd's error for a reference no registry has (its `failed to resolve reference` text,
+/// as a real node shows it).
 fn not_found_error(image: &str) -> String {
     let full = normalize_image(image);
     format!(

@@ -40,7 +40,7 @@ pub enum Error {
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The device-plugin / GFD image (gpu-domain.md §7: GFD ships in the same image).
+/// The device-plugin / GFD image (GFD ships in the same image: `docs/gpu.md`).
 pub const DEVICE_PLUGIN_IMAGE: &str = "nvcr.io/nvidia/k8s-device-plugin";
 /// The MIG manager image.
 pub const MIG_MANAGER_IMAGE: &str = "nvcr.io/nvidia/cloud-native/k8s-mig-manager";
@@ -672,8 +672,8 @@ impl GpuAgents {
     /// The kubelet's status of an NVIDIA pod with config-manager containers, as its agent runs
     /// them: an init container that cannot select a config crash-loops (`Init:CrashLoopBackOff`,
     /// the pod stays Pending), a sidecar that cannot crash-loops while the pod keeps running
-    /// (gpu-domain.md §2.3); restart counts and back-off are the kubelet's. `status` is the
-    /// status the kubelet is about to write.
+    /// (cmd/config-manager/main.go exits 1; `docs/gpu.md`); restart counts and back-off are the
+    /// kubelet's. `status` is the status the kubelet is about to write.
     pub fn overlay_pod_status(&self, pod: &Pod, status: &mut Value) {
         let Some(agent) = pod.metadata.uid.as_ref().and_then(|uid| self.agents.get(uid)) else { return };
         if agent.pod.config_manager.is_none() {
