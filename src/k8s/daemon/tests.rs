@@ -909,7 +909,7 @@ fn manage_reports_failed_and_deletes_succeeded_pods() {
     assert_eq!(plan.failed_pods[0].pod, "x");
     // daemon_controller.go `podsShouldBeOnNode`'s event texts, copied as literals.
     assert_eq!(plan.failed_pods[0].event.reason, "FailedDaemonPod");
-    assert_eq!(plan.failed_pods[0].event.type_, "Warning");
+    assert_eq!(plan.failed_pods[0].event.type_, DaemonSetEventType::Warning);
     assert_eq!(
         plan.failed_pods[0].event.message,
         "Found failed daemon pod kube-system/x on node gpu-1, will try to kill it"
@@ -917,7 +917,7 @@ fn manage_reports_failed_and_deletes_succeeded_pods() {
     assert_eq!(
         plan.events,
         vec![DaemonSetEvent {
-            type_: "Normal",
+            type_: DaemonSetEventType::Normal,
             reason: "SucceededDaemonPod",
             message: "Found succeeded daemon pod kube-system/y on node gpu-2, will try to delete it".into(),
         }]
