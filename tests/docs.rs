@@ -393,7 +393,6 @@ fn outside_notes() -> Vec<String> {
         ("DESI", "GN §"),
         ("DESI", "GN.md"),
         ("../", "shared"),
-        ("docs/", "reference/"),
     ];
     pieces.iter().map(|(head, tail)| format!("{head}{tail}")).collect()
 }
