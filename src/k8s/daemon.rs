@@ -697,10 +697,20 @@ pub fn daemonset_status(
     hash: &str,
     now: Timestamp,
 ) -> DaemonSetCounters {
-    let placement = DaemonPlacement::new(ds);
-    let placements: Vec<NodePlacement> = nodes.iter().map(|node| placement.check(node)).collect();
-    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let (placements, by_node) = place(ds, nodes, pods);
     daemonset_status_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
+}
+
+/// What the `_placed` functions take: each node's placement, in `nodes` order, and the claimed
+/// pods by node ([`nodes_to_daemon_pods`], terminal deleted pods skipped).
+fn place<'p>(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &'p [Pod],
+) -> (Vec<NodePlacement>, BTreeMap<String, Vec<&'p Pod>>) {
+    let placement = DaemonPlacement::new(ds);
+    let placements = nodes.iter().map(|node| placement.check(node)).collect();
+    (placements, nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip))
 }
 
 /// [`daemonset_status`] with each node's placement and the pods by node
@@ -802,9 +812,7 @@ pub fn rolling_update_plan(
     hash: &str,
     now: Timestamp,
 ) -> Result<RollingUpdatePlan> {
-    let placement = DaemonPlacement::new(ds);
-    let placements: Vec<NodePlacement> = nodes.iter().map(|node| placement.check(node)).collect();
-    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let (placements, by_node) = place(ds, nodes, pods);
     rolling_update_plan_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
 }
 
@@ -1035,9 +1043,7 @@ fn allows_surge(ds: &DaemonSet) -> bool {
 /// assert_eq!(plan.create_on_nodes, vec!["gpu-1".to_string()]);
 /// ```
 pub fn manage_plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str, now: Timestamp) -> ManagePlan {
-    let placement = DaemonPlacement::new(ds);
-    let placements: Vec<NodePlacement> = nodes.iter().map(|node| placement.check(node)).collect();
-    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let (placements, by_node) = place(ds, nodes, pods);
     manage_plan_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
 }
 
