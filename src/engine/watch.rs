@@ -340,13 +340,13 @@ async fn evaluate(
         FeedState::Failed(reason) => {
             return Err(Error::Api {
                 action: crate::msg!("action-watch", feed = &feed.label),
-                reason: reason.clone(),
+                reason: crate::i18n::outside::quoted(reason.clone()),
             });
         }
         FeedState::Listing => {
             return Err(Error::Api {
                 action: crate::msg!("action-watch", feed = &feed.label),
-                reason: crate::tr!(lang, "watch-stopped-before-listed"),
+                reason: crate::msg!("watch-stopped-before-listed"),
             });
         }
     };

@@ -88,8 +88,7 @@ impl Localized for Error {
                 msg!("error-invalid-course", file = file, count = problems.len())
             }
             Error::UnknownLab { id, known } => {
-                let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
-                msg!("error-unknown-lab", id = id, known = known)
+                msg!("error-unknown-lab", id = id, known = crate::i18n::list(known))
             }
             Error::NotABundle(path) => msg!("error-not-a-bundle", path = path),
             Error::Io { path, source } => {
@@ -401,7 +400,7 @@ pub fn read_course(source: &LabSource) -> Result<CourseRead> {
         }
         seen.insert(&entry.value, entry.referenced.line());
         if !known.contains(&entry.value) {
-            let listed = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+            let listed = crate::i18n::list(&known);
             problems.push(file.at(
                 entry.referenced,
                 msg!("loader-label-no-such-lab"),

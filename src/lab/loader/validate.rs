@@ -131,7 +131,7 @@ impl Checker<'_> {
             }
             for (name, variant) in &stage.variants {
                 if !variant_ids.contains(name.as_str()) {
-                    let known = variant_ids.iter().copied().collect::<Vec<_>>().join(", ");
+                    let known = crate::i18n::list(variant_ids.iter().copied());
                     self.at(
                         &stage.id,
                         msg!("loader-label-in-this-stage"),
@@ -298,7 +298,7 @@ impl Checker<'_> {
                         None,
                     );
                 } else if !ids.contains(need.value.as_str()) {
-                    let known = ids.iter().copied().collect::<Vec<_>>().join(", ");
+                    let known = crate::i18n::list(ids.iter().copied());
                     self.at(
                         need,
                         msg!("loader-label-unknown-task"),
