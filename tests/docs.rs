@@ -305,7 +305,9 @@ fn the_readme_names_every_command_and_flag() {
     }
     let readme = std::fs::read_to_string("README.md").unwrap();
     let global = readme.lines().skip_while(|l| !l.starts_with("Global options")).take(6).collect::<String>();
-    for arg in lab_runner::cli::command(lab_runner::session::Lang::En).get_arguments().filter(|a| a.is_global_set()) {
+    for arg in
+        lab_runner::cli::command(lab_runner::session::Lang::En).get_arguments().filter(|a| a.is_global_set())
+    {
         let long = format!("--{}", arg.get_long().unwrap());
         assert!(global.contains(&long), "README.md's global options do not name {long}");
     }
