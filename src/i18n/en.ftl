@@ -370,6 +370,9 @@ alert-no-rule = no alerting rule found in { $target }
 ## the loader's problems (src/lab/loader/**)
 loader-yaml-error = { $reason }
 loader-yaml-error-at = { $path }: { $reason }
+loader-yaml-field-at = { $path }: { $problem }
+loader-yaml-unknown-field = unknown field `{ $field }`, expected one of { $expected }
+loader-yaml-missing-field = missing field `{ $field }`
 loader-cannot-read = cannot read: { $reason }
 loader-cannot-read-dir = cannot read { $path }: { $reason }
 loader-label-here = here

@@ -315,6 +315,9 @@ alert-no-rule = { $target } にアラートルールがありません
 ## ローダーの問題 (src/lab/loader/**)
 loader-yaml-error = YAML を読めません: 「{ $reason }」
 loader-yaml-error-at = { $path }: YAML を読めません: 「{ $reason }」
+loader-yaml-field-at = { $path }: { $problem }
+loader-yaml-unknown-field = フィールド `{ $field }` はありません（使えるフィールド: { $expected }）
+loader-yaml-missing-field = 必須のフィールド `{ $field }` がありません
 loader-cannot-read = 読めません: { $reason }
 loader-cannot-read-dir = { $path } を読めません: { $reason }
 loader-label-here = ここ

@@ -597,7 +597,8 @@ mod tests {
     }
 
     /// Messages whose Japanese is the English: a command, an identifier or a symbol only.
-    const JA_AS_IN_EN: &[&str] = &["sim-status-pid", "sim-status-kubeconfig", "labs-answers"];
+    const JA_AS_IN_EN: &[&str] =
+        &["sim-status-pid", "sim-status-kubeconfig", "labs-answers", "loader-yaml-field-at"];
 
     /// The arguments that are counts (they select plural forms).
     const NUMBERS: &[&str] =
