@@ -70,7 +70,11 @@ pub const BY_COMMAND: &[(&str, &[u8])] = &[
     ("sim serve", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("sim kubeconfig", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("class", &ALL),
-    ("class up", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    // A learner's failure is the class's code: a lab's start may not reproduce (1) or time out.
+    ("class up", &ALL),
+    ("class start", &ALL),
+    ("class restart", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("class reset", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
     ("class status", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("class down", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
     ("class board", &[OK, BAD_INPUT, CLUSTER_ERROR]),
@@ -169,18 +173,26 @@ impl HasExitCode for class::Error {
         use class::Error;
         match self {
             Error::LearnerCount(_)
+            | Error::NeedsLearners(_)
+            | Error::FewerLearners { .. }
+            | Error::Differs { .. }
+            | Error::OtherLab { .. }
             | Error::PortRange { .. }
             | Error::NeedsTlsSan(_)
             | Error::PortInUse { .. }
             | Error::UnknownVariant { .. }
-            | Error::AlreadyRunning(_)
+            | Error::UnknownLearner { .. }
+            | Error::NoLearnerNamed
+            | Error::Locked { .. }
+            | Error::OlderClassRunning(_)
             | Error::Lab(_)
             | Error::File { .. }
             | Error::Interrupted { .. }
             | Error::NoLab(_) => BAD_INPUT,
             Error::Board(error) => error.exit_code(),
             Error::Report(error) => error.exit_code(),
-            Error::NoClass(_) | Error::Runtime(_) => CLUSTER_ERROR,
+            // A learner that is down cannot have its lab reset: its cluster cannot be reached.
+            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) => CLUSTER_ERROR,
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
         }
@@ -191,8 +203,10 @@ impl HasExitCode for class::board::Error {
     fn exit_code(&self) -> u8 {
         use class::board::Error;
         match self {
-            Error::Bind { .. } | Error::NoContexts(_) | Error::Kubeconfig { .. } => BAD_INPUT,
-            Error::Serve(_) => CLUSTER_ERROR,
+            Error::Bind { .. } | Error::NeedsToken(_) | Error::NoContexts(_) | Error::Kubeconfig { .. } => {
+                BAD_INPUT
+            }
+            Error::Serve(_) | Error::Token(_) => CLUSTER_ERROR,
         }
     }
 }

@@ -46,6 +46,12 @@ check-answered = { $count ->
     [one] answered once
    *[other] answered { $count } times
 }
+# The class board's quiz evidence, which never quotes an answer (src/engine/check.rs)
+check-answer-right-concealed = answered: right
+check-answer-wrong-concealed = answered: not right
+check-no-answer-concealed = not answered yet
+check-evidence-concealed = (not shown on the board: it could name an answer)
+check-value-concealed = [answer]
 ## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset } (current revision { $hash })
 status-revision-current = { $hash } (current)
@@ -644,6 +650,36 @@ class-report-score = SCORE
 class-report-no-result = no result from index { $index } of job { $job } yet (still running, or failed: see its pod's log)
 class-report-bad-result = the result of index { $index } is not a report: { $reason }
 class-board-watch-ended = { $server }: every watch on this cluster ended; trying again
+class-sim-already-up = up (already running)
+class-sim-started = started
+class-sim-restarted = restarted
+class-sim-untouched = -
+class-failed = FAILED (below)
+class-lab-already-started = { $lab } already started (kept as the learner left it)
+class-lab-started = { $lab } started
+class-lab-found-started = { $lab } found started (recorded, not applied again)
+class-lab-reset = { $lab } reset to its start
+class-lab-learner-down = { $lab } not started: the learner is down
+class-lab-failed = { $lab } FAILED (below)
+class-summary = { $failed ->
+    [0] { $learners } learner(s), all ready
+   *[other] { $learners } learner(s), { $failed } failed: the others are ready, and `lab-runner class up` tries the failed ones again
+}
+class-kubeconfigs = class kubeconfig (one context per learner): { $class }
+    hand out: { $learner }
+class-down-kept = class stopped: { $running } of { $learners } learner(s) were running, in { $processes } process(es); state kept
+class-down-purged = class stopped: { $running } of { $learners } learner(s) were running, in { $processes } process(es); state purged
+class-status-learner = LEARNER
+class-status-state = STATE
+class-status-endpoint = ENDPOINT
+class-status-lab = LAB
+class-status-score = SCORE
+class-status-no-lab = no lab
+class-status-error = error: { $reason }
+class-status-lab-pending = { $lab } (not started yet)
+class-status-lab-failed = { $lab } (start failed)
+class-board-learner-stopped = { $learner } is stopped: `lab-runner class up` starts it again
+class-board-learner-gone = { $learner }'s simulator (pid { $pid }) is gone: `lab-runner class restart { $learner }` brings it back with its work
 
 ## Issue #32: the help pages (src/cli/help.rs). A command's about is help-<path> (`help` for
 ## lab-runner itself), its long about help-<path>-long, a flag's help help-<path>--<flag>, looked
@@ -714,16 +750,24 @@ help-sim-kubeconfig = Print the simulator's admin kubeconfig (e.g. `docker exec 
 help-sim-kubeconfig--server = The server URL to write (default: the running simulator's endpoint)
 help-class = A class: many learner simulators on this host, one context each in one kubeconfig; or learners' own kubeconfigs merged into one
 help-class--state-dir = Class directory: class.json, kubeconfig, learner-01/ … (default: $XDG_STATE_HOME/lab-runner/class)
-help-class--learners = How many learners (1 to 100)
 help-class--tls-san = Another name the learners' certificates carry; repeatable
-help-class-up = Start N learner simulators (one process each), write DIR/kubeconfig (one context per learner) and DIR/learner-NN/kubeconfig, and start the lab in each
+help-class-up = Create a class of N learner simulators (one process each), or bring the recorded class back: start what is down on the same ports, and the lab in every learner that has not started it (never again in one who has). Writes DIR/kubeconfig (one context per learner) and DIR/learner-NN/kubeconfig
+help-class-up--learners = How many learners (1 to 100): needed to create a class; more than it has adds learners
 help-class-up--lab = Lab to start in every learner's cluster
 help-class-up--variant = The variant every learner gets
 help-class-up--seed = Seed the learners' variants come from: learner 1 gets what `start --seed S` picks, each next learner the next variant
 help-class-up--listen = Address the learners listen on, `IP` (any free port each) or `IP:PORT` (learner N on PORT+N-1) (default: 127.0.0.1)
-help-class-up--processes = One simulator process per learner (per-learner, the default) or one process for every learner (shared)
+help-class-up--processes = One simulator process per learner (per-learner, the default for a new class) or one process for every learner (shared)
+help-class-start = Start LAB in every learner that has not started it, and make it the class's lab (a class made without --lab, or the course's next lab)
+help-class-start--lab = The lab
+help-class-start--variant = The variant every learner gets
+help-class-start--seed = Seed the learners' variants come from (default: the class's)
+help-class-restart = Stop and start these learners' simulators again, on their ports, keeping their work
+help-class-restart--learners = The learners (learner-03 …), or `all`
+help-class-reset = Put the class's lab in these learners' clusters back to what its start left
+help-class-reset--learners = The learners (learner-03 …), or `all`
 help-class-status = Show every learner: up or down, endpoint, lab, score
-help-class-down = Stop every learner (state kept unless --purge)
+help-class-down = Stop every learner at once (state kept unless --purge)
 help-class-down--purge = Also delete the learners' state, the kubeconfigs and the class record
 help-class-board = Serve the instructor's live page: learners × tasks, updated as learners work
 help-class-board--state-dir = Class directory: grades every learner of the class in its lab (default: $XDG_STATE_HOME/lab-runner/class, unless --contexts is given)
@@ -731,20 +775,22 @@ help-class-board--contexts = Grade these contexts of --kubeconfig instead of a c
 help-class-board--lab = The lab to grade (default: the class's lab)
 help-class-board--listen = Address the page is served on
 help-class-board--retry = How soon a learner whose cluster cannot be reached is tried again (learners that are reached are graded again on every change, by their watches)
-help-class-board--stalled-after = Mark a learner whose report has not changed for this long
+help-class-board--stalled-after = Mark a learner who has not finished and whose verdicts have not changed for this long
+help-class-board--token = The token every request must carry (`generate`: a random one, printed in the URL at start); required on any address other than loopback
+help-class-board--reveal = Show quiz answers, variants and solutions on the board (never project it then)
+help-class-board--memory = Where each learner's "unchanged for" clock is kept across board restarts (default: the class directory's board.json; none with --contexts)
 help-class-report = One class report (the shape of `check --contexts all --format json`): the learners of a class graded now, report files, or the grade Job's results in the cluster
 help-class-report--state-dir = Class directory: grades every learner of the class now (the default when neither report files nor --job are given)
 help-class-report--files = Report files: a learner's `check --format json` each (named after the file, or its directory for `report.json`), or class reports
-help-class-report--job = The grade Job of deploy/kubernetes (NAMESPACE/NAME): its results ConfigMaps, read with --kubeconfig/--context
+help-class-report--job = A grading run of deploy/kubernetes (NAMESPACE/NAME, a Job made from the grade CronJob): its results ConfigMaps (also once the Job is gone), read with --kubeconfig/--context
 help-class-report--lab = The lab (default: the class's, or the reports')
 help-class-report--format = Output format: human, json or junit
 help-class-kubeconfig = Merge learners' kubeconfigs (files or simulators' state directories) into one with a context per learner (named after the file or directory), leaving viewer contexts out
 help-class-kubeconfig--inputs = Learners' kubeconfig files or `sim up` state directories
 help-class-kubeconfig--name = The learners' names, once per input in order (default: from the file or directory names)
 help-class-kubeconfig--output = Write the merged kubeconfig here (mode 0600) instead of stdout
-help-class-serve-shared = Serve every learner of a class in this process (what `class up --processes shared` runs)
+help-class-serve-shared = Serve every learner of the class record in DIR, on its recorded port (what `class up --processes shared` runs)
 help-class-serve-shared--state-dir = Class directory
-help-class-serve-shared--listen = Address of learner 1 (port 0: any free port each)
 help-completions = Print a shell completion script
 help-completions--shell = The shell
 

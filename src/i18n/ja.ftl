@@ -36,6 +36,12 @@ check-answer-wrong = 回答 "{ $answer }" は正しくありません
 check-attempts-locked = 回答は { $limit } 回までです。これ以上は回答できません
 check-attempts-of = { $limit } 回中 { $used } 回目の回答
 check-answered = { $count } 回回答しました
+# The class board's quiz evidence, which never quotes an answer (src/engine/check.rs)
+check-answer-right-concealed = 回答済み：正解
+check-answer-wrong-concealed = 回答済み：不正解
+check-no-answer-concealed = まだ回答していません
+check-evidence-concealed = （回答がわかるおそれがあるため、ボードには表示しません）
+check-value-concealed = ［回答］
 ## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset }（現在のリビジョン { $hash }）
 status-revision-current = { $hash }（現在）
@@ -580,6 +586,36 @@ class-report-score = 得点
 class-report-no-result = ジョブ { $job } のインデックス { $index } の結果はまだありません（実行中か、失敗しました。Pod のログを確認してください）
 class-report-bad-result = インデックス { $index } の結果はレポートではありません: { $reason }
 class-board-watch-ended = { $server }: このクラスターの監視がすべて終了しました。再試行します
+class-sim-already-up = 起動済み
+class-sim-started = 起動しました
+class-sim-restarted = 再起動しました
+class-sim-untouched = -
+class-failed = 失敗（下記）
+class-lab-already-started = { $lab } は開始済み（受講者の作業をそのまま残します）
+class-lab-started = { $lab } を開始しました
+class-lab-found-started = { $lab } は開始済みでした（記録し、再適用しません）
+class-lab-reset = { $lab } を開始時の状態に戻しました
+class-lab-learner-down = { $lab } は開始していません：受講者のクラスターが停止しています
+class-lab-failed = { $lab } 失敗（下記）
+class-summary = { $failed ->
+    [0] 受講者 { $learners } 人、すべて準備できました
+   *[other] 受講者 { $learners } 人のうち { $failed } 人が失敗しました。ほかの受講者は準備できています。`lab-runner class up` で失敗した受講者をもう一度試せます
+}
+class-kubeconfigs = クラスの kubeconfig（受講者ごとに 1 コンテキスト）：{ $class }
+    配布用：{ $learner }
+class-down-kept = クラスを停止しました：受講者 { $learners } 人のうち { $running } 人が実行中でした（プロセス { $processes } 個）。状態は保持しています
+class-down-purged = クラスを停止しました：受講者 { $learners } 人のうち { $running } 人が実行中でした（プロセス { $processes } 個）。状態を削除しました
+class-status-learner = 受講者
+class-status-state = 状態
+class-status-endpoint = エンドポイント
+class-status-lab = ラボ
+class-status-score = 得点
+class-status-no-lab = ラボなし
+class-status-error = エラー：{ $reason }
+class-status-lab-pending = { $lab }（未開始）
+class-status-lab-failed = { $lab }（開始に失敗）
+class-board-learner-stopped = { $learner } は停止しています。`lab-runner class up` で再び起動できます
+class-board-learner-gone = { $learner } のシミュレーター（pid { $pid }）が終了しています。`lab-runner class restart { $learner }` で作業を残したまま再起動できます
 
 ## Issue #32: ヘルプ (src/cli/help.rs)。コマンドの説明は help-<パス>（lab-runner 自身は help）、
 ## 詳しい説明は help-<パス>-long、フラグの説明は help-<パス>--<フラグ>。コマンドから lab-runner に
@@ -650,16 +686,24 @@ help-sim-kubeconfig = シミュレーターの管理者用 kubeconfig を表示�
 help-sim-kubeconfig--server = 書き込むサーバーの URL（既定は実行中のシミュレーターのエンドポイント）
 help-class = クラス: このホストで多数の受講者用シミュレーターを動かし、受講者ごとのコンテキストを 1 つの kubeconfig にまとめます。受講者自身の kubeconfig を 1 つにまとめることもできます
 help-class--state-dir = クラスのディレクトリ: class.json、kubeconfig、learner-01/ …（既定は $XDG_STATE_HOME/lab-runner/class）
-help-class--learners = 受講者の人数（1 から 100）
 help-class--tls-san = 受講者の証明書に載せる別の名前。繰り返し指定できます
-help-class-up = 受講者用のシミュレーターを N 個（それぞれ 1 プロセス）起動し、DIR/kubeconfig（受講者ごとのコンテキスト）と DIR/learner-NN/kubeconfig を書き出して、それぞれでラボを開始します
+help-class-up = 受講者用のシミュレーター N 個（それぞれ 1 プロセス）のクラスを作るか、記録したクラスを元に戻します: 停止しているものを同じポートで起動し、ラボをまだ開始していない受講者で開始します（開始済みの受講者ではもう開始しません）。DIR/kubeconfig（受講者ごとのコンテキスト）と DIR/learner-NN/kubeconfig を書き出します
+help-class-up--learners = 受講者の人数（1 から 100）。クラスを作るときに必要です。今より多ければ受講者を追加します
 help-class-up--lab = すべての受講者のクラスターで開始するラボ
 help-class-up--variant = すべての受講者に割り当てるバリアント
 help-class-up--seed = 受講者のバリアントを決めるシード: 受講者 1 には `start --seed S` が選ぶもの、次の受講者には次のバリアントを割り当てます
 help-class-up--listen = 受講者が待ち受けるアドレス。`IP`（それぞれ空いている任意のポート）か `IP:PORT`（受講者 N は PORT+N-1）です（既定は 127.0.0.1）
-help-class-up--processes = 受講者ごとに 1 つのシミュレーターのプロセス（per-learner、既定）か、全員で 1 つのプロセス（shared）
+help-class-up--processes = 受講者ごとに 1 つのシミュレーターのプロセス（per-learner、新しいクラスの既定）か、全員で 1 つのプロセス（shared）
+help-class-start = ラボをまだ開始していないすべての受講者で LAB を開始し、それをクラスのラボにします（--lab なしで作ったクラスや、コースの次のラボ）
+help-class-start--lab = ラボ
+help-class-start--variant = すべての受講者に割り当てるバリアント
+help-class-start--seed = 受講者のバリアントを決めるシード（既定はクラスのシード）
+help-class-restart = これらの受講者のシミュレーターを同じポートで停止して起動し直します。作業は残ります
+help-class-restart--learners = 受講者（learner-03 …）、または `all`
+help-class-reset = これらの受講者のクラスターで、クラスのラボを開始した直後の状態に戻します
+help-class-reset--learners = 受講者（learner-03 …）、または `all`
 help-class-status = すべての受講者を表示します: 稼働中か停止中か、エンドポイント、ラボ、得点
-help-class-down = すべての受講者を停止します（--purge を付けない限り状態は残します）
+help-class-down = すべての受講者を一度に停止します（--purge を付けない限り状態は残します）
 help-class-down--purge = 受講者の状態、kubeconfig、クラスの記録も削除します
 help-class-board = 講師用のライブページを提供します: 受講者 × タスクの表で、受講者の作業に合わせて更新されます
 help-class-board--state-dir = クラスのディレクトリ: クラスのすべての受講者をそのラボで採点します（既定は $XDG_STATE_HOME/lab-runner/class。--contexts を指定したときは使いません）
@@ -667,20 +711,22 @@ help-class-board--contexts = クラスのディレクトリの代わりに、--k
 help-class-board--lab = 採点するラボ（既定はクラスのラボ）
 help-class-board--listen = ページを提供するアドレス
 help-class-board--retry = クラスターに接続できない受講者を再試行するまでの時間（接続できる受講者は、監視によって変化のたびに採点し直します）
-help-class-board--stalled-after = レポートがこの時間変わらない受講者に印を付けます
+help-class-board--stalled-after = 終わっておらず、判定がこの時間変わらない受講者に印を付けます
+help-class-board--token = すべてのリクエストに必要なトークン（`generate` なら無作為に作り、開始時の URL に表示します）。ループバック以外のアドレスでは必須です
+help-class-board--reveal = クイズの正解、バリアント、模範解答をボードに表示します（そのときは投影しないでください）
+help-class-board--memory = 受講者ごとの「変化なし」の時計をボードの再起動をまたいで保存するファイル（既定はクラスのディレクトリの board.json。--contexts では保存しません）
 help-class-report = クラスのレポートを 1 つ作ります（`check --contexts all --format json` と同じ形）: 今採点したクラスの受講者、レポートファイル、またはクラスター内の採点ジョブの結果から
 help-class-report--state-dir = クラスのディレクトリ: クラスのすべての受講者を今採点します（レポートファイルも --job も指定しないときの既定）
 help-class-report--files = レポートファイル: 受講者ごとの `check --format json`（ファイル名、`report.json` ならそのディレクトリ名で受講者を名付けます）、またはクラスのレポート
-help-class-report--job = deploy/kubernetes の採点ジョブ（NAMESPACE/NAME）。その結果の ConfigMap を --kubeconfig/--context で読みます
+help-class-report--job = deploy/kubernetes の採点の実行（NAMESPACE/NAME。採点の CronJob から作った Job）。その結果の ConfigMap（Job が消えた後も）を --kubeconfig/--context で読みます
 help-class-report--lab = ラボ（既定はクラスのラボ、またはレポートのラボ）
 help-class-report--format = 出力の形式: human、json、junit
 help-class-kubeconfig = 受講者の kubeconfig（ファイルかシミュレーターの状態ディレクトリ）を、受講者ごとのコンテキスト（ファイル名かディレクトリ名）を持つ 1 つにまとめます。閲覧用のコンテキストは含めません
 help-class-kubeconfig--inputs = 受講者の kubeconfig ファイル、または `sim up` の状態ディレクトリ
 help-class-kubeconfig--name = 受講者の名前。入力ごとに順に 1 回ずつ指定します（既定はファイル名かディレクトリ名）
 help-class-kubeconfig--output = まとめた kubeconfig を標準出力ではなくこのファイルに書き込みます（モード 0600）
-help-class-serve-shared = クラスのすべての受講者をこのプロセスで提供します（`class up --processes shared` が実行するもの）
+help-class-serve-shared = DIR に記録したクラスのすべての受講者を、記録したポートでこのプロセスで提供します（`class up --processes shared` が実行するもの）
 help-class-serve-shared--state-dir = クラスのディレクトリ
-help-class-serve-shared--listen = 受講者 1 のアドレス（ポート 0 なら、それぞれ空いている任意のポート）
 help-completions = シェルの補完スクリプトを表示します
 help-completions--shell = シェル
 
