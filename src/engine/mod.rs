@@ -38,7 +38,7 @@ pub enum Error {
         /// What the engine was doing.
         action: Message,
         /// The server's answer, on one line.
-        reason: String,
+        reason: Message,
     },
     /// The cluster lacks what the lab needs (preflight), with what to do about it.
     Preflight {
@@ -97,11 +97,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An API error while doing `action` (a catalog message: `listing nodes`).
     pub fn api(action: Message, error: &kube::Error) -> Error {
-        let reason = match error {
-            kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-            other => cluster::one_line(other),
-        };
-        Error::Api { action, reason }
+        Error::Api { action, reason: cluster::reason(error) }
     }
 }
 

@@ -74,8 +74,7 @@ pub async fn serve(
     ensure_writable(dir)?;
     let removed_stale_pid = match pid_state(dir)? {
         PidState::Running(pid) if pid != std::process::id() => {
-            let endpoint =
-                run_record(dir).map(|r| r.endpoint).unwrap_or_else(|| "endpoint unknown".to_string());
+            let endpoint = run_record(dir).map(|r| r.endpoint);
             return Err(Error::AlreadyRunning { dir: dir.clone(), pid, endpoint });
         }
         PidState::Stale(pid) => {
