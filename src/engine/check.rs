@@ -3,14 +3,17 @@
 //! both times.
 //! Read-only: GET and LIST requests only, plus the `dryRun=All` probes a task declares.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
 
 use super::{Result, cluster::Cluster, inventory, observe};
 use crate::{
     grade::{self, Evidence, Observation, Probe},
     lab::{
         loader::Bundle,
-        model::{Expectation, Lab},
+        model::{Expectation, Lab, TaskKind},
     },
     msg,
     report::{Report, TaskResult, TaskStatus},
@@ -31,11 +34,46 @@ pub struct Help {
 
 /// Observes the cluster and grades every task of `bundle`.
 pub async fn check(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -> Result<Report> {
+    Ok(check_locked(cluster, bundle, lang, help).await?.0)
+}
+
+/// [`check`], with the quizzes whose answer was locked at that observation.
+async fn check_locked(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    lang: Lang,
+    help: Help,
+) -> Result<(Report, BTreeSet<String>)> {
     let lab = &bundle.lab;
     let inventory = inventory::load(&cluster.client, &lab.id.value).await?;
     let mut observation = observe::observe(&cluster.client, &grade::Plan::for_tasks(&lab.tasks)).await;
     observation.probes = run_probes(cluster, bundle).await;
-    Ok(grade_observation(bundle, inventory.as_ref(), &observation, lang, help))
+    let locked = locked_quizzes(lab, inventory.as_ref());
+    Ok((grade_observation(bundle, inventory.as_ref(), &observation, lang, help), locked))
+}
+
+/// The quiz tasks whose answer is locked (every attempt used, right or wrong). A locked quiz
+/// satisfies `needs` for ordering: its points are won or lost for good, and the tasks after it
+/// stay open (docs/lab-format.md, "Tasks").
+pub fn locked_quizzes(lab: &Lab, inventory: Option<&inventory::Inventory>) -> BTreeSet<String> {
+    let Some(inventory) = inventory else { return BTreeSet::new() };
+    lab.tasks
+        .iter()
+        .filter(|task| task.kind == TaskKind::Quiz)
+        .filter(|task| {
+            let limit = task
+                .expect
+                .iter()
+                .filter_map(|e| match e {
+                    Expectation::Quiz(quiz) => quiz.attempts,
+                    _ => None,
+                })
+                .min();
+            let used = inventory.attempts.get(&task.id.value).copied().unwrap_or(0);
+            limit.is_some_and(|limit| used >= limit)
+        })
+        .map(|task| task.id.value.clone())
+        .collect()
 }
 
 /// How many times `check` observes the cluster.
@@ -59,10 +97,11 @@ pub async fn check_with(
     match observations {
         Observations::Once => check(cluster, bundle, lang, help).await,
         Observations::Confirmed(apart) => {
-            let first = check(cluster, bundle, lang, help).await?;
+            let (first, _) = check_locked(cluster, bundle, lang, help).await?;
             tokio::time::sleep(apart).await;
-            let second = check(cluster, bundle, lang, help).await?;
-            Ok(confirm(&bundle.lab, &first, &second, apart, lang))
+            // A lock is for good: the second observation's locks hold for both.
+            let (second, locked) = check_locked(cluster, bundle, lang, help).await?;
+            Ok(confirm(&bundle.lab, &first, &second, &locked, apart, lang))
         }
     }
 }
@@ -70,8 +109,16 @@ pub async fn check_with(
 /// Combines two reports of the same lab taken `apart` from each other (pure): a task passes only
 /// if it passed both times; otherwise it takes the status of the observation that did not pass
 /// (the second one's when both did not), with evidence naming which observation failed. A task
-/// whose needs did not pass both times is BLOCKED, as in a single observation.
-pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang: Lang) -> Report {
+/// whose needs did not pass both times is BLOCKED, as in a single observation (a need that is a
+/// `locked` quiz is met, as there).
+pub fn confirm(
+    lab: &Lab,
+    first: &Report,
+    second: &Report,
+    locked: &BTreeSet<String>,
+    apart: Duration,
+    lang: Lang,
+) -> Report {
     let at = |n: u8| match n {
         1 => tr!(lang, "check-observation-first"),
         _ => tr!(lang, "check-observation-second", apart = human_duration(apart)),
@@ -82,7 +129,7 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
         let (Some(one), Some(two)) = (find(first, id), find(second, id)) else { continue };
-        let unmet = unmet_needs(task, &statuses, lang);
+        let unmet = unmet_needs(task, &statuses, locked, lang);
         let header = |n: u8, result: &TaskResult| format!("{}: {}", at(n), result.status.as_str());
         let (status, evidence, hints) = if !unmet.is_empty() {
             let hints = if two.hints.is_empty() { one.hints.clone() } else { two.hints.clone() };
@@ -181,16 +228,17 @@ fn is_quota_rejection(code: u16, message: &str) -> bool {
     }
 }
 
-/// The evidence of a BLOCKED task, in `lang`: each of its `needs` that has not passed, with its
-/// status.
+/// The evidence of a BLOCKED task, in `lang`: each of its `needs` that has not passed and is not
+/// a locked quiz, with its status.
 fn unmet_needs(
     task: &crate::lab::model::Task,
     statuses: &BTreeMap<String, TaskStatus>,
+    locked: &BTreeSet<String>,
     lang: Lang,
 ) -> Vec<String> {
     task.needs
         .iter()
-        .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
+        .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass) && !locked.contains(&need.value))
         .map(|need| {
             let status = match statuses.get(&need.value) {
                 Some(status) => status.as_str().to_string(),
@@ -214,9 +262,10 @@ pub fn grade_observation(
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
     let incomplete = inventory.and_then(|i| i.incomplete_start(lang));
+    let locked = locked_quizzes(lab, inventory);
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
-        let unmet = unmet_needs(task, &statuses, lang);
+        let unmet = unmet_needs(task, &statuses, &locked, lang);
         let (status, evidence) = if let Some(line) = &incomplete {
             // Half a start is no state to grade: every task says so, none passes or fails.
             (TaskStatus::Error, vec![line.clone()])
@@ -325,7 +374,7 @@ mod tests {
     fn a_task_passes_only_if_it_passed_both_times() {
         let first = report(Pass, Pass, Fail, "seen first");
         let second = report(Pass, Pass, Pass, "seen second");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(30), Lang::En);
+        let confirmed = confirm(&lab(), &first, &second, &BTreeSet::new(), Duration::from_secs(30), Lang::En);
         assert_eq!(
             rows(&confirmed),
             [
@@ -349,7 +398,7 @@ mod tests {
     fn a_task_that_fails_at_either_observation_blocks_what_needs_it() {
         let first = report(Pass, Pass, Error, "one");
         let second = report(Fail, Blocked, Fail, "two");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(90), Lang::En);
+        let confirmed = confirm(&lab(), &first, &second, &BTreeSet::new(), Duration::from_secs(90), Lang::En);
         assert_eq!(
             rows(&confirmed),
             [
@@ -379,10 +428,36 @@ mod tests {
         // A need that failed only the first time still blocks.
         let first = report(Fail, Blocked, Pass, "one");
         let second = report(Pass, Pass, Pass, "two");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(5), Lang::En);
+        let confirmed = confirm(&lab(), &first, &second, &BTreeSet::new(), Duration::from_secs(5), Lang::En);
         let statuses: Vec<&str> = confirmed.tasks.iter().map(|t| t.status.as_str()).collect();
         assert_eq!(statuses, ["FAIL", "BLOCKED", "PASS"]);
         assert_eq!(confirmed.score, 1);
+    }
+
+    #[test]
+    fn a_locked_quiz_meets_needs_right_or_wrong() {
+        let lab: Lab = serde_saphyr::from_str(
+            "apiVersion: lab-runner.io/v1\nid: x\ntitle: {en: t}\nbriefing: {en: b}\nstages: []\ntasks:\n\
+             - {id: q, kind: quiz, title: {en: q}, description: {en: q}, points: 2, expect: [{quiz: {accept: [a], attempts: 2}}]}\n\
+             - {id: open, kind: quiz, title: {en: o}, description: {en: o}, points: 2, expect: [{quiz: {accept: [a]}}]}\n\
+             - {id: fix, title: {en: f}, description: {en: f}, points: 3, needs: [q, open], expect: []}\n",
+        )
+        .unwrap();
+        let mut inventory = inventory::Inventory::new("x");
+        inventory.attempts.insert("q".into(), 1);
+        inventory.attempts.insert("open".into(), 5);
+        assert!(locked_quizzes(&lab, Some(&inventory)).is_empty(), "one of two attempts; no limit");
+        inventory.attempts.insert("q".into(), 2);
+        let locked = locked_quizzes(&lab, Some(&inventory));
+        assert_eq!(locked, BTreeSet::from(["q".to_string()]));
+        let statuses =
+            BTreeMap::from([("q".to_string(), TaskStatus::Fail), ("open".to_string(), TaskStatus::Fail)]);
+        let fix = lab.task("fix").unwrap();
+        assert_eq!(unmet_needs(fix, &statuses, &locked, Lang::En), ["needs open (FAIL)"]);
+        let statuses =
+            BTreeMap::from([("q".to_string(), TaskStatus::Fail), ("open".to_string(), TaskStatus::Pass)]);
+        assert!(unmet_needs(fix, &statuses, &locked, Lang::En).is_empty());
+        assert_eq!(unmet_needs(fix, &statuses, &BTreeSet::new(), Lang::En), ["needs q (FAIL)"]);
     }
 
     #[test]

@@ -284,6 +284,12 @@ impl Inventory {
 
 /// Reads the inventory of `lab`; `None` when the lab was never started on this cluster.
 pub async fn load(client: &kube::Client, lab: &str) -> Result<Option<Inventory>> {
+    Ok(load_versioned(client, lab).await?.map(|(inventory, _)| inventory))
+}
+
+/// Reads the inventory of `lab` with the `resourceVersion` it was read at, for a
+/// [`save_if_unchanged`] that must not overwrite a write made in between.
+pub async fn load_versioned(client: &kube::Client, lab: &str) -> Result<Option<(Inventory, String)>> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     let name = name_for(lab);
     let found = with_retries(|| api.get_opt(&name))
@@ -291,8 +297,51 @@ pub async fn load(client: &kube::Client, lab: &str) -> Result<Option<Inventory>>
         .map_err(|e| Error::api(msg!("action-read-inventory", object = format!("{NAMESPACE}/{name}")), &e))?;
     match found {
         None => Ok(None),
-        Some(config_map) => Inventory::from_data(&config_map.data.unwrap_or_default()).map(Some),
+        Some(config_map) => {
+            let version = config_map.metadata.resource_version.clone().unwrap_or_default();
+            Ok(Some((Inventory::from_data(&config_map.data.unwrap_or_default())?, version)))
+        }
     }
+}
+
+/// Whether a conditional write went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The inventory was written.
+    Saved,
+    /// Someone wrote it since it was read at that `resourceVersion` (409 Conflict): read it again.
+    Conflict,
+}
+
+/// Writes the inventory only if it is still at `resource_version` (an update with that
+/// precondition, as `kubectl replace` sends it: the API server answers 409 Conflict otherwise),
+/// so two `answer`s at once cannot both count as the same attempt.
+pub async fn save_if_unchanged(
+    client: &kube::Client,
+    inventory: &Inventory,
+    resource_version: &str,
+) -> Result<Written> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
+    let name = name_for(&inventory.lab);
+    let mut config_map: ConfigMap =
+        serde_json::from_value(config_map_of(inventory)).expect("a valid ConfigMap");
+    config_map.metadata.resource_version = Some(resource_version.to_string());
+    match api.replace(&name, &Default::default(), &config_map).await {
+        Ok(_) => Ok(Written::Saved),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Written::Conflict),
+        Err(e) => Err(Error::api(msg!("action-write-inventory", object = format!("{NAMESPACE}/{name}")), &e)),
+    }
+}
+
+/// The inventory ConfigMap as `save` applies it.
+fn config_map_of(inventory: &Inventory) -> serde_json::Value {
+    let name = name_for(&inventory.lab);
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {LAB_LABEL: inventory.lab}},
+        "data": inventory.to_data(),
+    })
 }
 
 /// Writes the inventory (server-side apply), creating its namespace when needed.
@@ -306,13 +355,7 @@ pub async fn save(client: &kube::Client, inventory: &Inventory) -> Result<()> {
         .map_err(|e| Error::api(msg!("action-create-namespace", namespace = NAMESPACE), &e))?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
     let name = name_for(&inventory.lab);
-    let config_map = json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {LAB_LABEL: inventory.lab}},
-        "data": inventory.to_data(),
-    });
-    api.patch(&name, &params, &Patch::Apply(&config_map)).await.map_err(|e| {
+    api.patch(&name, &params, &Patch::Apply(&config_map_of(inventory))).await.map_err(|e| {
         Error::api(msg!("action-write-inventory", object = format!("{NAMESPACE}/{name}")), &e)
     })?;
     Ok(())

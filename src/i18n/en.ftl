@@ -5,6 +5,7 @@
 ## check's report (src/report/mod.rs)
 report-hint = hint { $tier }: { $text }
 report-score = score { $score }/{ $total }
+report-variant = variant { $variant }
 report-stuck = stuck? lab-runner check { $lab } --hint 1
 
 ## check --watch (src/report/live.rs, src/run.rs)
@@ -467,6 +468,7 @@ apply-unnamed = a { $kind } manifest of lab { $lab } has no metadata.name
 answer-not-one-line = the answer to { $task } must be one non-empty line; nothing was recorded
 answer-not-a-node = { $value } is not a node of this cluster (see `kubectl get nodes`); nothing was recorded
 answer-not-a-choice = { $value } is not one of the answers to { $task } ({ $choices }); nothing was recorded
+answer-busy = { $task }: the lab's records kept changing while the answer was recorded; nothing was recorded, try again
 answer-locked = { $task } is locked: all { $limit } of its attempts are used; nothing was recorded
 class-kubeconfig-unreadable = cannot read the kubeconfig { $path }: { $reason }
 class-kubeconfig-no-learner = { $path } has no learner context (only viewer contexts, or none)

@@ -5,6 +5,7 @@
 ## check のレポート (src/report/mod.rs)
 report-hint = ヒント { $tier }: { $text }
 report-score = 得点 { $score }/{ $total }
+report-variant = バリアント { $variant }
 report-stuck = 行き詰まったら: lab-runner check { $lab } --hint 1
 
 ## check --watch (src/report/live.rs, src/run.rs)
@@ -418,6 +419,7 @@ apply-unnamed = ラボ { $lab } の { $kind } のマニフェストに metadata.
 answer-not-one-line = { $task } の回答は空でない 1 行にしてください。回答は記録されていません
 answer-not-a-node = { $value } はこのクラスタのノードではありません（`kubectl get nodes` を参照）。回答は記録されていません
 answer-not-a-choice = { $value } は { $task } の選択肢（{ $choices }）のいずれでもありません。回答は記録されていません
+answer-busy = { $task }: 回答を記録する間にラボの記録が変わり続けました。回答は記録されていません。もう一度試してください
 answer-locked = { $task } はロックされています（{ $limit } 回の回答をすべて使いました）。回答は記録されていません
 class-kubeconfig-unreadable = kubeconfig { $path } を読めません: { $reason }
 class-kubeconfig-no-learner = { $path } に受講者のコンテキストがありません（閲覧用のコンテキストだけか、何もありません）
