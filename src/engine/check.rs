@@ -258,7 +258,8 @@ pub fn grade_observation(
     help: Help,
 ) -> Report {
     let lab = &bundle.lab;
-    let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started));
+    let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started))
+        .with_details(help.details);
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
     let incomplete = inventory.and_then(|i| i.incomplete_start(lang));

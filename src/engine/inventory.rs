@@ -169,6 +169,7 @@ impl Inventory {
             answers: &self.answers,
             facts: &self.facts,
             attempts: &self.attempts,
+            present_at_start: &self.present_at_start,
         }
     }
 

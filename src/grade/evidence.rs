@@ -108,6 +108,9 @@ pub struct Started<'a> {
     pub facts: &'a BTreeMap<String, HashedFact>,
     /// How many answers `answer` recorded, by task id.
     pub attempts: &'a BTreeMap<String, u32>,
+    /// Per working namespace, the uids of the objects in it when the lab was first started: the
+    /// objects that are not a learner's answer.
+    pub present_at_start: &'a BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Started<'_> {
@@ -132,6 +135,8 @@ pub struct Evidence<'a> {
     pub stages: &'a [Stage],
     /// The variant started, found among the lab's variants by its digest.
     pub variant: Option<&'a str>,
+    /// Whether the report shows details (`check --details`): what grading left alone is named.
+    pub details: bool,
 }
 
 impl<'a> Evidence<'a> {
@@ -150,7 +155,13 @@ impl<'a> Evidence<'a> {
             variant: started.and_then(|s| {
                 bundle.lab.variants.iter().map(|v| v.id.value.as_str()).find(|id| s.variant_is(id))
             }),
+            details: false,
         }
+    }
+
+    /// The same evidence for a report with details (`check --details`).
+    pub fn with_details(self, details: bool) -> Evidence<'a> {
+        Evidence { details, ..self }
     }
 
     /// The objects observed.

@@ -264,6 +264,11 @@ grade-rollout-unavailable = numberUnavailable is { $unavailable }
 grade-rollout-desired-at-start = DESIRED is { $desired } but { $nodes } nodes matched the lab's node selector at start
 grade-rollout-desired-now = DESIRED is { $desired } but { $nodes } nodes match the lab's node selector
 grade-rollout-still-broken = the template is still the broken one
+grade-rollout-template-untolerated = the template does not tolerate node { $node }'s taint { $taint }, so the DaemonSet does not run there
+grade-rollout-template-not-selecting = the template's node selector, affinity or nodeName leaves out node { $node }
+grade-rollout-template-too-big = the template asks for more than node { $node } has ({ $reasons })
+grade-rollout-template-unreadable = the template's requests cannot be read: { $reason }
+grade-rollout-pod-not-template = node { $node }: pod { $pod } runs { $found }, not the template's { $expected }: changed in place, it does not count
 grade-rollout-converged = converged: one revision everywhere, nothing unavailable
 grade-rollout-not-converged = not converged: { $problem }
 grade-rollout-not-stalled = not stalled: every node is settled
@@ -285,10 +290,16 @@ grade-probe-rejected = an over-quota pod in { $namespace } (dryRun=All) was reje
 probe-file-missing = { $file } is not part of the bundle
 probe-not-an-object = { $file } is not an object
 probe-request-failed = { $reason }
+grade-pod-not-running = { $object } is not running and Ready ({ $phase })
+grade-pod-node-missing = { $object } is bound to node { $node }, which does not exist
+grade-pod-on-other-node = { $object } runs on node { $node }, which is not one of the nodes the task asks for
+grade-pod-runs-held = { $object } runs on node { $node }, which advertises and holds what it asks for
+grade-pod-node-cannot-hold = { $object } runs on node { $node }, which does not advertise or cannot hold what it asks for ({ $reasons }): it was bound past the scheduler, and a kubelet would not admit it
 grade-quota-hard-not-a-quantity = hard value { $value } is not a quantity
 grade-quota-hard-is = resourcequota { $quota }: hard { $resource } = { $hard }
 grade-quota-hard-differs = resourcequota { $quota }: hard { $resource } is { $found }, expected { $expected }
 grade-quota-hard-missing = resourcequota { $quota } sets no hard { $resource } (keys: { $keys })
+grade-quota-scope-exempts = resourcequota { $quota } takes in only pods in scope { $scopes }: pods like the team's workloads (QoS class { $qos }, as the probe) are exempt from it
 grade-quota-none = no ResourceQuota exists in namespace { $namespace }
 grade-not-started = the lab has not been started on this cluster (no inventory)
 grade-fact-not-captured = start did not capture the fact { $fact }; run `lab-runner start` again
@@ -346,6 +357,8 @@ alert-never-fires = { $object }: alert { $alert } does not fire on a broken roll
 alert-misses = { $object }: alert { $alert } does not fire when { $breakages }
 alert-nor-when = { ", nor when " }
 alert-fires-when-restored = { $object }: alert { $alert } also fires when { $daemonset } is restored
+alert-fires-on-incidentals = { $object }: alert { $alert } does not always fire when { $breakages }: it fires in some of the checked states and not in others that differ only in what says nothing about the rollout (generation, age, pod name, target labels)
+alert-rule-not-the-learners = { $object } existed before the lab started: not graded
 alert-no-rule = no alerting rule found in { $target }
 
 ## the loader's problems (src/lab/loader/**)
@@ -404,6 +417,7 @@ loader-needs-cycle = `needs` form a cycle: { $cycle }
 loader-quiz-without-quiz = quiz task { $task } has no `quiz` expectation
 loader-quiz-in-task = task { $task } has a `quiz` expectation but is not `kind: quiz`
 loader-expectation-problem = task { $task }, expectation { $number } ({ $kind }): { $problem }
+loader-running-needs-pods = `want: running` judges existing pods: give `pods`, not `podFile`
 loader-schedulable-source = give exactly one of `pods` and `podFile`
 loader-broken-stage-unknown = brokenStage { $stage } is not a stage of the lab
 loader-quiz-nothing-accepted = give `fact`, `accept` or `acceptByVariant`

@@ -715,6 +715,10 @@ pub enum Schedulability {
     Schedulable,
     /// It fits no node.
     Unschedulable,
+    /// Existing pods run (Ready) on a node that advertises and can hold what they ask for beside
+    /// the other pods bound to it (and that `nodes` selects), as the kubelet's admission would
+    /// check a pod bound past the scheduler.
+    Running,
 }
 
 /// `schedulable`: computed with the scheduler predicates in `k8s/` over the observed nodes and

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     i18n::Message,
-    lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor},
+    lab::model::{Expectation, Lab, Schedulability, Spanned, TaskKind, WaitFor},
     msg,
 };
 
@@ -415,6 +415,9 @@ impl Checker<'_> {
                 }
                 Expectation::Schedulable(s) => match (&s.pods, &s.pod_file) {
                     (Some(_), None) => {}
+                    (None, Some(_)) if s.want == Schedulability::Running => {
+                        complain(self, msg!("loader-running-needs-pods"))
+                    }
                     (None, Some(file)) => {
                         self.expected_file(file);
                     }
