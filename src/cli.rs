@@ -195,9 +195,15 @@ pub struct AnswerArgs {
 pub struct ResetArgs {
     /// Lab id.
     pub lab: String,
-    /// Reset to the state after this stage instead of the first one.
+    /// Reset to the state after this stage instead of the state `start` leaves (every stage).
     #[arg(long, value_name = "STAGE")]
     pub to_stage: Option<String>,
+    /// Start the lab again with this variant instead of the one it runs (instructors).
+    #[arg(long, conflicts_with_all = ["remove", "seed"])]
+    pub variant: Option<String>,
+    /// Pick the variant to start again with from this seed, as `start --seed` does.
+    #[arg(long, conflicts_with = "remove")]
+    pub seed: Option<u64>,
     /// Take the lab off the cluster: what it and its learners created deleted, every pre-image
     /// restored, its inventory deleted (the cluster as before the first `start`).
     #[arg(long, conflicts_with = "to_stage")]

@@ -417,8 +417,12 @@ pub async fn start(
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let mut options =
-        engine::start::StartOptions { variant: args.variant.clone(), seed: args.seed, yes: args.yes };
+    let mut options = engine::start::StartOptions {
+        variant: args.variant.clone(),
+        seed: args.seed,
+        yes: args.yes,
+        hosted: false,
+    };
     let started = match engine::start::start(&cluster, &bundle, lang, &options).await {
         Err(engine::Error::VariantChange { lab, running, wanted }) if std::io::stdin().is_terminal() => {
             let prompt = if args.reveal {
@@ -467,7 +471,7 @@ pub async fn check(
     durations: cli::CheckDurations,
 ) -> Result<u8, Error> {
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details, alone: false };
     let report = engine::check::check_with(&cluster, &bundle, lang, help, observations(durations)).await?;
     print_report(&report, args.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
@@ -511,7 +515,7 @@ pub async fn check_watch(
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details, alone: false };
     let options = engine::watch::WatchOptions { timeout: durations.timeout, ..Default::default() };
     let stop = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -594,12 +598,17 @@ pub async fn reset(
 ) -> Result<u8, Error> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &args.lab)?;
-    let (inventory, steps) = if args.remove {
+    let planned = if args.remove {
         engine::reset::load_remove_plan(&cluster, &bundle).await?
     } else {
-        engine::reset::load_plan_to(&cluster, &bundle, args.to_stage.as_deref()).await?
+        let options = engine::reset::ResetOptions {
+            to_stage: args.to_stage.clone(),
+            variant: args.variant.clone(),
+            seed: args.seed,
+        };
+        engine::reset::load_plan_to(&cluster, &bundle, &options).await?
     };
-    let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
+    let plan: String = planned.actions.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if args.dry_run {
         return print(&format!("{}\n{plan}", tr!(lang, "reset-would", lab = &args.lab)));
     }
@@ -619,7 +628,7 @@ pub async fn reset(
             return Err(Error::Engine(engine::Error::BadInput(crate::msg!("reset-cancelled"))));
         }
     }
-    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps, lang).await?;
+    let done = engine::reset::execute(&cluster, &bundle, planned, lang).await?;
     let lines: String = done.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     print(&format!("{}\n{lines}", tr!(lang, "reset-done", lab = &args.lab)))
 }
@@ -698,7 +707,7 @@ fn class_check(
             .map_err(engine::Error::from)?;
         args.contexts.clone()
     };
-    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details };
+    let help = Help { hint: args.hint, reveal: args.reveal, details: args.details, alone: false };
     let observations = observations(durations);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let outcomes = runtime.block_on(futures::future::join_all(contexts.iter().map(|context| {

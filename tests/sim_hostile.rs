@@ -295,7 +295,11 @@ async fn the_amplifying_patch_is_refused_by_a_real_server_that_stays_small() {
 #[tokio::test]
 async fn the_bearer_scheme_is_matched_case_insensitively() {
     let sim = Harness::start();
-    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let tokens = Tokens {
+        admin: "admin-token".into(),
+        viewer: "viewer-token".into(),
+        learner: "learner-token".into(),
+    };
     let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
     for (authorization, code) in [
         ("Bearer admin-token", 200),

@@ -22,7 +22,7 @@ use crate::{
     engine, exit, lab,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
-        auth::ADMIN_TOKEN_FILE,
+        auth::{ADMIN_TOKEN_FILE, LEARNER_TOKEN_FILE},
         kubeconfig::KUBECONFIG_FILE,
         lifecycle::{self, ControlPlane, PidState, ServeOptions, TopologySource},
         tls::{self, CA_CERT_FILE},
@@ -234,13 +234,16 @@ fn write_record(dir: &Path, record: &ClassRecord) -> Result<()> {
     std::fs::write(&path, text + "\n").map_err(|e| Error::File { path, message: e.to_string() })
 }
 
-/// One learner's access: endpoint, CA and admin token, read from its state directory.
+/// One learner's access: endpoint, CA and admin token, read from its state directory, and the
+/// learner token their own kubeconfig carries instead (it cannot write the lab's records: see
+/// docs/classroom.md, "Who can write what").
 #[derive(Clone)]
 struct Access {
     name: String,
     server: String,
     ca_pem: String,
     token: String,
+    learner_token: String,
 }
 
 fn read_access(dir: &Path, name: &str, server: String) -> Result<Access> {
@@ -253,6 +256,7 @@ fn read_access(dir: &Path, name: &str, server: String) -> Result<Access> {
         server,
         ca_pem: read(CA_CERT_FILE)?,
         token: read(ADMIN_TOKEN_FILE)?.trim().to_string(),
+        learner_token: read(LEARNER_TOKEN_FILE)?.trim().to_string(),
     })
 }
 
@@ -264,7 +268,7 @@ fn render_kubeconfig(learners: &[Access]) -> String {
     let mut clusters = String::new();
     let mut users = String::new();
     let mut contexts = String::new();
-    for Access { name, server, ca_pem, token } in learners {
+    for Access { name, server, ca_pem, token, .. } in learners {
         let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
         clusters += &format!(
             "- name: {name}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n"
@@ -444,6 +448,7 @@ async fn up_all(
         // one context, named after the learner, with the server learners reach.
         let learner = Access {
             server: learner_server(&access.server, options.listen, &options.tls_sans),
+            token: access.learner_token.clone(),
             ..access.clone()
         };
         write_kubeconfig(&dir.join(&access.name).join(KUBECONFIG_FILE), std::slice::from_ref(&learner))?;
@@ -457,11 +462,12 @@ async fn up_all(
             let variant = options.variant.clone().or_else(|| {
                 options.seed.and_then(|seed| variant_for_learner(&bundle.lab, seed, index as u32))
             });
+            // Through the instructor's access: a learner's cannot write the lab's records.
             let target = ClusterTarget {
-                kubeconfig: Some(dir.join(&access.name).join(KUBECONFIG_FILE)),
+                kubeconfig: Some(dir.join(KUBECONFIG_FILE)),
                 context: Some(access.name.clone()),
             };
-            let start = engine::start::StartOptions { variant, seed: None, yes: true };
+            let start = engine::start::StartOptions { variant, seed: None, yes: true, hosted: true };
             async move {
                 let engine_error =
                     |source| Error::Engine { learner: access.name.clone(), source: Box::new(source) };
@@ -845,6 +851,7 @@ mod tests {
             server: format!("https://127.0.0.1:{}", 40000 + n),
             ca_pem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into(),
             token: format!("token{n}"),
+            learner_token: format!("learner{n}"),
         };
         let config =
             kube::config::Kubeconfig::from_yaml(&render_kubeconfig(&[access(1), access(2)])).unwrap();

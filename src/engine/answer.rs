@@ -59,6 +59,31 @@ fn quizzes(task: &Task) -> impl Iterator<Item = &QuizCheck> {
     })
 }
 
+/// Records `value` as an answer entry and finds which attempt it is among the entries made so
+/// far (those sent at the same moment included): beyond the limit it does not count, and the
+/// learner is told so (exit 2), as when the quiz was locked before.
+async fn answer_as_entry(
+    cluster: &Cluster,
+    lab: &str,
+    records: &inventory::Inventory,
+    task: &str,
+    value: &str,
+    limit: Option<u32>,
+) -> Result<Recorded> {
+    let uid = inventory::record_answer_entry(&cluster.client, lab, task, value).await?;
+    let mut entries = inventory::answer_entries(&cluster.client, lab).await?;
+    entries.retain(|e| e.task == task && e.immutable);
+    entries.sort_by(|a, b| a.order.cmp(&b.order));
+    let before = records.attempts.get(task).copied().unwrap_or(0);
+    let position = entries.iter().position(|e| e.uid == uid).map_or(u32::MAX, |i| before + i as u32 + 1);
+    match limit {
+        Some(limit) if position > limit => {
+            Err(Error::BadInput(msg!("answer-locked", task = task, limit = limit)))
+        }
+        _ => Ok(Recorded { attempt: position, limit }),
+    }
+}
+
 /// How many times `answer` reads the inventory again after another writer got in between.
 const CONFLICT_RETRIES: usize = 20;
 
@@ -117,23 +142,37 @@ pub async fn answer(
             return Err(bad(msg!("answer-not-a-node", value = format!("{value:?}"))));
         }
     }
-    let limit = quizzes(quiz_task).filter_map(|q| q.attempts).min();
+    let limit = quiz_task.attempt_limit();
     for _ in 0..CONFLICT_RETRIES {
-        let (mut inventory, version) = inventory::load_versioned(&cluster.client, lab)
+        let (mut records, version) = inventory::load_versioned(&cluster.client, lab)
             .await?
             .ok_or_else(|| bad(msg!("answer-not-started", lab = lab)))?;
-        if let Some(line) = inventory.incomplete_start(lang) {
+        if let Some(line) = records.incomplete_start(lang) {
             return Err(bad(msg!("answer-not-recorded", reason = line)));
         }
-        let used = inventory.attempts.get(task).copied().unwrap_or(0);
+        if let Some(line) = records.tampered() {
+            return Err(bad(msg!("answer-not-recorded", reason = line.render(lang))));
+        }
+        let mut counted = records.clone();
+        inventory::count_answer_entries(&cluster.client, &bundle.lab, &mut counted).await?;
+        let used = counted.attempts.get(task).copied().unwrap_or(0);
         if let Some(limit) = limit
             && used >= limit
         {
             return Err(bad(msg!("answer-locked", task = task, limit = limit)));
         }
-        inventory.answers.insert(task.to_string(), value.to_string());
-        inventory.attempts.insert(task.to_string(), used + 1);
-        if inventory::save_if_unchanged(&cluster.client, &inventory, &version).await? == Written::Saved {
+        if records.key.is_none() {
+            // A hosted class's learner: the records are not theirs to write; the answer is an
+            // entry of its own, counted in the order entries were made.
+            if !records.answer_log {
+                return Err(records.key().err().expect("no key"));
+            }
+            return answer_as_entry(cluster, lab, &records, task, value, limit).await;
+        }
+        let attempt = records.attempts.get(task).copied().unwrap_or(0) + 1;
+        records.answers.insert(task.to_string(), value.to_string());
+        records.attempts.insert(task.to_string(), attempt);
+        if inventory::save_if_unchanged(&cluster.client, &records, &version).await? == Written::Saved {
             return Ok(Recorded { attempt: used + 1, limit });
         }
     }

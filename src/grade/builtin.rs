@@ -3,7 +3,7 @@
 //! Pure functions like the matchers: each returns a graded [`Outcome`] with evidence; what cannot
 //! be judged is ERROR, never PASS or FAIL (DESIGN §2.3).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k8s_openapi::{
     api::{
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::{
     Observed, Outcome,
-    evidence::{HashedFact, Probe, Started},
+    evidence::{Probe, StartNode, Started},
 };
 use crate::{
     english_display,
@@ -286,12 +286,14 @@ fn cause_problems(analysis: &RolloutAnalysis, targeted: &[Node]) -> Vec<Message>
 
 /// Evaluates a `rollout` check. `broken_pod_specs`: the target's pod template as the stage
 /// named `brokenStage` applies it, in every variant; none of them counts as converged.
-/// `facts`: the inventory's, holding the nodes captured at start ([`super::captured`]).
+/// `start_nodes`: the nodes captured at start ([`super::captured`]); `None` when the lab's records
+/// do not hold them (not started, or removed), which makes a check with `nodes` ERROR: the nodes
+/// labelled now are no stand-in for them.
 pub fn rollout(
     check: &RolloutCheck,
     observed: &Observed,
     broken_pod_specs: &[Value],
-    facts: Option<&BTreeMap<String, HashedFact>>,
+    start_nodes: Option<&[StartNode]>,
 ) -> Outcome {
     let analysis = match analyse_rollout(observed, &check.target) {
         Ok(analysis) => analysis,
@@ -344,22 +346,16 @@ pub fn rollout(
     }
     if let Some(selector) = &check.nodes {
         let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
-        let captured = facts.and_then(|facts| super::captured::judge(selector, facts, nodes));
-        let wanted = nodes.iter().filter(|n| super::observed::selector_matches(selector, n)).count();
-        if let Some((at_start, node_problems)) = captured {
-            problems.extend(node_problems);
-            if counters.desired_number_scheduled as usize != at_start {
-                problems.push(msg!(
-                    "grade-rollout-desired-at-start",
-                    desired = counters.desired_number_scheduled,
-                    nodes = at_start
-                ));
-            }
-        } else if counters.desired_number_scheduled as usize != wanted {
+        let Some(recorded) = start_nodes.filter(|recorded| !recorded.is_empty()) else {
+            return Outcome::Error(vec![msg!("grade-rollout-no-start-nodes")]);
+        };
+        let (at_start, node_problems) = super::captured::judge(selector, recorded, nodes);
+        problems.extend(node_problems);
+        if counters.desired_number_scheduled as usize != at_start {
             problems.push(msg!(
-                "grade-rollout-desired-now",
+                "grade-rollout-desired-at-start",
                 desired = counters.desired_number_scheduled,
-                nodes = wanted
+                nodes = at_start
             ));
         }
     }
@@ -650,11 +646,17 @@ fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> 
     };
     let right = || Outcome::Pass(vec![msg!("check-answer-right", answer = answer)]);
     let mut judged = false;
-    if let Some(fact) = check.fact {
+    // A keyed fact (the variant included) can be tested only with the lab's key: credentials that
+    // cannot read it (a learner's in a hosted class) leave the verdict to the instructor's.
+    let keyed = check.fact.is_some() || !check.accept_by_variant.is_empty();
+    if keyed && inventory.key.is_none() {
+        return Outcome::Error(vec![msg!("grade-quiz-needs-key")]);
+    }
+    if let (Some(fact), Some(key)) = (check.fact, inventory.key) {
         let name = fact_name(fact);
         match inventory.facts.get(name) {
             None => return Outcome::Error(vec![msg!("grade-fact-not-captured", fact = name)]),
-            Some(hashed) if hashed.matches(answer, folded) => return right(),
+            Some(hashed) if hashed.matches(key, answer, folded) => return right(),
             Some(_) => judged = true,
         }
     }
@@ -1284,8 +1286,20 @@ mod tests {
                 "containers": [{"name": "c", "image": image, "resources": {"requests": {"memory": memory}}}]})
         };
         let tolerate = json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]);
+        let start_nodes = [StartNode { name: "gpu-1".into(), uid: "n1".into() }];
+        assert_eq!(
+            rollout(
+                &check,
+                &one_node_rollout(template("good:1", "1Gi", tolerate.clone()), "good:1", true),
+                &[],
+                None
+            )
+            .status(),
+            super::super::Status::Error,
+            "without the nodes captured at start there is no honest verdict"
+        );
         let grade = |observed: Observed| {
-            let (status, evidence) = rollout(&check, &observed, &[], None).english();
+            let (status, evidence) = rollout(&check, &observed, &[], Some(&start_nodes)).english();
             (status, evidence.last().cloned().unwrap_or_default())
         };
         let fixed = one_node_rollout(template("good:1", "1Gi", tolerate.clone()), "good:1", true);
@@ -1338,7 +1352,7 @@ mod tests {
             let mut observed = Observed::new();
             observed.insert("v1", "Node", vec![node.clone()]);
             observed.insert("v1", "Pod", pods);
-            schedulable(&check, &BTreeMap::new(), &observed).english()
+            schedulable(&check, &std::collections::BTreeMap::new(), &observed).english()
         };
         assert_eq!(grade(node("7"), vec![pod("team-b", "mine")]).0, super::super::Status::Pass);
         let (status, evidence) = grade(node("0"), vec![pod("team-b", "mine")]);

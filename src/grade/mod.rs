@@ -214,7 +214,7 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
                 .as_deref()
                 .map(|stage| broken_pod_specs(evidence, stage, check))
                 .unwrap_or_default();
-            builtin::rollout(check, observed, &broken, evidence.started.map(|s| s.facts))
+            builtin::rollout(check, observed, &broken, evidence.started.map(|s| s.start_nodes))
         }
         Expectation::Quiz(check) => builtin::quiz(check, task, evidence.started),
         Expectation::QuotaInForce(check) => {

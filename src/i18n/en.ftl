@@ -37,6 +37,8 @@ check-observation-second = observation 2 of 2 (after { $apart })
 check-no-answer = no answer yet: lab-runner answer { $lab } { $task } VALUE
 check-no-answer-choices = no answer yet: lab-runner answer { $lab } { $task } VALUE, with VALUE one of { $values }
 
+check-stage-missing = stage { $stage } of lab { $lab } is not applied (a `reset --to-stage` stopped before it), so no task can be graded: `lab-runner reset { $lab }` applies every stage again
+check-reveal-needs-key = `check { $lab } --reveal` is for the instructor: these credentials cannot read the lab's key, and what --reveal shows would answer a quiz
 check-answer-right = answer "{ $answer }" is right
 check-answer-wrong = answer "{ $answer }" is not right
 check-attempts-locked = attempt { $used } of { $limit }: the answer is locked
@@ -80,6 +82,9 @@ reset-more = { $count } more
 reset-keep-owned = keep { $object } (lab { $lab } owns it)
 reset-keep-learner-object = keep { $object } (created by the learner; the lab keeps learner objects)
 reset-hand-over = hand { $object } over to lab { $lab } (it still uses it)
+reset-restore-node = restore Node { $node } as the first start found it: { $parts }
+reset-node-labels = labels ({ $changes })
+reset-node-resources = advertised resources ({ $changes })
 reset-label-removed = { $key } removed
 reset-restore-node-labels = restore labels of Node { $node } ({ $changes })
 reset-restore-configmap = restore ConfigMap { $namespace }/{ $name } to its recorded data
@@ -105,6 +110,7 @@ start-done = { $count ->
     [one] started { $lab }: 1 object applied
    *[other] started { $lab }: { $count } objects applied
 }
+start-timed-out-reset = { $seen }. The cluster may have been changed since the lab started: `lab-runner reset { $lab }` starts it again from a clean state
 start-done-variant = { $count ->
     [one] started { $lab } (variant { $variant }): 1 object applied
    *[other] started { $lab } (variant { $variant }): { $count } objects applied
@@ -262,13 +268,19 @@ grade-rollout-old-revision = node { $node }: still on the old revision { $revisi
 grade-rollout-new-pod = node { $node }: new pod { $pod } is { $state }
 grade-rollout-unavailable = numberUnavailable is { $unavailable }
 grade-rollout-desired-at-start = DESIRED is { $desired } but { $nodes } nodes matched the lab's node selector at start
-grade-rollout-desired-now = DESIRED is { $desired } but { $nodes } nodes match the lab's node selector
 grade-rollout-still-broken = the template is still the broken one
 grade-rollout-template-untolerated = the template does not tolerate node { $node }'s taint { $taint }, so the DaemonSet does not run there
 grade-rollout-template-not-selecting = the template's node selector, affinity or nodeName leaves out node { $node }
 grade-rollout-template-too-big = the template asks for more than node { $node } has ({ $reasons })
 grade-rollout-template-unreadable = the template's requests cannot be read: { $reason }
 grade-rollout-pod-not-template = node { $node }: pod { $pod } runs { $found }, not the template's { $expected }: changed in place, it does not count
+grade-rollout-no-start-nodes = the nodes this check covers were captured at start, and the lab's records do not hold them (the lab was not started here, or its records were removed): judging the nodes labelled now instead would not be honest; an instructor's `lab-runner reset` starts the lab again
+grade-quiz-needs-key = the right answer is sealed with the lab's key, which these credentials cannot read: this quiz is graded with the instructor's (`lab-runner check` on the class host, or the class board)
+records-tampered = the records of lab { $lab } were changed or removed outside lab-runner ({ $records }): grading them would not be honest; an instructor's `lab-runner reset { $lab }` starts the lab again
+records-need-key = writing the lab's records needs its key (Secret { $secret }), which these credentials cannot read: this is for the instructor's credentials
+action-record-answer = recording the answer to { $task }
+action-read-key = reading the record key { $object }
+action-write-key = writing the record key { $object }
 grade-rollout-converged = converged: one revision everywhere, nothing unavailable
 grade-rollout-not-converged = not converged: { $problem }
 grade-rollout-not-stalled = not stalled: every node is settled
@@ -394,8 +406,8 @@ loader-duplicate = duplicate { $what } (first defined on line { $line })
 loader-duplicate-variant = variant id { $id }
 loader-duplicate-stage = stage id { $id }
 loader-duplicate-task = task id { $id }
-loader-duplicate-shortcut = shortcut (task { $task }) id { $id }
-loader-shortcut-no-commands = shortcut { $shortcut } of task { $task } has no commands
+loader-duplicate-shortcut = shortcut or solution (task { $task }) id { $id }
+loader-shortcut-no-commands = shortcut or solution { $shortcut } of task { $task } has no commands
 loader-stage-unknown-variant = stage { $stage } has variant { $variant }, which the lab does not declare (variants: { $known })
 loader-stage-unknown-variant-help = declare it under the top-level `variants`
 loader-stage-missing-variant = stage { $stage } has variants but none for lab variant { $variant }
@@ -494,7 +506,6 @@ preflight-nodes-advertising = it needs at least { $min } nodes matching { $selec
 preflight-denied = this user may not { $denied }; use a kubeconfig context with cluster-admin rights for `start` (`kubectl auth can-i patch daemonsets -n NAMESPACE` checks one)
 preflight-denied-cluster = patch { $resource }
 preflight-denied-in = patch { $resource } in namespace { $namespace }
-reset-needs-variant = stage { $stage } of lab { $lab } differs per variant and no variant is recorded on this cluster: run `lab-runner start { $lab } --variant V` once first
 reset-wait-deleted = { $object } to be deleted
 reset-still-there = still there, finalizers [{ $finalizers }]
 start-created-meanwhile = start { $lab } stopped at stage { $stage }: { $object } was created meanwhile by someone else; delete it and run `lab-runner start { $lab }` again to resume
@@ -529,6 +540,19 @@ selftest-step-check-before = check before any solution
 selftest-step-shortcuts = shortcuts of { $task }
 selftest-step-shortcut = shortcut { $task }/{ $shortcut }
 selftest-step-back = back before the solution of { $task }
+selftest-step-alternative = solution { $task }/{ $solution }
+selftest-step-other-order = another order: { $task } ({ $solution })
+selftest-step-reset-other-order = reset for another order
+selftest-step-facts = facts after reset
+selftest-step-reset-end = reset at the end
+selftest-facts-fresh = { $count ->
+    [one] the quiz graded against a fact captured at start is right with its solution
+   *[other] { $count } quizzes graded against facts captured at start are right with their solutions
+}
+selftest-fact-stale = quiz { $task } is { $status } with its solution after reset: the fact was not captured again{ $evidence }
+selftest-after-reset-not-as-started = task { $task } is { $status } after reset, { $start } at the start{ $evidence }
+selftest-alternative-failed = solution { $solution } of task { $task } could not be run: { $reason }
+selftest-alternative-not-passing = task { $task } is { $status } after its solution { $solution }, which must pass as well{ $evidence }
 selftest-step-solution = solution { $task }
 selftest-step-reset-after = reset after the solutions
 selftest-step-check-after = check after reset
@@ -555,7 +579,6 @@ selftest-shortcut-passes = task { $task } passes after shortcut { $shortcut } ({
 selftest-task-status = { $task } { $status }{ $evidence }
 selftest-task-missing = task { $task } not in the report
 selftest-evidence = { " " }({ $line })
-selftest-after-reset-not-failing = task { $task } is { $status } after reset, expected FAIL or BLOCKED as at the start{ $evidence }
 selftest-not-passing-after-solution = task { $task } is { $status } after its solution, expected PASS{ $evidence }
 selftest-regressed = task { $task } passed after its solution but is { $status } after the solution of task { $after }{ $evidence }
 selftest-all-pass = { $task } PASS; every task passes (score { $score }/{ $total })
@@ -568,13 +591,12 @@ selftest-owned-same = as the first reset left them ({ $count } checked)
 selftest-owned-differ = reset did not bring back the start state: { $problems }
 selftest-fact-namespace = namespace { $namespace } exists
 selftest-fact-namespace-absent = namespace { $namespace } absent
+selftest-fact-node-resource = node { $node } { $key }={ $value }
 selftest-fact-node-label = node { $node } label { $key }={ $value }
-selftest-fact-node-label-absent = node { $node } label { $key }=(absent)
 selftest-fact-configmap = ConfigMap { $object } data { $data }
 selftest-fact-configmap-absent = ConfigMap { $object } data (absent)
 selftest-left-after-reset = left after reset: { $fact }
 selftest-missing-after-reset = missing after reset: { $fact }
-selftest-left-of-stage = left after reset: { $object } of stage { $stage }
 selftest-stage-object-missing = { $object } of stage { $stage } is missing
 selftest-stage-object-differs = { $object } differs from stage { $stage } at { $path }
 selftest-top-level = the top level

@@ -193,6 +193,28 @@ pub fn show_variant(bundle: &Bundle, variant: &Variant, lang: Lang) -> String {
             );
         }
     }
+    if lab.tasks.iter().any(|t| !t.solutions.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n{}:",
+            word(
+                lang,
+                "Other correct solutions (selftest proves each passes)",
+                "ほかの正しい解き方（それぞれ合格することを selftest が確認）"
+            )
+        );
+    }
+    for task in &lab.tasks {
+        for solution in &task.solutions {
+            let _ = writeln!(
+                out,
+                "  {}/{}: {}",
+                task.id.value,
+                solution.id.value,
+                solution.description.get(lang).trim_end()
+            );
+        }
+    }
     out
 }
 

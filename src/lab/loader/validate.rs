@@ -84,9 +84,9 @@ impl Checker<'_> {
             let task_id = format!("{:?}", task.id.value);
             self.duplicates(
                 |id| msg!("loader-duplicate-shortcut", id = id, task = &task_id),
-                task.shortcuts.iter().map(|s| &s.id),
+                task.shortcuts.iter().chain(&task.solutions).map(|s| &s.id),
             );
-            for shortcut in task.shortcuts.iter().filter(|s| s.commands.is_empty()) {
+            for shortcut in task.shortcuts.iter().chain(&task.solutions).filter(|s| s.commands.is_empty()) {
                 self.at(
                     &shortcut.id,
                     msg!("loader-label-this-shortcut"),
