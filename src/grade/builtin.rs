@@ -22,7 +22,7 @@ use crate::{
     english_display,
     i18n::{Arg, Localized, Message},
     k8s::{daemon, quantity::Quantity},
-    lab::model::{AnswerMatching, Fact, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
+    lab::model::{AnswerMatching, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
     msg,
 };
 
@@ -652,8 +652,8 @@ fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> 
     if keyed && inventory.key.is_none() {
         return Outcome::Error(vec![msg!("grade-quiz-needs-key")]);
     }
-    if let (Some(fact), Some(key)) = (check.fact, inventory.key) {
-        let name = fact_name(fact);
+    if let (Some(fact), Some(key)) = (&check.fact, inventory.key) {
+        let name = fact.key();
         match inventory.facts.get(name) {
             None => return Outcome::Error(vec![msg!("grade-fact-not-captured", fact = name)]),
             Some(hashed) if hashed.matches(key, answer, folded) => return right(),
@@ -682,14 +682,6 @@ pub fn enumerated_answers(quiz: &QuizCheck) -> Option<Vec<String>> {
     }
     let values: BTreeSet<&String> = quiz.accept_by_variant.values().flatten().collect();
     (values.len() >= 2).then(|| values.into_iter().cloned().collect())
-}
-
-/// A fact's key in the inventory.
-pub fn fact_name(fact: Fact) -> &'static str {
-    match fact {
-        Fact::Variant => "variant",
-        Fact::AffectedNode => "affectedNode",
-    }
 }
 
 /// Evaluates a `schedulable` check: a pod file fitted against the observed nodes and pods with

@@ -8,7 +8,7 @@ report-score = score { $score }/{ $total }
 report-variant = variant { $variant }
 report-stuck = stuck? lab-runner check { $lab } --hint 1
 
-## check --watch (src/report/live.rs, src/run.rs)
+## check --watch (src/report/live.rs, src/commands/check.rs)
 watch-summary = { $open ->
     [0] score { $score }/{ $total } — every task passes
     [one] score { $score }/{ $total } — 1 task to go
@@ -47,7 +47,7 @@ check-answered = { $count ->
     [one] answered once
    *[other] answered { $count } times
 }
-## status (src/engine/status.rs, src/run.rs)
+## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset } (current revision { $hash })
 status-revision-current = { $hash } (current)
 status-revision-old = { $hash } (old)
@@ -70,7 +70,7 @@ status-instructor = lab { $lab }: variant { $variant }, stages done [{ $stages }
 status-needs-target = status needs a lab or --daemonset NAMESPACE/NAME
 status-bad-daemonset = --daemonset wants NAMESPACE/NAME, got "{ $given }"
 
-## reset's plan and what it did (src/engine/reset_plan.rs, src/engine/reset.rs, src/run.rs)
+## reset's plan and what it did (src/engine/reset_plan.rs, src/engine/reset.rs, src/commands/reset.rs)
 reset-delete-created-by-lab = delete { $object } (created by the lab)
 reset-delete-created-by-learner = delete { $object } (created by the learner after start)
 reset-part-labels = labels
@@ -105,7 +105,7 @@ list-separator = { ", " }
 list-separator-and = { ", " }
 list-and = { $init } and { $last }
 
-## start and answer (src/run.rs)
+## start and answer (src/commands/start.rs, src/commands/answer.rs)
 start-done = { $count ->
     [one] started { $lab }: 1 object applied
    *[other] started { $lab }: { $count } objects applied
@@ -126,6 +126,9 @@ start-condition-rolled-out = rolled out
 start-condition-available = available
 start-condition-established = established
 start-condition-stalled = stalled as intended
+start-condition-condition = { $condition } on
+start-condition-event = an Event { $reason } about
+start-condition-cel = `{ $expression }` to hold for
 start-collision = { $count ->
     [one] start { $lab } refused before changing anything: { $objects } already exists and this lab did not create it; delete or rename it, use another cluster, or declare it under `adopt:` in the lab's stage if taking it over is intended
    *[other] start { $lab } refused before changing anything: { $objects } already exist and this lab did not create them; delete or rename them, use another cluster, or declare them under `adopt:` in the lab's stage if taking them over is intended
@@ -137,7 +140,7 @@ answer-not-recorded = { $reason }; the answer is not recorded
 answer-recorded = answer for { $task } recorded; `lab-runner check { $lab }` grades it
 answer-recorded-attempt = answer for { $task } recorded (attempt { $attempt } of { $limit }); `lab-runner check { $lab }` grades it
 
-## demo and selftest (src/demo.rs)
+## demo and selftest (src/commands/demo.rs, src/commands/selftest.rs)
 demo-simulator-at = simulator at { $endpoint } ({ $speed }x speed)
 demo-reference-solution = the reference solution, task by task
 demo-command-running = … still running after { $seconds }s
@@ -149,7 +152,7 @@ selftest-fixture-applied = { $count ->
 }
 selftest-variants-passed = selftest { $lab }: { $passed } of { $count } variants passed
 
-## sim (src/sim_command.rs)
+## sim (src/commands/sim.rs)
 sim-stale-pid = note: removed the stale pid file in { $dir } (process { $pid } is gone)
 sim-running = simulator running at { $endpoint } (pid { $pid })
 sim-status-running = simulator running
@@ -164,7 +167,7 @@ sim-press-ctrl-c = Press Ctrl-C to stop.
 sim-stopped = simulator stopped
 sim-stopped-pid = simulator stopped (pid { $pid })
 
-## lint's summary (src/run.rs)
+## lint's summary (src/commands/lint.rs)
 lint-nothing = lint: no lab bundles to check
 lint-clean = { $count ->
     [one] lint: 1 lab clean ({ $ids })
@@ -189,13 +192,14 @@ lint-problems-course-and-labs = lint: { $problems ->
    *[other] { $failing } labs
 } of { $labs }
 
-## errors (src/run.rs)
+## errors (src/commands/mod.rs)
 error-line = error: { $message }
 error-kubeconfig = cannot use the kubeconfig { $path }: { $reason } (`lab-runner sim up` starts a simulated cluster and writes one; --kubeconfig FILE names another)
 error-unknown-context = the kubeconfig { $path } has no context "{ $context }"; its contexts: { $known }
 error-unreachable = cannot reach the cluster at { $server } (context { $context }): { $reason }; is it running? (`lab-runner sim up` starts the simulated one)
 error-variant-change = lab { $lab } is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset { $lab }` first)
 error-unknown-lab = no lab named "{ $id }"; known labs: { $known }
+error-unknown-built-in-lab = no lab named "{ $id }" is built in (built-in labs: { $known }); a lab bundle in a directory is read with `--labs DIR` or `LAB_RUNNER_LABS=DIR`
 error-invalid-bundle = lab bundle { $bundle } has { $count ->
     [one] 1 problem
    *[other] { $count } problems
@@ -207,7 +211,7 @@ error-invalid-course = the course file { $file } has { $count ->
 error-not-a-bundle = { $path }: not a lab bundle (no lab.yaml)
 
 ## Issue #19: grading's evidence, the loader's and lint's problems, the engine's errors, the
-## selftest transcript and the demo (src/grade/**, src/lab/loader/**, src/engine/**, src/demo.rs).
+## selftest transcript and the demo (src/grade/**, src/lab/loader/**, src/engine/**, src/commands/demo.rs).
 ## Kubernetes' own messages are quoted in backticks.
 
 ## grading: matchers (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
@@ -224,6 +228,18 @@ grade-exists-expected-none = { $object } exists, expected none
 grade-count = { $count } × { $target } observed, expected { $op } { $value }
 grade-quantity-absent = { $object }: { $path } is absent, expected { $op } { $value }
 grade-quantity-is = { $object }: { $path } is { $found }, expected { $op } { $value }
+grade-cel-result = `{ $expression }` is { $result }
+grade-cel-result-read = `{ $expression }` is { $result }: { $values }
+grade-cel-value = { $selection } = { $value }
+grade-cel-value-list = { $selection }: { $count ->
+    [one] { $count } element
+   *[other] { $count } elements
+}
+grade-cel-value-error = { $selection }: { $error }
+grade-cel-failed = `{ $expression }` could not be evaluated: { $error }
+grade-cel-not-bool = `{ $expression }` gave { $result }, not true or false
+grade-cel-compile = `{ $expression }` does not compile: { $error }
+grade-cel-ambiguous = { $target } selects { $count } objects (in several namespaces): give the target a namespace
 grade-quantity-not-a-quantity = { $object }: { $path } is { $found }, not a quantity; expected { $op } { $value }
 grade-error-missing-expected-file = expected file { $file } is not part of the bundle
 grade-error-expected-source = give exactly one of `expected` and `expectedFile`
@@ -414,6 +430,17 @@ loader-stage-missing-variant = stage { $stage } has variants but none for lab va
 loader-wait-needs-symptom = stage { $stage }: the stalledAsIntended wait on { $target } needs a `symptom`
 loader-wait-needs-symptom-help = symptom: imagePullBackOff, unschedulable or desiredDropped
 loader-wait-symptom-unused = stage { $stage }: only a stalledAsIntended wait takes a `symptom` (wait on { $target })
+loader-wait-needs-field = stage { $stage }: the { $wait } wait on { $target } needs `{ $field }`
+loader-wait-field-unused = stage { $stage }: `{ $field }` does not belong to a { $wait } wait (wait on { $target })
+loader-wait-stalled-daemonset = stage { $stage }: stalledAsIntended confirms a DaemonSet's broken rollout, and { $target } is not a DaemonSet
+loader-wait-stalled-daemonset-help = for another kind, wait for a condition (`for: condition`), an Event (`for: event`) or a CEL expression (`for: cel`)
+loader-label-this-fact = this fact
+loader-duplicate-fact = fact id { $id }
+loader-fact-id-invalid = fact id { $id } must be lowercase letters, digits and '-', and not `variant`
+loader-fact-source = fact { $id } needs exactly one of `path` and `expression`
+loader-fact-path-needs-name = fact { $id } reads a `path` of one object: give `from` a `name`
+loader-quiz-unknown-fact = quiz { $task } compares with fact { $fact }, which no stage captures (facts: { $known })
+loader-quiz-unknown-fact-help = facts are `variant`, `affectedNode` and the ids under a stage's `facts:`
 loader-manifest-outside = manifest { $path } must be a relative path inside the bundle
 loader-file-outside = file { $path } must be a relative path inside the bundle
 loader-manifest-missing = manifest { $path } does not exist ({ $shown })
@@ -436,13 +463,29 @@ loader-quiz-nothing-accepted = give `fact`, `accept` or `acceptByVariant`
 loader-quiz-unknown-variant = acceptByVariant names unknown variant { $variant }
 loader-quiz-not-a-choice = accepted answer { $value } is not one of `choices`
 loader-quiz-no-attempts = `attempts` must be at least 1
+loader-cel-no-target = give `target` (bound as `object`) or `targets` (each bound by its name)
+loader-cel-target-name = target name { $name } must be a CEL identifier (letters, digits and `_`) other than `object`, `answers`, `fact`, a reserved word or a type name
+loader-cel-error = the CEL expression does not compile: { $error }
+loader-cel-error-help = the expression may use: { $variables }
+loader-wait-problem = stage { $stage }, wait on { $target }: { $problem }
+loader-fact-problem = fact { $id }: { $problem }
 
-## lint's authoring rules (src/engine/lint.rs, src/run.rs)
+## lint's authoring rules (src/engine/lint.rs, src/commands/lint.rs)
 warning-line = warning: { $message }
 lint-text-missing = { $what } has no `{ $lang }` text
 lint-what-lab-title = the lab title
 lint-what-lab-briefing = the lab briefing
 lint-what-field = { $field }
+lint-label-unknown-field = unknown field
+lint-unknown-kind = { $api_version } has no kind { $kind }
+lint-unknown-field = { $kind } has no field { $path }
+lint-unknown-field-null = { $kind } has no field { $path }: `null` there means absent, so it would hold on every object
+lint-did-you-mean = did you mean { $suggestion }?
+lint-known-fields = the fields of { $parent } are: { $known }
+lint-below-scalar = { $kind }: { $path } is a { $type_ } and has no fields
+lint-is-a-list = { $kind }: { $path } is a list: index it, or write its elements as a list
+lint-not-a-list = { $kind }: { $path } is not a list
+lint-cel-list = { $variable } is the list of the { $kind } objects its target selects and has no fields: use `{ $variable }.all(x, …)`, `.exists`, `.map` or an index
 lint-what-variant-description = variant { $variant }'s description
 lint-what-task-title = task { $task }'s title
 lint-what-task-description = task { $task }'s description
@@ -520,10 +563,22 @@ start-seen-pod = { $pod } on { $node }: { $state }
 start-seen-pods = { $pods }
 start-seen-no-pods = no pods
 start-seen-desired = DESIRED { $desired }; nodes without a wanted pod: { $nodes }
+start-seen-stale = status observed at generation { $observed }, the object is at generation { $generation }
+start-seen-no-conditions = no conditions yet
+start-seen-conditions = conditions: { $conditions }
+start-seen-no-events = no Event { $reason } about it or what it owns yet
+start-seen-events = no Event { $reason } about it or what it owns yet; its Events: { $reasons }
+start-seen-cel = `{ $expression }` is { $result }
+start-seen-cel-error = `{ $expression }` could not be evaluated: { $error }
+start-fact-unreadable = fact { $fact } could not be read: { $reason }
+start-fact-not-one = { $target } selects { $count } objects; a fact's path is read from exactly one
+start-fact-absent = { $target } has no { $path }
+start-fact-cel = { $reason }
+start-fact-not-scalar = the value is not a string, a number or a boolean: { $value }
 start-too-many-pulling = { $count } pods are in ImagePullBackOff, expected the rollout to stop at exactly one: { $seen }
 start-too-many-unschedulable = { $count } pods are unschedulable, expected exactly one: { $seen }
 
-## selftest's transcript (src/engine/selftest.rs) and the demo (src/demo.rs)
+## selftest's transcript (src/engine/selftest.rs) and the demo (src/commands/demo.rs)
 selftest-header = selftest { $name }
 selftest-name-variant = { $lab }, variant { $variant }
 selftest-ok = ok: { $seen }

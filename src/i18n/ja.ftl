@@ -8,7 +8,7 @@ report-score = 得点 { $score }/{ $total }
 report-variant = バリアント { $variant }
 report-stuck = 行き詰まったら: lab-runner check { $lab } --hint 1
 
-## check --watch (src/report/live.rs, src/run.rs)
+## check --watch (src/report/live.rs, src/commands/check.rs)
 watch-summary = { $open ->
     [0] 得点 { $score }/{ $total } — すべてのタスクが合格
    *[other] 得点 { $score }/{ $total } — 残り { $open } タスク
@@ -40,7 +40,7 @@ check-answer-wrong = 回答 "{ $answer }" は正しくありません
 check-attempts-locked = { $limit } 回中 { $used } 回目の回答: 回答はロックされています
 check-attempts-of = { $limit } 回中 { $used } 回目の回答
 check-answered = { $count } 回回答しました
-## status (src/engine/status.rs, src/run.rs)
+## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset }（現在のリビジョン { $hash }）
 status-revision-current = { $hash }（現在）
 status-revision-old = { $hash }（旧）
@@ -63,7 +63,7 @@ status-instructor = ラボ { $lab }: バリアント { $variant }、完了した
 status-needs-target = status にはラボか --daemonset NAMESPACE/NAME を指定してください
 status-bad-daemonset = --daemonset には NAMESPACE/NAME を指定してください（指定された値: "{ $given }"）
 
-## reset の計画と実行結果 (src/engine/reset_plan.rs, src/engine/reset.rs, src/run.rs)
+## reset の計画と実行結果 (src/engine/reset_plan.rs, src/engine/reset.rs, src/commands/reset.rs)
 reset-delete-created-by-lab = { $object } を削除（ラボが作成）
 reset-delete-created-by-learner = { $object } を削除（開始後に受講者が作成）
 reset-part-labels = ラベル
@@ -98,7 +98,7 @@ list-separator = 、
 list-separator-and = ・
 list-and = { $init }・{ $last }
 
-## start と answer (src/run.rs)
+## start と answer (src/commands/start.rs, src/commands/answer.rs)
 start-done = { $lab } を開始しました: { $count } 個のオブジェクトを適用
 start-timed-out-reset = { $seen }。ラボの開始後にクラスターが変更された可能性があります。`lab-runner reset { $lab }` で、きれいな状態から開始し直せます
 start-done-variant = { $lab } を開始しました（バリアント { $variant }）: { $count } 個のオブジェクトを適用
@@ -113,6 +113,9 @@ start-condition-rolled-out = ロールアウト完了
 start-condition-available = 利用可能
 start-condition-established = 確立
 start-condition-stalled = 意図どおり停滞した状態
+start-condition-condition = 状態 { $condition }
+start-condition-event = Event { $reason } が記録された状態
+start-condition-cel = `{ $expression }` が true の状態
 start-collision = start { $lab } は何も変更せずに中止しました: { $objects } はすでに存在し、このラボが作成したものではありません（{ $count } 件）。削除するか名前を変えるか、別のクラスタを使ってください。引き継ぐつもりなら、ラボのステージの `adopt:` に宣言してください
 answer-no-task = ラボ { $lab } にタスク "{ $task }" はありません
 answer-not-a-quiz = タスク { $task } はクイズではありません。`check` がクラスタから採点します
@@ -121,7 +124,7 @@ answer-not-recorded = { $reason }。回答は記録していません
 answer-recorded = { $task } の回答を記録しました。`lab-runner check { $lab }` で採点されます
 answer-recorded-attempt = { $task } の回答を記録しました（{ $limit } 回中 { $attempt } 回目）。`lab-runner check { $lab }` で採点されます
 
-## demo と selftest (src/demo.rs)
+## demo と selftest (src/commands/demo.rs, src/commands/selftest.rs)
 demo-simulator-at = シミュレーター { $endpoint }（{ $speed } 倍速）
 demo-reference-solution = 模範解答をタスクごとに実行
 demo-command-running = … 実行中（{ $seconds } 秒経過）
@@ -130,7 +133,7 @@ selftest-bad-speed = --speed { $speed }: 速度の倍率は 0 より大きい数
 selftest-fixture-applied = { $dir } のオブジェクトを { $count } 個適用しました
 selftest-variants-passed = selftest { $lab }: { $count } 個中 { $passed } 個のバリアントが合格
 
-## sim (src/sim_command.rs)
+## sim (src/commands/sim.rs)
 sim-stale-pid = 注意: { $dir } に残っていた古い pid ファイルを削除しました（プロセス { $pid } はもうありません）
 sim-running = シミュレーターを { $endpoint } で起動しました（pid { $pid }）
 sim-status-running = シミュレーター稼働中
@@ -142,26 +145,27 @@ sim-press-ctrl-c = Ctrl-C で停止します。
 sim-stopped = シミュレーターを停止しました
 sim-stopped-pid = シミュレーターを停止しました（pid { $pid }）
 
-## lint の集計 (src/run.rs)
+## lint の集計 (src/commands/lint.rs)
 lint-nothing = lint: 確認するラボがありません
 lint-clean = lint: { $count } 個のラボに問題はありません（{ $ids }）
 lint-problems = lint: { $labs } 個中 { $failing } 個のラボに { $problems } 件の問題
 lint-problems-course = lint: コースファイルに { $problems } 件の問題
 lint-problems-course-and-labs = lint: コースファイルと { $labs } 個中 { $failing } 個のラボに { $problems } 件の問題
 
-## エラー (src/run.rs)
+## エラー (src/commands/mod.rs)
 error-line = エラー: { $message }
 error-kubeconfig = kubeconfig { $path } を使えません: { $reason }（`lab-runner sim up` でシミュレーションのクラスタを起動すると kubeconfig が書き出されます。別のファイルは --kubeconfig FILE で指定します）
 error-unknown-context = kubeconfig { $path } にコンテキスト "{ $context }" はありません。あるコンテキスト: { $known }
 error-unreachable = { $server } のクラスタ（コンテキスト { $context }）に接続できません: { $reason }。クラスタは動いていますか？（`lab-runner sim up` でシミュレーションのクラスタを起動できます）
 error-variant-change = ラボ { $lab } は別のバリアントで開始されていて、その故障が適用済みです。別のバリアントで開始するとそれを置き換え、回答は消えます。続けるには --yes を付けてください（または先に `lab-runner reset { $lab }`）
 error-unknown-lab = "{ $id }" という名前のラボはありません。あるラボ: { $known }
+error-unknown-built-in-lab = "{ $id }" という名前のラボは組み込まれていません（組み込みのラボ: { $known }）。ディレクトリにあるラボは `--labs DIR` か `LAB_RUNNER_LABS=DIR` で読み込みます
 error-invalid-bundle = ラボのバンドル { $bundle } に { $count } 件の問題があります
 error-invalid-course = コースファイル { $file } に { $count } 件の問題があります
 error-not-a-bundle = { $path }: ラボのバンドルではありません（lab.yaml がありません）
 
 ## Issue #19: 採点の根拠、ローダーと lint の問題、エンジンのエラー、selftest の記録、デモ
-## (src/grade/**, src/lab/loader/**, src/engine/**, src/demo.rs)。
+## (src/grade/**, src/lab/loader/**, src/engine/**, src/commands/demo.rs)。
 ## Kubernetes 自身のメッセージはバッククォート、ライブラリのメッセージは「」で引用する。
 
 ## 採点: マッチャー (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
@@ -178,6 +182,15 @@ grade-exists-expected-none = { $object } が存在します（存在しないは
 grade-count = { $target } を { $count } 個観測（期待値 { $op } { $value }）
 grade-quantity-absent = { $object }: { $path } がありません（期待値 { $op } { $value }）
 grade-quantity-is = { $object }: { $path } は { $found }（期待値 { $op } { $value }）
+grade-cel-result = `{ $expression }` は { $result } です
+grade-cel-result-read = `{ $expression }` は { $result } です: { $values }
+grade-cel-value = { $selection } = { $value }
+grade-cel-value-list = { $selection }: 要素 { $count } 個
+grade-cel-value-error = { $selection }: { $error }
+grade-cel-failed = `{ $expression }` を評価できません: { $error }
+grade-cel-not-bool = `{ $expression }` の結果は { $result } で、true でも false でもありません
+grade-cel-compile = `{ $expression }` をコンパイルできません: { $error }
+grade-cel-ambiguous = { $target } は（複数の名前空間で）{ $count } 個のオブジェクトを選びます。ターゲットに namespace を指定してください
 grade-quantity-not-a-quantity = { $object }: { $path } は { $found } で、数量ではありません（期待値 { $op } { $value }）
 grade-error-missing-expected-file = 期待するオブジェクトのファイル { $file } はバンドルにありません
 grade-error-expected-source = `expected` と `expectedFile` のどちらか一方だけを指定してください
@@ -365,6 +378,17 @@ loader-stage-missing-variant = ステージ { $stage } にはバリアントが�
 loader-wait-needs-symptom = ステージ { $stage }: { $target } の stalledAsIntended の待機には `symptom` が必要です
 loader-wait-needs-symptom-help = symptom は imagePullBackOff、unschedulable、desiredDropped のいずれかです
 loader-wait-symptom-unused = ステージ { $stage }: `symptom` を取るのは stalledAsIntended の待機だけです（{ $target } の待機）
+loader-wait-needs-field = ステージ { $stage }: { $target } の { $wait } の待機には `{ $field }` が必要です
+loader-wait-field-unused = ステージ { $stage }: `{ $field }` は { $wait } の待機には使えません（{ $target } の待機）
+loader-wait-stalled-daemonset = ステージ { $stage }: stalledAsIntended が確かめるのは DaemonSet の壊れたロールアウトですが、{ $target } は DaemonSet ではありません
+loader-wait-stalled-daemonset-help = ほかの種類には、状態（`for: condition`）、Event（`for: event`）、CEL 式（`for: cel`）を待ってください
+loader-label-this-fact = この事実
+loader-duplicate-fact = 事実の id { $id }
+loader-fact-id-invalid = 事実の id { $id } には英小文字、数字、'-' だけを使い、`variant` 以外にしてください
+loader-fact-source = 事実 { $id } には `path` と `expression` のどちらか一方だけを指定してください
+loader-fact-path-needs-name = 事実 { $id } は 1 つのオブジェクトの `path` を読みます。`from` に `name` を指定してください
+loader-quiz-unknown-fact = クイズ { $task } が比べる事実 { $fact } を記録するステージがありません（事実: { $known }）
+loader-quiz-unknown-fact-help = 事実は `variant`、`affectedNode`、ステージの `facts:` にある id です
 loader-manifest-outside = マニフェスト { $path } はバンドル内の相対パスにしてください
 loader-file-outside = ファイル { $path } はバンドル内の相対パスにしてください
 loader-manifest-missing = マニフェスト { $path } がありません（{ $shown }）
@@ -387,13 +411,29 @@ loader-quiz-nothing-accepted = `fact`、`accept`、`acceptByVariant` のいず�
 loader-quiz-unknown-variant = acceptByVariant に不明なバリアント { $variant } があります
 loader-quiz-not-a-choice = 正解 { $value } が `choices` にありません
 loader-quiz-no-attempts = `attempts` は 1 以上にしてください
+loader-cel-no-target = `target`（`object` として束縛）か `targets`（それぞれの名前で束縛）を指定してください
+loader-cel-target-name = ターゲット名 { $name } は CEL の識別子（英字、数字、`_`）にし、`object`、`answers`、`fact`、予約語、型名以外にしてください
+loader-cel-error = CEL 式をコンパイルできません: { $error }
+loader-cel-error-help = 式で使える変数: { $variables }
+loader-wait-problem = ステージ { $stage } の { $target } の待機: { $problem }
+loader-fact-problem = 事実 { $id }: { $problem }
 
-## lint の作成ルール (src/engine/lint.rs, src/run.rs)
+## lint の作成ルール (src/engine/lint.rs, src/commands/lint.rs)
 warning-line = 警告: { $message }
 lint-text-missing = `{ $lang }` のテキストがありません: { $what }
 lint-what-lab-title = ラボのタイトル
 lint-what-lab-briefing = ラボの説明
 lint-what-field = { $field }
+lint-label-unknown-field = 不明なフィールド
+lint-unknown-kind = { $api_version } に kind { $kind } はありません
+lint-unknown-field = { $kind } にフィールド { $path } はありません
+lint-unknown-field-null = { $kind } にフィールド { $path } はありません。`null` は「ない」という意味なので、どのオブジェクトでも成り立ってしまいます
+lint-did-you-mean = { $suggestion } のことですか？
+lint-known-fields = { $parent } のフィールド: { $known }
+lint-below-scalar = { $kind }: { $path } は { $type_ } で、その下にフィールドはありません
+lint-is-a-list = { $kind }: { $path } はリストです。インデックスを付けるか、要素をリストとして書いてください
+lint-not-a-list = { $kind }: { $path } はリストではありません
+lint-cel-list = { $variable } はターゲットが選ぶ { $kind } オブジェクトのリストで、フィールドはありません。`{ $variable }.all(x, …)`、`.exists`、`.map` かインデックスを使ってください
 lint-what-variant-description = バリアント { $variant } の説明
 lint-what-task-title = タスク { $task } のタイトル
 lint-what-task-description = タスク { $task } の説明
@@ -471,10 +511,22 @@ start-seen-pod = { $node } の { $pod }: { $state }
 start-seen-pods = { $pods }
 start-seen-no-pods = Pod がありません
 start-seen-desired = DESIRED { $desired }、Pod が求められていないノード: { $nodes }
+start-seen-stale = status は世代 { $observed } のもので、オブジェクトは世代 { $generation } です
+start-seen-no-conditions = 状態（conditions）がまだありません
+start-seen-conditions = 状態: { $conditions }
+start-seen-no-events = このオブジェクトと所有するオブジェクトの Event { $reason } はまだありません
+start-seen-events = このオブジェクトと所有するオブジェクトの Event { $reason } はまだありません。このオブジェクトの Event: { $reasons }
+start-seen-cel = `{ $expression }` は { $result } です
+start-seen-cel-error = `{ $expression }` を評価できません: { $error }
+start-fact-unreadable = 事実 { $fact } を読み取れません: { $reason }
+start-fact-not-one = { $target } が選ぶオブジェクトは { $count } 個です。事実のパスはちょうど 1 個のオブジェクトから読みます
+start-fact-absent = { $target } に { $path } がありません
+start-fact-cel = { $reason }
+start-fact-not-scalar = 値が文字列、数値、真偽値のいずれでもありません: { $value }
 start-too-many-pulling = ImagePullBackOff の Pod が { $count } 個あります。ロールアウトはちょうど 1 個で止まるはずです: { $seen }
 start-too-many-unschedulable = スケジュールできない Pod が { $count } 個あります。ちょうど 1 個のはずです: { $seen }
 
-## selftest の記録 (src/engine/selftest.rs) とデモ (src/demo.rs)
+## selftest の記録 (src/engine/selftest.rs) とデモ (src/commands/demo.rs)
 selftest-header = { $name } の selftest
 selftest-name-variant = { $lab }（バリアント { $variant }）
 selftest-ok = 問題なし: { $seen }

@@ -1,6 +1,7 @@
-//! Kubernetes semantics both the engine and the simulator need: quantities, selectors, conditions, taints.
+//! Kubernetes semantics both the engine and the simulator need: quantities, selectors, conditions, taints, the kinds' schemas.
 
 pub mod affinity;
+pub mod cel;
 pub mod condition;
 pub mod daemon;
 pub mod job;
@@ -9,5 +10,6 @@ pub mod quantity;
 pub mod quota_scope;
 pub mod resources;
 pub mod schedule;
+pub mod schema;
 pub mod selector;
 pub mod taints;
