@@ -589,7 +589,8 @@ fn resolve_command(command: Command, session: &Session) -> Result<commands::Comm
         Command::Check(args) => Run::Check(check_options(args)?),
         Command::Answer(AnswerArgs { lab, task, value }) => Run::Answer(answer::Options { lab, task, value }),
         Command::Reset(ResetArgs { lab, to_stage, variant, seed, remove, dry_run, yes }) => {
-            let goal = if remove { reset::Goal::Remove } else { reset::Goal::Start { to_stage, variant, seed } };
+            let goal =
+                if remove { reset::Goal::Remove } else { reset::Goal::Start { to_stage, variant, seed } };
             Run::Reset(reset::Options { lab, goal, dry_run, yes })
         }
         Command::Status(args) => Run::Status(status_options(args)?),

@@ -54,8 +54,11 @@ pub async fn on(cluster: Cluster, labs: &LabSource, lang: Lang, options: &Option
     let planned = match &options.goal {
         Goal::Remove => engine::reset::load_remove_plan(&cluster, &bundle).await?,
         Goal::Start { to_stage, variant, seed } => {
-            let asked =
-                engine::reset::ResetOptions { to_stage: to_stage.clone(), variant: variant.clone(), seed: *seed };
+            let asked = engine::reset::ResetOptions {
+                to_stage: to_stage.clone(),
+                variant: variant.clone(),
+                seed: *seed,
+            };
             engine::reset::load_plan_to(&cluster, &bundle, &asked).await?
         }
     };

@@ -165,7 +165,7 @@ pub async fn answer(
             // A hosted class's learner: the records are not theirs to write; the answer is an
             // entry of its own, counted in the order entries were made.
             if !records.answer_log {
-                return Err(records.key().err().expect("no key"));
+                return Err(records.key().expect_err("the key is absent"));
             }
             return answer_as_entry(cluster, lab, &records, task, value, limit).await;
         }

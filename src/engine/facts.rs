@@ -5,11 +5,7 @@
 
 use serde_json::Value;
 
-use super::{
-    Error, Result,
-    inventory::Inventory,
-    observe::list_scoped,
-};
+use super::{Error, Result, inventory::Inventory, observe::list_scoped};
 use crate::{
     grade::{KindKey, Scope, observed::selects, path::FieldPath},
     i18n::Message,

@@ -119,7 +119,8 @@ fn bind_started(bindings: Bindings, started: Started<'_>) -> Bindings {
     let facts = Arc::new(started.facts.clone());
     let key = started.key.cloned();
     let fact = StringPredicate(Arc::new(move |name: &str, value: &str| {
-        key.as_ref().is_some_and(|key| facts.get(name).is_some_and(|hashed| hashed.matches(key, value, false)))
+        key.as_ref()
+            .is_some_and(|key| facts.get(name).is_some_and(|hashed| hashed.matches(key, value, false)))
     }));
     bindings.json(ANSWERS, &Value::Object(answers)).predicate(FACT, fact)
 }
@@ -253,7 +254,15 @@ mod tests {
         static MANIFESTS: std::sync::LazyLock<BTreeMap<String, Vec<Value>>> =
             std::sync::LazyLock::new(Default::default);
         let stages: &'static [Stage] = &[];
-        Evidence { observation, started, files: &FILES, manifests: &MANIFESTS, stages, variant: None }
+        Evidence {
+            observation,
+            started,
+            files: &FILES,
+            manifests: &MANIFESTS,
+            stages,
+            variant: None,
+            details: false,
+        }
     }
 
     fn english(outcome: &Outcome) -> (super::super::Status, Vec<String>) {
