@@ -550,6 +550,27 @@ pub async fn record_answer_entry(
     Ok(created.metadata.uid.unwrap_or_default())
 }
 
+/// Deletes `lab`'s answer entries (a reset or another variant: no answers carry over).
+pub async fn delete_answer_entries(client: &kube::Client, lab: &str) -> Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
+    let params = kube::api::ListParams::default().labels(&format!("{LAB_LABEL}={lab},{ANSWER_LABEL}"));
+    let listed = with_retries(|| api.list(&params))
+        .await
+        .map_err(|e| Error::api(msg!("action-list-in", plural = "ConfigMaps", namespace = NAMESPACE), &e))?;
+    for entry in listed.items {
+        let name = entry.metadata.name.unwrap_or_default();
+        match api.delete(&name, &Default::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(e) => {
+                let object = format!("ConfigMap {NAMESPACE}/{name}");
+                return Err(Error::api(msg!("action-delete", object = object), &e));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What became of reading the record key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyState {
