@@ -31,7 +31,10 @@ use crate::{
     engine, lab,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
-        auth::{ADMIN_TOKEN_FILE, LEARNER_TOKEN_FILE}, kubeconfig::KUBECONFIG_FILE, lifecycle as sim_lifecycle, tls::CA_CERT_FILE,
+        auth::{ADMIN_TOKEN_FILE, LEARNER_TOKEN_FILE},
+        kubeconfig::KUBECONFIG_FILE,
+        lifecycle as sim_lifecycle,
+        tls::CA_CERT_FILE,
     },
     tr,
 };

@@ -164,7 +164,8 @@ pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>
     for config_map in held {
         let name = config_map.metadata.name.clone().unwrap_or_default();
         let own_entry = inventory::answer_entry(&config_map).is_some()
-            && config_map.metadata.labels.as_ref().and_then(|l| l.get(super::LAB_LABEL)) == Some(&lab.id.value);
+            && config_map.metadata.labels.as_ref().and_then(|l| l.get(super::LAB_LABEL))
+                == Some(&lab.id.value);
         if name == own_name || name == "kube-root-ca.crt" || own_entry {
             continue;
         }

@@ -261,13 +261,7 @@ pub(super) async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &
         if known {
             continue;
         }
-        let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
-        let found = with_retries(|| api.get_opt(&wanted.name)).await.map_err(|e| {
-            Error::api(
-                msg!("action-read", object = format!("ConfigMap {}/{}", wanted.namespace, wanted.name)),
-                &e,
-            )
-        })?;
+        let found = read_config_map(cluster, &wanted.namespace, &wanted.name).await?;
         inventory.pre_images.config_maps.push(ConfigMapPreImage {
             namespace: wanted.namespace.clone(),
             name: wanted.name.clone(),
@@ -378,6 +372,18 @@ pub async fn start(
         facts: inventory.facts.keys().cloned().collect(),
         briefing: lab.briefing.get(lang).trim_end().to_string(),
     })
+}
+
+/// The ConfigMap `namespace/name` (`None`: it does not exist), as `reset.restore` names it.
+pub(super) async fn read_config_map(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<ConfigMap>> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
+    with_retries(|| api.get_opt(name))
+        .await
+        .map_err(|e| Error::api(msg!("action-read", object = format!("ConfigMap {namespace}/{name}")), &e))
 }
 
 /// `start --variant V --yes` over another variant's breakage: a reset to `V` (everything the lab

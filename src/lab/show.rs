@@ -166,17 +166,7 @@ pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> 
             "近道（どれも合格しないことを selftest が確認）"
         )
     );
-    for task in lab.tasks.iter().filter(|t| !t.shortcuts.is_empty()) {
-        for shortcut in &task.shortcuts {
-            let _ = writeln!(
-                out,
-                "  {}/{}: {}",
-                task.id.value,
-                shortcut.id.value,
-                shortcut.description.get(lang).trim_end()
-            );
-        }
-    }
+    write_attempts(&mut out, lab, |t| &t.shortcuts, lang);
     if lab.tasks.iter().any(|t| !t.solutions.is_empty()) {
         let _ = writeln!(
             out,
@@ -188,18 +178,28 @@ pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> 
             )
         );
     }
+    write_attempts(&mut out, lab, |t| &t.solutions, lang);
+    out
+}
+
+/// One line per attempt (`TASK/ID: description`) of every task, in task order.
+fn write_attempts(
+    out: &mut String,
+    lab: &crate::lab::model::Lab,
+    attempts: impl Fn(&crate::lab::model::Task) -> &Vec<crate::lab::model::Attempt>,
+    lang: Lang,
+) {
     for task in &lab.tasks {
-        for solution in &task.solutions {
+        for attempt in attempts(task) {
             let _ = writeln!(
                 out,
                 "  {}/{}: {}",
                 task.id.value,
-                solution.id.value,
-                solution.description.get(lang).trim_end()
+                attempt.id.value,
+                attempt.description.get(lang).trim_end()
             );
         }
     }
-    out
 }
 
 /// What a variant breaks and the quiz answers accepted in it.

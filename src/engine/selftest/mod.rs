@@ -449,7 +449,7 @@ async fn start_state(run: &mut Steps<'_, '_>) -> Result<Option<(LabState, Report
 /// solved before still do, the others do not). `false` after an offence.
 async fn solve_in_needs_order(run: &mut Steps<'_, '_>) -> Result<bool> {
     let how = run.how;
-    let Replay { cluster, bundle, shell, lang, .. } = *how;
+    let Replay { bundle, lang, .. } = *how;
     let mut solved: BTreeSet<String> = BTreeSet::new();
     for task in bundle.lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
@@ -462,18 +462,31 @@ async fn solve_in_needs_order(run: &mut Steps<'_, '_>) -> Result<bool> {
             run.record(&name, offence(Some(id), tr!(lang, "selftest-no-solution", task = id)));
             return Ok(false);
         }
-        if let Err(message) = run_commands(shell, &task.solution, lang).await {
-            let failed = tr!(lang, "selftest-solution-failed", task = id, reason = message);
-            run.record(&name, offence(Some(id), failed));
-            return Ok(false);
-        }
-        solved.insert(id.to_string());
-        let report = settle(cluster, bundle, &solved, lang).await?;
-        if run.record(&name, after_solution(&report, id, &solved, lang)) {
+        if !solve(run, &name, id, &task.solution, &mut solved).await? {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// The step `name`: runs `commands` for task `id`, then requires it to pass, the tasks in
+/// `solved` still to pass and no other task to pass yet. `false` after an offence.
+async fn solve(
+    run: &mut Steps<'_, '_>,
+    name: &str,
+    id: &str,
+    commands: &[String],
+    solved: &mut BTreeSet<String>,
+) -> Result<bool> {
+    let Replay { cluster, bundle, shell, lang, .. } = *run.how;
+    if let Err(message) = run_commands(shell, commands, lang).await {
+        let failed = tr!(lang, "selftest-solution-failed", task = id, reason = message);
+        run.record(name, offence(Some(id), failed));
+        return Ok(false);
+    }
+    solved.insert(id.to_string());
+    let report = settle(cluster, bundle, solved, lang).await?;
+    Ok(!run.record(name, after_solution(&report, id, solved, lang)))
 }
 
 /// A task's shortcuts and alternative solutions, each run from the state before its solution
@@ -642,7 +655,7 @@ fn another_order(lab: &Lab) -> Vec<&Task> {
 /// tasks only pass in its own order (a step done early makes a later task impossible) is caught
 /// here. `false` after an offence.
 async fn solve_in_another_order(run: &mut Steps<'_, '_>) -> Result<bool> {
-    let Replay { cluster, bundle, variant, shell, lang, .. } = *run.how;
+    let Replay { cluster, bundle, variant, lang, .. } = *run.how;
     let name = tr!(lang, "selftest-step-reset-other-order");
     run.begin(&name);
     let done = reset_lab(cluster, bundle, variant, lang).await?;
@@ -656,14 +669,7 @@ async fn solve_in_another_order(run: &mut Steps<'_, '_>) -> Result<bool> {
         };
         let name = tr!(lang, "selftest-step-other-order", task = id, solution = label);
         run.begin(&name);
-        if let Err(message) = run_commands(shell, commands, lang).await {
-            let failed = tr!(lang, "selftest-solution-failed", task = id, reason = message);
-            run.record(&name, offence(Some(id), failed));
-            return Ok(false);
-        }
-        solved.insert(id.to_string());
-        let report = settle(cluster, bundle, &solved, lang).await?;
-        if run.record(&name, after_solution(&report, id, &solved, lang)) {
+        if !solve(run, &name, id, commands, &mut solved).await? {
             return Ok(false);
         }
     }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use k8s_openapi::api::core::v1::Node;
 use kube::{
     api::{Api, DynamicObject, ListParams},
     discovery::{Discovery, Scope, verbs},
@@ -149,13 +149,8 @@ impl LabState {
             }
         }
         for wanted in &lab.reset.restore.config_maps {
-            let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
-            let found = with_retries(|| api.get_opt(&wanted.name)).await.map_err(|e| {
-                Error::api(
-                    msg!("action-read", object = format!("ConfigMap {}/{}", wanted.namespace, wanted.name)),
-                    &e,
-                )
-            })?;
+            let found =
+                crate::engine::start::read_config_map(cluster, &wanted.namespace, &wanted.name).await?;
             let data = found.map(|c| serde_json::to_string(&c.data.unwrap_or_default()).unwrap_or_default());
             let object = format!("{}/{}", wanted.namespace, wanted.name);
             facts.insert(match data {
