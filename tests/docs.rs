@@ -383,3 +383,58 @@ fn the_simulators_topology_example_loads() {
         .unwrap_or_else(|e| panic!("docs/simulator.md's topology example: {e}"));
     assert_eq!(topology.nodes.len(), 2);
 }
+
+/// Names of the design notes the project was written from, which live outside the repository:
+/// code, tests and docs cite upstream or `docs/` instead, so a reader with only the repository
+/// can follow every reference. Spelled in pieces so this file does not cite them itself.
+fn outside_notes() -> Vec<String> {
+    let pieces = [
+        ("k8s-", "fidelity"),
+        ("kubectl-", "api.md"),
+        ("gpu-", "domain.md"),
+        ("rust-", "stack"),
+        ("anchors", ".md"),
+        ("DESI", "GN §"),
+        ("DESI", "GN.md"),
+        ("../", "shared"),
+    ];
+    pieces.iter().map(|(head, tail)| format!("{head}{tail}")).collect()
+}
+
+#[test]
+fn the_repository_cites_no_notes_from_outside_it() {
+    fn walk(path: &Path, found: &mut Vec<PathBuf>) {
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name == "target") {
+                return;
+            }
+            for entry in std::fs::read_dir(path).unwrap() {
+                walk(&entry.unwrap().path(), found);
+            }
+        } else {
+            found.push(path.to_path_buf());
+        }
+    }
+    let mut files = Vec::new();
+    for root in ["src", "tests", "docs", "benches", "scripts", "deploy", "fuzz", ".ci", "README.md"] {
+        if Path::new(root).exists() {
+            walk(Path::new(root), &mut files);
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("src/k8s/daemon.rs")), "walked {} files", files.len());
+    let names = outside_notes();
+    let mut citations = Vec::new();
+    for file in &files {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        for (index, line) in text.lines().enumerate() {
+            if let Some(name) = names.iter().find(|name| line.contains(name.as_str())) {
+                citations.push(format!("{}:{}: cites {name}", file.display(), index + 1));
+            }
+        }
+    }
+    assert!(
+        citations.is_empty(),
+        "cite upstream (file and function) or the repository's docs/ instead:\n{}",
+        citations.join("\n")
+    );
+}

@@ -295,8 +295,8 @@ impl Scenery {
     }
 }
 
-/// The three ways the course's DaemonSet updates break (DESIGN §1), as the series each leaves
-/// behind in each scenery: the DaemonSet's counters plus the pod-level series kube-state-metrics
+/// The three ways the course's DaemonSet updates break (the `stuck-rollout` lab's variants), as
+/// the series each leaves behind in each scenery: the DaemonSet's counters plus the pod-level series kube-state-metrics
 /// exports for the stuck pod (`kube_pod_container_status_waiting_reason`,
 /// `kube_pod_status_unschedulable`: kube-state-metrics/internal/store/pod.go). A rule must fire
 /// on every one of them, in every scenery.
