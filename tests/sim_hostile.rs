@@ -298,7 +298,11 @@ async fn the_amplifying_patch_is_refused_by_a_real_server_that_stays_small() {
 #[tokio::test]
 async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
     let sim = Harness::start();
-    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let tokens = Tokens {
+        admin: "admin-token".into(),
+        viewer: "viewer-token".into(),
+        learner: "learner-token".into(),
+    };
     let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
     let get = |uri: &str, authorization: Option<&str>| {
         let mut request = axum::http::Request::builder().uri(uri);
@@ -332,7 +336,11 @@ async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
 #[tokio::test]
 async fn the_bearer_scheme_is_matched_case_insensitively() {
     let sim = Harness::start();
-    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let tokens = Tokens {
+        admin: "admin-token".into(),
+        viewer: "viewer-token".into(),
+        learner: "learner-token".into(),
+    };
     let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
     for (authorization, code) in [
         ("Bearer admin-token", 200),
