@@ -1578,3 +1578,68 @@ async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
     assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(0));
     assert_eq!(condition(&hpa(&cluster, "web"), "ScalingActive")["reason"], "ScalingDisabled");
 }
+
+fn pinned_pod(name: &str, node: &str, resources: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "nginx:1.27", "resources": resources}]},
+    })
+}
+
+/// Kubelet admission (`predicateAdmitHandler.Admit`, pkg/kubelet/lifecycle/predicate.go, and the
+/// device manager's `Allocate` before it): pods bound past the scheduler fail on the node with
+/// `OutOf<resource>` against what the kubelet already admitted there, or `UnexpectedAdmissionError`
+/// when the GPUs are taken; a GPU resource the node does not advertise at all is dropped from the
+/// check (`removeMissingExtendedResources`) and the pod runs, as upstream's caveat says.
+#[tokio::test]
+async fn the_kubelet_rejects_pods_bound_past_the_scheduler_that_exceed_its_node() {
+    let mut cluster = Cluster::new(vec![node("small", json!([]), 1), node("plain", json!([]), 0)]);
+    cluster.create(
+        "pods",
+        pinned_pod("first", "small", json!({"requests": {"cpu": "6"}, "limits": {"nvidia.com/gpu": "1"}})),
+    );
+    cluster.run_for(5);
+    cluster.create("pods", pinned_pod("cpu", "small", json!({"requests": {"cpu": "4"}})));
+    cluster.create("pods", pinned_pod("memory", "small", json!({"requests": {"memory": "64Gi"}})));
+    cluster.create("pods", pinned_pod("gpu", "small", json!({"limits": {"nvidia.com/gpu": "1"}})));
+    cluster.create("pods", pinned_pod("no-gpu-node", "plain", json!({"limits": {"nvidia.com/gpu": "1"}})));
+    cluster.run_for(10);
+    let status = |name: &str| {
+        let pod = cluster.get("pods", name).unwrap();
+        let field = |f: &str| pod["status"][f].as_str().unwrap_or_default().to_string();
+        (field("phase"), field("reason"), field("message"))
+    };
+    assert_eq!(status("first").0, "Running");
+    assert_eq!(
+        status("cpu"),
+        (
+            "Failed".into(),
+            "OutOfcpu".into(),
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 4000, used: 6000, capacity: 8000".into()
+        )
+    );
+    assert_eq!(
+        status("memory"),
+        (
+            "Failed".into(),
+            "OutOfmemory".into(),
+            "Pod was rejected: Node didn't have enough resource: memory, requested: 68719476736, used: 0, capacity: 34359738368".into()
+        )
+    );
+    assert_eq!(
+        status("gpu"),
+        (
+            "Failed".into(),
+            "UnexpectedAdmissionError".into(),
+            "Pod was rejected: Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected".into()
+        )
+    );
+    assert_eq!(status("no-gpu-node").0, "Running");
+    let event = cluster.events_for("cpu").into_iter().find(|e| e["reason"] == json!("OutOfcpu")).unwrap();
+    assert_eq!(event["type"], json!("Warning"));
+    assert_eq!(
+        event["message"],
+        json!("Node didn't have enough resource: cpu, requested: 4000, used: 6000, capacity: 8000")
+    );
+}
