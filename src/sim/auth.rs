@@ -215,6 +215,7 @@ pub fn allowed(identity: &Identity, info: &RequestInfo) -> bool {
                 || (*verb == "create"
                     && group == "authorization.k8s.io"
                     && matches!(resource.as_str(), "selfsubjectaccessreviews" | "selfsubjectrulesreviews"))
+                || (*verb == "create" && group == "authentication.k8s.io" && resource == "selfsubjectreviews")
         }
     }
 }
