@@ -1643,3 +1643,64 @@ async fn the_kubelet_rejects_pods_bound_past_the_scheduler_that_exceed_its_node(
         json!("Node didn't have enough resource: cpu, requested: 4000, used: 6000, capacity: 8000")
     );
 }
+
+/// DefaultPreemption (pkg/scheduler/framework/plugins/defaultpreemption, framework/preemption
+/// `prepareCandidate`): a higher-priority pod that fits once a lower-priority one goes nominates
+/// the node, the victim gets `DisruptionTarget` (`PreemptionByScheduler`), a `Preempted` event
+/// and a graceful delete; a second low pod the preemptor fits beside is reprieved; once the
+/// victim is gone the preemptor is bound there.
+#[tokio::test]
+async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits() {
+    let mut cluster = Cluster::new(vec![node("only", json!([]), 0)]);
+    let classes = resources::find(&resources::built_in(), "scheduling.k8s.io", "v1", "priorityclasses")
+        .unwrap()
+        .clone();
+    for (name, value) in [("low", 100), ("high", 1000)] {
+        let class = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value});
+        cluster.sim.state.store.create(&classes, class).unwrap();
+    }
+    let with_priority = |name: &str, class: &str, cpu: &str| {
+        let mut pod = plain_pod(name, "nginx:1.27");
+        pod["spec"]["priorityClassName"] = json!(class);
+        pod["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": cpu}});
+        pod
+    };
+    cluster.create("pods", with_priority("big-low", "low", "6"));
+    cluster.create("pods", with_priority("small-low", "low", "1"));
+    cluster.run_for(10);
+    cluster.create("pods", with_priority("urgent", "high", "4"));
+    cluster.control.settle().unwrap();
+    let victim = cluster.get("pods", "big-low").unwrap();
+    assert!(victim["metadata"]["deletionTimestamp"].is_string(), "{victim}");
+    let disruption = victim["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == json!("DisruptionTarget"))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&disruption["status"], &disruption["reason"], &disruption["message"]),
+        (
+            &json!("True"),
+            &json!("PreemptionByScheduler"),
+            &json!("default-scheduler: preempting to accommodate a higher priority pod")
+        )
+    );
+    let urgent = cluster.get("pods", "urgent").unwrap();
+    assert_eq!(urgent["status"]["nominatedNodeName"], json!("only"));
+    let preempted =
+        cluster.events_for("big-low").into_iter().find(|e| e["reason"] == json!("Preempted")).unwrap();
+    assert_eq!(
+        preempted["message"],
+        json!(format!("Preempted by pod {} on node only", urgent["metadata"]["uid"].as_str().unwrap()))
+    );
+    assert!(cluster.get("pods", "small-low").unwrap()["metadata"]["deletionTimestamp"].is_null());
+    cluster.run_for(60);
+    assert!(cluster.get("pods", "big-low").is_none());
+    let urgent = cluster.get("pods", "urgent").unwrap();
+    assert_eq!(
+        (&urgent["spec"]["nodeName"], &urgent["status"]["phase"]),
+        (&json!("only"), &json!("Running"))
+    );
+}

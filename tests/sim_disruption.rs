@@ -347,3 +347,34 @@ async fn a_cron_job_schedules_in_its_time_zone_and_a_cron_tz_prefix_is_refused()
         "CronJob.batch \"prefixed\" is invalid: spec.schedule: Invalid value: \"CRON_TZ=Asia/Tokyo 0 9 * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
     );
 }
+
+/// The Priority plugin's `validatePriorityClass` (plugin/pkg/admission/priority/admission.go):
+/// one global default; a second one, created or marked later, is forbidden; re-marking the
+/// default itself is not.
+#[tokio::test]
+async fn a_second_global_default_priority_class_is_forbidden() {
+    let cluster = Cluster::new();
+    let class = |name: &str, global_default: bool| {
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+               "value": 1000, "globalDefault": global_default})
+    };
+    let classes = rt("scheduling.k8s.io", "priorityclasses");
+    let store = &cluster.sim.state.store;
+    store.create(&classes, class("first", true)).unwrap();
+    let error = store.create(&classes, class("second", true)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "priorityclasses.scheduling.k8s.io \"second\" is forbidden: PriorityClass first is already marked as default. Only one default can exist"
+    );
+    let mut second = store.create(&classes, class("second", false)).unwrap();
+    second["globalDefault"] = json!(true);
+    let error = store.update(&classes, second, Subresource::Main, DryRun::Off).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .ends_with("PriorityClass first is already marked as default. Only one default can exist")
+    );
+    let mut first = store.get_value(&classes, "", "first").unwrap();
+    first["description"] = json!("the default");
+    store.update(&classes, first, Subresource::Main, DryRun::Off).unwrap();
+}

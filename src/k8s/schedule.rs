@@ -328,8 +328,8 @@ impl Preemption {
 pub struct PreemptionCandidate {
     /// The node.
     pub node: String,
-    /// Every lower-priority pod on it (upstream then reprieves as many as still fit; that
-    /// refinement is not modelled).
+    /// The lower-priority pods to evict there, after reprieving every one the incoming pod fits
+    /// beside (PodDisruptionBudgets are not weighed).
     pub victims: Vec<String>,
 }
 
@@ -657,10 +657,31 @@ fn preempt(
             &snapshot.allocatable,
             &usage,
         ) {
-            None => candidates.push(PreemptionCandidate {
-                node: snapshot.name().to_string(),
-                victims: victims.iter().map(|victim| pod_key(victim)).collect(),
-            }),
+            None => {
+                // `SelectVictimsOnNode`: reprieve as many victims as possible, the most important
+                // first (`MoreImportantPod`: higher priority, then the earlier start), each kept
+                // when the incoming pod still fits with it back on the node.
+                let mut victims = victims;
+                victims.sort_by(|a, b| {
+                    let started =
+                        |pod: &Pod| pod.status.as_ref().and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+                    pod_priority(b).cmp(&pod_priority(a)).then_with(|| started(a).cmp(&started(b)))
+                });
+                let mut kept = survivors;
+                let mut evicted = Vec::new();
+                for victim in victims {
+                    kept.push(victim);
+                    let usage = resources::node_usage(kept.iter().copied()).unwrap_or_default();
+                    let spec = spec.unwrap_or(&default_spec);
+                    if filter_prepared(spec, &required, request, snapshot.node, &snapshot.allocatable, &usage)
+                        .is_some()
+                    {
+                        kept.pop();
+                        evicted.push(pod_key(victim));
+                    }
+                }
+                candidates.push(PreemptionCandidate { node: snapshot.name().to_string(), victims: evicted });
+            }
             Some(status) => {
                 statuses.insert(snapshot.name().to_string(), status);
             }
