@@ -1704,3 +1704,34 @@ async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits
         (&json!("only"), &json!("Running"))
     );
 }
+
+/// VolumeBinding's PreFilter (pkg/scheduler/framework/plugins/volumebinding): a pod naming a
+/// claim that does not exist, or one not bound (the simulator provisions no volumes), stays
+/// Pending with the scheduler's FitError.
+#[tokio::test]
+async fn a_pod_with_a_missing_or_unbound_claim_stays_pending_with_the_schedulers_message() {
+    let mut cluster = Cluster::three_workers();
+    let claims = resources::find(&resources::built_in(), "", "v1", "persistentvolumeclaims").unwrap().clone();
+    let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+                       "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    cluster.sim.state.store.create(&claims, claim).unwrap();
+    for (name, claim) in [("unbound", "data"), ("missing", "nope")] {
+        let mut pod = plain_pod(name, "nginx:1.27");
+        pod["spec"]["volumes"] = json!([{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]);
+        cluster.create("pods", pod);
+    }
+    cluster.run_for(10);
+    let condition = |name: &str| {
+        let pod = cluster.get("pods", name).unwrap();
+        assert!(pod["spec"]["nodeName"].is_null(), "{pod}");
+        pod["status"]["conditions"][0]["message"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        condition("unbound"),
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(
+        condition("missing"),
+        "0/3 nodes are available: persistentvolumeclaim \"nope\" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+}

@@ -483,6 +483,40 @@ fn truncate_note(message: &str) -> String {
     format!("{}{SUFFIX}", &message[..end])
 }
 
+/// VolumeBinding's PreFilter reason for a claim that is not bound yet and does not wait for its
+/// first consumer (`ErrReasonUnboundImmediatePVC`-style text of
+/// pkg/scheduler/framework/plugins/volumebinding/volume_binding.go `PreFilter`).
+pub const REASON_UNBOUND_IMMEDIATE_CLAIMS: &str = "pod has unbound immediate PersistentVolumeClaims";
+
+/// A PreFilter rejection (`UnschedulableAndUnresolvable` for the whole cycle) over `num_nodes`
+/// nodes: the FitError prints the PreFilter's message instead of a histogram, and preemption,
+/// finding every node unresolvable, adds `Preemption is not helpful for scheduling` for each.
+///
+/// ```
+/// use lab_runner::k8s::schedule::{pre_filter_failure, REASON_UNBOUND_IMMEDIATE_CLAIMS};
+/// assert_eq!(
+///     pre_filter_failure(2, REASON_UNBOUND_IMMEDIATE_CLAIMS).to_string(),
+///     "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+/// );
+/// ```
+pub fn pre_filter_failure(num_nodes: usize, message: impl Into<String>) -> ScheduleFailure {
+    let message = message.into();
+    ScheduleFailure::Unfit(FitError {
+        diagnosis: Diagnosis {
+            num_all_nodes: num_nodes,
+            pre_filter_msg: Some(message.clone()),
+            node_statuses: BTreeMap::new(),
+            absent: Some(FilterStatus::unresolvable(None, message)),
+        },
+        preemption: Preemption::NoCandidates(Diagnosis {
+            num_all_nodes: num_nodes,
+            pre_filter_msg: None,
+            node_statuses: BTreeMap::new(),
+            absent: Some(FilterStatus::unresolvable(None, REASON_PREEMPTION_NOT_HELPFUL)),
+        }),
+    })
+}
+
 /// The event message on success: `Successfully assigned <ns>/<pod> to <node>`.
 ///
 /// ```

@@ -261,7 +261,12 @@ impl Scheduler {
 
     fn schedule_one(&mut self, env: &mut Env<'_>, pod: Pod) -> Result<()> {
         let involved = Involved::of_pod(&pod);
-        let decision = self.decide(env, &pod)?;
+        let decision = match claim_rejection(env.ctx.store, &pod) {
+            Some(message) => {
+                ScheduleDecision::Unschedulable(schedule::pre_filter_failure(env.nodes.len(), message))
+            }
+            None => self.decide(env, &pod)?,
+        };
         self.apply(env, pod, involved, decision)
     }
 
@@ -365,6 +370,32 @@ impl Scheduler {
         }
         Ok(())
     }
+}
+
+/// VolumeBinding's PreFilter (pkg/scheduler/framework/plugins/volumebinding/volume_binding.go):
+/// a claim the pod names that does not exist (`persistentvolumeclaim "x" not found`, the lister's
+/// error), is being deleted, or is not bound. The simulator has no StorageClass and no volume
+/// provisioner, so every unbound claim counts as an immediate one.
+fn claim_rejection(store: &Store, pod: &Pod) -> Option<String> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let volumes = pod.spec.as_ref().and_then(|spec| spec.volumes.as_ref())?;
+    let names: Vec<&str> = volumes
+        .iter()
+        .filter_map(|v| v.persistent_volume_claim.as_ref())
+        .map(|c| c.claim_name.as_str())
+        .collect();
+    let mut unbound = false;
+    for name in names {
+        let Some(claim) = store.get("persistentvolumeclaims", namespace, name).and_then(|s| s.value().ok())
+        else {
+            return Some(format!("persistentvolumeclaim \"{name}\" not found"));
+        };
+        if claim["metadata"]["deletionTimestamp"].is_string() {
+            return Some(format!("persistentvolumeclaim \"{name}\" is being deleted"));
+        }
+        unbound |= claim["status"]["phase"] != "Bound";
+    }
+    unbound.then(|| schedule::REASON_UNBOUND_IMMEDIATE_CLAIMS.to_string())
 }
 
 /// DefaultPreemption's `prepareCandidate` (pkg/scheduler/framework/preemption/preemption.go) on
