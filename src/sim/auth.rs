@@ -234,6 +234,7 @@ pub fn allowed(identity: &Identity, info: &RequestInfo) -> bool {
                 || (*verb == "create"
                     && group == "authorization.k8s.io"
                     && matches!(resource.as_str(), "selfsubjectaccessreviews" | "selfsubjectrulesreviews"))
+                || (*verb == "create" && group == "authentication.k8s.io" && resource == "selfsubjectreviews")
         }
         // The simulator's own extensions (checkpoints of the whole store) are not the learner's.
         (Role::Learner, RequestInfo::NonResource { path, .. }) => !path.starts_with("/lab-runner.io/"),

@@ -146,7 +146,7 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let headers = parts.headers;
     if let (Verb::Create, Some(review)) = (verb, authz::Review::of(&target.rt)) {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
-        return authz::create(review, &target.rt, identity, &headers, body).await;
+        return authz::create(review, &target.rt, identity, state.clock.now(), &headers, body).await;
     }
     let defines_types =
         crd::defines_types(&target.rt) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
@@ -290,13 +290,36 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
             return Ok(json_response(StatusCode::OK, table.to_string()));
         }
         let continue_token = metadata["continue"].as_str();
-        let table = render_table(
-            &target.rt,
-            &page.items,
-            &page.revision.to_string(),
-            continue_token,
-            state.clock.now(),
-        )?;
+        let include = table::IncludeObject::parse(query.get("includeObject")).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "includeObject: Unsupported value: {:?}: supported values: \"Metadata\", \"None\", \"Object\"",
+                query.get("includeObject").unwrap_or_default()
+            ))
+        })?;
+        let table = if include == table::IncludeObject::Metadata {
+            render_table(
+                &target.rt,
+                &page.items,
+                &page.revision.to_string(),
+                continue_token,
+                state.clock.now(),
+            )?
+        } else {
+            let rows = page
+                .items
+                .iter()
+                .map(|stored| Ok(table::row_template_with(&target.rt, &stored.value()?, include)))
+                .collect::<Result<Vec<String>>>()?;
+            let rows = rows.iter().map(String::as_str);
+            table::render_rows(
+                &target.rt,
+                rows,
+                &page.revision.to_string(),
+                continue_token,
+                true,
+                state.clock.now(),
+            )
+        };
         return Ok(json_response(StatusCode::OK, table));
     }
     Ok(json_response(StatusCode::OK, list_json(&target.rt, &metadata, &page.items)))
@@ -595,7 +618,25 @@ async fn delete(
     let bytes = request::read_body(headers, body).await?;
     let options = request::delete_options(query, headers, &bytes)?;
     let deletion = state.store.delete(&target.rt, target.namespace(), target.name(), &options)?;
-    Ok(object_response(state, &target.rt, headers, StatusCode::OK, deletion.object()))
+    match deletion {
+        Deletion::Removed(object) if !target.rt.strategy().returns_deleted_object() => {
+            Ok(json_response(StatusCode::OK, deleted_status(&target.rt, &object).to_string()))
+        }
+        deletion => Ok(object_response(state, &target.rt, headers, StatusCode::OK, deletion.object())),
+    }
+}
+
+/// `Store.finalizeDelete`'s answer for a kind that does not return the deleted object: a
+/// `Status` whose details name the object, its API group (left out for the core group) and,
+/// as `kind`, its resource.
+fn deleted_status(rt: &ResourceType, object: &Value) -> Value {
+    let mut details = json!({"name": object["metadata"]["name"]});
+    if !rt.group.is_empty() {
+        details["group"] = json!(rt.group);
+    }
+    details["kind"] = json!(rt.plural);
+    details["uid"] = object["metadata"]["uid"].clone();
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
 
 async fn delete_collection(

@@ -134,11 +134,14 @@ fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
                     message: format!("Invalid value: {schedule:?}: {error}"),
                     field: "spec.schedule".into(),
                 });
-            } else if schedule.contains("TZ") && spec["timeZone"].is_string() {
+            }
+            if schedule.contains("TZ") {
+                // `allowTZInSchedule` is false unless the stored object already had TZ in its
+                // schedule (`validateScheduleFormat`); the simulator's objects never do.
                 causes.push(Cause {
                     reason: "FieldValueInvalid".into(),
                     message: format!(
-                        "Invalid value: {schedule:?}: cannot use both timeZone field and TZ or CRON_TZ in schedule"
+                        "Invalid value: {schedule:?}: cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
                     ),
                     field: "spec.schedule".into(),
                 });
@@ -146,7 +149,7 @@ fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
         }
     }
     if let Some(zone) = spec["timeZone"].as_str()
-        && k8s_openapi::jiff::tz::TimeZone::get(zone).is_err()
+        && crate::sim::cron::time_zone(zone).is_none()
     {
         causes.push(Cause {
             reason: "FieldValueInvalid".into(),
