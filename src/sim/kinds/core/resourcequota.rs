@@ -113,60 +113,24 @@ fn go_scopes(spec: &Value) -> String {
     go_string_slice("core.ResourceQuotaScope", spec["scopes"].as_array())
 }
 
-/// `helper.IsStandardQuotaResourceName` (pkg/apis/core/helper/helpers.go
-/// `standardQuotaResources`, and the huge-page names).
+/// `helper.standardQuotaResources`: the names quota tracks without a prefix.
+#[rustfmt::skip]
+const STANDARD_QUOTA_RESOURCES: &[&str] = &[
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage",
+    "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods",
+    "services", "replicationcontrollers", "resourcequotas", "secrets", "persistentvolumeclaims",
+    "configmaps", "services.nodeports", "services.loadbalancers",
+];
+
+/// `helper.IsStandardQuotaResourceName`: a standard quota resource or a huge-page one.
 fn is_standard_quota_resource(name: &str) -> bool {
-    const STANDARD: &[&str] = &[
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.storage",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "persistentvolumeclaims",
-        "configmaps",
-        "services.nodeports",
-        "services.loadbalancers",
-    ];
-    STANDARD.contains(&name)
+    STANDARD_QUOTA_RESOURCES.contains(&name)
         || ["hugepages-", "requests.hugepages-"].iter().any(|prefix| name.starts_with(prefix))
 }
 
-/// `helper.IsStandardResourceName` (`standardResources`, and the huge-page names).
+/// `helper.IsStandardResourceName`: `standardResources` is the quota set and `storage`.
 fn is_standard_resource(name: &str) -> bool {
-    const STANDARD: &[&str] = &[
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    ];
-    STANDARD.contains(&name)
-        || ["hugepages-", "requests.hugepages-"].iter().any(|prefix| name.starts_with(prefix))
+    name == "storage" || is_standard_quota_resource(name)
 }
 
 /// `ValidateResourceQuotaResourceName`: `validateResourceName` (a qualified name, then a
