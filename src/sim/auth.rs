@@ -82,7 +82,8 @@ pub struct Tokens {
     pub viewer: String,
 }
 
-fn random_token() -> Result<String> {
+/// 24 random bytes as hex: a bearer token nobody can guess (the class board's too).
+pub fn random_token() -> Result<String> {
     let mut bytes = [0u8; 24];
     SystemRandom::new().fill(&mut bytes).map_err(|_| Error::Random)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -106,7 +107,7 @@ fn make(path: &Path) -> Result<String> {
 }
 
 /// Constant-time comparison, so a token cannot be guessed byte by byte from response times.
-fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -294,6 +295,14 @@ pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Reque
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(bearer_token);
+    // A request without credentials is anonymous upstream, and system:public-info-viewer lets it
+    // read the health paths (a kubelet's probe carries no token); with a wrong token it is a 401.
+    if request.headers().get(header::AUTHORIZATION).is_none()
+        && matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD)
+        && crate::sim::server::health::is_public(request.uri().path())
+    {
+        return next.run(request).await;
+    }
     let Some(identity) = presented.and_then(|token| tokens.identify(token)) else {
         // Upstream's body for a failed authentication (apiserver/pkg/endpoints/handlers/
         // responsewriters/errors.go via authentication's unauthorized handler).

@@ -28,13 +28,14 @@ pub fn marked_blocks(doc: &str) -> Vec<Marked> {
     marked
 }
 
-/// The unmarked fenced blocks (```` ``` ```` with no language) that start with `$ COMMAND`: the
-/// command's expected output, in document order, each without its `$` line.
+/// The ```` ```text ```` blocks that start with `$ COMMAND`: the command's expected output, in
+/// document order, each without its `$` line (`text`, not `console`: the test that builds the
+/// guide's lab runs them, in the lab's directory, not trycmd).
 pub fn transcripts<'d>(doc: &'d str, command: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut lines = doc.lines();
     while let Some(line) = lines.next() {
-        if line != "```" {
+        if line != "```text" {
             continue;
         }
         let block: Vec<&'d str> = lines.by_ref().take_while(|l| *l != "```").collect();

@@ -12,6 +12,7 @@ pub mod crd;
 pub mod discovery;
 pub mod eviction;
 pub mod fieldvalidation;
+pub mod health;
 pub mod managedfields;
 pub mod openapi;
 pub mod patch;
@@ -117,6 +118,7 @@ pub fn router(state: AppState) -> Router {
         .merge(discovery::routes())
         .merge(openapi::routes())
         .merge(checkpoint::routes())
+        .merge(health::routes())
         .route("/api/v1/namespaces/{namespace}/pods/{name}/log", axum::routing::get(podlog::logs))
         .route(
             "/api/v1/namespaces/{namespace}/pods/{name}/exec",
