@@ -14,25 +14,7 @@ use lab_runner::sim::{
 };
 use serde_json::{Value, json};
 
-/// One raw request; returns the status code and the JSON body.
-async fn call(
-    sim: &Harness,
-    method: &str,
-    uri: &str,
-    content_type: &str,
-    body: impl Into<Body>,
-) -> (u16, Value) {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", content_type)
-        .body(body.into())
-        .unwrap();
-    let response = sim.request(request).await;
-    let code = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes))))
-}
+use crate::support::http::call;
 
 /// The patch of the issue: a 1 KB annotation map, then `copies` copies of the map into itself,
 /// each doubling the object.

@@ -32,4 +32,5 @@ mod sim_quota;
 mod sim_rbac;
 mod sim_scale;
 mod sim_serve;
+mod sim_validation;
 mod support;

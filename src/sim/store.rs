@@ -139,24 +139,22 @@ pub enum Error {
     /// A stored object is not valid JSON (500; only a damaged database causes it).
     #[error("stored object is not valid JSON: {0}")]
     Corrupt(#[from] serde_json::Error),
+    /// An object over etcd's request limit ([`MAX_OBJECT_BYTES`]): etcd's own error, which
+    /// kube-apiserver passes on as a 500 with no reason (kubernetes/kubernetes#74600, #112152).
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
 }
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// etcd's `--max-request-bytes` default (1.5 MiB, `embed.DefaultMaxRequestBytes`), which
+/// kube-apiserver's etcd keeps. etcd measures the whole protobuf request; the simulator
+/// measures the object's stored JSON, a little larger than its protobuf for the same object.
+pub const MAX_OBJECT_BYTES: usize = 1024 * 1024 + 512 * 1024;
+
 fn summarize(causes: &[Cause]) -> String {
-    let parts: Vec<String> = causes
-        .iter()
-        .map(|cause| {
-            if cause.field.is_empty() {
-                cause.message.clone()
-            } else {
-                format!("{}: {}", cause.field, cause.message)
-            }
-        })
-        .collect();
-    // Upstream `field.ErrorList.ToAggregate()`: one error bare, several in brackets.
-    if parts.len() == 1 { parts[0].clone() } else { format!("[{}]", parts.join(", ")) }
+    kinds::field::aggregate(causes)
 }
 
 /// One stored object: its JSON (with `metadata.resourceVersion` set) and what selectors read.
@@ -800,11 +798,15 @@ impl Txn<'_> {
         self.inner.objects.get(group_resource)?.get(&(key.1, key.2)).cloned()
     }
 
-    /// Writes `object` at the next revision (its `metadata.resourceVersion` is set).
+    /// Writes `object` at the next revision (its `metadata.resourceVersion` is set); an object
+    /// over [`MAX_OBJECT_BYTES`] is refused as etcd refuses it, and nothing is written.
     pub(crate) fn put(&mut self, group_resource: &str, mut object: Value) -> Result<Arc<Stored>> {
+        object["metadata"]["resourceVersion"] = Value::String((self.next + 1).to_string());
+        let stored = Arc::new(Stored::new(self.next + 1, group_resource, &object)?);
+        if stored.json.len() > MAX_OBJECT_BYTES {
+            return Err(Error::RequestTooLarge);
+        }
         self.next += 1;
-        object["metadata"]["resourceVersion"] = Value::String(self.next.to_string());
-        let stored = Arc::new(Stored::new(self.next, group_resource, &object)?);
         let key = (group_resource.to_string(), stored.namespace.clone(), stored.name.clone());
         let previous = self.get(&key.0, &key.1, &key.2);
         let event_type = if previous.is_some() { EventType::Modified } else { EventType::Added };

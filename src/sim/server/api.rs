@@ -402,10 +402,11 @@ impl WriteParams {
     }
 }
 
-/// The response with one `Warning` header per field-validation warning (`fieldValidation=Warn`).
+/// The response with the `Warning` headers of the field-validation warnings
+/// (`fieldValidation=Warn`), de-duplicated and capped as upstream's recorder does.
 fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
-    for warning in warnings {
-        if let Ok(value) = fieldvalidation::warning_header(warning).parse() {
+    for warning in fieldvalidation::warning_headers(warnings) {
+        if let Ok(value) = warning.parse() {
             response.headers_mut().append(header::WARNING, value);
         }
     }
@@ -576,6 +577,10 @@ async fn patch(
         // the type converter lets through, such as an int32 out of range).
         fieldvalidation::check_apply(rt, &applied)?;
         typecheck::check_body(rt, &applied)?;
+        // A configuration without a name takes the live object's (or the URL's).
+        if applied["metadata"]["name"].as_str().is_some_and(|name| !name.is_empty()) {
+            check_name(target, &applied)?;
+        }
         if let Some(namespace) = &target.namespace {
             applied["metadata"]["namespace"] = json!(namespace);
         }
@@ -597,6 +602,7 @@ async fn patch(
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
             typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
+            check_name(target, &patched)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
             admit_next(state, rt, custom.as_ref(), &mut patched, Some(&current), query)?;
             let sub = subresource_name(target.subresource);
@@ -606,6 +612,29 @@ async fn patch(
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(with_warnings(object_response(state, rt, headers, code, &object), &warnings))
+}
+
+/// `checkName` (apiserver `endpoints/handlers/rest.go`), run on every patched object: a patch
+/// may not rename the object or move it to another namespace (a namespace left empty is the
+/// URL's).
+fn check_name(target: &Target, patched: &Value) -> Result<()> {
+    let name = patched["metadata"]["name"].as_str().unwrap_or_default();
+    if name != target.name() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            target.name()
+        )));
+    }
+    let namespace = patched["metadata"]["namespace"].as_str().unwrap_or_default();
+    if let Some(expected) = target.namespace.as_deref().filter(|ns| !ns.is_empty())
+        && !namespace.is_empty()
+        && namespace != expected
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({namespace}) does not match the namespace on the request ({expected})"
+        )));
+    }
+    Ok(())
 }
 
 async fn delete(

@@ -318,6 +318,52 @@ pub fn warning_header(text: &str) -> String {
     format!("299 - {}", serde_json::to_string(text).unwrap_or_default())
 }
 
+/// The recorder's total: past this many characters of warning text, warnings are truncated.
+const WARNING_TOTAL_RUNES: usize = 4 * 1024;
+/// Each warning's length once the recorder truncates.
+const WARNING_ITEM_RUNES: usize = 256;
+
+/// The `Warning` header values a response carries for `warnings`, as apiserver's warning
+/// recorder writes them (`endpoints/filters/warning.go` `recorder.AddWarning`): each text once;
+/// while the texts stay within [`WARNING_TOTAL_RUNES`] characters they go out whole; the first
+/// one past it switches to truncation, which rewrites the ones already sent cut to
+/// [`WARNING_ITEM_RUNES`] and keeps adding cut ones until the total is reached again.
+pub fn warning_headers(warnings: &[String]) -> Vec<String> {
+    let cut = |text: &str| -> (String, usize) {
+        let runes = text.chars().count();
+        if runes > WARNING_ITEM_RUNES {
+            (text.chars().take(WARNING_ITEM_RUNES).collect(), WARNING_ITEM_RUNES)
+        } else {
+            (text.to_string(), runes)
+        }
+    };
+    let mut recorded: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut ordered: Vec<&str> = Vec::new();
+    let mut headers = Vec::new();
+    let (mut written, mut truncating) = (0usize, false);
+    for text in warnings.iter().map(String::as_str) {
+        if text.is_empty() || (truncating && written >= WARNING_TOTAL_RUNES) || !recorded.insert(text) {
+            continue;
+        }
+        ordered.push(text);
+        let (shown, runes) = if truncating { cut(text) } else { (text.to_string(), text.chars().count()) };
+        if truncating || written + runes <= WARNING_TOTAL_RUNES {
+            written += runes;
+            headers.push(warning_header(&shown));
+            continue;
+        }
+        truncating = true;
+        headers.clear();
+        written = 0;
+        for earlier in &ordered {
+            let (shown, runes) = cut(earlier);
+            written += runes;
+            headers.push(warning_header(&shown));
+        }
+    }
+    headers
+}
+
 /// Parses JSON, reporting keys that occur twice in one object as `duplicate field "path"`
 /// (the last value wins, as in Go's decoder).
 pub fn decode_tracking_duplicates(body: &[u8]) -> Result<(Value, Vec<String>)> {

@@ -185,6 +185,7 @@ impl From<store::Error> for ApiError {
                 ..ApiError::new(504, "Timeout", message)
             },
             store::Error::Database(_) | store::Error::Corrupt(_) => ApiError::internal(message),
+            store::Error::RequestTooLarge => ApiError::unknown(message),
         }
     }
 }
