@@ -29,4 +29,5 @@ mod sim_quota;
 mod sim_rbac;
 mod sim_scale;
 mod sim_serve;
+mod sim_transport;
 mod support;

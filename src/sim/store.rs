@@ -209,9 +209,23 @@ impl Stored {
         Ok(self.table_row.get_or_init(|| row.into()))
     }
 
+    /// The object's JSON as bytes that share its text (no copy, however many responses and
+    /// watch streams send it at once).
+    pub fn json_bytes(&self) -> axum::body::Bytes {
+        /// The stored text as the owner of a `Bytes`.
+        struct SharedJson(Arc<str>);
+        impl AsRef<[u8]> for SharedJson {
+            fn as_ref(&self) -> &[u8] {
+                self.0.as_bytes()
+            }
+        }
+        axum::body::Bytes::from_owner(SharedJson(self.json.clone()))
+    }
+
     /// The object parsed.
     pub fn value(&self) -> Result<Value> {
-        Ok(serde_json::from_str(&self.json)?)
+        // Client input is read to Go's nesting limit, past serde_json's default of 128.
+        Ok(crate::sim::gojson::from_checked(self.json.as_bytes())?)
     }
 }
 
@@ -424,7 +438,7 @@ impl Store {
                 by_type.remove(&key);
                 return;
             }
-            match serde_json::from_str::<Value>(&row.value)
+            match crate::sim::gojson::from_checked::<Value>(row.value.as_bytes())
                 .map_err(Error::from)
                 .and_then(|value| Stored::new(row.revision, &row.group_resource, &value))
             {

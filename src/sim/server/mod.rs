@@ -26,6 +26,7 @@ pub mod scale;
 pub mod schema;
 pub mod status;
 pub mod table;
+pub mod transport;
 pub mod typecheck;
 pub mod watch;
 use std::{
@@ -58,6 +59,8 @@ pub struct SimState {
     pub container_logs: podlog::ContainerLogs,
     /// Saved states of the store by name ([`checkpoint`]).
     pub checkpoints: std::sync::Mutex<std::collections::HashMap<String, store::Checkpoint>>,
+    /// What one watcher may hold back before it is closed ([`watch`]).
+    pub watch_budget: watch::WatchBudget,
 }
 impl SimState {
     /// State serving the built-in types from `store`, stamped by `clock` (the store is given
@@ -70,6 +73,7 @@ impl SimState {
             bookmark_interval: Duration::from_secs(60),
             container_logs: podlog::ContainerLogs::default(),
             checkpoints: Default::default(),
+            watch_budget: watch::WatchBudget::default(),
         }
     }
 
@@ -115,8 +119,20 @@ pub fn ensure_system_priority_classes(state: &SimState) -> store::Result<()> {
     Ok(())
 }
 
-/// The whole API surface as one router.
+/// The whole API surface as one router, handled on the caller's runtime (in-process clients
+/// and tests).
 pub fn router(state: AppState) -> Router {
+    api_router(state)
+}
+
+/// The router `sim serve` serves: request handlers run on `handlers`
+/// ([`transport::handler_runtime`]), so that no request can keep the serving runtime from
+/// answering others.
+pub fn served_router(state: AppState, handlers: tokio::runtime::Handle) -> Router {
+    Router::new().fallback_service(transport::Offload::new(api_router(state), handlers))
+}
+
+fn api_router(state: AppState) -> Router {
     Router::new()
         .merge(discovery::routes())
         .merge(openapi::routes())

@@ -105,6 +105,19 @@ impl ApiError {
         ApiError { code: 500, reason: "", message: message.into(), details: None }
     }
 
+    /// 422 for a patched object that does not decode into its type: upstream decodes the
+    /// patched JSON into the typed object and answers `field.Invalid(field.NewPath("patch"),
+    /// <patched JSON>, err)` with an empty kind and name (`endpoints/handlers/patch.go`
+    /// `jsonPatcher.applyPatchToCurrentObject`, `applyPatchToObject` for strategic merge).
+    pub fn patch_undecodable(patched: &str, error: impl std::fmt::Display) -> ApiError {
+        let detail = format!("Invalid value: {patched:?}: {error}");
+        ApiError::invalid(
+            format!(" \"\" is invalid: patch: {detail}"),
+            json!({"name": "", "kind": "", "causes": [
+                {"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]}),
+        )
+    }
+
     /// The `Status` object.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -198,6 +211,7 @@ impl From<patch::Error> for ApiError {
             patch::Error::Invalid(_) => ApiError::new(422, "Invalid", message),
             patch::Error::TooManyOperations(_) => ApiError::entity_too_large(message),
             patch::Error::Conflict { .. } => ApiError::new(409, "Conflict", message),
+            patch::Error::TooDeep { patched, .. } => ApiError::patch_undecodable(&patched, message),
         }
     }
 }
