@@ -2,8 +2,18 @@
 //! level past it on every decode and patch path, client-given durations at their extremes,
 //! watches that read nothing, connection hygiene on a socket, health and metrics.
 
+use std::time::Duration;
+
 use axum::body::Body;
-use lab_runner::sim::{THREAD_STACK_BYTES, gojson::MAX_NESTING_DEPTH, harness::Harness};
+use futures::{FutureExt, StreamExt};
+use lab_runner::sim::{
+    THREAD_STACK_BYTES,
+    clock::Clock,
+    gojson::MAX_NESTING_DEPTH,
+    harness::Harness,
+    server::{SimState, watch::WatchBudget},
+    store::Store,
+};
 use serde_json::{Value, json};
 
 /// One raw request through the router; returns the status code and the body (JSON when it
@@ -244,4 +254,113 @@ fn one_level_past_the_limit_is_refused_in_upstreams_words_on_every_decode_path()
         let (_, target) = call(&sim, "GET", &format!("{CM}/target"), "", "").await;
         assert_eq!(target.get("data"), None);
     });
+}
+
+/// A simulator whose watchers may hold back `pending_bytes` and wait `unresponsive_after` for
+/// room, with `count` ConfigMaps of `size` bytes of data each.
+async fn with_budget(pending_bytes: usize, unresponsive_after: Duration, count: usize, size: usize) -> Harness {
+    let mut state = SimState::new(
+        Store::in_memory().unwrap(),
+        Clock::manual(lab_runner::sim::harness::START.parse().unwrap()),
+    );
+    state.watch_budget = WatchBudget { pending_bytes, unresponsive_after };
+    let sim = Harness::with_state(state);
+    for n in 0..count {
+        let body = json!({"metadata": {"name": format!("big-{n}")}, "data": {"k": "x".repeat(size)}});
+        let (code, body) = call(&sim, "POST", CM, "application/json", body.to_string()).await;
+        assert_eq!(code, 201, "{}", shown(&body));
+    }
+    sim
+}
+
+/// Opens a watch and returns its body's chunks.
+async fn open_watch(sim: &Harness, query: &str) -> axum::body::BodyDataStream {
+    let request = axum::http::Request::builder().uri(format!("{CM}?watch=true&{query}")).body(Body::empty()).unwrap();
+    let response = sim.request(request).await;
+    assert_eq!(response.status(), 200);
+    response.into_body().into_data_stream()
+}
+
+/// The bytes the server has already handed to the body (what it holds for this watcher).
+async fn queued_bytes(chunks: &mut axum::body::BodyDataStream) -> usize {
+    let mut queued = 0;
+    while let Some(Some(chunk)) = chunks.next().now_or_never() {
+        queued += chunk.unwrap().len();
+    }
+    queued
+}
+
+#[tokio::test]
+async fn a_watch_that_reads_nothing_holds_its_budget_and_no_more() {
+    // Ten objects of 40 KB against a 64 KiB budget: the stream stops after what fits.
+    let sim = with_budget(64 << 10, Duration::from_secs(10), 10, 40_000).await;
+    let mut chunks = open_watch(&sim, "").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let first = queued_bytes(&mut chunks).await;
+    assert!((40_000..=(64 << 10) + 41_000).contains(&first), "{first} bytes queued for a reader that read nothing");
+    // Reading on releases the rest, one budget at a time, and every object arrives.
+    let mut total = first;
+    while total < 10 * 40_000 {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), chunks.next()).await.unwrap().unwrap().unwrap();
+        total += chunk.len();
+    }
+    assert!(total < 10 * 41_000, "{total}");
+}
+
+#[tokio::test]
+async fn a_watcher_that_does_not_keep_up_is_closed_and_one_that_does_is_not() {
+    let sim = with_budget(4 << 10, Duration::from_millis(50), 1, 10).await;
+    let (_, list) = call(&sim, "GET", CM, "", "").await;
+    let revision = list["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let mut slow = open_watch(&sim, &format!("resourceVersion={revision}")).await;
+    let mut fast = open_watch(&sim, &format!("resourceVersion={revision}")).await;
+    let reader = tokio::spawn(async move {
+        let mut events = 0;
+        let mut pending = Vec::new();
+        while let Some(Ok(chunk)) = fast.next().await {
+            pending.extend_from_slice(&chunk);
+            events = pending.iter().filter(|b| **b == b'\n').count();
+            if events == 8 {
+                break;
+            }
+        }
+        events
+    });
+    for n in 0..8 {
+        let body = json!({"metadata": {"name": format!("live-{n}")}, "data": {"k": "y".repeat(3000)}});
+        let (code, _) = call(&sim, "POST", CM, "application/json", body.to_string()).await;
+        assert_eq!(code, 201);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(tokio::time::timeout(Duration::from_secs(10), reader).await.unwrap().unwrap(), 8);
+    // The slow one got what fit, then its stream ended: no error event, just the end.
+    let mut received = Vec::new();
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = slow.next().await {
+            received.extend_from_slice(&chunk.unwrap());
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the unresponsive watcher's stream was not closed");
+    let text = String::from_utf8(received).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines.is_empty() && lines.len() < 8, "{} events reached the slow watcher", lines.len());
+    assert!(lines.iter().all(|line| line.starts_with(r#"{"type":"ADDED""#)), "{text:.200}");
+}
+
+#[tokio::test]
+async fn a_timeout_no_clock_can_add_saturates() {
+    let sim = with_budget(1 << 20, Duration::from_millis(100), 1, 10).await;
+    // The issue's panic: i64::MAX seconds opens a stream that sends the current state and stays.
+    let mut chunks = open_watch(&sim, "timeoutSeconds=9223372036854775807").await;
+    let mut received = Vec::new();
+    while !received.ends_with(b"\n") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), chunks.next()).await.unwrap().unwrap();
+        received.extend_from_slice(&chunk.unwrap());
+    }
+    assert!(received.starts_with(br#"{"type":"ADDED""#));
+    assert!(tokio::time::timeout(Duration::from_millis(200), chunks.next()).await.is_err(), "the stream stays open");
+    // Past i64 it is not an integer parameter at all: 400, as upstream's parameter decoding.
+    let (code, body) = call(&sim, "GET", &format!("{CM}?watch=true&timeoutSeconds=18446744073709551616"), "", "").await;
+    assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")), "{body}");
 }
