@@ -11,7 +11,11 @@ use lab_runner::sim::{
     clock::Clock,
     gojson::MAX_NESTING_DEPTH,
     harness::Harness,
-    server::{SimState, watch::WatchBudget},
+    server::{
+        SimState,
+        filters::{InFlight, InFlightLimits},
+        watch::WatchBudget,
+    },
     store::Store,
 };
 use serde_json::{Value, json};
@@ -258,7 +262,12 @@ fn one_level_past_the_limit_is_refused_in_upstreams_words_on_every_decode_path()
 
 /// A simulator whose watchers may hold back `pending_bytes` and wait `unresponsive_after` for
 /// room, with `count` ConfigMaps of `size` bytes of data each.
-async fn with_budget(pending_bytes: usize, unresponsive_after: Duration, count: usize, size: usize) -> Harness {
+async fn with_budget(
+    pending_bytes: usize,
+    unresponsive_after: Duration,
+    count: usize,
+    size: usize,
+) -> Harness {
     let mut state = SimState::new(
         Store::in_memory().unwrap(),
         Clock::manual(lab_runner::sim::harness::START.parse().unwrap()),
@@ -275,7 +284,8 @@ async fn with_budget(pending_bytes: usize, unresponsive_after: Duration, count: 
 
 /// Opens a watch and returns its body's chunks.
 async fn open_watch(sim: &Harness, query: &str) -> axum::body::BodyDataStream {
-    let request = axum::http::Request::builder().uri(format!("{CM}?watch=true&{query}")).body(Body::empty()).unwrap();
+    let request =
+        axum::http::Request::builder().uri(format!("{CM}?watch=true&{query}")).body(Body::empty()).unwrap();
     let response = sim.request(request).await;
     assert_eq!(response.status(), 200);
     response.into_body().into_data_stream()
@@ -297,11 +307,15 @@ async fn a_watch_that_reads_nothing_holds_its_budget_and_no_more() {
     let mut chunks = open_watch(&sim, "").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let first = queued_bytes(&mut chunks).await;
-    assert!((40_000..=(64 << 10) + 41_000).contains(&first), "{first} bytes queued for a reader that read nothing");
+    assert!(
+        (40_000..=(64 << 10) + 41_000).contains(&first),
+        "{first} bytes queued for a reader that read nothing"
+    );
     // Reading on releases the rest, one budget at a time, and every object arrives.
     let mut total = first;
     while total < 10 * 40_000 {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), chunks.next()).await.unwrap().unwrap().unwrap();
+        let chunk =
+            tokio::time::timeout(Duration::from_secs(10), chunks.next()).await.unwrap().unwrap().unwrap();
         total += chunk.len();
     }
     assert!(total < 10 * 41_000, "{total}");
@@ -359,8 +373,385 @@ async fn a_timeout_no_clock_can_add_saturates() {
         received.extend_from_slice(&chunk.unwrap());
     }
     assert!(received.starts_with(br#"{"type":"ADDED""#));
-    assert!(tokio::time::timeout(Duration::from_millis(200), chunks.next()).await.is_err(), "the stream stays open");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), chunks.next()).await.is_err(),
+        "the stream stays open"
+    );
     // Past i64 it is not an integer parameter at all: 400, as upstream's parameter decoding.
-    let (code, body) = call(&sim, "GET", &format!("{CM}?watch=true&timeoutSeconds=18446744073709551616"), "", "").await;
+    let (code, body) =
+        call(&sim, "GET", &format!("{CM}?watch=true&timeoutSeconds=18446744073709551616"), "", "").await;
     assert_eq!((code, body["reason"].as_str()), (400, Some("BadRequest")), "{body}");
+}
+
+/// A raw request through the token layer and router `sim serve` serves (`token`: the bearer
+/// token, if any); returns the status, the headers and the body text.
+async fn raw(
+    router: &axum::Router,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+) -> (u16, axum::http::HeaderMap, String) {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::builder().method(method).uri(uri);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let response = router.clone().oneshot(request.body(Body::empty()).unwrap()).await.unwrap();
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    (parts.status.as_u16(), parts.headers, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+const ADMIN: &str = "admin-token";
+const VIEWER: &str = "viewer-token";
+
+fn served(sim: &Harness) -> axum::Router {
+    let tokens = lab_runner::sim::auth::Tokens { admin: ADMIN.into(), viewer: VIEWER.into() };
+    lab_runner::sim::auth::layer(sim.router(), std::sync::Arc::new(tokens))
+}
+
+#[tokio::test]
+async fn health_endpoints_answer_as_upstreams_and_anyone_may_read_them() {
+    let sim = Harness::start();
+    let router = served(&sim);
+    let (code, headers, body) = raw(&router, "GET", "/readyz?verbose", None).await;
+    assert_eq!(code, 200);
+    assert_eq!(headers["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(
+        body,
+        "[+]ping ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n[+]shutdown ok\nreadyz check passed\n"
+    );
+    assert_eq!(raw(&router, "GET", "/livez", None).await.2, "ok");
+    assert_eq!(raw(&router, "GET", "/healthz", None).await.2, "ok");
+    let (_, _, body) =
+        raw(&router, "GET", "/livez?verbose=1&exclude=etcd&exclude=nope&exclude=other", None).await;
+    assert_eq!(
+        body,
+        "[+]ping ok\n[+]etcd excluded: ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\nwarn: some health checks cannot be excluded: no matches for \"nope\",\"other\"\nlivez check passed\n"
+    );
+    // One check at its own path; those need a token (the public paths are the three roots).
+    assert_eq!(raw(&router, "GET", "/readyz/etcd", Some(VIEWER)).await.2, "ok");
+    assert_eq!(
+        raw(
+            &router,
+            "GET",
+            "/healthz/poststarthook/scheduling/bootstrap-system-priority-classes",
+            Some(VIEWER)
+        )
+        .await
+        .2,
+        "ok"
+    );
+    assert_eq!(raw(&router, "GET", "/readyz/nothing", Some(VIEWER)).await.0, 404);
+    assert_eq!(raw(&router, "GET", "/readyz/etcd", None).await.0, 401);
+    assert_eq!(raw(&router, "GET", "/version", None).await.0, 401);
+    assert_eq!(raw(&router, "POST", "/readyz", None).await.0, 401);
+    // Once the server begins to stop, readiness fails and liveness does not.
+    sim.state.health.shutting_down.store(true, std::sync::atomic::Ordering::Release);
+    let (code, _, body) = raw(&router, "GET", "/readyz", None).await;
+    assert_eq!(code, 500);
+    assert_eq!(
+        body,
+        "[+]ping ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\n[-]shutdown failed: reason withheld\nreadyz check failed\n"
+    );
+    let (code, _, body) = raw(&router, "GET", "/readyz/shutdown", Some(ADMIN)).await;
+    assert_eq!((code, body.as_str()), (500, "internal server error: process is shutting down\n"));
+    assert_eq!(raw(&router, "GET", "/livez", None).await.0, 200);
+}
+
+/// The value of the sample `name{labels}` in a metrics text (labels as printed, in order).
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines().filter(|line| !line.starts_with('#')).find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (metric, rest) = series.split_once('{').unwrap_or((series, "}"));
+        if metric != name {
+            return None;
+        }
+        let all = labels.iter().all(|(key, want)| rest.contains(&format!("{key}=\"{want}\"")));
+        all.then(|| value.parse().ok()).flatten()
+    })
+}
+
+#[tokio::test]
+async fn metrics_carry_upstreams_names_and_only_the_admin_reads_them() {
+    let sim = Harness::start();
+    let router = served(&sim);
+    let created = json!({"metadata": {"name": "a"}, "data": {"k": "v"}}).to_string();
+    let (code, _) = call(&sim, "POST", CM, "application/json", created).await;
+    assert_eq!(code, 201);
+    assert_eq!(call(&sim, "GET", CM, "", "").await.0, 200);
+    assert_eq!(call(&sim, "GET", &format!("{CM}/missing"), "", "").await.0, 404);
+    assert_eq!(raw(&router, "GET", "/readyz", None).await.0, 200);
+    let mut watch = open_watch(&sim, "").await;
+    assert!(watch.next().await.is_some());
+
+    let (code, headers, text) = raw(&router, "GET", "/metrics", Some(ADMIN)).await;
+    assert_eq!(code, 200);
+    assert_eq!(headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+    let list = [
+        ("verb", "LIST"),
+        ("resource", "configmaps"),
+        ("scope", "namespace"),
+        ("code", "200"),
+        ("component", "apiserver"),
+    ];
+    assert_eq!(sample(&text, "apiserver_request_total", &list), Some(1.0), "{text}");
+    let post = [
+        ("verb", "POST"),
+        ("resource", "configmaps"),
+        ("scope", "resource"),
+        ("code", "201"),
+        ("version", "v1"),
+    ];
+    assert_eq!(sample(&text, "apiserver_request_total", &post), Some(1.0));
+    let missing = [("verb", "GET"), ("resource", "configmaps"), ("code", "404")];
+    assert_eq!(sample(&text, "apiserver_request_total", &missing), Some(1.0));
+    let probe = [("verb", "GET"), ("subresource", "/readyz"), ("code", "200")];
+    assert_eq!(sample(&text, "apiserver_request_total", &probe), Some(1.0));
+    let histogram = [("verb", "POST"), ("resource", "configmaps"), ("le", "+Inf")];
+    assert_eq!(sample(&text, "apiserver_request_duration_seconds_bucket", &histogram), Some(1.0));
+    let watching = [("verb", "WATCH"), ("resource", "configmaps"), ("scope", "namespace")];
+    assert_eq!(sample(&text, "apiserver_longrunning_requests", &watching), Some(1.0));
+    assert!(sample(&text, "apiserver_current_inflight_requests", &[("request_kind", "readOnly")]).is_some());
+    let stored = [("operation", "create"), ("type", "configmaps"), ("le", "+Inf")];
+    assert_eq!(sample(&text, "etcd_request_duration_seconds_bucket", &stored), Some(1.0));
+    assert_eq!(sample(&text, "apiserver_storage_objects", &[("resource", "configmaps")]), Some(1.0));
+    assert!(sample(&text, "process_resident_memory_bytes", &[]).is_some_and(|bytes| bytes > 0.0));
+    assert!(text.contains("# HELP apiserver_request_total [STABLE] Counter of apiserver requests"));
+    // The watch ends: it is no longer running, and its request is counted.
+    drop(watch);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (_, _, text) = raw(&router, "GET", "/metrics", Some(ADMIN)).await;
+    assert_eq!(sample(&text, "apiserver_longrunning_requests", &watching), Some(0.0));
+    assert_eq!(sample(&text, "apiserver_request_total", &[("verb", "WATCH"), ("code", "200")]), Some(1.0));
+
+    let (code, _, body) = raw(&router, "GET", "/metrics", Some(VIEWER)).await;
+    assert_eq!(code, 403);
+    let status: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status["message"], "forbidden: User \"lab-runner-viewer\" cannot get path \"/metrics\"");
+    assert_eq!(raw(&router, "GET", "/metrics", None).await.0, 401);
+}
+
+/// A simulator that lets one read and one mutation be in flight, and requests take 300 ms.
+fn with_small_limits() -> Harness {
+    let mut state = SimState::new(
+        Store::in_memory().unwrap(),
+        Clock::manual(lab_runner::sim::harness::START.parse().unwrap()),
+    );
+    let limits = InFlightLimits { read_only: 1, mutating: 1, request_timeout: Duration::from_millis(300) };
+    state.in_flight = std::sync::Arc::new(InFlight::new(limits));
+    Harness::with_state(state)
+}
+
+/// Starts a request whose body never ends: it holds its place in flight until timed out.
+fn stalled(sim: &Harness, method: &str, uri: &str) -> tokio::task::JoinHandle<(u16, Value)> {
+    let (_keep, receiver) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(1);
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/merge-patch+json")
+        .body(body)
+        .unwrap();
+    let sim = sim.clone();
+    tokio::spawn(async move {
+        let _keep = _keep;
+        let response = sim.request(request).await;
+        let code = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    })
+}
+
+#[tokio::test]
+async fn requests_past_the_in_flight_limits_get_429_and_slow_ones_504() {
+    let sim = with_small_limits();
+    let router = served(&sim);
+    let (code, _) = call(&sim, "POST", CM, "application/json", r#"{"metadata":{"name":"a"}}"#).await;
+    assert_eq!(code, 201);
+    let held = stalled(&sim, "PATCH", &format!("{CM}/a"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The one mutation allowed is in flight: another is refused as maxinflight.go refuses it.
+    let (code, headers, body) = raw(&router, "DELETE", &format!("{CM}/a"), Some(ADMIN)).await;
+    assert_eq!(code, 429);
+    assert_eq!(headers["retry-after"], "1");
+    assert_eq!(headers["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(body, "Too many requests, please try again later.\n");
+    // Reads have their own budget, probes and watches none.
+    assert_eq!(raw(&router, "GET", &format!("{CM}/a"), Some(ADMIN)).await.0, 200);
+    assert_eq!(raw(&router, "GET", "/readyz", None).await.0, 200);
+    let mut watch = open_watch(&sim, "").await;
+    assert!(watch.next().await.is_some());
+    // The stalled one times out as upstream's request timeout answers.
+    let (code, status) = held.await.unwrap();
+    assert_eq!(code, 504, "{status}");
+    assert_eq!(status["reason"], "Timeout");
+    assert_eq!(status["message"], "Timeout: request did not complete within the allotted timeout");
+    assert_eq!(status["details"], json!({}));
+    // Its place is free again.
+    assert_eq!(raw(&router, "DELETE", &format!("{CM}/a"), Some(ADMIN)).await.0, 200);
+    let (_, _, text) = raw(&router, "GET", "/metrics", Some(ADMIN)).await;
+    let refused = [("verb", "DELETE"), ("resource", "configmaps"), ("code", "429")];
+    assert_eq!(sample(&text, "apiserver_request_total", &refused), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, "apiserver_current_inflight_requests", &[("request_kind", "mutating")]),
+        Some(1.0)
+    );
+}
+
+mod socket {
+    //! Connection hygiene on a real TLS socket, with small limits.
+
+    use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+    use lab_runner::sim::{harness::Harness, server::transport, tls::TlsMaterial};
+    use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+    use tokio::{
+        io::{AsyncReadExt, AsyncWriteExt},
+        net::TcpStream,
+    };
+
+    use super::{ADMIN, served};
+
+    const LIMITS: transport::Limits = transport::Limits {
+        read_header: Duration::from_millis(300),
+        idle: Duration::from_millis(500),
+        max_connections: 3,
+    };
+
+    struct Server {
+        addr: SocketAddr,
+        client: tokio_rustls::TlsConnector,
+        _stop: tokio::sync::oneshot::Sender<()>,
+        _dir: tempfile::TempDir,
+    }
+
+    async fn start() -> Server {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let dir = tempfile::tempdir().unwrap();
+        let tls = TlsMaterial::load_or_create(dir.path(), &["127.0.0.1".to_string()]).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let app = served(&Harness::start());
+        let config = tls.server_config().unwrap();
+        tokio::spawn(transport::serve_tls(listener, config, app, LIMITS, async move {
+            let _ = stopped.await;
+        }));
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from_pem_slice(tls.ca_pem.as_bytes()).unwrap()).unwrap();
+        let config = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+        Server { addr, client: tokio_rustls::TlsConnector::from(Arc::new(config)), _stop: stop, _dir: dir }
+    }
+
+    type Tls = tokio_rustls::client::TlsStream<TcpStream>;
+
+    impl Server {
+        async fn connect(&self) -> Tls {
+            let tcp = TcpStream::connect(self.addr).await.unwrap();
+            let name = ServerName::try_from("127.0.0.1").unwrap();
+            self.client.connect(name, tcp).await.unwrap()
+        }
+    }
+
+    /// Sends `GET path` on `stream` and reads the answer's status line and body (by length).
+    async fn get(stream: &mut Tls, path: &str, token: Option<&str>) -> (u16, String) {
+        let authorization =
+            token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: sim\r\n{authorization}\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0u8; 1];
+            stream.read_exact(&mut byte).await.unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let code = head[9..12].parse().unwrap();
+        let length = head
+            .lines()
+            .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length: ").map(str::to_string))
+            .map_or(0, |n| n.trim().parse().unwrap());
+        let mut body = vec![0u8; length];
+        stream.read_exact(&mut body).await.unwrap();
+        (code, String::from_utf8(body).unwrap())
+    }
+
+    /// True when the server closes `stream` within `within` (end of stream or a reset).
+    async fn closed_within(stream: &mut (impl AsyncReadExt + Unpin), within: Duration) -> bool {
+        let mut buffer = [0u8; 64];
+        matches!(tokio::time::timeout(within, stream.read(&mut buffer)).await, Ok(Ok(0) | Err(_)))
+    }
+
+    #[tokio::test]
+    async fn silent_and_idle_connections_are_closed_in_time() {
+        let server = start().await;
+        // A TCP connection that never starts TLS, and a TLS one that never sends a request.
+        let mut raw = TcpStream::connect(server.addr).await.unwrap();
+        let mut silent = server.connect().await;
+        assert!(closed_within(&mut raw, Duration::from_secs(3)).await, "the handshake did not time out");
+        assert!(
+            closed_within(&mut silent, Duration::from_secs(3)).await,
+            "the request header did not time out"
+        );
+        // A keep-alive connection serves a second request, then is closed once idle too long.
+        let mut kept = server.connect().await;
+        assert_eq!(get(&mut kept, "/readyz", None).await, (200, "ok".to_string()));
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert_eq!(get(&mut kept, "/livez", None).await, (200, "ok".to_string()));
+        assert!(closed_within(&mut kept, Duration::from_secs(3)).await, "the idle connection stayed open");
+    }
+
+    #[tokio::test]
+    async fn at_the_bound_the_longest_waiting_idle_connection_makes_room() {
+        let server = start().await;
+        let mut oldest = server.connect().await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _second = server.connect().await;
+        let _third = server.connect().await;
+        let mut fourth = server.connect().await;
+        assert_eq!(get(&mut fourth, "/readyz", None).await.0, 200);
+        assert!(
+            closed_within(&mut oldest, Duration::from_millis(200)).await,
+            "the oldest idle connection stayed"
+        );
+    }
+
+    #[tokio::test]
+    async fn when_every_connection_has_a_request_in_flight_a_new_one_is_refused() {
+        let server = start().await;
+        let mut watches = Vec::new();
+        for _ in 0..3 {
+            let mut stream = server.connect().await;
+            let request = format!(
+                "GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: sim\r\nAuthorization: Bearer {ADMIN}\r\n\r\n"
+            );
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let mut head = [0u8; 12];
+            stream.read_exact(&mut head).await.unwrap();
+            assert_eq!(&head, b"HTTP/1.1 200");
+            watches.push(stream);
+        }
+        let tcp = TcpStream::connect(server.addr).await.unwrap();
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let refused =
+            tokio::time::timeout(Duration::from_secs(3), server.client.connect(name, tcp)).await.unwrap();
+        assert!(refused.is_err(), "a fourth connection was served while three watches ran");
+        // A watch ends: there is room again.
+        drop(watches.pop());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut next = server.connect().await;
+        assert_eq!(get(&mut next, "/readyz", None).await.0, 200);
+    }
+
+    #[test]
+    fn the_soft_file_limit_is_raised_to_the_hard_one() {
+        let raised = transport::raise_file_limit();
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        assert_eq!(raised, limit.current);
+        assert_eq!(limit.current, limit.maximum);
+        assert_eq!(transport::connection_bound(&LIMITS, Some(100)), 3);
+        assert_eq!(transport::connection_bound(&transport::Limits::default(), Some(1024)), 960);
+    }
 }

@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod harness;
 pub mod kubeconfig;
 pub mod lifecycle;
+pub mod metrics;
 pub mod private;
 pub mod resources;
 pub mod server;

@@ -413,6 +413,8 @@ const COMPACT_EVERY: usize = 10_000;
 pub struct Store {
     inner: Mutex<Inner>,
     clock: Clock,
+    /// Where the latency of each database write is recorded, if anywhere.
+    metrics: Option<Arc<crate::sim::metrics::Metrics>>,
 }
 
 impl Store {
@@ -466,7 +468,15 @@ impl Store {
                 writes_since_compaction: 0,
             }),
             clock: Clock::real(),
+            metrics: None,
         })
+    }
+
+    /// Records the latency of every database write in `metrics` (`etcd_request_duration_seconds`
+    /// by operation and type, as upstream's storage layer records its etcd requests).
+    pub fn with_metrics(mut self, metrics: Arc<crate::sim::metrics::Metrics>) -> Store {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Uses `clock` for creation and deletion timestamps.
@@ -745,6 +755,12 @@ impl Store {
         }
     }
 
+    /// Asks the database for its newest revision: what the `etcd` health checks ask of the
+    /// store (upstream's check reads from etcd).
+    pub fn ping(&self) -> Result<()> {
+        self.lock().db.max_revision().map(|_| ()).map_err(Error::from)
+    }
+
     /// The oldest resourceVersion a watch can start from without 410.
     pub fn oldest_watchable_revision(&self) -> u64 {
         let inner = self.lock();
@@ -834,7 +850,23 @@ impl Store {
                 value: event.object.json.to_string(),
             })
             .collect();
+        let started = std::time::Instant::now();
         inner.db.append(&rows).map_err(Error::from)?;
+        if let Some(metrics) = &self.metrics {
+            let elapsed = started.elapsed();
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            for row in &rows {
+                let operation = match row.change {
+                    db::RowChange::Created => "create",
+                    db::RowChange::Updated => "update",
+                    db::RowChange::Deleted => "delete",
+                };
+                if !seen.contains(&(operation, row.group_resource.as_str())) {
+                    seen.push((operation, &row.group_resource));
+                    metrics.storage(operation, &row.group_resource, elapsed);
+                }
+            }
+        }
         let inner = &mut *inner;
         for event in changes {
             let object = &event.object;

@@ -118,7 +118,7 @@ pub async fn serve(
         ControlPlane::ApiOnly => None,
     };
     let handlers = server::transport::handler_runtime().map_err(Error::Serve)?;
-    let app = auth::layer(server::served_router(state, handlers), Arc::new(tokens.clone()));
+    let app = auth::layer(server::served_router(state.clone(), handlers), Arc::new(tokens.clone()));
     let app = match std::env::var(REQUEST_LOG_ENV) {
         Ok(value) if value == "1" => {
             app.layer(axum::middleware::from_fn_with_state(Arc::new(tokens.clone()), log_request))
@@ -160,6 +160,11 @@ pub async fn serve(
         },
     };
     on_ready(&Prepared { record, seeded, removed_stale_pid });
+    // `/readyz` fails its `shutdown` check from the moment the server begins to stop.
+    let shutdown = async move {
+        shutdown.await;
+        state.health.shutting_down.store(true, std::sync::atomic::Ordering::Release);
+    };
 
     let limits = server::transport::Limits::default();
     let served = server::transport::serve_tls(listener, server_config, app, limits, shutdown).await;

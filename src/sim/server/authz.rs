@@ -129,6 +129,7 @@ fn allow_reason(identity: &Identity) -> String {
     let (binding, role) = match identity.role {
         Role::Admin => ("lab-runner-admin", "cluster-admin"),
         Role::Viewer => ("lab-runner-viewer", "view"),
+        Role::Anonymous => ("system:public-info-viewer", "system:public-info-viewer"),
     };
     format!(
         "RBAC: allowed by ClusterRoleBinding \"{binding}\" of ClusterRole \"{role}\" to User \"{}\"",
@@ -150,6 +151,11 @@ fn rules_status(identity: &Identity) -> Value {
         Role::Viewer => json!({
             "resourceRules": [reviews, {"verbs": ["get", "list", "watch"], "apiGroups": ["*"], "resources": ["*"]}],
             "nonResourceRules": [{"verbs": ["get", "head"], "nonResourceURLs": ["*"]}],
+            "incomplete": false,
+        }),
+        Role::Anonymous => json!({
+            "resourceRules": [],
+            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": crate::sim::auth::PUBLIC_PATHS}],
             "incomplete": false,
         }),
     }

@@ -94,6 +94,11 @@ impl ApiError {
         ApiError::new(415, "UnsupportedMediaType", message)
     }
 
+    /// 504 Timeout as apimachinery's `NewTimeoutError` words it (no retry-after: empty details).
+    pub fn timeout(message: impl std::fmt::Display) -> ApiError {
+        ApiError { details: Some(json!({})), ..ApiError::new(504, "Timeout", format!("Timeout: {message}")) }
+    }
+
     /// 500 for the server's own failures (never a client's mistake).
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))

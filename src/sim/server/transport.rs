@@ -131,7 +131,8 @@ const RESERVED_FILES: u64 = 64;
 pub fn raise_file_limit() -> Option<u64> {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let mut limit = getrlimit(Resource::Nofile);
-    if limit.current < limit.maximum {
+    // `None` is unlimited; the soft limit is never above the hard one.
+    if limit.current != limit.maximum {
         limit.current = limit.maximum;
         // Refused (a sandbox, say): the old soft limit stays, and bounds connections below.
         let _ = setrlimit(Resource::Nofile, limit);
@@ -154,8 +155,9 @@ enum Phase {
     Handshake,
     /// Waiting for a request's header: the first request's, or one whose first byte came.
     Header,
-    /// Requests in flight (a response, or its streaming body, not finished).
-    Busy(usize),
+    /// Requests in flight (a response, or its streaming body, not finished), and when the
+    /// response must be written by (none for a long-running request).
+    Busy(usize, Option<tokio::time::Instant>),
     /// Keep-alive, waiting for the next request.
     Idle,
 }
@@ -193,12 +195,24 @@ impl Tracked {
     }
 
     fn request_started(&self) {
-        self.update(|phase| Some(Phase::Busy(if let Phase::Busy(n) = phase { n + 1 } else { 1 })));
+        self.update(|phase| {
+            Some(if let Phase::Busy(n, by) = phase { Phase::Busy(n + 1, by) } else { Phase::Busy(1, None) })
+        });
+    }
+
+    /// The response being written must be done by `by`.
+    fn respond_by(&self, by: tokio::time::Instant) {
+        self.update(|phase| match phase {
+            Phase::Busy(n, earlier) => {
+                Some(Phase::Busy(n, Some(earlier.map_or(by, |earlier| earlier.min(by)))))
+            }
+            _ => None,
+        });
     }
 
     fn request_finished(&self) {
         self.update(|phase| match phase {
-            Phase::Busy(n) if n > 1 => Some(Phase::Busy(n - 1)),
+            Phase::Busy(n, by) if n > 1 => Some(Phase::Busy(n - 1, by)),
             _ => Some(Phase::Idle),
         });
     }
@@ -212,7 +226,7 @@ impl Tracked {
         match self.phase() {
             (Phase::Handshake | Phase::Header, since) => Some(since + limits.read_header),
             (Phase::Idle, since) => Some(since + limits.idle),
-            (Phase::Busy(_), _) => None,
+            (Phase::Busy(_, by), _) => by,
         }
     }
 }
@@ -243,7 +257,7 @@ impl Registry {
         let victim = open
             .values()
             .filter_map(|tracked| match tracked.phase() {
-                (Phase::Busy(_), _) => None,
+                (Phase::Busy(..), _) => None,
                 (_, since) => Some((since, tracked)),
             })
             .min_by_key(|(since, _)| *since);
@@ -417,6 +431,9 @@ impl Connection {
             let handled = app.clone().oneshot(request.map(axum::body::Body::new));
             async move {
                 let Ok(response) = handled.await;
+                if let Some(super::filters::RespondBy(by)) = response.extensions().get() {
+                    tracked.respond_by(*by);
+                }
                 Ok::<_, Infallible>(response.map(|body| Finishing { body, tracked }))
             }
         });
