@@ -1,39 +1,25 @@
-//! Command-line definitions (clap derive) and their resolution into a [`Session`] before any work.
+//! The command line: clap's definitions, and their resolution into a [`Session`] and each command's options before any work.
 //!
-//! As in ripgrep's low/high args: [`Cli`] is what the user typed; [`Session`] is the validated,
-//! resolved form (language, cluster target, lab source) every command runs with.
+//! As in ripgrep's low/high args: [`Cli`] is what the user typed; [`resolve`] validates it into
+//! an [`Invocation`]: the [`Session`] (language, cluster target, lab source) and the command's
+//! options from `commands/`. Nothing outside this module sees clap's types. The clap `Command`
+//! is built in one place, [`command`], so texts can be set on it after it is built (as
+//! `after_help` is) before parsing.
 
 use std::{path::PathBuf, time::Duration};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::session::{ClusterTarget, LabSource, Lang};
-
-/// Errors from resolving the command line.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// `--labs DIR` does not name a directory.
-    #[error("--labs {0}: not a directory")]
-    LabsDirMissing(PathBuf),
-    /// A duration flag could not be read.
-    #[error("invalid duration {value:?} for {flag}: use a number with s, m or h, like 30s or 2m")]
-    BadDuration {
-        /// The flag.
-        flag: &'static str,
-        /// What was given.
-        value: String,
-    },
-}
-
-/// `Result` with this module's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+use crate::{
+    commands::{self, Error, Invocation, Result},
+    session::{ClusterTarget, LabSource, Lang, Session},
+};
 
 /// Runs and grades the hands-on labs of a Kubernetes GPU-sharing course.
 ///
-/// Exit codes: 0 all passed / done, 1 checks failed, 2 bad input, 3 cluster unreachable or API
-/// error, 4 timed out waiting.
+/// The exit codes follow the help ([`command`] sets them from `exit::HELP`).
 #[derive(Debug, Parser)]
-#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100, after_help = crate::exit::HELP)]
+#[command(name = "lab-runner", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
     /// Global options shared by every command.
     #[command(flatten)]
@@ -83,9 +69,9 @@ impl From<LangArg> for Lang {
     }
 }
 
-/// Output format of a report.
+/// Output format of a report, as `--format` spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Format {
+pub enum FormatArg {
     /// Coloured text for a terminal.
     #[default]
     Human,
@@ -154,7 +140,7 @@ pub struct CheckArgs {
     pub lab: String,
     /// Report format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub format: FormatArg,
     /// Show hints up to this tier (1 = nudge, 2 = pointer, 3 = command).
     #[arg(long, value_name = "N")]
     pub hint: Option<u8>,
@@ -478,7 +464,7 @@ pub struct ClassReportArgs {
     pub lab: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    pub format: FormatArg,
 }
 
 /// `class board`.
@@ -538,64 +524,259 @@ pub fn lang_of(cli: &Cli, locale: Option<&str>) -> Lang {
     cli.global.lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale))
 }
 
-/// The resolved command line: everything a command needs, validated, before any work starts.
-#[derive(Debug)]
-pub struct Session {
-    /// Language for texts.
-    pub lang: Lang,
-    /// Verbosity (0 = normal).
-    pub verbosity: u8,
-    /// The cluster to talk to.
-    pub cluster: ClusterTarget,
-    /// Where labs come from.
-    pub labs: LabSource,
-    /// `check`'s durations, parsed once here.
-    pub check_durations: CheckDurations,
-    /// The command, as typed.
-    pub command: Command,
+/// The clap command `lab-runner` parses: the definitions above, built, then given the texts that
+/// are set on the built command (the exit codes after the help). Parsing and completions both
+/// start here.
+pub fn command() -> clap::Command {
+    Cli::command().after_help(crate::exit::HELP)
 }
 
-/// The durations `check` was given, parsed (none for other commands).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CheckDurations {
-    /// `--confirm`: observe twice, this far apart.
-    pub confirm: Option<Duration>,
-    /// `--timeout` of `--watch`.
-    pub timeout: Option<Duration>,
+/// Parses the process's arguments; help, version and usage errors are printed and exit as clap
+/// does (usage errors with 2, the documented code for bad input).
+pub fn parse() -> Cli {
+    Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|error| error.exit())
 }
 
-impl Session {
-    /// Resolves the parsed command line, reading `LANG`/`LC_ALL` for the default language.
-    pub fn resolve(cli: Cli) -> Result<Session> {
-        Self::resolve_with_locale(cli, locale().as_deref())
-    }
+/// Parses `args` (the first one is the program's name).
+pub fn try_parse_from<I, T>(args: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::from_arg_matches(&command().try_get_matches_from(args)?)
+}
 
-    /// As [`Session::resolve`], with the locale given (for tests).
-    pub fn resolve_with_locale(cli: Cli, locale: Option<&str>) -> Result<Session> {
-        let GlobalArgs { kubeconfig, context, verbose, lang, labs } = cli.global;
-        let labs = match labs {
-            Some(dir) if dir.is_dir() => LabSource::Dir(dir),
-            Some(dir) => return Err(Error::LabsDirMissing(dir)),
-            None => LabSource::BuiltIn,
-        };
-        let mut check_durations = CheckDurations::default();
-        if let Command::Check(CheckArgs { confirm, timeout, .. }) = &cli.command {
-            let parse =
-                |flag, value: &Option<String>| value.as_deref().map(|v| parse_duration(flag, v)).transpose();
-            check_durations = CheckDurations {
-                confirm: parse("--confirm", confirm)?,
-                timeout: parse("--timeout", timeout)?,
-            };
+/// Resolves the parsed command line, reading `LANG`/`LC_ALL` for the default language.
+pub fn resolve(cli: Cli) -> Result<Invocation> {
+    resolve_with_locale(cli, locale().as_deref())
+}
+
+/// As [`resolve`], with the locale given (for tests).
+pub fn resolve_with_locale(cli: Cli, locale: Option<&str>) -> Result<Invocation> {
+    let GlobalArgs { kubeconfig, context, verbose, lang, labs } = cli.global;
+    let labs = match labs {
+        Some(dir) if dir.is_dir() => LabSource::Dir(dir),
+        Some(dir) => return Err(Error::LabsDirMissing(dir)),
+        None => LabSource::BuiltIn,
+    };
+    let session = Session {
+        lang: lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale)),
+        verbosity: verbose,
+        cluster: ClusterTarget { kubeconfig, context },
+        labs,
+    };
+    let command = resolve_command(cli.command, &session)?;
+    Ok(Invocation { session, command })
+}
+
+/// One command's flags, validated into its options.
+fn resolve_command(command: Command, session: &Session) -> Result<commands::Command> {
+    use commands::{Command as Run, answer, demo, labs, lint, reset, start};
+    Ok(match command {
+        Command::Start(StartArgs { lab, variant, seed, reveal, yes }) => {
+            Run::Start(start::Options { lab, variant, seed, reveal, yes })
         }
-        Ok(Session {
-            lang: lang.map(Lang::from).unwrap_or_else(|| Lang::from_locale(locale)),
-            verbosity: verbose,
-            cluster: ClusterTarget { kubeconfig, context },
-            labs,
-            check_durations,
-            command: cli.command,
-        })
+        Command::Check(args) => Run::Check(check_options(args)?),
+        Command::Answer(AnswerArgs { lab, task, value }) => Run::Answer(answer::Options { lab, task, value }),
+        Command::Reset(ResetArgs { lab, to_stage, remove, dry_run, yes }) => {
+            let goal = if remove { reset::Goal::Remove } else { reset::Goal::Start { to_stage } };
+            Run::Reset(reset::Options { lab, goal, dry_run, yes })
+        }
+        Command::Status(args) => Run::Status(status_options(args)?),
+        Command::Selftest(args) => Run::Selftest(selftest_options(args, &session.cluster)?),
+        Command::Demo(DemoArgs { lab, variant }) => Run::Demo(demo::Options { lab, variant }),
+        Command::Lint(LintArgs { paths }) => Run::Lint(lint::Options { paths }),
+        Command::Labs(LabsCommand::List) => Run::Labs(labs::Options::List),
+        Command::Labs(LabsCommand::Show { lab, variant }) => Run::Labs(labs::Options::Show { lab, variant }),
+        Command::Sim(command) => Run::Sim(sim_options(command, session.verbosity)?),
+        Command::Class(command) => Run::Class(class_options(command, session)?),
+        Command::Completions(CompletionsArgs { shell }) => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut self::command(), "lab-runner", &mut script);
+            let script = String::from_utf8_lossy(&script).into_owned();
+            Run::Completions(commands::completions::Options { script })
+        }
+    })
+}
+
+impl From<FormatArg> for commands::Format {
+    fn from(format: FormatArg) -> commands::Format {
+        match format {
+            FormatArg::Human => commands::Format::Human,
+            FormatArg::Json => commands::Format::Json,
+            FormatArg::Junit => commands::Format::Junit,
+        }
     }
+}
+
+/// `check`'s flags: its durations parsed once, its mode chosen.
+fn check_options(args: CheckArgs) -> Result<commands::check::Options> {
+    use crate::engine::check::{Help, Observations};
+    use commands::check::{Contexts, Mode, Options, WatchTimeout};
+    let CheckArgs { lab, format, hint, reveal, details, confirm, watch, timeout, contexts } = args;
+    let observations = match confirm.as_deref().map(|v| parse_duration("--confirm", v)).transpose()? {
+        Some(apart) => Observations::Confirmed(apart),
+        None => Observations::Once,
+    };
+    let mode = if watch {
+        let timeout = match timeout {
+            Some(typed) => Some(WatchTimeout { after: parse_duration("--timeout", &typed)?, typed }),
+            None => None,
+        };
+        Mode::Watch { timeout }
+    } else if !contexts.is_empty() {
+        let contexts = if contexts == ["all"] { Contexts::All } else { Contexts::Named(contexts) };
+        Mode::Class { contexts, observations }
+    } else {
+        Mode::Report(observations)
+    };
+    Ok(Options { lab, format: format.into(), help: Help { hint, reveal, details }, mode })
+}
+
+/// `status`'s flags: a DaemonSet (`NAMESPACE/NAME`) or a lab, one of which is needed.
+fn status_options(args: StatusArgs) -> Result<commands::status::Options> {
+    use crate::engine;
+    use commands::status::Options;
+    let StatusArgs { lab, daemonset, instructor } = args;
+    match (daemonset, lab) {
+        (Some(text), lab) => {
+            Ok(Options::DaemonSet { daemon_set: engine::status::parse_daemonset(&text)?, lab })
+        }
+        (None, Some(lab)) => Ok(Options::Lab { lab, instructor }),
+        (None, None) => Err(Error::Engine(engine::Error::BadInput(crate::msg!("status-needs-target")))),
+    }
+}
+
+/// `selftest`'s flags: the speed checked, and whether the user named a cluster.
+fn selftest_options(args: SelftestArgs, cluster: &ClusterTarget) -> Result<commands::selftest::Options> {
+    use commands::selftest::{Options, Where};
+    let SelftestArgs { lab, variant, speed, fixture } = args;
+    if !(speed.is_finite() && speed > 0.0) {
+        let text = crate::msg!("selftest-bad-speed", speed = speed.to_string());
+        return Err(Error::Engine(crate::engine::Error::BadInput(text)));
+    }
+    let cluster = if names_a_cluster(cluster) { Where::Named } else { Where::FreshSimulator };
+    Ok(Options { lab, variant, cluster, speed, fixture })
+}
+
+/// Whether the user named a cluster for `selftest`: `--context`, or a `--kubeconfig` other than
+/// `$KUBECONFIG` (clap fills the flag from the variable, and a variable left set from daily work
+/// must not send a selftest, which resets the lab, to that cluster).
+fn names_a_cluster(cluster: &ClusterTarget) -> bool {
+    let from_env = std::env::var_os("KUBECONFIG");
+    cluster.context.is_some()
+        || cluster.kubeconfig.as_ref().is_some_and(|path| Some(path.as_os_str()) != from_env.as_deref())
+}
+
+/// `sim`'s flags: the state directory chosen, `up`/`serve`'s topology and address.
+fn sim_options(command: SimCommand, verbosity: u8) -> Result<commands::sim::Options> {
+    use crate::sim::lifecycle::state_dir;
+    use commands::sim::Options;
+    Ok(match command {
+        SimCommand::Up(args) => Options::Up(serve_options(args, verbosity)?),
+        SimCommand::Serve(args) => Options::Serve(serve_options(args, verbosity)?),
+        SimCommand::Down(args) => Options::Down { state_dir: state_dir(args.state_dir)? },
+        SimCommand::Status(args) => Options::Status { state_dir: state_dir(args.state_dir)? },
+        SimCommand::Kubeconfig(args) => {
+            Options::Kubeconfig { state_dir: state_dir(args.state.state_dir)?, server: args.server }
+        }
+    })
+}
+
+/// Maps `sim up`/`sim serve`'s arguments onto the simulator's own options.
+fn serve_options(args: SimUpArgs, verbosity: u8) -> Result<crate::sim::lifecycle::ServeOptions> {
+    use crate::sim::lifecycle::{ControlPlane, DEFAULT_LISTEN, ServeOptions, TopologySource, state_dir};
+    let topology = match (args.topology, args.nodes) {
+        (Some(path), _) => TopologySource::File(path),
+        (None, Some(n)) => TopologySource::Generated(n),
+        (None, None) => TopologySource::BuiltIn,
+    };
+    Ok(ServeOptions {
+        state_dir: state_dir(args.state.state_dir)?,
+        topology,
+        listen: match (args.listen, args.port) {
+            (Some(listen), _) => listen,
+            (None, Some(port)) => std::net::SocketAddr::new(DEFAULT_LISTEN.ip(), port),
+            (None, None) => DEFAULT_LISTEN,
+        },
+        tls_sans: args.tls_sans,
+        speed: args.speed,
+        control_plane: if args.api_only { ControlPlane::ApiOnly } else { ControlPlane::Running },
+        verbosity,
+    })
+}
+
+/// The class directory: `--state-dir` (or `$LAB_RUNNER_CLASS_DIR`), else the default one.
+fn class_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
+    match explicit {
+        Some(dir) => Ok(dir),
+        None => Ok(commands::class::default_dir()?),
+    }
+}
+
+/// `class`'s flags: the class directory chosen, the report's source, the board's learners.
+fn class_options(command: ClassCommand, session: &Session) -> Result<commands::class::Options> {
+    use crate::class::{BoardSource, ProcessModel, UpOptions, board::BoardOptions};
+    use commands::class::{Options, ReportSource};
+    Ok(match command {
+        ClassCommand::Kubeconfig(ClassKubeconfigArgs { inputs, names, output }) => {
+            Options::Kubeconfig { inputs, names, output }
+        }
+        ClassCommand::Up(args) => Options::Up(UpOptions {
+            dir: class_dir(args.state.state_dir)?,
+            learners: args.learners,
+            lab: args.lab,
+            variant: args.variant,
+            seed: args.seed,
+            listen: args.listen.unwrap_or(crate::sim::lifecycle::DEFAULT_LISTEN),
+            tls_sans: args.tls_sans,
+            labs: session.labs.clone(),
+            lang: session.lang,
+            processes: match args.processes {
+                ProcessesArg::PerLearner => ProcessModel::PerLearner,
+                ProcessesArg::Shared => ProcessModel::Shared,
+            },
+        }),
+        ClassCommand::Status(args) => Options::Status { dir: class_dir(args.state_dir)? },
+        ClassCommand::Down(args) => {
+            Options::Down { dir: class_dir(args.state.state_dir)?, purge: args.purge }
+        }
+        ClassCommand::Report(args) => {
+            let source = if let Some(job) = &args.job {
+                let (namespace, name) =
+                    crate::class::report::parse_job(job).map_err(crate::class::Error::from)?;
+                ReportSource::Job { namespace, name }
+            } else if !args.files.is_empty() {
+                ReportSource::Files(args.files)
+            } else {
+                ReportSource::Class(class_dir(args.state.state_dir)?)
+            };
+            Options::Report { source, lab: args.lab, format: args.format.into() }
+        }
+        ClassCommand::ServeShared(ClassServeSharedArgs { state_dir, learners, listen, tls_sans }) => {
+            Options::ServeShared { dir: state_dir, learners, listen, tls_sans }
+        }
+        ClassCommand::Board(args) => {
+            let source = if args.contexts.is_empty() {
+                BoardSource::Class { dir: class_dir(args.state.state_dir)?, lab: args.lab }
+            } else {
+                BoardSource::Contexts {
+                    kubeconfig: session.cluster.kubeconfig.clone(),
+                    contexts: args.contexts,
+                    lab: args.lab.expect("clap requires --lab with --contexts"),
+                }
+            };
+            let options = BoardOptions {
+                kubeconfig: None,
+                contexts: Vec::new(),
+                listen: args.listen,
+                retry: args.retry,
+                stalled_after: args.stalled_after,
+                lang: session.lang,
+            };
+            Options::Board { source, options }
+        }
+    })
 }
 
 /// Parses `30s`, `2m`, `1h` or a bare number of seconds.
@@ -615,23 +796,31 @@ pub fn parse_duration(flag: &'static str, value: &str) -> Result<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use commands::{Command as Run, check};
 
-    fn session(args: &[&str], locale: Option<&str>) -> Session {
-        let cli = Cli::try_parse_from(std::iter::once("lab-runner").chain(args.iter().copied())).unwrap();
-        Session::resolve_with_locale(cli, locale).unwrap()
+    fn invocation(args: &[&str], locale: Option<&str>) -> Invocation {
+        let cli = try_parse_from(std::iter::once("lab-runner").chain(args.iter().copied())).unwrap();
+        resolve_with_locale(cli, locale).unwrap()
+    }
+
+    fn refused(args: &[&str]) -> Error {
+        let cli = try_parse_from(std::iter::once("lab-runner").chain(args.iter().copied())).unwrap();
+        resolve_with_locale(cli, None).expect_err("refused")
     }
 
     #[test]
     fn language_comes_from_flag_then_locale() {
-        assert_eq!(session(&["labs", "list"], Some("ja_JP.UTF-8")).lang, Lang::Ja);
-        assert_eq!(session(&["labs", "list"], Some("C.UTF-8")).lang, Lang::En);
-        assert_eq!(session(&["--lang", "en", "labs", "list"], Some("ja_JP.UTF-8")).lang, Lang::En);
-        assert_eq!(session(&["labs", "list", "--lang", "ja"], None).lang, Lang::Ja);
+        let lang = |args: &[&str], locale| invocation(args, locale).session.lang;
+        assert_eq!(lang(&["labs", "list"], Some("ja_JP.UTF-8")), Lang::Ja);
+        assert_eq!(lang(&["labs", "list"], Some("C.UTF-8")), Lang::En);
+        assert_eq!(lang(&["--lang", "en", "labs", "list"], Some("ja_JP.UTF-8")), Lang::En);
+        assert_eq!(lang(&["labs", "list", "--lang", "ja"], None), Lang::Ja);
     }
 
     #[test]
     fn globals_resolve_into_the_cluster_target() {
-        let s = session(&["check", "x", "--context", "kind-a", "--kubeconfig", "/tmp/k", "-vv"], None);
+        let s =
+            invocation(&["check", "x", "--context", "kind-a", "--kubeconfig", "/tmp/k", "-vv"], None).session;
         assert_eq!(s.cluster.kubeconfig.as_deref(), Some(std::path::Path::new("/tmp/k")));
         assert_eq!(s.cluster.context.as_deref(), Some("kind-a"));
         assert_eq!(s.verbosity, 2);
@@ -640,27 +829,61 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected_before_work() {
-        let cli = Cli::try_parse_from(["lab-runner", "--labs", "/nonexistent/dir", "labs", "list"]).unwrap();
-        assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::LabsDirMissing(_))));
-        let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--confirm", "soon"]).unwrap();
-        assert!(matches!(Session::resolve_with_locale(cli, None), Err(Error::BadDuration { .. })));
-        let cli = Cli::try_parse_from(["lab-runner", "check", "x", "--watch", "--timeout", "2x"]).unwrap();
+        assert!(matches!(refused(&["--labs", "/nonexistent/dir", "labs", "list"]), Error::LabsDirMissing(_)));
+        assert!(matches!(refused(&["check", "x", "--confirm", "soon"]), Error::BadDuration { .. }));
         assert!(matches!(
-            Session::resolve_with_locale(cli, None),
-            Err(Error::BadDuration { flag: "--timeout", .. })
+            refused(&["check", "x", "--watch", "--timeout", "2x"]),
+            Error::BadDuration { flag: "--timeout", .. }
         ));
+        assert!(matches!(refused(&["selftest", "x", "--speed", "0"]), Error::Engine(_)));
+        assert!(matches!(refused(&["status"]), Error::Engine(_)));
+        assert!(matches!(refused(&["status", "--daemonset", "no-slash"]), Error::Engine(_)));
+        assert!(matches!(refused(&["class", "report", "--job", "a/b/c"]), Error::Class(_)));
+    }
+
+    fn check_options(args: &[&str]) -> check::Options {
+        match invocation(args, None).command {
+            Run::Check(options) => options,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn check_durations_are_parsed_once_into_the_session() {
-        let s = session(&["check", "x", "--confirm", "2m"], None);
+    fn check_flags_resolve_into_one_mode_with_its_durations() {
+        use crate::engine::check::Observations;
+        let apart = Observations::Confirmed(Duration::from_secs(120));
+        assert_eq!(check_options(&["check", "x", "--confirm", "2m"]).mode, check::Mode::Report(apart));
+        assert_eq!(check_options(&["check", "x"]).mode, check::Mode::Report(Observations::Once));
+        let timeout = check::WatchTimeout { after: Duration::from_secs(90), typed: "90".into() };
         assert_eq!(
-            s.check_durations,
-            CheckDurations { confirm: Some(Duration::from_secs(120)), timeout: None }
+            check_options(&["check", "x", "--watch", "--timeout", "90"]).mode,
+            check::Mode::Watch { timeout: Some(timeout) }
         );
-        let s = session(&["check", "x", "--watch", "--timeout", "90"], None);
-        assert_eq!(s.check_durations.timeout, Some(Duration::from_secs(90)));
-        assert_eq!(session(&["labs", "list"], None).check_durations, CheckDurations::default());
+        assert_eq!(
+            check_options(&["check", "x", "--contexts", "all"]).mode,
+            check::Mode::Class { contexts: check::Contexts::All, observations: Observations::Once }
+        );
+        let named = check_options(&["check", "x", "--contexts", "a,b", "--format", "json", "--hint", "2"]);
+        assert_eq!(
+            named.mode,
+            check::Mode::Class {
+                contexts: check::Contexts::Named(vec!["a".into(), "b".into()]),
+                observations: Observations::Once
+            }
+        );
+        assert_eq!((named.format, named.help.hint), (commands::Format::Json, Some(2)));
+    }
+
+    #[test]
+    fn status_and_reset_resolve_into_what_they_act_on() {
+        let Run::Status(status) = invocation(&["status", "--daemonset", "ns/ds", "lab"], None).command else {
+            panic!("status")
+        };
+        assert!(matches!(status, commands::status::Options::DaemonSet { lab: Some(_), .. }), "{status:?}");
+        let Run::Reset(reset) = invocation(&["reset", "lab", "--remove"], None).command else {
+            panic!("reset")
+        };
+        assert_eq!(reset.goal, commands::reset::Goal::Remove);
     }
 
     #[test]

@@ -1,8 +1,8 @@
-//! The `lab-runner` binary: parse the command line, run, map the outcome to an exit code.
+//! The `lab-runner` binary: parse the command line, resolve it, run the command, map the outcome to an exit code.
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use lab_runner::{cli, commands};
 
 /// mimalloc instead of glibc's malloc: the simulator at cluster scale is allocation-bound (JSON
 /// parsed and written per object change), and glibc kept the peak of loading a 1,000-node store
@@ -11,6 +11,7 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = lab_runner::cli::Cli::parse();
-    lab_runner::run::main(cli)
+    let parsed = cli::parse();
+    let lang = cli::lang_of(&parsed, cli::locale().as_deref());
+    commands::finish(cli::resolve(parsed).and_then(commands::run), lang)
 }

@@ -1,7 +1,8 @@
 //! What every command runs with, in the domain's own terms: the language, the cluster target, the lab source.
 //!
-//! The CLI maps clap's types onto these (DESIGN §3: `cli → {engine, sim}`), so the lab model,
-//! the engine and the reports never import `cli`.
+//! The CLI resolves the global flags into a [`Session`] (and each command's flags into that
+//! command's options in `commands/`), so the commands, the lab model, the engine and the reports
+//! never import `cli` or clap.
 
 use std::path::PathBuf;
 
@@ -41,4 +42,17 @@ pub enum LabSource {
     BuiltIn,
     /// Bundles in a directory, for authoring.
     Dir(PathBuf),
+}
+
+/// The resolved global options: everything every command runs with, validated before any work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// Language of everything printed.
+    pub lang: Lang,
+    /// Verbosity (0 = normal; `-v` 1, `-vv` 2).
+    pub verbosity: u8,
+    /// The cluster to talk to.
+    pub cluster: ClusterTarget,
+    /// Where labs come from.
+    pub labs: LabSource,
 }

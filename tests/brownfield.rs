@@ -14,6 +14,7 @@ use kube::{
 };
 use lab_runner::{
     engine::{self, cluster::Cluster, inventory, start::StartOptions},
+    exit::HasExitCode,
     k8s::normalize::normalize,
     lab::loader::{self, Bundle},
     session::{LabSource, Lang},
@@ -388,12 +389,12 @@ async fn an_interrupted_start_says_so_resumes_and_is_cleaned_up_by_reset() {
             assert_eq!((task.status.as_str(), &task.evidence), ("ERROR", &vec![line.clone()]), "{}", task.id);
         }
         assert!(line.contains("run `lab-runner start stuck-rollout` again to resume it"), "{line}");
-        let args = lab_runner::cli::AnswerArgs {
+        let options = lab_runner::commands::answer::Options {
             lab: "stuck-rollout".into(),
             task: "cause".into(),
             value: "image".into(),
         };
-        let refused = lab_runner::run::answer(cluster.clone(), &labs, Lang::En, &args)
+        let refused = lab_runner::commands::answer::on(cluster.clone(), &labs, Lang::En, &options)
             .await
             .expect_err("answer refuses");
         assert_eq!(refused.exit_code(), lab_runner::exit::BAD_INPUT);

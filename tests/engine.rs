@@ -16,6 +16,7 @@ use k8s_openapi::api::{
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use lab_runner::{
     engine::{self, check::Help, cluster::Cluster, inventory, start::StartOptions},
+    exit::HasExitCode,
     lab::loader::{self, Bundle},
     report,
     session::{LabSource, Lang},

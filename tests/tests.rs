@@ -19,6 +19,7 @@ mod selftest;
 mod sim_api;
 mod sim_apply;
 mod sim_controllers;
+mod sim_crd;
 mod sim_disruption;
 mod sim_gpu;
 mod sim_hostile;

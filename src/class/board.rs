@@ -34,7 +34,7 @@ use crate::{
         self,
         watch::{Finish, WatchOptions},
     },
-    exit, lab,
+    lab,
     report::{ClassReport, Report},
     session::{ClusterTarget, Lang},
 };
@@ -42,7 +42,7 @@ use crate::{
 /// The page, with its script and styles inline.
 const PAGE: &str = include_str!("board.html");
 
-/// Errors of `class board`; each maps to one documented exit code ([`Error::exit_code`]).
+/// Errors of `class board`; each maps to one documented exit code (`src/exit.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The listen address is taken or not ours to bind. Exit 2.
@@ -67,16 +67,6 @@ pub enum Error {
     /// The server stopped with an I/O error. Exit 3.
     #[error("board server: {0}")]
     Serve(std::io::Error),
-}
-
-impl Error {
-    /// The documented exit code (DESIGN §6).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Bind { .. } | Error::NoContexts(_) | Error::Kubeconfig { .. } => exit::BAD_INPUT,
-            Error::Serve(_) => exit::CLUSTER_ERROR,
-        }
-    }
 }
 
 /// What `class board` is asked.

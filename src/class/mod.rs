@@ -8,6 +8,7 @@
 //! holds that learner's context only (to hand out).
 
 pub mod board;
+pub mod kubeconfig;
 pub mod report;
 
 use std::{
@@ -19,7 +20,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    engine, exit, lab,
+    engine, lab,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
         auth::ADMIN_TOKEN_FILE,
@@ -35,7 +36,7 @@ pub const MAX_LEARNERS: u32 = 100;
 /// The class record inside the class directory.
 pub const CLASS_FILE: &str = "class.json";
 
-/// Errors of the class commands; each maps to one documented exit code ([`Error::exit_code`]).
+/// Errors of the class commands; each maps to one documented exit code (`src/exit.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `--learners` is 0 or above [`MAX_LEARNERS`]. Exit 2.
@@ -125,29 +126,6 @@ pub enum Error {
     /// The async runtime could not start. Exit 3.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
-}
-
-impl Error {
-    /// The documented exit code (DESIGN §6).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::LearnerCount(_)
-            | Error::PortRange { .. }
-            | Error::NeedsTlsSan(_)
-            | Error::PortInUse { .. }
-            | Error::UnknownVariant { .. }
-            | Error::AlreadyRunning(_)
-            | Error::Lab(_)
-            | Error::File { .. }
-            | Error::Interrupted { .. }
-            | Error::NoLab(_) => exit::BAD_INPUT,
-            Error::Board(error) => error.exit_code(),
-            Error::Report(error) => error.exit_code(),
-            Error::NoClass(_) | Error::Runtime(_) => exit::CLUSTER_ERROR,
-            Error::Sim { source, .. } => source.exit_code(),
-            Error::Engine { source, .. } => source.exit_code(),
-        }
-    }
 }
 
 /// `Result` with this module's [`Error`].
@@ -831,6 +809,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::HasExitCode;
 
     #[test]
     fn learner_names_sort_in_order() {
@@ -911,18 +890,18 @@ mod tests {
             [(0, "127.0.0.1:0"), (MAX_LEARNERS + 1, "127.0.0.1:0"), (3, "127.0.0.1:65534")]
         {
             let error = validate(&options(learners, listen)).unwrap_err();
-            assert_eq!(error.exit_code(), exit::BAD_INPUT, "{error}");
+            assert_eq!(error.exit_code(), crate::exit::BAD_INPUT, "{error}");
         }
         assert!(validate(&options(3, "127.0.0.1:0")).is_ok());
         let error = validate(&options(1, "0.0.0.0:0")).unwrap_err();
         assert!(matches!(error, Error::NeedsTlsSan(_)), "{error}");
-        assert_eq!(error.exit_code(), exit::BAD_INPUT);
+        assert_eq!(error.exit_code(), crate::exit::BAD_INPUT);
         let named = UpOptions { tls_sans: vec!["class.example".into()], ..options(1, "0.0.0.0:0") };
         assert!(validate(&named).is_ok());
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = taken.local_addr().unwrap().port();
         let error = validate(&options(1, &format!("127.0.0.1:{port}"))).unwrap_err();
         assert!(matches!(error, Error::PortInUse { .. }), "{error}");
-        assert_eq!(error.exit_code(), exit::BAD_INPUT);
+        assert_eq!(error.exit_code(), crate::exit::BAD_INPUT);
     }
 }

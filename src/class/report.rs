@@ -20,7 +20,7 @@ use k8s_openapi::api::{batch::v1::Job, core::v1::ConfigMap};
 use unicode_width::UnicodeWidthStr;
 
 use crate::{
-    engine, exit,
+    engine,
     report::{ClassReport, Report, TaskStatus},
     session::{ClusterTarget, LabSource, Lang},
     sim::kubeconfig::KUBECONFIG_FILE,
@@ -34,7 +34,7 @@ pub const JOB_LABEL: &str = "lab-runner.io/grade-job";
 /// The key of a result ConfigMap holding the report.
 pub const REPORT_KEY: &str = "report.json";
 
-/// Errors of `class report`; each maps to one documented exit code ([`Error::exit_code`]).
+/// Errors of `class report`; each maps to one documented exit code (`src/exit.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A report file could not be read. Exit 2.
@@ -90,22 +90,6 @@ pub enum Error {
     /// No report file was given and nothing else to read. Exit 2.
     #[error("no report: give --state-dir DIR, report files, or --job NAMESPACE/NAME")]
     Nothing,
-}
-
-impl Error {
-    /// The documented exit code (DESIGN §6).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Unreadable { .. }
-            | Error::NotAReport { .. }
-            | Error::MixedLabs { .. }
-            | Error::JobName(_)
-            | Error::NoJob { .. }
-            | Error::Nothing => exit::BAD_INPUT,
-            Error::Api { .. } => exit::CLUSTER_ERROR,
-            Error::Engine(error) => error.exit_code(),
-        }
-    }
 }
 
 /// `Result` with this module's [`Error`].
@@ -355,7 +339,7 @@ pub fn render_table(class: &ClassReport, lang: Lang) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::TaskResult;
+    use crate::{exit::HasExitCode, report::TaskResult};
 
     fn task(id: &str, status: TaskStatus, points: i64) -> TaskResult {
         TaskResult {
@@ -431,7 +415,7 @@ mod tests {
         let junk = dir.path().join("junk.json");
         std::fs::write(&junk, r#"{"hello": 1}"#).unwrap();
         let error = from_files(&[junk], None).unwrap_err();
-        assert_eq!(error.exit_code(), exit::BAD_INPUT);
+        assert_eq!(error.exit_code(), crate::exit::BAD_INPUT);
         assert!(error.to_string().contains("not a lab-runner report"), "{error}");
     }
 

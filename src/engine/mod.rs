@@ -8,7 +8,6 @@ pub mod answer;
 pub mod apply;
 pub mod captured;
 pub mod check;
-pub mod class;
 pub mod cluster;
 pub mod inventory;
 pub mod lint;
@@ -21,7 +20,7 @@ pub mod status;
 pub mod watch;
 
 use crate::{
-    english_display, exit,
+    english_display,
     i18n::{Localized, Message},
     msg,
 };
@@ -59,8 +58,6 @@ pub enum Error {
     NotReproduced(Message),
     /// The command was asked something it cannot do (unknown variant, task, refused prompt).
     BadInput(Message),
-    /// Learners' kubeconfigs could not be merged (`class kubeconfig`).
-    Class(#[from] class::Error),
     /// `start` with a variant other than the one whose stage is applied, unconfirmed.
     VariantChange {
         /// The lab id.
@@ -85,7 +82,6 @@ impl Localized for Error {
             }
             Error::NotReproduced(why) => msg!("error-not-reproduced", reason = why),
             Error::BadInput(message) => message.clone(),
-            Error::Class(error) => error.message(),
             Error::VariantChange { lab, .. } => msg!("error-variant-change", lab = lab),
             Error::Inventory(why) => msg!("error-inventory", reason = why),
         }
@@ -97,25 +93,6 @@ english_display!(Error);
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The documented exit code (DESIGN §6).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Cluster(
-                cluster::Error::Kubeconfig { .. }
-                | cluster::Error::NoCurrentContext { .. }
-                | cluster::Error::UnknownContext { .. },
-            )
-            | Error::BadInput(_)
-            | Error::Class(_)
-            | Error::VariantChange { .. } => exit::BAD_INPUT,
-            Error::Cluster(_) | Error::Api { .. } | Error::Preflight { .. } | Error::Inventory(_) => {
-                exit::CLUSTER_ERROR
-            }
-            Error::TimedOut { .. } => exit::TIMED_OUT,
-            Error::NotReproduced(_) => exit::CHECKS_FAILED,
-        }
-    }
-
     /// An API error while doing `action` (a catalog message: `listing nodes`).
     pub fn api(action: Message, error: &kube::Error) -> Error {
         let reason = match error {

@@ -7,7 +7,7 @@ report-hint = hint { $tier }: { $text }
 report-score = score { $score }/{ $total }
 report-stuck = stuck? lab-runner check { $lab } --hint 1
 
-## check --watch (src/report/live.rs, src/run.rs)
+## check --watch (src/report/live.rs, src/commands/check.rs)
 watch-summary = { $open ->
     [0] score { $score }/{ $total } — every task passes
     [one] score { $score }/{ $total } — 1 task to go
@@ -44,7 +44,7 @@ check-answered = { $count ->
     [one] answered once
    *[other] answered { $count } times
 }
-## status (src/engine/status.rs, src/run.rs)
+## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset } (current revision { $hash })
 status-revision-current = { $hash } (current)
 status-revision-old = { $hash } (old)
@@ -67,7 +67,7 @@ status-instructor = lab { $lab }: variant { $variant }, stages done [{ $stages }
 status-needs-target = status needs a lab or --daemonset NAMESPACE/NAME
 status-bad-daemonset = --daemonset wants NAMESPACE/NAME, got "{ $given }"
 
-## reset's plan and what it did (src/engine/reset_plan.rs, src/engine/reset.rs, src/run.rs)
+## reset's plan and what it did (src/engine/reset_plan.rs, src/engine/reset.rs, src/commands/reset.rs)
 reset-delete-created-by-lab = delete { $object } (created by the lab)
 reset-delete-created-by-learner = delete { $object } (created by the learner after start)
 reset-part-labels = labels
@@ -99,7 +99,7 @@ list-separator = { ", " }
 list-separator-and = { ", " }
 list-and = { $init } and { $last }
 
-## start and answer (src/run.rs)
+## start and answer (src/commands/start.rs, src/commands/answer.rs)
 start-done = { $count ->
     [one] started { $lab }: 1 object applied
    *[other] started { $lab }: { $count } objects applied
@@ -130,7 +130,7 @@ answer-not-recorded = { $reason }; the answer is not recorded
 answer-recorded = answer for { $task } recorded; `lab-runner check { $lab }` grades it
 answer-recorded-attempt = answer for { $task } recorded (attempt { $attempt } of { $limit }); `lab-runner check { $lab }` grades it
 
-## demo and selftest (src/demo.rs)
+## demo and selftest (src/commands/demo.rs, src/commands/selftest.rs)
 demo-simulator-at = simulator at { $endpoint } ({ $speed }x speed)
 demo-reference-solution = the reference solution, task by task
 demo-command-running = … still running after { $seconds }s
@@ -142,7 +142,7 @@ selftest-fixture-applied = { $count ->
 }
 selftest-variants-passed = selftest { $lab }: { $passed } of { $count } variants passed
 
-## sim (src/sim_command.rs)
+## sim (src/commands/sim.rs)
 sim-stale-pid = note: removed the stale pid file in { $dir } (process { $pid } is gone)
 sim-running = simulator running at { $endpoint } (pid { $pid })
 sim-status-running = simulator running
@@ -157,7 +157,7 @@ sim-press-ctrl-c = Press Ctrl-C to stop.
 sim-stopped = simulator stopped
 sim-stopped-pid = simulator stopped (pid { $pid })
 
-## lint's summary (src/run.rs)
+## lint's summary (src/commands/lint.rs)
 lint-nothing = lint: no lab bundles to check
 lint-clean = { $count ->
     [one] lint: 1 lab clean ({ $ids })
@@ -182,7 +182,7 @@ lint-problems-course-and-labs = lint: { $problems ->
    *[other] { $failing } labs
 } of { $labs }
 
-## errors (src/run.rs)
+## errors (src/commands/mod.rs)
 error-line = error: { $message }
 error-kubeconfig = cannot use the kubeconfig { $path }: { $reason } (`lab-runner sim up` starts a simulated cluster and writes one; --kubeconfig FILE names another)
 error-unknown-context = the kubeconfig { $path } has no context "{ $context }"; its contexts: { $known }
@@ -200,7 +200,7 @@ error-invalid-course = the course file { $file } has { $count ->
 error-not-a-bundle = { $path }: not a lab bundle (no lab.yaml)
 
 ## Issue #19: grading's evidence, the loader's and lint's problems, the engine's errors, the
-## selftest transcript and the demo (src/grade/**, src/lab/loader/**, src/engine/**, src/demo.rs).
+## selftest transcript and the demo (src/grade/**, src/lab/loader/**, src/engine/**, src/commands/demo.rs).
 ## Kubernetes' own messages are quoted in backticks.
 
 ## grading: matchers (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
@@ -410,7 +410,7 @@ loader-quiz-unknown-variant = acceptByVariant names unknown variant { $variant }
 loader-quiz-not-a-choice = accepted answer { $value } is not one of `choices`
 loader-quiz-no-attempts = `attempts` must be at least 1
 
-## lint's authoring rules (src/engine/lint.rs, src/run.rs)
+## lint's authoring rules (src/engine/lint.rs, src/commands/lint.rs)
 warning-line = warning: { $message }
 lint-text-missing = { $what } has no `{ $lang }` text
 lint-what-lab-title = the lab title
@@ -496,7 +496,7 @@ start-seen-desired = DESIRED { $desired }; nodes without a wanted pod: { $nodes 
 start-too-many-pulling = { $count } pods are in ImagePullBackOff, expected the rollout to stop at exactly one: { $seen }
 start-too-many-unschedulable = { $count } pods are unschedulable, expected exactly one: { $seen }
 
-## selftest's transcript (src/engine/selftest.rs) and the demo (src/demo.rs)
+## selftest's transcript (src/engine/selftest.rs) and the demo (src/commands/demo.rs)
 selftest-header = selftest { $name }
 selftest-name-variant = { $lab }, variant { $variant }
 selftest-ok = ok: { $seen }

@@ -7,7 +7,7 @@ report-hint = ヒント { $tier }: { $text }
 report-score = 得点 { $score }/{ $total }
 report-stuck = 行き詰まったら: lab-runner check { $lab } --hint 1
 
-## check --watch (src/report/live.rs, src/run.rs)
+## check --watch (src/report/live.rs, src/commands/check.rs)
 watch-summary = { $open ->
     [0] 得点 { $score }/{ $total } — すべてのタスクが合格
    *[other] 得点 { $score }/{ $total } — 残り { $open } タスク
@@ -37,7 +37,7 @@ check-answer-wrong = 回答 "{ $answer }" は正しくありません
 check-attempts-locked = { $limit } 回中 { $used } 回目の回答: 回答はロックされています
 check-attempts-of = { $limit } 回中 { $used } 回目の回答
 check-answered = { $count } 回回答しました
-## status (src/engine/status.rs, src/run.rs)
+## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset }（現在のリビジョン { $hash }）
 status-revision-current = { $hash }（現在）
 status-revision-old = { $hash }（旧）
@@ -60,7 +60,7 @@ status-instructor = ラボ { $lab }: バリアント { $variant }、完了した
 status-needs-target = status にはラボか --daemonset NAMESPACE/NAME を指定してください
 status-bad-daemonset = --daemonset には NAMESPACE/NAME を指定してください（指定された値: "{ $given }"）
 
-## reset の計画と実行結果 (src/engine/reset_plan.rs, src/engine/reset.rs, src/run.rs)
+## reset の計画と実行結果 (src/engine/reset_plan.rs, src/engine/reset.rs, src/commands/reset.rs)
 reset-delete-created-by-lab = { $object } を削除（ラボが作成）
 reset-delete-created-by-learner = { $object } を削除（開始後に受講者が作成）
 reset-part-labels = ラベル
@@ -92,7 +92,7 @@ list-separator = 、
 list-separator-and = ・
 list-and = { $init }・{ $last }
 
-## start と answer (src/run.rs)
+## start と answer (src/commands/start.rs, src/commands/answer.rs)
 start-done = { $lab } を開始しました: { $count } 個のオブジェクトを適用
 start-done-variant = { $lab } を開始しました（バリアント { $variant }）: { $count } 個のオブジェクトを適用
 start-variant-prompt = ラボ { $lab } は別のバリアントで開始されていて、その故障が適用済みです。別のバリアントで開始するとそれを置き換え、回答は消えます。続けますか？ [y/N]
@@ -114,7 +114,7 @@ answer-not-recorded = { $reason }。回答は記録していません
 answer-recorded = { $task } の回答を記録しました。`lab-runner check { $lab }` で採点されます
 answer-recorded-attempt = { $task } の回答を記録しました（{ $limit } 回中 { $attempt } 回目）。`lab-runner check { $lab }` で採点されます
 
-## demo と selftest (src/demo.rs)
+## demo と selftest (src/commands/demo.rs, src/commands/selftest.rs)
 demo-simulator-at = シミュレーター { $endpoint }（{ $speed } 倍速）
 demo-reference-solution = 模範解答をタスクごとに実行
 demo-command-running = … 実行中（{ $seconds } 秒経過）
@@ -123,7 +123,7 @@ selftest-bad-speed = --speed { $speed }: 速度の倍率は 0 より大きい数
 selftest-fixture-applied = { $dir } のオブジェクトを { $count } 個適用しました
 selftest-variants-passed = selftest { $lab }: { $count } 個中 { $passed } 個のバリアントが合格
 
-## sim (src/sim_command.rs)
+## sim (src/commands/sim.rs)
 sim-stale-pid = 注意: { $dir } に残っていた古い pid ファイルを削除しました（プロセス { $pid } はもうありません）
 sim-running = シミュレーターを { $endpoint } で起動しました（pid { $pid }）
 sim-status-running = シミュレーター稼働中
@@ -135,14 +135,14 @@ sim-press-ctrl-c = Ctrl-C で停止します。
 sim-stopped = シミュレーターを停止しました
 sim-stopped-pid = シミュレーターを停止しました（pid { $pid }）
 
-## lint の集計 (src/run.rs)
+## lint の集計 (src/commands/lint.rs)
 lint-nothing = lint: 確認するラボがありません
 lint-clean = lint: { $count } 個のラボに問題はありません（{ $ids }）
 lint-problems = lint: { $labs } 個中 { $failing } 個のラボに { $problems } 件の問題
 lint-problems-course = lint: コースファイルに { $problems } 件の問題
 lint-problems-course-and-labs = lint: コースファイルと { $labs } 個中 { $failing } 個のラボに { $problems } 件の問題
 
-## エラー (src/run.rs)
+## エラー (src/commands/mod.rs)
 error-line = エラー: { $message }
 error-kubeconfig = kubeconfig { $path } を使えません: { $reason }（`lab-runner sim up` でシミュレーションのクラスタを起動すると kubeconfig が書き出されます。別のファイルは --kubeconfig FILE で指定します）
 error-unknown-context = kubeconfig { $path } にコンテキスト "{ $context }" はありません。あるコンテキスト: { $known }
@@ -154,7 +154,7 @@ error-invalid-course = コースファイル { $file } に { $count } 件の問�
 error-not-a-bundle = { $path }: ラボのバンドルではありません（lab.yaml がありません）
 
 ## Issue #19: 採点の根拠、ローダーと lint の問題、エンジンのエラー、selftest の記録、デモ
-## (src/grade/**, src/lab/loader/**, src/engine/**, src/demo.rs)。
+## (src/grade/**, src/lab/loader/**, src/engine/**, src/commands/demo.rs)。
 ## Kubernetes 自身のメッセージはバッククォート、ライブラリのメッセージは「」で引用する。
 
 ## 採点: マッチャー (src/grade/mod.rs, observed.rs, partial.rs, path.rs)
@@ -361,7 +361,7 @@ loader-quiz-unknown-variant = acceptByVariant に不明なバリアント { $var
 loader-quiz-not-a-choice = 正解 { $value } が `choices` にありません
 loader-quiz-no-attempts = `attempts` は 1 以上にしてください
 
-## lint の作成ルール (src/engine/lint.rs, src/run.rs)
+## lint の作成ルール (src/engine/lint.rs, src/commands/lint.rs)
 warning-line = 警告: { $message }
 lint-text-missing = `{ $lang }` のテキストがありません: { $what }
 lint-what-lab-title = ラボのタイトル
@@ -447,7 +447,7 @@ start-seen-desired = DESIRED { $desired }、Pod が求められていないノ�
 start-too-many-pulling = ImagePullBackOff の Pod が { $count } 個あります。ロールアウトはちょうど 1 個で止まるはずです: { $seen }
 start-too-many-unschedulable = スケジュールできない Pod が { $count } 個あります。ちょうど 1 個のはずです: { $seen }
 
-## selftest の記録 (src/engine/selftest.rs) とデモ (src/demo.rs)
+## selftest の記録 (src/engine/selftest.rs) とデモ (src/commands/demo.rs)
 selftest-header = { $name } の selftest
 selftest-name-variant = { $lab }（バリアント { $variant }）
 selftest-ok = 問題なし: { $seen }

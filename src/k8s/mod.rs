@@ -1,6 +1,7 @@
 //! Kubernetes semantics both the engine and the simulator need: quantities, selectors, conditions, taints.
 
 pub mod affinity;
+pub mod cel;
 pub mod condition;
 pub mod daemon;
 pub mod job;

@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod clock;
 pub mod controllers;
+pub mod crdvalidation;
 pub mod cron;
 pub mod gojson;
 pub mod gpu;
@@ -10,7 +11,7 @@ pub mod harness;
 pub mod kubeconfig;
 pub mod lifecycle;
 pub mod metrics;
-pub mod private;
+pub mod owner_only;
 pub mod resources;
 pub mod server;
 pub mod store;

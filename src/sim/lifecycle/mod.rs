@@ -4,7 +4,7 @@
 //! prepared, port bound, HTTPS until SIGTERM or Ctrl-C); [`process`] manages a server from outside
 //! (`up` re-executes the binary as `sim serve` detached and waits until it answers, `down`,
 //! `status`, pid files, the kubeconfig for another address); the CLI maps its arguments onto
-//! [`ServeOptions`] (`crate::sim_command`), so nothing here knows clap.
+//! [`ServeOptions`] (`crate::cli`, run by `crate::commands::sim`), so nothing here knows clap.
 //!
 //! State directory layout (docs/simulator.md): `store.db` (+ SQLite WAL files), `ca.crt`,
 //! `ca.key`, `server.crt`, `server.key`, `admin.token`, `viewer.token`, `kubeconfig`,
@@ -32,7 +32,6 @@ use super::{
     auth, kubeconfig, tls,
     topology::{self, Topology},
 };
-use crate::exit;
 
 /// The pid file.
 pub const PID_FILE: &str = "sim.pid";
@@ -49,8 +48,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
-/// Errors of the simulator's lifecycle; each maps to one documented exit code
-/// ([`Error::exit_code`]).
+/// Errors of the simulator's lifecycle; each maps to one documented exit code (`src/exit.rs`).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// No state directory was given and neither XDG_STATE_HOME nor HOME is set. Exit 2.
@@ -159,13 +157,13 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The background server exited during start; `message` is its error line. Exit: the
-    /// server's own code.
+    /// server's own code, else 3.
     #[error("{message}")]
     ServerExited {
         /// The server's last error line (or a description).
         message: String,
-        /// Its exit code.
-        code: u8,
+        /// Its exit code, when it exited with one other than 0 (a lab-runner code, passed on).
+        code: Option<u8>,
     },
     /// The background server did not answer in time (it was stopped). Exit 4.
     #[error("the simulator did not answer within {}s (see {log})", START_TIMEOUT.as_secs())]
@@ -200,36 +198,6 @@ pub enum Error {
     /// The server failed while running. Exit 3.
     #[error("serving failed: {0}")]
     Serve(std::io::Error),
-}
-
-impl Error {
-    /// The documented exit code (DESIGN §6; docs/simulator.md lists them).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::NoStateDir
-            | Error::StateDirUnwritable { .. }
-            | Error::PortInUse { .. }
-            | Error::Bind { .. }
-            | Error::AlreadyRunning { .. }
-            | Error::Topology(_)
-            | Error::Tls(_)
-            | Error::Tokens(_)
-            | Error::Kubeconfig(_)
-            | Error::ControllerConfig(_)
-            | Error::StateFile { .. } => exit::BAD_INPUT,
-            Error::NoState { .. }
-            | Error::NotRunning { .. }
-            | Error::StalePidFile { .. }
-            | Error::Store { .. }
-            | Error::Controllers(_)
-            | Error::Spawn { .. }
-            | Error::Signal { .. }
-            | Error::Unreachable { .. }
-            | Error::Serve(_) => exit::CLUSTER_ERROR,
-            Error::StartTimedOut { .. } | Error::StopTimedOut { .. } => exit::TIMED_OUT,
-            Error::ServerExited { code, .. } => *code,
-        }
-    }
 }
 
 /// `Result` with this module's [`Error`].
@@ -346,7 +314,7 @@ pub fn state_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
 /// Creates the state directory and proves it writable.
 pub fn ensure_writable(dir: &Path) -> Result<()> {
     let unwritable = |source| Error::StateDirUnwritable { path: dir.to_path_buf(), source };
-    crate::sim::private::create_dir(dir).map_err(unwritable)?;
+    crate::sim::owner_only::create_dir(dir).map_err(unwritable)?;
     let probe = dir.join(".write-test");
     std::fs::write(&probe, b"ok").map_err(unwritable)?;
     std::fs::remove_file(&probe).map_err(unwritable)
@@ -364,14 +332,6 @@ mod tests {
     #[test]
     fn an_explicit_state_dir_wins() {
         assert_eq!(state_dir(Some(PathBuf::from("/x/y"))).unwrap(), PathBuf::from("/x/y"));
-    }
-
-    #[test]
-    fn exit_codes_are_documented_ones() {
-        assert_eq!(Error::PortInUse { addr: DEFAULT_LISTEN }.exit_code(), exit::BAD_INPUT);
-        assert_eq!(Error::NotRunning { dir: "/d".into() }.exit_code(), exit::CLUSTER_ERROR);
-        assert_eq!(Error::StopTimedOut { pid: 1 }.exit_code(), exit::TIMED_OUT);
-        assert_eq!(Error::ServerExited { message: String::new(), code: 2 }.exit_code(), 2);
     }
 
     fn listening_on(listen: &str, sans: &[&str]) -> ServeOptions {

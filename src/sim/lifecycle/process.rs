@@ -9,14 +9,11 @@ use super::{
     ControlPlane, Error, LOG_FILE, PID_FILE, POLL, RUN_FILE, Result, RunRecord, START_TIMEOUT, STOP_TIMEOUT,
     ServeOptions, TopologySource, ensure_writable,
 };
-use crate::{
-    exit,
-    sim::{
-        auth::{ADMIN_TOKEN_FILE, VIEWER_TOKEN_FILE},
-        kubeconfig::{self, Access},
-        resources, server,
-        tls::CA_CERT_FILE,
-    },
+use crate::sim::{
+    auth::{ADMIN_TOKEN_FILE, VIEWER_TOKEN_FILE},
+    kubeconfig::{self, Access},
+    resources, server,
+    tls::CA_CERT_FILE,
 };
 
 /// What the pid file says.
@@ -105,7 +102,7 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
     let program =
         std::env::current_exe().map_err(|source| Error::Spawn { program: "lab-runner".into(), source })?;
     let log_path = dir.join(LOG_FILE);
-    let log = crate::sim::private::create_file(&log_path)
+    let log = crate::sim::owner_only::create_file(&log_path)
         .map_err(|source| Error::StateFile { path: log_path.clone(), source })?;
     let log_err = log.try_clone().map_err(|source| Error::StateFile { path: log_path.clone(), source })?;
     let mut command = serve_command(&program, options);
@@ -131,11 +128,7 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
                 .unwrap_or_else(|| {
                     format!("the simulator exited during start ({status}); see {}", log_path.display())
                 });
-            let code = status
-                .code()
-                .and_then(|c| u8::try_from(c).ok())
-                .filter(|c| *c != 0)
-                .unwrap_or(exit::CLUSTER_ERROR);
+            let code = status.code().and_then(|c| u8::try_from(c).ok()).filter(|c| *c != 0);
             return Err(Error::ServerExited { message, code });
         }
         if let Some(record) = run_record(dir).filter(|r| r.pid == child.id())

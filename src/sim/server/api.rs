@@ -523,11 +523,18 @@ async fn update(
         }
         _ => object["metadata"]["name"] = json!(target.name()),
     }
-    crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
+    // A custom resource is validated against the stored object it replaces (transition rules).
+    let admission = crd::admission(state, &target.rt);
+    if admission.is_none() {
+        crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
+    }
     let rt = &target.rt;
     let now = state.clock.now();
     let (updated, _) = target.modify(state, params.dry_run, |current| {
         let current = target.existing(current)?;
+        if let Some(admission) = &admission {
+            admission.admit(&mut object, Some(&current), query.get("fieldValidation"))?;
+        }
         let sub = subresource_name(target.subresource);
         patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
         Ok(object)
@@ -575,7 +582,9 @@ async fn patch(
                 next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
             }
             if let Some(admission) = &admission {
-                admission.admit(&mut next, query.get("fieldValidation"))?;
+                admission.admit(&mut next, current.as_ref(), query.get("fieldValidation"))?;
+            } else if crd::defines_types(rt) {
+                crd::admit(state, rt, &mut next, None)?;
             }
             Ok(next)
         })?
@@ -588,7 +597,9 @@ async fn patch(
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
             if let Some(admission) = &admission {
-                admission.admit(&mut patched, query.get("fieldValidation"))?;
+                admission.admit(&mut patched, Some(&current), query.get("fieldValidation"))?;
+            } else if crd::defines_types(rt) {
+                crd::admit(state, rt, &mut patched, None)?;
             }
             let sub = subresource_name(target.subresource);
             patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;

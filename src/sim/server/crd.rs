@@ -22,6 +22,7 @@ use super::{
     table,
 };
 use crate::sim::{
+    crdvalidation,
     resources::{self, ResourceType, Scope},
     store::{self, DeleteOptions, DryRun, Subresource},
 };
@@ -231,13 +232,25 @@ fn version_of(state: &SimState, rt: &ResourceType) -> Option<Value> {
 pub struct Admission {
     rt: ResourceType,
     schema: Value,
+    validator: std::sync::Arc<crdvalidation::Validator>,
 }
 
 /// The [`Admission`] of `rt`; `None` for built-in types and versions without a schema.
 pub fn admission(state: &SimState, rt: &ResourceType) -> Option<Admission> {
-    let version = version_of(state, rt)?;
+    if resources::is_built_in(&rt.group, &rt.plural) {
+        return None;
+    }
+    let crd = state.store.get(CRD_GROUP_RESOURCE, "", &rt.group_resource())?.value().ok()?;
+    let version = crd["spec"]["versions"].as_array()?.iter().find(|v| v["name"] == rt.version.as_str())?;
     let schema = version["schema"]["openAPIV3Schema"].clone();
-    schema.is_object().then(|| Admission { rt: rt.clone(), schema })
+    if !schema.is_object() {
+        return None;
+    }
+    // The rules compile once per CRD revision and version.
+    let metadata = &crd["metadata"];
+    let key = format!("{}/{}/{}", metadata["uid"], metadata["resourceVersion"], rt.version);
+    let validator = crdvalidation::Validator::cached(&key, &schema);
+    Some(Admission { rt: rt.clone(), schema, validator })
 }
 
 /// Prunes and validates a custom resource against its CRD's schema before it is stored; a no-op
@@ -248,15 +261,49 @@ pub fn admit(
     object: &mut Value,
     field_validation: Option<&str>,
 ) -> Result<()> {
+    if defines_types(rt) {
+        return validate_definition(rt, object);
+    }
     match admission(state, rt) {
-        Some(admission) => admission.admit(object, field_validation),
+        Some(admission) => admission.admit(object, None, field_validation),
         None => Ok(()),
     }
 }
 
+/// A CRD whose `x-kubernetes-validations` rules do not compile is refused (422), as
+/// apiextensions' `ValidateCustomResourceDefinition` refuses it.
+fn validate_definition(rt: &ResourceType, crd: &Value) -> Result<()> {
+    let errors = crdvalidation::rules::validate_definition(crd);
+    let name = crd["metadata"]["name"].as_str().unwrap_or_default();
+    invalid(rt, name, &errors)
+}
+
+/// `errors` as a 422 Invalid of `rt`'s object `name`; `Ok` when there are none.
+fn invalid(rt: &ResourceType, name: &str, errors: &[crdvalidation::FieldError]) -> Result<()> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<Cause> = errors
+        .iter()
+        .map(|e| Cause { reason: e.reason.cause().into(), message: e.body(), field: e.field.clone() })
+        .collect();
+    Err(Error::Invalid {
+        message: admission::invalid_message(rt, name, &causes),
+        causes,
+        group: rt.group.clone(),
+        kind: rt.kind.clone(),
+        name: name.to_string(),
+    })
+}
+
 impl Admission {
-    /// Prunes and validates `object` (see [`admit`]).
-    pub fn admit(&self, object: &mut Value, field_validation: Option<&str>) -> Result<()> {
+    /// Prunes and validates `object` (see [`admit`]); `old` is the stored object on update.
+    pub fn admit(
+        &self,
+        object: &mut Value,
+        old: Option<&Value>,
+        field_validation: Option<&str>,
+    ) -> Result<()> {
         let (rt, schema) = (&self.rt, &self.schema);
         let mode = Mode::from_query(field_validation).map_err(|e| Error::Strict(e.to_string()))?;
         let mut check = Check::default();
@@ -278,11 +325,6 @@ impl Admission {
                     fields.remove(&key);
                 }
             }
-            for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-                if !fields.contains_key(required) {
-                    check.required(required);
-                }
-            }
         }
         if mode == Mode::Strict && !check.unknown.is_empty() {
             let problems: Vec<String> =
@@ -296,18 +338,37 @@ impl Admission {
             )));
         }
         prune(schema, object, true);
-        if check.causes.is_empty() {
-            return Ok(());
+        if let Some(metadata) = object.get("metadata").filter(|m| !m.is_null()) {
+            metadata_decodes(rt, metadata)?;
         }
         let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        Err(Error::Invalid {
-            message: admission::invalid_message(rt, &name, &check.causes),
-            causes: check.causes,
-            group: rt.group.clone(),
-            kind: rt.kind.clone(),
-            name,
-        })
+        invalid(rt, &name, &self.validator.validate(object, old))
     }
+}
+
+/// A custom resource's metadata of the wrong JSON type is refused while the body is decoded, as
+/// apiextensions' schema coercion decodes it into `metav1.ObjectMeta` (400 from
+/// `transformDecodeError`, `endpoints/handlers/rest.go`).
+fn metadata_decodes(rt: &ResourceType, metadata: &Value) -> Result<()> {
+    let problem = if metadata.is_object() {
+        match super::typecheck::check_object_meta(metadata) {
+            Ok(()) => return Ok(()),
+            Err(error) => error.to_string(),
+        }
+    } else {
+        let found = match metadata {
+            Value::Array(_) => "array",
+            Value::String(_) => "string",
+            Value::Bool(_) => "bool",
+            _ => "number",
+        };
+        format!("json: cannot unmarshal {found} into Go value of type v1.ObjectMeta")
+    };
+    let kind = &rt.kind;
+    Err(Error::Strict(format!(
+        "{kind} in version \"{}\" cannot be handled as a {kind}: {problem}",
+        rt.version
+    )))
 }
 
 fn preserves(schema: &Value) -> bool {
@@ -348,69 +409,15 @@ fn prune(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
-/// Validation state: causes and unknown-field paths found so far.
+/// The paths of fields the schema does not declare (for `fieldValidation=Strict` and
+/// pruning); value validation is [`crdvalidation`]'s.
 #[derive(Default)]
 struct Check {
-    causes: Vec<Cause>,
     unknown: Vec<String>,
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 impl Check {
-    fn required(&mut self, path: &str) {
-        self.causes.push(Cause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value".into(),
-            field: path.to_string(),
-        });
-    }
-
-    /// kube-openapi validate/type.go: `<path> in body must be of type <type>: "<actual>"`.
     fn walk(&mut self, schema: &Value, value: &Value, path: &str) {
-        if value.is_null() && schema["nullable"] == true {
-            return;
-        }
-        let actual = type_name(value);
-        let int_or_string = schema["x-kubernetes-int-or-string"] == true;
-        let expected = schema["type"].as_str().unwrap_or("");
-        let fits = match expected {
-            "" => !int_or_string || matches!(actual, "integer" | "string"),
-            "number" => matches!(actual, "integer" | "number"),
-            other => other == actual,
-        };
-        if !fits {
-            let wanted = if int_or_string { "integer or string" } else { expected };
-            self.causes.push(Cause {
-                reason: "FieldValueTypeInvalid".into(),
-                // apiextensions validation reports the value's type as the invalid value.
-                message: format!(
-                    "Invalid value: {actual:?}: {path} in body must be of type {wanted}: {actual:?}"
-                ),
-                field: path.to_string(),
-            });
-            return;
-        }
-        if let Some(allowed) = schema["enum"].as_array()
-            && !allowed.contains(value)
-        {
-            let listed: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            self.causes.push(Cause {
-                reason: "FieldValueNotSupported".into(),
-                message: format!("Unsupported value: {}: supported values: {}", value, listed.join(", ")),
-                field: path.to_string(),
-            });
-        }
         match value {
             Value::Object(fields) => {
                 let properties = schema["properties"].as_object();
@@ -423,12 +430,6 @@ impl Check {
                         }
                         None if properties.is_some() && !preserves(schema) => self.unknown.push(child),
                         None => {}
-                    }
-                }
-                for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str)
-                {
-                    if !fields.contains_key(required) {
-                        self.required(&format!("{path}.{required}"));
                     }
                 }
             }
@@ -603,7 +604,7 @@ mod tests {
         );
         let mut invalid = json!({"metadata": {"name": "r"}, "spec": {"groups": [{"rules": [{"expr": []}]}]}});
         let error = admit(&state, &rt, &mut invalid, None).unwrap_err();
-        insta::assert_snapshot!(error.to_string(), @r#"PrometheusRule.monitoring.coreos.com "r" is invalid: [spec.groups[0].rules[0].expr: Invalid value: "array": spec.groups[0].rules[0].expr in body must be of type integer or string: "array", spec.groups[0].name: Required value]"#);
+        insta::assert_snapshot!(error.to_string(), @r#"PrometheusRule.monitoring.coreos.com "r" is invalid: [spec.groups[0].name: Required value, spec.groups[0].rules[0].expr: Invalid value: "array": spec.groups[0].rules[0].expr in body must be of type integer,string: "array"]"#);
         let mut no_spec = json!({"metadata": {"name": "r"}});
         assert!(admit(&state, &rt, &mut no_spec, None).is_err(), "spec is required");
     }

@@ -13,7 +13,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::schema::{ListType, Node, Shape, catalog};
-use crate::sim::{gojson, resources::ResourceType};
+use crate::sim::{crdvalidation::gofmt::float as go_float, gojson, resources::ResourceType};
 
 /// Errors of field validation.
 #[derive(Debug, thiserror::Error)]
@@ -230,21 +230,6 @@ fn walk_apply(
             }
         }
         (Shape::Opaque, _) => {}
-    }
-}
-
-/// Go's `%v` of a float64: `%g` with the shortest digits, in `e` form when the exponent is
-/// below -4 or at least 6 (strconv `ftoa.go`: "if precision was the shortest possible, use
-/// precision 6 for this decision").
-fn go_float(number: f64) -> String {
-    let scientific = format!("{number:e}"); // the shortest digits: "1.5e30", "-2e-7", "0e0"
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if number != 0.0 && !(-4..6).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
-    } else {
-        number.to_string()
     }
 }
 

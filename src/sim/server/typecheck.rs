@@ -45,6 +45,17 @@ pub fn check(rt: &ResourceType, object: &Value) -> Result<(), Error> {
     walk.value(node, object)
 }
 
+/// A custom resource's `metadata` decoded alone into `metav1.ObjectMeta`, as apiextensions'
+/// `schema/objectmeta/coerce.go` `GetObjectMetaWithOptions` decodes it (so the path starts at
+/// the struct: `ObjectMeta.labels`).
+pub fn check_object_meta(metadata: &Value) -> Result<(), Error> {
+    let Some(node) = catalog().named("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta") else {
+        return Ok(());
+    };
+    let mut walk = Walk { go_struct: "ObjectMeta".into(), path: Vec::new(), depth: 0 };
+    walk.value(node, metadata)
+}
+
 /// A create or update body of the wrong type: 400 as apiserver's `transformDecodeError`
 /// (`endpoints/handlers/rest.go`) words it.
 pub fn check_body(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {

@@ -103,7 +103,7 @@ impl Db {
     pub fn open(path: &Path) -> Result<Db> {
         // Owner-only before SQLite opens it: SQLite gives the `-wal` and `-shm` files (the WAL
         // holds Secret data) the mode of the database file.
-        crate::sim::private::prepare_database(path)
+        crate::sim::owner_only::prepare_database(path)
             .map_err(|source| Error::Private { path: path.to_path_buf(), source })?;
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;

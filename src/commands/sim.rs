@@ -1,40 +1,45 @@
-//! `lab-runner sim …`: maps clap's arguments onto the simulator's options and prints its outcomes.
+//! `sim up|serve|down|status|kubeconfig`: the embedded simulator's lifecycle, and what it prints.
 
-use std::{net::SocketAddr, path::Path, time::Duration};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 use crate::{
-    cli::{SimCommand, SimUpArgs},
     exit,
-    session::Lang,
+    session::{Lang, Session},
     sim::{
         kubeconfig,
-        lifecycle::{
-            self, ControlPlane, DEFAULT_LISTEN, Error, Result, ServeOptions, TopologySource, state_dir,
-        },
+        lifecycle::{self, Error, Result, ServeOptions},
     },
     tr,
 };
 
-/// Maps `sim up`/`sim serve`'s arguments onto the simulator's own options.
-fn options(args: SimUpArgs, verbosity: u8) -> Result<ServeOptions> {
-    let topology = match (args.topology, args.nodes) {
-        (Some(path), _) => TopologySource::File(path),
-        (None, Some(n)) => TopologySource::Generated(n),
-        (None, None) => TopologySource::BuiltIn,
-    };
-    Ok(ServeOptions {
-        state_dir: state_dir(args.state.state_dir)?,
-        topology,
-        listen: match (args.listen, args.port) {
-            (Some(listen), _) => listen,
-            (None, Some(port)) => SocketAddr::new(DEFAULT_LISTEN.ip(), port),
-            (None, None) => DEFAULT_LISTEN,
-        },
-        tls_sans: args.tls_sans,
-        speed: args.speed,
-        control_plane: if args.api_only { ControlPlane::ApiOnly } else { ControlPlane::Running },
-        verbosity,
-    })
+/// What `sim` is asked; every state directory is resolved (`--state-dir`,
+/// `$LAB_RUNNER_SIM_DIR`, else the default one).
+#[derive(Debug, Clone)]
+pub enum Options {
+    /// `sim up`: start in the background.
+    Up(ServeOptions),
+    /// `sim serve`: run in the foreground.
+    Serve(ServeOptions),
+    /// `sim down`.
+    Down {
+        /// The state directory.
+        state_dir: PathBuf,
+    },
+    /// `sim status`.
+    Status {
+        /// The state directory.
+        state_dir: PathBuf,
+    },
+    /// `sim kubeconfig`.
+    Kubeconfig {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// The server URL to write (default: the running simulator's endpoint).
+        server: Option<String>,
+    },
 }
 
 fn note_stale(pid: Option<u32>, dir: &Path, lang: Lang) {
@@ -46,15 +51,14 @@ fn note_stale(pid: Option<u32>, dir: &Path, lang: Lang) {
 /// How long `sim serve` waits for its tasks once it stops serving.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
-/// Runs one `lab-runner sim …` command, printing its output; returns the exit code. `verbosity`
-/// is the global `-v` count, handed on to a server `sim up` starts.
-pub fn run_command(command: SimCommand, verbosity: u8, lang: Lang) -> Result<u8> {
+/// Runs one `lab-runner sim …` command, printing its output; returns the exit code.
+pub fn run(session: &Session, options: Options) -> Result<u8> {
+    let lang = session.lang;
     // One rustls provider for the whole process (kube's client and the server both use ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::Serve)?;
-    match command {
-        SimCommand::Up(args) => {
-            let options = options(args, verbosity)?;
+    match options {
+        Options::Up(options) => {
             let started = runtime.block_on(lifecycle::up(&options))?;
             note_stale(started.removed_stale_pid, &options.state_dir, lang);
             let record = started.record;
@@ -64,8 +68,7 @@ pub fn run_command(command: SimCommand, verbosity: u8, lang: Lang) -> Result<u8>
             println!("export KUBECONFIG={}", record.kubeconfig.display());
             Ok(exit::OK)
         }
-        SimCommand::Serve(args) => {
-            let options = options(args, verbosity)?;
+        Options::Serve(options) => {
             runtime.block_on(lifecycle::serve(&options, None, |prepared| {
                 note_stale(prepared.removed_stale_pid, &options.state_dir, lang);
                 let record = &prepared.record;
@@ -94,20 +97,17 @@ pub fn run_command(command: SimCommand, verbosity: u8, lang: Lang) -> Result<u8>
             println!("{}", tr!(lang, "sim-stopped"));
             Ok(exit::OK)
         }
-        SimCommand::Down(args) => {
-            let dir = state_dir(args.state_dir)?;
-            let pid = runtime.block_on(lifecycle::down(&dir))?;
+        Options::Down { state_dir } => {
+            let pid = runtime.block_on(lifecycle::down(&state_dir))?;
             println!("{}", tr!(lang, "sim-stopped-pid", pid = pid.to_string()));
             Ok(exit::OK)
         }
-        SimCommand::Kubeconfig(args) => {
-            let dir = state_dir(args.state.state_dir)?;
-            print!("{}", lifecycle::kubeconfig_for(&dir, args.server.as_deref())?);
+        Options::Kubeconfig { state_dir, server } => {
+            print!("{}", lifecycle::kubeconfig_for(&state_dir, server.as_deref())?);
             Ok(exit::OK)
         }
-        SimCommand::Status(args) => {
-            let dir = state_dir(args.state_dir)?;
-            let status = runtime.block_on(lifecycle::status(&dir))?;
+        Options::Status { state_dir } => {
+            let status = runtime.block_on(lifecycle::status(&state_dir))?;
             print!("{}", lifecycle::render_status(&status, &tr!(lang, "sim-status-running")));
             Ok(exit::OK)
         }

@@ -138,8 +138,10 @@ pub fn merge(inputs: &[PathBuf], names: &[String]) -> Result<Kubeconfig> {
         Kubeconfig { api_version: Some("v1".into()), kind: Some("Config".into()), ..Kubeconfig::default() };
     for (input, name) in inputs.iter().zip(names) {
         let path = kubeconfig_file(input);
-        let config = Kubeconfig::read_from(&path)
-            .map_err(|e| Error::Unreadable { path: path.clone(), reason: super::cluster::one_line(&e) })?;
+        let config = Kubeconfig::read_from(&path).map_err(|e| Error::Unreadable {
+            path: path.clone(),
+            reason: crate::engine::cluster::one_line(&e),
+        })?;
         let learner = config
             .current_context
             .as_deref()

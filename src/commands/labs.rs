@@ -1,0 +1,48 @@
+//! `labs list|show`: the available labs, and one lab's briefing, stages and tasks.
+
+use super::{Error, Result, print};
+use crate::{engine, lab, session::Session};
+
+/// What `labs` is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Options {
+    /// `labs list`.
+    List,
+    /// `labs show LAB [--variant V]`.
+    Show {
+        /// The lab id.
+        lab: String,
+        /// Instructors: also what this variant breaks and the answers it accepts.
+        variant: Option<String>,
+    },
+}
+
+/// `labs list` or `labs show`.
+pub fn run(session: &Session, options: &Options) -> Result<u8> {
+    let lang = session.lang;
+    match options {
+        Options::List => {
+            let bundles = lab::loader::load_all(&session.labs)?;
+            let course = lab::loader::course(&session.labs)?;
+            print(&lab::show::list(&bundles, course.as_ref(), &session.labs, lang))
+        }
+        Options::Show { lab, variant } => {
+            let bundle = lab::loader::find(&session.labs, lab)?;
+            let mut text = lab::show::show(&bundle, lang);
+            if let Some(wanted) = variant {
+                let Some(variant) = bundle.lab.variant(wanted) else {
+                    let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
+                    let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                    return Err(Error::Engine(engine::Error::BadInput(crate::msg!(
+                        "error-unknown-variant",
+                        lab = lab,
+                        variant = format!("{wanted:?}"),
+                        known = known
+                    ))));
+                };
+                text.push_str(&lab::show::show_variant(&bundle, variant, lang));
+            }
+            print(&text)
+        }
+    }
+}
