@@ -280,6 +280,43 @@ mod tests {
     }
 
     #[test]
+    fn nesting_is_counted_as_gos_scanner_counts_it() {
+        let at_limit = format!("{}1{}", "[".repeat(MAX_NESTING_DEPTH), "]".repeat(MAX_NESTING_DEPTH));
+        assert_eq!(nesting_overflow(at_limit.as_bytes()), None);
+        let past = format!(r#"{{"a":"[{{\"[",{}}}"#, "[".repeat(MAX_NESTING_DEPTH));
+        let overflow = nesting_overflow(past.as_bytes()).expect("one level too many");
+        // Brackets inside strings (and after an escaped quote) do not count.
+        assert_eq!((overflow.bracket, overflow.offset), (b'[', 12 + MAX_NESTING_DEPTH));
+        assert_eq!(overflow.line(past.as_bytes()), 1);
+        let error = from_slice::<Value>(past.as_bytes()).unwrap_err();
+        assert_eq!(error.to_string(), "invalid character '[' exceeded max depth");
+        // Deeper than serde_json's own limit of 128, within Go's.
+        let deep: Value = from_slice(format!("{}{}", "[".repeat(200), "]".repeat(200)).as_bytes()).unwrap();
+        assert_eq!(depth(&deep), 200);
+    }
+
+    #[test]
+    fn deep_values_are_measured_marshalled_and_dropped_without_recursion() {
+        let small = json!({"b": [1, {"d": "<x>", "c": null}], "a": {}});
+        assert_eq!(marshal_deep(&small), to_string(&sorted(small.clone())));
+        assert_eq!(value_overflow(&small), None);
+        // Far deeper than any stack: built, measured, written and dropped in loops (built by
+        // hand: `json!` would copy the inner value through `to_value`, recursing).
+        let mut deep = json!(1);
+        for level in 0..200_000 {
+            deep = if level % 2 == 0 {
+                Value::Array(vec![deep])
+            } else {
+                Value::Object(Map::from_iter([("k".to_string(), deep)]))
+            };
+        }
+        assert_eq!(depth(&deep), 200_000);
+        assert_eq!(value_overflow(&deep), Some(b'{'));
+        assert_eq!(marshal_deep(&deep).len(), 200_000 / 2 * 2 + 200_000 / 2 * 6 + 1);
+        dismantle(deep);
+    }
+
+    #[test]
     fn keys_are_sorted_bytewise_at_every_depth() {
         let value = json!({"spec": {"b": 1, "$patch": "replace", "A": [{"z": null, "a": true}]}, "a": 2});
         assert_eq!(
