@@ -175,6 +175,75 @@ fn deep_inputs_fit_the_handler_stack() {
     });
 }
 
+/// Deep input through the router `sim serve` serves, from a test thread with the default stack
+/// (2 MiB): only the handler runtime's big stacks fit it, so this fails if the handlers ran on
+/// the caller's runtime or on threads of the default size.
+#[tokio::test]
+async fn the_served_router_handles_deep_input_on_its_own_stacks() {
+    let sim = with_deep_things().await;
+    let handlers = lab_runner::sim::server::transport::handler_runtime().unwrap();
+    let router = lab_runner::sim::server::served_router(sim.state.clone(), handlers);
+    let send = |method: &str, uri: &str, content_type: &str, body: String| {
+        let request = axum::http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", content_type)
+            .body(Body::from(body))
+            .unwrap();
+        let router = router.clone();
+        async move {
+            use tower::ServiceExt;
+            let response = router.oneshot(request).await.unwrap();
+            // The bodies are not parsed here: this thread has no stack for them.
+            let code = response.status().as_u16();
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            (code, String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned())
+        }
+    };
+    let inner = nested_objects(MAX_NESTING_DEPTH - 2);
+    let (code, body) = send("POST", THINGS, "application/json", deep_thing("served", &inner)).await;
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = send("POST", THINGS, "application/yaml", deep_thing("yaml", &inner)).await;
+    assert_eq!(code, 201, "{body}");
+    let uri = format!("{THINGS}/served");
+    let (code, body) = send("PATCH", &uri, "application/json-patch+json", doubling_patch(14)).await;
+    assert_eq!(code, 422, "{body}");
+    let (code, body) = send("GET", &uri, "", String::new()).await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = send("DELETE", &uri, "", String::new()).await;
+    assert_eq!(code, 200, "{body}");
+}
+
+/// Protobuf bodies nest only as deep as their messages, but unknown fields may be groups
+/// nested at will: prost refuses past its recursion limit (100) where Go's generated
+/// `skipGenerated` skips them in a loop; either way the stack is safe.
+#[tokio::test]
+async fn protobuf_groups_nested_without_end_are_refused() {
+    let sim = Harness::start();
+    // runtime.Unknown{typeMeta{apiVersion: v1, kind: ConfigMap}, raw}: raw is a ConfigMap whose
+    // unknown field 99 is a group nested 100,000 times.
+    let levels = 100_000;
+    let mut raw = [0x9b, 0x06].repeat(levels); // field 99, start group
+    raw.extend([0x9c, 0x06].repeat(levels)); // field 99, end group
+    let type_meta = b"\x0a\x02v1\x12\x09ConfigMap";
+    let mut body = b"k8s\0".to_vec();
+    body.push(0x0a);
+    body.push(u8::try_from(type_meta.len()).unwrap());
+    body.extend_from_slice(type_meta);
+    body.push(0x12);
+    let mut length = raw.len();
+    while length >= 0x80 {
+        body.push(u8::try_from(length & 0x7f).unwrap() | 0x80);
+        length >>= 7;
+    }
+    body.push(u8::try_from(length).unwrap());
+    body.extend(raw);
+    let (code, status) = call(&sim, "POST", CM, "application/vnd.kubernetes.protobuf", body).await;
+    assert_eq!((code, status["reason"].as_str()), (400, Some("BadRequest")), "{}", shown(&status));
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(message.contains("recursion limit reached"), "{message}");
+}
+
 /// A response body cut for a failure message (deep bodies are tens of kilobytes).
 fn shown(body: &Value) -> String {
     let text = body.to_string();
