@@ -273,6 +273,10 @@ pub enum LabsCommand {
         /// shortcuts the selftest proves do not pass (never shown otherwise).
         #[arg(long, value_name = "VARIANT")]
         variant: Option<String>,
+        /// Instructors: also the quiz answers (of every variant, for a lab with variants) and
+        /// the shortcuts the selftest proves do not pass (never shown otherwise).
+        #[arg(long = "reveal", visible_alias = "instructor")]
+        reveal: bool,
     },
 }
 
@@ -587,7 +591,9 @@ fn resolve_command(command: Command, session: &Session) -> Result<commands::Comm
         Command::Demo(DemoArgs { lab, variant }) => Run::Demo(demo::Options { lab, variant }),
         Command::Lint(LintArgs { paths }) => Run::Lint(lint::Options { paths }),
         Command::Labs(LabsCommand::List) => Run::Labs(labs::Options::List),
-        Command::Labs(LabsCommand::Show { lab, variant }) => Run::Labs(labs::Options::Show { lab, variant }),
+        Command::Labs(LabsCommand::Show { lab, variant, reveal }) => {
+            Run::Labs(labs::Options::Show { lab, variant, reveal })
+        }
         Command::Sim(command) => Run::Sim(sim_options(command, session.verbosity)?),
         Command::Class(command) => Run::Class(class_options(command, session)?),
         Command::Completions(CompletionsArgs { shell }) => {

@@ -813,3 +813,74 @@ async fn a_malformed_object_a_task_may_be_about_makes_it_error_not_pass() {
     assert_eq!(report.tasks[2].evidence[0], line, "{:?}", report.tasks[2].evidence);
     assert_eq!(report.tasks[1].evidence[0], line, "{:?}", report.tasks[1].evidence);
 }
+
+/// The waits that work on any kind, on a Deployment a quota holds back: its `ReplicaFailure`
+/// condition, the `FailedCreate` Event its ReplicaSet records (found through ownerReferences),
+/// and an expression over it; a wait for an Event that never comes times out (exit 4).
+#[tokio::test]
+async fn waits_on_a_condition_an_event_and_an_expression_hold_on_a_deployment_held_back_by_a_quota() {
+    let (sim, cluster) = seeded();
+    let driver = drive_controllers(&sim);
+    let create = |api_version: &str, kind: &str, object: Value| {
+        let client = sim.client.clone();
+        let (api_version, kind) = (api_version.to_string(), kind.to_string());
+        async move {
+            let (api, _) = engine::apply::api_for(
+                &client,
+                &api_version,
+                &kind,
+                object["metadata"]["namespace"].as_str(),
+            )
+            .await
+            .unwrap();
+            let object: kube::api::DynamicObject = serde_json::from_value(object).unwrap();
+            api.create(&PostParams::default(), &object).await.unwrap();
+        }
+    };
+    create("v1", "Namespace", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}))
+        .await;
+    create(
+        "v1",
+        "ResourceQuota",
+        json!({"apiVersion": "v1", "kind": "ResourceQuota",
+        "metadata": {"name": "compute", "namespace": "shop"}, "spec": {"hard": {"requests.cpu": "1"}}}),
+    )
+    .await;
+    create(
+        "apps/v1",
+        "Deployment",
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                                                       "resources": {"requests": {"cpu": "500m"}}}]}}}}),
+    )
+    .await;
+    let wait = |yaml: &str| -> lab_runner::lab::model::Wait {
+        let target = "target: {apiVersion: apps/v1, kind: Deployment, namespace: shop, name: web}\n";
+        serde_saphyr::from_str(&format!("{yaml}{target}")).unwrap()
+    };
+    for holds in [
+        "for: condition\ncondition: {type: ReplicaFailure, reason: FailedCreate}\ntimeout: 60s\n",
+        "for: event\nevent: {reason: FailedCreate, type: Warning}\ntimeout: 60s\n",
+        "for: cel\nexpression: object.status.replicas < object.spec.replicas\ntimeout: 60s\n",
+    ] {
+        engine::start::run_wait(&cluster, &wait(holds), &[], Lang::En)
+            .await
+            .unwrap_or_else(|e| panic!("{holds}: {e}"));
+    }
+    let never = wait("for: event\nevent: {reason: BackOff}\ntimeout: 1s\n");
+    let error = engine::start::run_wait(&cluster, &never, &[], Lang::En).await.unwrap_err();
+    assert_eq!(error.exit_code(), lab_runner::exit::TIMED_OUT);
+    // The Deployment's own Events (ScalingReplicaSet) may have expired by then: the driver
+    // jumps the clock through the ReplicaSet's retries, hours of cluster time.
+    assert!(
+        error.to_string().starts_with(
+            "timed out after 1s waiting for an Event BackOff about Deployment shop/web: \
+             no Event BackOff about it or what it owns yet"
+        ),
+        "{error}"
+    );
+    driver.abort();
+}

@@ -215,6 +215,53 @@ fn lint_rejects_vacuous_tasks() {
     insta::assert_snapshot!(copy.lint());
 }
 
+/// Every field path is resolved against its kind's schema: an expected file's key, a quantity's
+/// path, an inline expected object's key (null on a field that does not exist says why), a
+/// target's kind, a CEL expression's field selections; a CEL expression that does not compile
+/// is a loader problem at its line and column inside the expression.
+#[test]
+fn lint_resolves_every_path_against_the_schema_and_compiles_every_expression() {
+    let copy = BrokenCopy::new();
+    copy.edit("expected/toolkit-restored.yaml", "          image:", "          imag:")
+        .edit("lab.yaml", "path: spec.template.spec.containers[0]", "path: spec.template.spec.container[0]")
+        .edit(
+            "lab.yaml",
+            "            status:\n              containerStatuses:",
+            "            status:\n              unavailableReplica: null\n              containerStatuses:",
+        )
+        .edit("lab.yaml", "kind: DaemonSet, namespace: lab-ds, name: toolkit}\n          op: \"==\"", "kind: DaemonSets, namespace: lab-ds, name: toolkit}\n          op: \"==\"")
+        .edit(
+            "lab.yaml",
+            "    hints:\n      - en: A DaemonSet keeps",
+            "      - cel:\n          target: {apiVersion: apps/v1, kind: DaemonSet, namespace: lab-ds, name: toolkit}\n          \
+             expression: object.status.numberReady == object.status.desiredNumberSchedule\n      \
+             - cel:\n          targets:\n            pods: {apiVersion: v1, kind: Pod, namespace: lab-ds}\n          \
+             expression: \"pods.all(p, p.spec.nodeNam != '')\"\n      \
+             - cel:\n          targets:\n            pods: {apiVersion: v1, kind: Pod, namespace: lab-ds}\n          \
+             expression: \"size(pod) > 0\"\n      \
+             - cel:\n          targets:\n            pods: {apiVersion: v1, kind: Pod, namespace: lab-ds}\n          \
+             expression: >-\n            size(pods) > 0 &&\n    hints:\n      - en: A DaemonSet keeps",
+        );
+    let report = lint::lint_root(BundleRoot::Dir(copy.root())).unwrap();
+    let lines: Vec<String> = report.problems.iter().map(|p| copy.redact(&p.to_string())).collect();
+    assert_eq!(
+        lines,
+        [
+            "[tmp]/broken-daemonset/expected/toolkit-restored.yaml:7:11: DaemonSet has no field spec.template.spec.containers[0].imag",
+            "[tmp]/broken-daemonset/lab.yaml:104:17: DaemonSet has no field spec.template.spec.container",
+            "[tmp]/broken-daemonset/lab.yaml:115:15: Pod has no field status.unavailableReplica: `null` there means absent, so it would hold on every object",
+            "[tmp]/broken-daemonset/lab.yaml:130:66: DaemonSet has no field status.desiredNumberSchedule",
+            "[tmp]/broken-daemonset/lab.yaml:134:43: Pod has no field spec.nodeNam",
+            "[tmp]/broken-daemonset/lab.yaml:138:29: task \"restore\", expectation 7 (cel): the CEL expression does not compile: \
+             undeclared reference to 'pod' (in container '')",
+            "[tmp]/broken-daemonset/lab.yaml:143:30: task \"restore\", expectation 8 (cel): the CEL expression does not compile: \
+             Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', \
+             NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}",
+            "[tmp]/broken-daemonset/lab.yaml:167:41: apps/v1 has no kind DaemonSets",
+        ]
+    );
+}
+
 #[test]
 fn lint_rejects_missing_hints_texts_and_points() {
     let copy = BrokenCopy::new();
@@ -322,6 +369,49 @@ fn cli_labs_show() {
 }
 
 #[test]
+fn cli_labs_show_reveal_shows_a_variantless_labs_answers_and_shortcuts() {
+    let output = lab_runner()
+        .args(["--labs", "tests/fixtures/selftest", "labs", "show", "config-drift"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!stdout(&output).contains("almost-fixed"), "shortcuts only for instructors");
+    let revealed = lab_runner()
+        .args(["--labs", "tests/fixtures/selftest", "labs", "show", "config-drift", "--reveal"])
+        .output()
+        .unwrap();
+    assert_eq!(revealed.status.code(), Some(0), "{}", stderr(&revealed));
+    let text = stdout(&revealed);
+    assert!(text.starts_with(&stdout(&output)), "{text}");
+    assert!(
+        text.ends_with(
+            "\nQuiz answers (instructors):\n\nShortcuts (selftest proves none passes):\n\
+             \x20 fix-mode/almost-fixed: A typo in the value.\n\
+             \x20 fix-mode/delete-settings: Delete the ConfigMap instead of fixing it.\n\
+             \x20 marker/marker-not-done: A marker that says no.\n"
+        ),
+        "{text}"
+    );
+    // A lab with variants: every variant's answers, then the shortcuts once.
+    let variants = lab_runner().args(["--labs", FIXTURES, "labs", "show", LAB, "--reveal"]).output().unwrap();
+    let text = stdout(&variants);
+    assert_eq!(text.matches("Quiz answers in this variant:").count(), 2, "{text}");
+    assert_eq!(text.matches("Shortcuts (selftest proves none passes):").count(), 1, "{text}");
+}
+
+#[test]
+fn cli_a_lab_that_is_not_built_in_points_at_labs_dir() {
+    let output =
+        lab_runner().args(["answer", "quota-rollout", "stuck-replicaset", "web-1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: no lab named \"quota-rollout\" is built in (built-in labs: gpu-sharing, stuck-rollout); \
+         a lab bundle in a directory is read with `--labs DIR` or `LAB_RUNNER_LABS=DIR`\n"
+    );
+}
+
+#[test]
 fn cli_unknown_lab_exits_2_with_the_known_ids() {
     let output = lab_runner().args(["--labs", FIXTURES, "labs", "show", "stuck-rollout"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
@@ -351,35 +441,38 @@ fn cli_built_in_labs_are_listed_honestly() {
 #[test]
 fn the_format_docs_examples_parse_and_the_complete_example_is_the_fixture() {
     let doc = std::fs::read_to_string("docs/lab-format.md").unwrap();
-    let mut lines = doc.lines();
     let mut checked = Vec::new();
-    while let Some(line) = lines.next() {
-        let Some(directive) = line.strip_prefix("<!-- ").and_then(|l| l.strip_suffix(" -->")) else {
-            continue;
-        };
-        assert_eq!(lines.next(), Some("```yaml"), "a yaml block follows <!-- {directive} -->");
-        let block: String = lines.by_ref().take_while(|l| *l != "```").map(|l| format!("{l}\n")).collect();
-        match directive.split_once(": ") {
-            Some(("parse", "expectations")) => {
+    for marked in crate::support::docs::marked_blocks(&doc) {
+        let block = &marked.block;
+        match (marked.directive.as_str(), marked.argument.as_str()) {
+            ("parse", "expectations") => {
                 let parsed: Vec<model::Expectation> =
-                    serde_saphyr::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+                    serde_saphyr::from_str(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
                 assert!(!parsed.is_empty());
             }
-            Some(("parse", "lab")) => {
+            ("parse", "stages") => {
+                let parsed: Vec<model::Stage> =
+                    serde_saphyr::from_str(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+                assert!(!parsed.is_empty());
+            }
+            ("parse", "lab") => {
                 let lab: model::Lab =
-                    serde_saphyr::from_str(&block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+                    serde_saphyr::from_str(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
                 assert_eq!(lab.variants.len(), 3, "stuck-rollout has three variants");
             }
-            Some(("same-as", path)) => {
+            ("same-as", path) => {
                 assert_eq!(
-                    block,
+                    *block,
                     std::fs::read_to_string(path).unwrap(),
                     "docs/lab-format.md's copy of {path}"
                 );
             }
-            _ => panic!("unknown directive {directive:?}"),
+            // The walk-through's files: built into a lab, linted and selftested by
+            // `selftest::the_lab_format_guide_builds_a_lab_that_lints_clean_and_selftests_green`.
+            ("guide", _) => {}
+            (directive, argument) => panic!("unknown directive {directive:?} {argument:?}"),
         }
-        checked.push(directive.to_string());
+        checked.push(format!("{}: {}", marked.directive, marked.argument));
     }
     assert!(checked.len() >= 12, "{checked:?}");
 }

@@ -274,3 +274,61 @@ fn ctrl_c_stops_the_selftests_simulator() {
     assert!(matches!(state_letter, None | Some('Z')), "the simulator's server is gone: {stat}");
     assert!(!state.exists(), "its state directory is removed");
 }
+
+/// docs/lab-format.md's walk-through, "Writing a lab": its `guide:` blocks, written to their
+/// files in order, are a lab that lints clean; with the typo the guide shows, lint reports it as
+/// the guide says; and the lab's selftest passes with the transcript the guide prints.
+#[test]
+fn the_lab_format_guide_builds_a_lab_that_lints_clean_and_selftests_green() {
+    use crate::support::docs::{marked_blocks, transcripts};
+    let doc = std::fs::read_to_string("docs/lab-format.md").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let labs = dir.path().join("labs-dev");
+    let mut files: Vec<String> = Vec::new();
+    for marked in marked_blocks(&doc).into_iter().filter(|m| m.directive == "guide") {
+        let path = labs.join(&marked.argument);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(&marked.block);
+        std::fs::write(&path, text).unwrap();
+        files.push(marked.argument);
+    }
+    assert!(files.iter().any(|f| f == "quota-rollout/lab.yaml"), "{files:?}");
+
+    let lint =
+        |dir: &Path| lab_runner().current_dir(dir).args(["lint", "labs-dev/quota-rollout"]).output().unwrap();
+    let lint_transcripts = transcripts(&doc, "lab-runner lint labs-dev/quota-rollout");
+    assert_eq!(lint_transcripts.len(), 2, "the guide shows lint clean, then lint of the typo");
+    let clean = lint(dir.path());
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert_eq!(stderr(&clean) + &stdout(&clean), lint_transcripts[0]);
+
+    // The typo the guide shows: lint reports it, where it is written, as the guide prints it.
+    let typo = tempfile::tempdir().unwrap();
+    let copy = typo.path().join("labs-dev/quota-rollout");
+    for file in &files {
+        let target = typo.path().join("labs-dev").join(file);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(labs.join(file), target).unwrap();
+    }
+    let lab_yaml = std::fs::read_to_string(copy.join("lab.yaml")).unwrap();
+    let line = "          expected: {spec: {replicas: 3}}\n";
+    assert!(lab_yaml.contains(line), "the guide's task matches spec.replicas");
+    let with_typo = lab_yaml.replacen(
+        line,
+        "          expected: {spec: {replicas: 3}, status: {unavailableReplica: null}}\n",
+        1,
+    );
+    std::fs::write(copy.join("lab.yaml"), with_typo).unwrap();
+    let caught = lint(typo.path());
+    assert_eq!(caught.status.code(), Some(2), "{}", stderr(&caught));
+    assert_eq!(stderr(&caught) + &stdout(&caught), lint_transcripts[1]);
+
+    if !crate::support::kubectl::kubectl_on_path() {
+        return;
+    }
+    let output = selftest(Some(labs.to_str().unwrap()), &["quota-rollout"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let printed = transcripts(&doc, "lab-runner selftest quota-rollout");
+    assert_eq!(printed, [stdout(&output)], "the guide's selftest transcript");
+}

@@ -141,6 +141,64 @@ async fn requests_keys_are_charged_and_enforced_and_pending_pods_count() {
     assert_eq!(c.status("team-a", "gpu-quota")["used"]["pods"], "3");
 }
 
+/// A Deployment held back by a quota: its ReplicaSet records `FailedCreate` and sets
+/// `ReplicaFailure` (`replica_set_utils.go` `calculateStatus`), which the Deployment copies
+/// (`progress.go` `syncRolloutStatus`); once the quota allows the pods, both conditions go.
+#[tokio::test]
+async fn a_deployment_held_back_by_a_quota_shows_replica_failure_until_it_fits() {
+    let mut c = Cluster::new();
+    c.quota("team-a", "compute", json!({"pods": "2"}));
+    c.settle();
+    let deployment = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "team-a"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"}]}}}
+    });
+    let deployments = resources::find(&resources::built_in(), "apps", "v1", "deployments").unwrap().clone();
+    c.sim.state.store.create(&deployments, deployment).unwrap();
+    c.settle();
+    let failure = |value: &Value| {
+        value["status"]["conditions"]
+            .as_array()
+            .and_then(|conditions| conditions.iter().find(|c| c["type"] == "ReplicaFailure"))
+            .cloned()
+    };
+    let web = c.sim.state.store.get_value(&deployments, "team-a", "web").unwrap();
+    let condition = failure(&web).expect("the Deployment shows ReplicaFailure");
+    assert_eq!(
+        (condition["status"].as_str(), condition["reason"].as_str()),
+        (Some("True"), Some("FailedCreate"))
+    );
+    let message = condition["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("pods \"web-")
+            && message.ends_with(
+                "is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2"
+            ),
+        "{message}"
+    );
+    assert_eq!(condition["lastUpdateTime"], condition["lastTransitionTime"]);
+    let replicasets = resources::find(&resources::built_in(), "apps", "v1", "replicasets").unwrap().clone();
+    let page = c.sim.state.store.list(&replicasets.group_resource(), Some("team-a"), &|_| true, None, None);
+    let rs: Value = page.items[0].value().unwrap();
+    assert_eq!(failure(&rs).unwrap()["message"], condition["message"]);
+    assert_eq!(
+        web["status"]["readyReplicas"].as_i64().unwrap_or(0)
+            + web["status"]["unavailableReplicas"].as_i64().unwrap_or(0),
+        3
+    );
+
+    let mut quota = c.sim.state.store.get_value(&rt("resourcequotas"), "team-a", "compute").unwrap();
+    quota["spec"]["hard"]["pods"] = json!("3");
+    c.sim.state.store.update(&rt("resourcequotas"), quota, Subresource::Main, DryRun::Off).unwrap();
+    // The ReplicaSet retries its failed create with the workqueue's back-off.
+    c.control.advance(k8s_openapi::jiff::SignedDuration::from_secs(60)).unwrap();
+    let web = c.sim.state.store.get_value(&deployments, "team-a", "web").unwrap();
+    assert_eq!(failure(&web), None, "{web}");
+    assert_eq!(web["status"]["replicas"], 3);
+}
+
 #[tokio::test]
 async fn status_follows_spec_changes_and_is_written_only_when_it_changes() {
     let mut c = Cluster::new();

@@ -6,6 +6,7 @@ mod class;
 mod cli;
 mod containers;
 mod course_case;
+mod docs;
 mod engine;
 mod engine_binary;
 mod engine_watch;

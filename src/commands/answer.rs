@@ -18,15 +18,21 @@ pub struct Options {
     pub value: String,
 }
 
-/// `answer` against the session's cluster.
+/// `answer` against the session's cluster. The lab is found before any cluster is asked: an
+/// unknown lab (one in a directory named without `--labs`, say) is bad input wherever it runs.
 pub fn run(session: &Session, options: &Options) -> Result<u8> {
-    on_cluster(&session.cluster, |cluster| on(cluster, &session.labs, session.lang, options))
+    let bundle = lab::loader::find(&session.labs, &options.lab)?;
+    on_cluster(&session.cluster, |cluster| record(cluster, &bundle, session.lang, options))
 }
 
 /// `answer` against `cluster`: check a quiz answer's domain and the attempts left, then store it
 /// in the inventory.
 pub async fn on(cluster: Cluster, labs: &LabSource, lang: Lang, options: &Options) -> Result<u8> {
     let bundle = lab::loader::find(labs, &options.lab)?;
-    let recorded = engine::answer::answer(&cluster, &bundle, &options.task, &options.value, lang).await?;
+    record(cluster, &bundle, lang, options).await
+}
+
+async fn record(cluster: Cluster, bundle: &lab::loader::Bundle, lang: Lang, options: &Options) -> Result<u8> {
+    let recorded = engine::answer::answer(&cluster, bundle, &options.task, &options.value, lang).await?;
     print(&format!("{}\n", recorded.message(&options.lab, &options.task, lang)))
 }

@@ -8,12 +8,14 @@ use crate::{engine, lab, session::Session};
 pub enum Options {
     /// `labs list`.
     List,
-    /// `labs show LAB [--variant V]`.
+    /// `labs show LAB [--variant V | --reveal]`.
     Show {
         /// The lab id.
         lab: String,
         /// Instructors: also what this variant breaks and the answers it accepts.
         variant: Option<String>,
+        /// Instructors: also the quiz answers (every variant's) and the shortcuts.
+        reveal: bool,
     },
 }
 
@@ -26,9 +28,12 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
             let course = lab::loader::course(&session.labs)?;
             print(&lab::show::list(&bundles, course.as_ref(), &session.labs, lang))
         }
-        Options::Show { lab, variant } => {
+        Options::Show { lab, variant, reveal } => {
             let bundle = lab::loader::find(&session.labs, lab)?;
             let mut text = lab::show::show(&bundle, lang);
+            if *reveal && variant.is_none() {
+                text.push_str(&lab::show::show_revealed(&bundle, None, lang));
+            }
             if let Some(wanted) = variant {
                 let Some(variant) = bundle.lab.variant(wanted) else {
                     let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
@@ -40,7 +45,7 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
                         known = known
                     ))));
                 };
-                text.push_str(&lab::show::show_variant(&bundle, variant, lang));
+                text.push_str(&lab::show::show_revealed(&bundle, Some(variant), lang));
             }
             print(&text)
         }

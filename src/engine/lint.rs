@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+mod paths;
+
 use crate::{
     english_display,
     grade::{self, Evidence, Observation, Observed, Status},
@@ -106,6 +108,7 @@ pub fn lint_root(root: BundleRoot) -> Result<BundleReport> {
     let mut warnings = Vec::new();
     if let Some(bundle) = &loaded.bundle {
         problems.extend(authoring_problems(bundle));
+        problems.extend(paths::path_problems(bundle));
         warnings.extend(authoring_warnings(bundle));
     }
     loader::sort_problems(&mut problems);

@@ -9,6 +9,7 @@ pub mod apply;
 pub mod captured;
 pub mod check;
 pub mod cluster;
+pub mod facts;
 pub mod inventory;
 pub mod lint;
 pub mod observe;
@@ -17,6 +18,7 @@ pub mod reset_plan;
 pub mod selftest;
 pub mod start;
 pub mod status;
+pub mod waits;
 pub mod watch;
 
 use crate::{

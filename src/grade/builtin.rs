@@ -22,7 +22,7 @@ use crate::{
     english_display,
     i18n::{Arg, Localized, Message},
     k8s::{daemon, quantity::Quantity},
-    lab::model::{AnswerMatching, Fact, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
+    lab::model::{AnswerMatching, ObjectRef, QuizCheck, RolloutCheck, RolloutState},
     msg,
 };
 
@@ -530,8 +530,8 @@ fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> 
     };
     let right = || Outcome::Pass(vec![msg!("check-answer-right", answer = answer)]);
     let mut judged = false;
-    if let Some(fact) = check.fact {
-        let name = fact_name(fact);
+    if let Some(fact) = &check.fact {
+        let name = fact.key();
         match inventory.facts.get(name) {
             None => return Outcome::Error(vec![msg!("grade-fact-not-captured", fact = name)]),
             Some(hashed) if hashed.matches(answer, folded) => return right(),
@@ -560,14 +560,6 @@ pub fn enumerated_answers(quiz: &QuizCheck) -> Option<Vec<String>> {
     }
     let values: BTreeSet<&String> = quiz.accept_by_variant.values().flatten().collect();
     (values.len() >= 2).then(|| values.into_iter().cloned().collect())
-}
-
-/// A fact's key in the inventory.
-pub fn fact_name(fact: Fact) -> &'static str {
-    match fact {
-        Fact::Variant => "variant",
-        Fact::AffectedNode => "affectedNode",
-    }
 }
 
 /// Evaluates a `schedulable` check: a pod file fitted against the observed nodes and pods with

@@ -3,13 +3,13 @@
 //! [`Gradable`] is declared by the lab layer and implemented here, so a bundle is refused at load
 //! time with the very message grading would give, while `lab` never imports `grade`.
 
-use super::{partial::show, prepare_match, prepare_quantity};
+use super::{partial::show, path::FieldPath, prepare_match, prepare_quantity};
 use crate::{
     i18n::{Localized, Message},
     k8s::quantity::Quantity,
     lab::{
         loader::{ExpectedFiles, Gradable},
-        model::{MatchExpectation, QuantityExpectation, QuotaInForceCheck},
+        model::{FactCapture, MatchExpectation, QuantityExpectation, QuotaInForceCheck},
     },
     msg,
 };
@@ -23,6 +23,16 @@ impl Gradable for MatchExpectation {
 impl Gradable for QuantityExpectation {
     fn gradable(&self, _: &ExpectedFiles) -> Result<(), Message> {
         prepare_quantity(self).map(drop).map_err(|e| e.message())
+    }
+}
+
+impl Gradable for FactCapture {
+    /// `engine::start` reads a fact's value at its path.
+    fn gradable(&self, _: &ExpectedFiles) -> Result<(), Message> {
+        match &self.path {
+            Some(path) => path.value.parse::<FieldPath>().map(drop).map_err(|e| e.message()),
+            None => Ok(()),
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod alert;
 pub mod builtin;
 pub mod captured;
+pub mod cel;
 pub mod evidence;
 mod gradable;
 pub mod observed;
@@ -208,6 +209,7 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
         Expectation::Absent(a) => evaluate_absent(a, observed),
         Expectation::Count(c) => evaluate_count(c, observed),
         Expectation::Quantity(q) => evaluate_quantity(q, observed),
+        Expectation::Cel(check) => cel::evaluate_cel(check, evidence),
         Expectation::Rollout(check) => {
             let broken =
                 check.broken_stage.as_deref().and_then(|stage| broken_pod_spec(evidence, stage, check));

@@ -217,6 +217,12 @@ pub fn scopes_of(expectation: &Expectation) -> Vec<(KindKey, Scope)> {
             };
             vec![node(), (key("v1", "Pod"), pods)]
         }
+        Expectation::Cel(check) => check
+            .target
+            .iter()
+            .chain(check.targets.values())
+            .map(|target| (key(&target.api_version, &target.kind), Scope::of_target(target)))
+            .collect(),
         Expectation::AlertRule(check) => vec![
             (key(&check.rules.api_version, &check.rules.kind), Scope::of_target(&check.rules)),
             (key("apps/v1", "DaemonSet"), Scope::of_ref(&check.daemon_set)),

@@ -119,6 +119,9 @@ start-condition-rolled-out = rolled out
 start-condition-available = available
 start-condition-established = established
 start-condition-stalled = stalled as intended
+start-condition-condition = { $condition } on
+start-condition-event = an Event { $reason } about
+start-condition-cel = `{ $expression }` to hold for
 start-collision = { $count ->
     [one] start { $lab } refused before changing anything: { $objects } already exists and this lab did not create it; delete or rename it, use another cluster, or declare it under `adopt:` in the lab's stage if taking it over is intended
    *[other] start { $lab } refused before changing anything: { $objects } already exist and this lab did not create them; delete or rename them, use another cluster, or declare them under `adopt:` in the lab's stage if taking them over is intended
@@ -189,6 +192,7 @@ error-unknown-context = the kubeconfig { $path } has no context "{ $context }"; 
 error-unreachable = cannot reach the cluster at { $server } (context { $context }): { $reason }; is it running? (`lab-runner sim up` starts the simulated one)
 error-variant-change = lab { $lab } is started with another variant whose breakage is applied; starting a different one replaces it and forgets the answers: pass --yes to proceed (or `lab-runner reset { $lab }` first)
 error-unknown-lab = no lab named "{ $id }"; known labs: { $known }
+error-unknown-built-in-lab = no lab named "{ $id }" is built in (built-in labs: { $known }); a lab bundle in a directory is read with `--labs DIR` or `LAB_RUNNER_LABS=DIR`
 error-invalid-bundle = lab bundle { $bundle } has { $count ->
     [one] 1 problem
    *[other] { $count } problems
@@ -217,6 +221,18 @@ grade-exists-expected-none = { $object } exists, expected none
 grade-count = { $count } × { $target } observed, expected { $op } { $value }
 grade-quantity-absent = { $object }: { $path } is absent, expected { $op } { $value }
 grade-quantity-is = { $object }: { $path } is { $found }, expected { $op } { $value }
+grade-cel-result = `{ $expression }` is { $result }
+grade-cel-result-read = `{ $expression }` is { $result }: { $values }
+grade-cel-value = { $selection } = { $value }
+grade-cel-value-list = { $selection }: { $count ->
+    [one] { $count } element
+   *[other] { $count } elements
+}
+grade-cel-value-error = { $selection }: { $error }
+grade-cel-failed = `{ $expression }` could not be evaluated: { $error }
+grade-cel-not-bool = `{ $expression }` gave { $result }, not true or false
+grade-cel-compile = `{ $expression }` does not compile: { $error }
+grade-cel-ambiguous = { $target } selects { $count } objects (in several namespaces): give the target a namespace
 grade-quantity-not-a-quantity = { $object }: { $path } is { $found }, not a quantity; expected { $op } { $value }
 grade-error-missing-expected-file = expected file { $file } is not part of the bundle
 grade-error-expected-source = give exactly one of `expected` and `expectedFile`
@@ -388,6 +404,17 @@ loader-stage-missing-variant = stage { $stage } has variants but none for lab va
 loader-wait-needs-symptom = stage { $stage }: the stalledAsIntended wait on { $target } needs a `symptom`
 loader-wait-needs-symptom-help = symptom: imagePullBackOff, unschedulable or desiredDropped
 loader-wait-symptom-unused = stage { $stage }: only a stalledAsIntended wait takes a `symptom` (wait on { $target })
+loader-wait-needs-field = stage { $stage }: the { $wait } wait on { $target } needs `{ $field }`
+loader-wait-field-unused = stage { $stage }: `{ $field }` does not belong to a { $wait } wait (wait on { $target })
+loader-wait-stalled-daemonset = stage { $stage }: stalledAsIntended confirms a DaemonSet's broken rollout, and { $target } is not a DaemonSet
+loader-wait-stalled-daemonset-help = for another kind, wait for a condition (`for: condition`), an Event (`for: event`) or a CEL expression (`for: cel`)
+loader-label-this-fact = this fact
+loader-duplicate-fact = fact id { $id }
+loader-fact-id-invalid = fact id { $id } must be lowercase letters, digits and '-', and not `variant`
+loader-fact-source = fact { $id } needs exactly one of `path` and `expression`
+loader-fact-path-needs-name = fact { $id } reads a `path` of one object: give `from` a `name`
+loader-quiz-unknown-fact = quiz { $task } compares with fact { $fact }, which no stage captures (facts: { $known })
+loader-quiz-unknown-fact-help = facts are `variant`, `affectedNode` and the ids under a stage's `facts:`
 loader-manifest-outside = manifest { $path } must be a relative path inside the bundle
 loader-file-outside = file { $path } must be a relative path inside the bundle
 loader-manifest-missing = manifest { $path } does not exist ({ $shown })
@@ -409,6 +436,12 @@ loader-quiz-nothing-accepted = give `fact`, `accept` or `acceptByVariant`
 loader-quiz-unknown-variant = acceptByVariant names unknown variant { $variant }
 loader-quiz-not-a-choice = accepted answer { $value } is not one of `choices`
 loader-quiz-no-attempts = `attempts` must be at least 1
+loader-cel-no-target = give `target` (bound as `object`) or `targets` (each bound by its name)
+loader-cel-target-name = target name { $name } must be a CEL identifier (letters, digits and `_`) other than `object`, `answers`, `fact`, a reserved word or a type name
+loader-cel-error = the CEL expression does not compile: { $error }
+loader-cel-error-help = the expression may use: { $variables }
+loader-wait-problem = stage { $stage }, wait on { $target }: { $problem }
+loader-fact-problem = fact { $id }: { $problem }
 
 ## lint's authoring rules (src/engine/lint.rs, src/commands/lint.rs)
 warning-line = warning: { $message }
@@ -416,6 +449,16 @@ lint-text-missing = { $what } has no `{ $lang }` text
 lint-what-lab-title = the lab title
 lint-what-lab-briefing = the lab briefing
 lint-what-field = { $field }
+lint-label-unknown-field = unknown field
+lint-unknown-kind = { $api_version } has no kind { $kind }
+lint-unknown-field = { $kind } has no field { $path }
+lint-unknown-field-null = { $kind } has no field { $path }: `null` there means absent, so it would hold on every object
+lint-did-you-mean = did you mean { $suggestion }?
+lint-known-fields = the fields of { $parent } are: { $known }
+lint-below-scalar = { $kind }: { $path } is a { $type_ } and has no fields
+lint-is-a-list = { $kind }: { $path } is a list: index it, or write its elements as a list
+lint-not-a-list = { $kind }: { $path } is not a list
+lint-cel-list = { $variable } is the list of the { $kind } objects its target selects and has no fields: use `{ $variable }.all(x, …)`, `.exists`, `.map` or an index
 lint-what-variant-description = variant { $variant }'s description
 lint-what-task-title = task { $task }'s title
 lint-what-task-description = task { $task }'s description
@@ -493,6 +536,18 @@ start-seen-pod = { $pod } on { $node }: { $state }
 start-seen-pods = { $pods }
 start-seen-no-pods = no pods
 start-seen-desired = DESIRED { $desired }; nodes without a wanted pod: { $nodes }
+start-seen-stale = status observed at generation { $observed }, the object is at generation { $generation }
+start-seen-no-conditions = no conditions yet
+start-seen-conditions = conditions: { $conditions }
+start-seen-no-events = no Event { $reason } about it or what it owns yet
+start-seen-events = no Event { $reason } about it or what it owns yet; its Events: { $reasons }
+start-seen-cel = `{ $expression }` is { $result }
+start-seen-cel-error = `{ $expression }` could not be evaluated: { $error }
+start-fact-unreadable = fact { $fact } could not be read: { $reason }
+start-fact-not-one = { $target } selects { $count } objects; a fact's path is read from exactly one
+start-fact-absent = { $target } has no { $path }
+start-fact-cel = { $reason }
+start-fact-not-scalar = the value is not a string, a number or a boolean: { $value }
 start-too-many-pulling = { $count } pods are in ImagePullBackOff, expected the rollout to stop at exactly one: { $seen }
 start-too-many-unschedulable = { $count } pods are unschedulable, expected exactly one: { $seen }
 

@@ -20,8 +20,10 @@
 //! it: the CEL standard library with optional types, cel-go's strings extension, `sets.contains`
 //! / `sets.equivalent` / `sets.intersects` (cel-go `ext/sets.go`), and Kubernetes' lists library
 //! (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`; `pkg/cel/library/lists.go`) and
-//! regex library (`find`, `findAll`; `pkg/cel/library/regex.go`). Not provided: the URL, IP,
-//! CIDR, quantity, format, semver and image libraries, two-variable comprehensions, and cel-go's
+//! regex library (`find`, `findAll`; `pkg/cel/library/regex.go`), and quantity library
+//! (`quantity`, `isQuantity`, `sign`, `add`, `sub`, `compareTo`, `isLessThan`, `isGreaterThan`,
+//! `asInteger`, `isInteger`, `asApproximateFloat`; `pkg/cel/library/quantity.go`). Not provided:
+//! the URL, IP, CIDR, format, semver and image libraries, two-variable comprehensions, and cel-go's
 //! type checker (a type mismatch is found when the expression runs, not when it is compiled).
 
 use std::{
@@ -34,10 +36,10 @@ use cel::{
     Context, Env, ExecutionError, Program, Value,
     common::{
         ast::{ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue},
-        types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE},
+        types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE, Type},
         value::{CowVal, Val},
     },
-    objects::{Key, Map},
+    objects::{Key, Map, Opaque},
 };
 use serde_json::Value as Json;
 
@@ -130,7 +132,7 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 const NAMESPACES: &[&str] = &["sets", "strings", "optional", "math", "base64"];
 
 /// Type names an expression may use as values (`type(x) == int`).
-const TYPE_NAMES: &[&str] = &[
+pub const TYPE_NAMES: &[&str] = &[
     "bool",
     "bytes",
     "double",
@@ -247,6 +249,12 @@ impl Expression {
         for (name, value) in &bindings.values {
             context.add_variable_from_value(name.clone(), value.clone());
         }
+        for (name, StringPredicate(function)) in &bindings.functions {
+            let function = Arc::clone(function);
+            context
+                .add_function(name, move |a: Arc<String>, b: Arc<String>| function(&a, &b))
+                .map_err(|e| Error::Evaluation(e.to_string()))?;
+        }
         self.program.execute(&context).map_err(|e| Error::Evaluation(execution_message(&e)))
     }
 }
@@ -326,6 +334,21 @@ fn entries(list: &[cel::common::ast::IdedEntryExpr]) -> impl Iterator<Item = &Id
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     values: Vec<(String, Value)>,
+    functions: Vec<(String, StringPredicate)>,
+}
+
+/// A function of two strings to a bool, bound for one evaluation (a lab's `fact(name, value)`
+/// compares with a hashed fact the expression never sees).
+#[derive(Clone)]
+pub struct StringPredicate(pub Arc<Predicate>);
+
+/// The function a [`StringPredicate`] holds.
+pub type Predicate = dyn Fn(&str, &str) -> bool + Send + Sync;
+
+impl fmt::Debug for StringPredicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StringPredicate")
+    }
 }
 
 impl Bindings {
@@ -349,6 +372,13 @@ impl Bindings {
     /// without a schema are untyped JSON.
     pub fn typed(mut self, name: &str, value: &Json, schema: &Json) -> Self {
         self.values.push((name.to_string(), from_typed_json(value, schema)));
+        self
+    }
+
+    /// Binds the function `name(string, string) -> bool` for this evaluation; a name the
+    /// environment already declares is refused when the expression runs.
+    pub fn predicate(mut self, name: &str, function: StringPredicate) -> Self {
+        self.functions.push((name.to_string(), function));
         self
     }
 
@@ -431,8 +461,8 @@ fn from_typed_json(value: &Json, schema: &Json) -> Value {
     }
 }
 
-/// CEL's reserved words, which a property name escapes as `__{word}__`.
-const RESERVED: &[&str] = &[
+/// CEL's reserved words, which a property name escapes as `__{word}__` and no variable can be.
+pub const RESERVED: &[&str] = &[
     "true",
     "false",
     "null",
@@ -490,11 +520,14 @@ pub fn escape_property(name: &str) -> Option<String> {
 }
 
 /// What the estimator knows of a value: the value itself (a bound variable or a path into
-/// one), or only a bound on its size.
+/// one), only a bound on its size, or, for a list an expression builds (`map`, `filter`, a list
+/// literal), bounds on its length and on each element's size apart, so a `filter` followed by a
+/// `map` iterates over as many elements as the first kept, not over their total size.
 #[derive(Clone, Copy)]
 enum Shape<'a> {
     Known(&'a Value),
     Bounded(u64),
+    Items { count: u64, element: u64 },
 }
 
 impl Shape<'_> {
@@ -503,6 +536,18 @@ impl Shape<'_> {
         match self {
             Shape::Known(value) => deep_size(value),
             Shape::Bounded(size) => size,
+            Shape::Items { count, element } => count.max(element),
+        }
+    }
+
+    /// A list's length and element size bounds, when the shape is known to be a list.
+    fn items(self) -> Option<(u64, u64)> {
+        match self {
+            Shape::Items { count, element } => Some((count, element)),
+            Shape::Known(Value::List(items)) => {
+                Some((items.len() as u64, items.iter().map(deep_size).max().unwrap_or(0)))
+            }
+            _ => None,
         }
     }
 }
@@ -531,9 +576,15 @@ fn elements(range: Shape<'_>) -> (u64, Shape<'_>) {
             });
             (map.map.len() as u64, Shape::Bounded(keys.max().unwrap_or(0)))
         }
+        Shape::Items { count, element } => (count, Shape::Bounded(element)),
         other => (other.size(), Shape::Bounded(other.size())),
     }
 }
+
+/// Up to this many elements, a comprehension over a bound list is estimated element by element
+/// (exact for the data at hand); beyond, from bounds (a nested pair of comprehensions over
+/// thousands of elements is then estimated at once, not walked).
+const EXACT_UP_TO: usize = 256;
 
 /// One node's estimate: what evaluating it costs and what it yields.
 struct Estimate<'a> {
@@ -575,11 +626,20 @@ impl<'a> Estimator<'a> {
                         map.map.get(&key).map_or(Shape::Bounded(0), Shape::Known)
                     }
                     Shape::Known(_) => Shape::Bounded(0),
+                    Shape::Items { count, element } => Shape::Bounded(count.max(element)),
                     bounded => bounded,
                 };
                 Estimate { cost: operand.cost.saturating_add(1), shape }
             }
-            Expr::List(list) => self.aggregate(list.elements.iter()),
+            Expr::List(list) => {
+                let (mut cost, mut element) = (1u64, 0u64);
+                for item in &list.elements {
+                    let estimate = self.estimate(item);
+                    cost = cost.saturating_add(estimate.cost);
+                    element = element.max(estimate.shape.size());
+                }
+                Estimate { cost, shape: Shape::Items { count: list.elements.len() as u64, element } }
+            }
             Expr::Map(map) => self.aggregate(entries(&map.entries)),
             Expr::Struct(object) => self.aggregate(entries(&object.entries)),
             Expr::Call(call) => {
@@ -597,6 +657,48 @@ impl<'a> Estimator<'a> {
         }
     }
 
+    /// A comprehension over a bound list, element by element: each step is estimated with its
+    /// element as it is (a pod's one container, not as many as the largest list in any pod), and
+    /// the accumulator as the steps before left it.
+    fn comprehension_over(
+        &mut self,
+        c: &'a ComprehensionExpr,
+        items: &'a [Value],
+        setup: u64,
+        init: Shape<'a>,
+    ) -> Estimate<'a> {
+        let depth = self.scope.len();
+        let mut accumulator = match init.items() {
+            Some((count, element)) => Shape::Items { count, element },
+            None => Shape::Bounded(init.size()),
+        };
+        let mut cost = setup;
+        for item in items {
+            self.scope.truncate(depth);
+            self.scope.push((c.iter_var.as_str(), Shape::Known(item)));
+            if let Some(second) = &c.iter_var2 {
+                self.scope.push((second.as_str(), Shape::Known(item)));
+            }
+            self.scope.push((c.accu_var.as_str(), accumulator));
+            cost = cost.saturating_add(self.estimate(&c.loop_cond).cost);
+            let step = self.estimate(&c.loop_step);
+            cost = cost.saturating_add(step.cost);
+            accumulator = match step.shape.items() {
+                Some((count, element)) => Shape::Items { count, element },
+                None => Shape::Bounded(step.shape.size()),
+            };
+        }
+        self.scope.truncate(depth);
+        self.scope.push((c.accu_var.as_str(), accumulator));
+        let result = self.estimate(&c.result);
+        self.scope.truncate(depth);
+        let shape = match result.shape {
+            Shape::Items { count, element } => Shape::Items { count, element },
+            other => Shape::Bounded(other.size()),
+        };
+        Estimate { cost: cost.saturating_add(result.cost), shape }
+    }
+
     fn aggregate(&mut self, items: impl Iterator<Item = &'a IdedExpr>) -> Estimate<'a> {
         let (mut cost, mut size, mut count) = (1u64, 0u64, 0u64);
         for item in items {
@@ -611,6 +713,11 @@ impl<'a> Estimator<'a> {
     fn comprehension(&mut self, c: &'a ComprehensionExpr) -> Estimate<'a> {
         let range = self.estimate(&c.iter_range);
         let init = self.estimate(&c.accu_init);
+        if let Shape::Known(Value::List(items)) = range.shape
+            && items.len() <= EXACT_UP_TO
+        {
+            return self.comprehension_over(c, items, range.cost.saturating_add(init.cost), init.shape);
+        }
         let (count, element) = elements(range.shape);
         let depth = self.scope.len();
         self.scope.push((c.iter_var.as_str(), element));
@@ -618,13 +725,26 @@ impl<'a> Estimator<'a> {
             self.scope.push((second.as_str(), element));
         }
         let init_size = init.shape.size();
-        self.scope.push((c.accu_var.as_str(), Shape::Bounded(init_size)));
-        let first_step = self.estimate(&c.loop_step).shape.size();
+        let init_shape = match init.shape.items() {
+            Some((count, element)) => Shape::Items { count, element },
+            None => Shape::Bounded(init_size),
+        };
+        self.scope.push((c.accu_var.as_str(), init_shape));
+        let first_step = self.estimate(&c.loop_step).shape;
         // An accumulator that grows (map, filter) grows by at most the first step's growth per
-        // element; the body is then estimated with the accumulator at its largest.
-        let grown = init_size.saturating_add(count.saturating_mul(first_step.saturating_sub(init_size)));
+        // element; the body is then estimated with the accumulator at its largest. A list grows
+        // by elements, each no larger than the first step's.
+        let grown = match (init.shape.items(), first_step.items()) {
+            (Some((start, _)), Some((after, element))) => Shape::Items {
+                count: start.saturating_add(count.saturating_mul(after.saturating_sub(start))),
+                element,
+            },
+            _ => Shape::Bounded(
+                init_size.saturating_add(count.saturating_mul(first_step.size().saturating_sub(init_size))),
+            ),
+        };
         if let Some(accumulator) = self.scope.last_mut() {
-            accumulator.1 = Shape::Bounded(grown);
+            accumulator.1 = grown;
         }
         let per_element = self.estimate(&c.loop_cond).cost.saturating_add(self.estimate(&c.loop_step).cost);
         let result = self.estimate(&c.result);
@@ -634,7 +754,11 @@ impl<'a> Estimator<'a> {
             .saturating_add(init.cost)
             .saturating_add(count.saturating_mul(per_element))
             .saturating_add(result.cost);
-        Estimate { cost, shape: Shape::Bounded(result.shape.size()) }
+        let shape = match result.shape {
+            Shape::Items { count, element } => Shape::Items { count, element },
+            other => Shape::Bounded(other.size()),
+        };
+        Estimate { cost, shape }
     }
 }
 
@@ -652,10 +776,34 @@ fn call_estimate<'a>(function: &str, parts: &[Estimate<'a>]) -> Estimate<'a> {
         "sets.contains" | "sets.equivalent" | "sets.intersects" => (product, 1),
         "replace" | "join" | "format" => (product, product),
         "split" | "findAll" => (sum, largest),
-        "_&&_" | "_||_" | "_?_:_" | "!_" | "_[_]" | "_[?_]" => (0, largest),
+        // Logic and the comprehension's loop test yield a bool and walk nothing.
+        "_&&_" | "_||_" | "!_" | "@not_strictly_false" => (0, 1),
+        "_?_:_" | "_[_]" | "_[?_]" => (0, largest),
+        // Comparisons and tests walk their arguments and yield a bool or a number.
+        "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" | "@in" | "contains" | "startsWith"
+        | "endsWith" | "matches" | "size" | "indexOf" | "lastIndexOf" | "isSorted" => (sum, 1),
         _ => (sum, largest),
     };
-    Estimate { cost: arguments.saturating_add(walk), shape: Shape::Bounded(size) }
+    let lists: Option<Vec<(u64, u64)>> = parts.iter().map(|p| p.shape.items()).collect();
+    let shape = match (function, lists, parts) {
+        // Concatenated lists: their lengths add up, their elements stay as large as they were.
+        ("_+_", Some(lists), _) => Shape::Items {
+            count: lists.iter().fold(0u64, |a, (count, _)| a.saturating_add(*count)),
+            element: lists.iter().map(|(_, element)| *element).max().unwrap_or(0),
+        },
+        // Either branch of a condition.
+        ("_?_:_", _, [_, yes, no]) => match (yes.shape.items(), no.shape.items()) {
+            (Some((a, x)), Some((b, y))) => Shape::Items { count: a.max(b), element: x.max(y) },
+            _ => Shape::Bounded(size),
+        },
+        // One element of a list.
+        ("_[_]" | "_[?_]", _, [list, _]) => match list.shape.items() {
+            Some((_, element)) => Shape::Bounded(element),
+            None => Shape::Bounded(size),
+        },
+        _ => Shape::Bounded(size),
+    };
+    Estimate { cost: arguments.saturating_add(walk), shape }
 }
 
 /// Registers the Kubernetes functions this module adds to the crate's environment.
@@ -694,7 +842,7 @@ fn kubernetes_library(env: &mut Env) -> Result<(), cel::DeclarationError> {
         vec![LIST_TYPE, LIST_TYPE],
         sets_intersects,
     )?;
-    Ok(())
+    quantity_library(env)
 }
 
 /// The arguments of a library call as [`Value`]s.
@@ -869,11 +1017,417 @@ fn sets_intersects<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, 
     owned(Value::Bool(b.iter().any(|x| a.contains(x))))
 }
 
+/// A Kubernetes quantity as a CEL value: upstream's `kubernetes.Quantity` type
+/// (`k8s.io/apiserver/pkg/cel/quantity.go`), equal to another when their values are equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CelQuantity(pub crate::k8s::quantity::Quantity);
+
+impl Opaque for CelQuantity {
+    fn runtime_type_name(&self) -> &str {
+        QUANTITY_TYPE_NAME
+    }
+
+    fn json(&self) -> Option<Json> {
+        Some(Json::String(self.0.to_string()))
+    }
+}
+
+/// The CEL type name of [`CelQuantity`], as upstream names it.
+const QUANTITY_TYPE_NAME: &str = "kubernetes.Quantity";
+
+/// Registers Kubernetes' quantity library (`pkg/cel/library/quantity.go` of v1.33).
+fn quantity_library(env: &mut Env) -> Result<(), cel::DeclarationError> {
+    let quantity = || Type::new_opaque_type(QUANTITY_TYPE_NAME);
+    env.add_type(quantity())?;
+    env.add_overload("quantity", "string_to_quantity", vec![STRING_TYPE], quantity_of)?;
+    env.add_overload("isQuantity", "is_quantity_string", vec![STRING_TYPE], is_quantity)?;
+    // Upstream declares `sign` as a global overload (`cel.Overload`), though its doc writes it
+    // as a method.
+    env.add_overload("sign", "quantity_sign", vec![quantity()], quantity_sign)?;
+    env.add_member_overload(
+        "isGreaterThan",
+        "quantity_is_greater_than",
+        quantity(),
+        vec![quantity()],
+        greater,
+    )?;
+    env.add_member_overload("isLessThan", "quantity_is_less_than", quantity(), vec![quantity()], less)?;
+    env.add_member_overload("compareTo", "quantity_compare_to", quantity(), vec![quantity()], compare_to)?;
+    env.add_member_overload("asApproximateFloat", "quantity_get_float", quantity(), vec![], approximate)?;
+    env.add_member_overload("asInteger", "quantity_get_int", quantity(), vec![], as_integer)?;
+    env.add_member_overload("isInteger", "quantity_is_integer", quantity(), vec![], is_integer)?;
+    env.add_member_overload("add", "quantity_add", quantity(), vec![quantity()], add)?;
+    env.add_member_overload("add", "quantity_add_int", quantity(), vec![INT_TYPE], add)?;
+    env.add_member_overload("sub", "quantity_sub", quantity(), vec![quantity()], sub)?;
+    env.add_member_overload("sub", "quantity_sub_int", quantity(), vec![INT_TYPE], sub)?;
+    Ok(())
+}
+
+/// The quantity of a library call's argument: a `kubernetes.Quantity`, or an int (`add(20)`).
+fn quantity_arg(value: &Value, function: &str) -> Result<crate::k8s::quantity::Quantity, ExecutionError> {
+    match value {
+        Value::Opaque(opaque) => opaque
+            .downcast_ref::<CelQuantity>()
+            .map(|q| q.0)
+            .ok_or_else(|| ExecutionError::function_error(function, "expected a quantity")),
+        Value::Int(units) => Ok(crate::k8s::quantity::Quantity::from_units(*units)),
+        other => Err(ExecutionError::function_error(
+            function,
+            format!("expected a quantity, got {}", other.type_of()),
+        )),
+    }
+}
+
+fn quantity_value<'b, 'v>(
+    quantity: crate::k8s::quantity::Quantity,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    owned(Value::Opaque(Arc::new(CelQuantity(quantity))))
+}
+
+/// `quantity(string)`: parsed as `resource.ParseQuantity` parses, or its error.
+fn quantity_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let args = values(&args)?;
+    let parsed = text(&args[0]).parse().map_err(|e: crate::k8s::quantity::Error| {
+        ExecutionError::function_error("quantity", e.to_string())
+    })?;
+    quantity_value(parsed)
+}
+
+/// `isQuantity(string)`: true exactly when `quantity` would not fail.
+fn is_quantity<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let args = values(&args)?;
+    owned(Value::Bool(text(&args[0]).parse::<crate::k8s::quantity::Quantity>().is_ok()))
+}
+
+fn two_quantities(
+    args: Vec<CowVal<'_, '_>>,
+    function: &str,
+) -> Result<(crate::k8s::quantity::Quantity, crate::k8s::quantity::Quantity), ExecutionError> {
+    let args = values(&args)?;
+    Ok((quantity_arg(&args[0], function)?, quantity_arg(&args[1], function)?))
+}
+
+fn quantity_sign<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "sign")?;
+    owned(Value::Int(q.nanos().signum() as i64))
+}
+
+fn greater<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "isGreaterThan")?;
+    owned(Value::Bool(a > b))
+}
+
+fn less<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "isLessThan")?;
+    owned(Value::Bool(a < b))
+}
+
+fn compare_to<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "compareTo")?;
+    owned(Value::Int(a.cmp(&b) as i64))
+}
+
+/// `asApproximateFloat`: the value as a double, precision lost where it must be.
+fn approximate<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "asApproximateFloat")?;
+    owned(Value::Float(q.nanos() as f64 / 1e9))
+}
+
+/// The value as an int64, when it is whole and fits (`resource.Quantity.AsInt64`).
+fn whole(q: crate::k8s::quantity::Quantity) -> Option<i64> {
+    q.is_integer().then(|| i64::try_from(q.nanos() / 1_000_000_000).ok()).flatten()
+}
+
+fn as_integer<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "asInteger")?;
+    let value = whole(q)
+        .ok_or_else(|| ExecutionError::function_error("asInteger", "cannot convert value to integer"))?;
+    owned(Value::Int(value))
+}
+
+fn is_integer<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let q = quantity_arg(&values(&args)?[0], "isInteger")?;
+    owned(Value::Bool(whole(q).is_some()))
+}
+
+fn add<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "add")?;
+    quantity_value(a.checked_add(b).ok_or_else(|| ExecutionError::function_error("add", "integer overflow"))?)
+}
+
+fn sub<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (a, b) = two_quantities(args, "sub")?;
+    quantity_value(a.checked_sub(b).ok_or_else(|| ExecutionError::function_error("sub", "integer overflow"))?)
+}
+
+/// A field path an expression reads, starting at a variable: `object.status.readyReplicas`,
+/// `quota.spec.hard["requests.cpu"]`, or `p.spec.containers` where `p` ranges over a list.
+///
+/// Lint resolves each against the schema of the objects bound there; grading shows the values
+/// the ones rooted at a bound variable read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Where the path starts.
+    pub root: SelectionRoot,
+    /// Each field after the root (an index by a string literal counts as a field).
+    pub fields: Vec<SelectedField>,
+}
+
+/// One field of a [`Selection`] and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectedField {
+    /// The field name.
+    pub name: String,
+    /// 1-based line in the expression.
+    pub line: usize,
+    /// 1-based column in that line.
+    pub column: usize,
+}
+
+/// The start of a [`Selection`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelectionRoot {
+    /// A variable the expression was compiled with.
+    Variable(String),
+    /// A comprehension variable (`p` of `pods.all(p, …)`) ranging over the elements of this
+    /// selection.
+    ElementOf(Box<Selection>),
+}
+
+impl Selection {
+    /// The selection as CEL text, when it starts at a variable (`quota.spec.hard["requests.cpu"]`);
+    /// evaluated with the same bindings, it gives the value read.
+    pub fn text(&self) -> Option<String> {
+        let SelectionRoot::Variable(root) = &self.root else { return None };
+        let mut text = root.clone();
+        for SelectedField { name: field, .. } in &self.fields {
+            let identifier = field.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if identifier {
+                text.push('.');
+                text.push_str(field);
+            } else {
+                text.push_str(&format!("[{}]", Json::String(field.clone())));
+            }
+        }
+        Some(text)
+    }
+}
+
+impl Expression {
+    /// The field paths the expression reads, each as far as it goes (`object.status` within
+    /// `object.status.readyReplicas` is not listed apart), in source order.
+    pub fn selections(&self) -> Vec<Selection> {
+        let mut found = Vec::new();
+        let mut scope = Vec::new();
+        let walker = Selections { program: &self.program, source: &self.source };
+        walker.collect(self.program.expression(), &mut scope, &mut found);
+        found
+    }
+
+    /// True when the expression calls the function `name` (`fact`, `quantity`).
+    pub fn calls(&self, name: &str) -> bool {
+        self.program.references().has_function(name)
+    }
+}
+
+/// Walks an expression for its [`Selection`]s.
+struct Selections<'p> {
+    program: &'p Program,
+    source: &'p str,
+}
+
+/// A comprehension variable in scope: what it ranges over, if it is a selection's elements.
+type Bound<'e> = (&'e str, Option<Selection>);
+
+impl<'p> Selections<'p> {
+    fn position(&self, id: u64) -> (usize, usize) {
+        let offset = self.program.source_info().offset_for(id).map_or(0, |(start, _)| start as usize);
+        line_column(self.source, offset)
+    }
+
+    /// Where a selected field's name is written: a select node is recorded at its `.` (or `?.`),
+    /// the name follows.
+    fn field_position(&self, id: u64) -> (usize, usize) {
+        let offset = self.program.source_info().offset_for(id).map_or(0, |(start, _)| start as usize);
+        let rest: String = self.source.chars().skip(offset).take(2).collect();
+        let skip = if rest.starts_with("?.") { 2 } else { usize::from(rest.starts_with('.')) };
+        line_column(self.source, offset + skip)
+    }
+
+    /// The root identifier and the fields of `expr` when it is a chain of field selections.
+    fn chain<'e>(&self, expr: &'e IdedExpr) -> Option<(&'e str, Vec<SelectedField>)> {
+        match &expr.expr {
+            Expr::Ident(name) => Some((name.as_str(), Vec::new())),
+            Expr::Select(select) => {
+                let (root, mut fields) = self.chain(&select.operand)?;
+                let (line, column) = self.field_position(expr.id);
+                fields.push(SelectedField { name: select.field.clone(), line, column });
+                Some((root, fields))
+            }
+            Expr::Call(call)
+                if call.target.is_none()
+                    && call.args.len() == 2
+                    && matches!(call.func_name.as_str(), "_[_]" | "_[?_]" | "_?._") =>
+            {
+                let Expr::Literal(LiteralValue::String(key)) = &call.args[1].expr else { return None };
+                let (root, mut fields) = self.chain(&call.args[0])?;
+                let (line, column) = self.position(call.args[1].id);
+                fields.push(SelectedField { name: key.inner().to_string(), line, column });
+                Some((root, fields))
+            }
+            _ => None,
+        }
+    }
+
+    fn collect<'e>(&self, expr: &'e IdedExpr, scope: &mut Vec<Bound<'e>>, found: &mut Vec<Selection>) {
+        if let Some(selection) = self.selection(expr, scope) {
+            found.push(selection);
+            return;
+        }
+        match &expr.expr {
+            Expr::Call(call) => {
+                if let Some(target) = call.target.as_deref() {
+                    self.collect(target, scope, found);
+                }
+                for arg in &call.args {
+                    self.collect(arg, scope, found);
+                }
+            }
+            Expr::Select(select) => self.collect(&select.operand, scope, found),
+            Expr::List(list) => list.elements.iter().for_each(|e| self.collect(e, scope, found)),
+            Expr::Map(map) => entries(&map.entries).for_each(|e| self.collect(e, scope, found)),
+            Expr::Struct(object) => entries(&object.entries).for_each(|e| self.collect(e, scope, found)),
+            Expr::Comprehension(c) => self.comprehension(c, scope, found),
+            Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+        }
+    }
+
+    fn comprehension<'e>(
+        &self,
+        c: &'e ComprehensionExpr,
+        scope: &mut Vec<Bound<'e>>,
+        found: &mut Vec<Selection>,
+    ) {
+        self.collect(&c.iter_range, scope, found);
+        self.collect(&c.accu_init, scope, found);
+        let range = self.selection(&c.iter_range, scope);
+        let depth = scope.len();
+        // Two-variable comprehensions bind an index or key first: the element is the second.
+        match c.iter_var2.as_deref() {
+            Some(second) => scope.extend([(c.iter_var.as_str(), None), (second, range)]),
+            None => scope.push((c.iter_var.as_str(), range)),
+        }
+        scope.push((c.accu_var.as_str(), None));
+        for part in [&c.loop_cond, &c.loop_step, &c.result] {
+            self.collect(part, scope, found);
+        }
+        scope.truncate(depth);
+    }
+
+    /// `expr` as a selection, when it is a chain from a variable (a bare variable included) or
+    /// from a comprehension variable ranging over a selection.
+    fn selection<'e>(&self, expr: &'e IdedExpr, scope: &[Bound<'e>]) -> Option<Selection> {
+        let (root, fields) = self.chain(expr)?;
+        let root = match scope.iter().rev().find(|(name, _)| *name == root) {
+            Some((_, Some(range))) => SelectionRoot::ElementOf(Box::new(range.clone())),
+            Some((_, None)) => return None,
+            None if TYPE_NAMES.contains(&root) || NAMESPACES.contains(&root) => return None,
+            None => SelectionRoot::Variable(root.to_string()),
+        };
+        Some(Selection { root, fields })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_quantity_library_compares_and_adds_exactly() {
+        let this = json!({"cpu": ["250m", "0.25", "500m"], "hard": "1"});
+        let truths = [
+            "quantity('1Gi') == quantity('1024Mi')",
+            "quantity('200M').compareTo(quantity('0.2G')) == 0",
+            "quantity('50M').compareTo(quantity('50Mi')) == -1",
+            "quantity('150Mi').isGreaterThan(quantity('100Mi'))",
+            "quantity('50M').isLessThan(quantity('100M'))",
+            "quantity('50k').add(quantity('20k')) == quantity('70k')",
+            "quantity('50k').add(20) == quantity('50020')",
+            "quantity('50k').sub(20000) == quantity('30k')",
+            "quantity('50k').add(20).sub(quantity('100k')).sub(-50000) == quantity('20')",
+            "quantity('50k').asInteger() == 50000",
+            "quantity('50k').sub(20000).asApproximateFloat() == 30000.0",
+            "!quantity('1.5').isInteger() && quantity('2').isInteger()",
+            "sign(quantity('-1m')) == -1 && sign(quantity('0')) == 0",
+            "isQuantity('1.3Gi') && !isQuantity('1,3G') && !isQuantity('200K')",
+            "self.cpu.map(c, quantity(c).asApproximateFloat()).sum() <= quantity(self.hard).asApproximateFloat()",
+        ];
+        for truth in truths {
+            assert_eq!(eval(truth, &this), Ok(json!(true)), "{truth}");
+        }
+        assert_eq!(eval("quantity('1500m').add(quantity('1')) == quantity('2500m')", &this), Ok(json!(true)));
+        assert!(eval("quantity('Three')", &this).unwrap_err().to_string().contains("quantities must match"));
+        assert!(
+            eval("quantity('1.5').asInteger()", &this)
+                .unwrap_err()
+                .to_string()
+                .contains("cannot convert value to integer")
+        );
+    }
+
+    fn fields(selection: &Selection) -> Vec<&str> {
+        selection.fields.iter().map(|field| field.name.as_str()).collect()
+    }
+
+    #[test]
+    fn selections_are_the_field_paths_read_from_variables_and_comprehension_variables() {
+        let expression = Expression::compile(
+            "object.status.updatedReplicas == object.spec.replicas && \n\
+             pods.all(p, p.spec.containers.all(c, has(c.resources.requests))) && \n\
+             quota.spec.hard['requests.cpu'] != '' && [1].exists(x, x > 0)",
+            &["object", "pods", "quota"],
+        )
+        .unwrap();
+        let selections = expression.selections();
+        let texts: Vec<Option<String>> = selections.iter().map(Selection::text).collect();
+        assert_eq!(
+            texts,
+            [
+                Some("object.status.updatedReplicas".to_string()),
+                Some("object.spec.replicas".to_string()),
+                Some("pods".to_string()),
+                None,
+                None,
+                Some("quota.spec.hard[\"requests.cpu\"]".to_string()),
+            ]
+        );
+        // `c` ranges over `p.spec.containers`, and `p` over `pods`.
+        let SelectionRoot::ElementOf(range) = &selections[4].root else { panic!("{:?}", selections[4]) };
+        assert_eq!(fields(range), ["spec", "containers"]);
+        assert_eq!(fields(&selections[4]), ["resources", "requests"]);
+        assert!(
+            matches!(&range.root, SelectionRoot::ElementOf(outer) if outer.root == SelectionRoot::Variable("pods".into()))
+        );
+        // Where the fields are written: the second line holds `p.spec.containers`.
+        let field = &selections[3].fields[1];
+        assert_eq!((field.line, field.column), (2, 20));
+        assert!(expression.uses("quota") && !expression.calls("fact"));
+    }
+
+    #[test]
+    fn a_bound_predicate_is_called_with_two_strings() {
+        let expression =
+            Expression::compile("fact('node', self) && !fact('node', 'other')", &["self"]).unwrap();
+        assert!(expression.calls("fact"));
+        let same = StringPredicate(Arc::new(|name: &str, value: &str| name == "node" && value == "gpu-1"));
+        let bindings = Bindings::new().json("self", &json!("gpu-1")).predicate("fact", same);
+        assert!(expression.evaluate_bool(&bindings).unwrap());
+        let unbound = Bindings::new().json("self", &json!("gpu-1"));
+        assert!(expression.evaluate_bool(&unbound).is_err());
+    }
 
     fn eval(source: &str, this: &Json) -> Result<Json> {
         Expression::compile(source, &["self"])?.evaluate(&Bindings::new().json("self", this))
@@ -1003,6 +1557,18 @@ mod tests {
         // map multiplies.
         let growing = Expression::compile("self.l.map(x, self.l.map(y, y)).size() > 0", &["self"]).unwrap();
         assert!(matches!(growing.evaluate(&bindings), Err(Error::CostLimit { .. })));
+        // A filter then a map iterates over the elements the filter kept, not over their size.
+        let objects: Vec<Json> = (0..20)
+            .map(|i| json!({"name": format!("object-{i}"), "spec": {"note": "x".repeat(200), "size": i}}))
+            .collect();
+        let chained = Expression::compile(
+            "self.filter(o, o.spec.size > 4).map(o, o.name).filter(n, n.startsWith('object')).size() == 15",
+            &["self"],
+        )
+        .unwrap();
+        let listed = Bindings::new().json("self", &json!(objects));
+        assert!(chained.estimated_cost(&listed) < PER_CALL_COST_LIMIT, "{}", chained.estimated_cost(&listed));
+        assert_eq!(chained.evaluate(&listed).unwrap(), json!(true));
         // The same rules on small data run.
         let small = Bindings::new().json("self", &json!({"l": [1, 2, 3]}));
         assert_eq!(nested.evaluate(&small).unwrap(), json!(true));

@@ -1,4 +1,4 @@
-//! Kubernetes semantics both the engine and the simulator need: quantities, selectors, conditions, taints.
+//! Kubernetes semantics both the engine and the simulator need: quantities, selectors, conditions, taints, the kinds' schemas.
 
 pub mod affinity;
 pub mod cel;
@@ -9,5 +9,6 @@ pub mod normalize;
 pub mod quantity;
 pub mod resources;
 pub mod schedule;
+pub mod schema;
 pub mod selector;
 pub mod taints;

@@ -211,6 +211,33 @@ pub struct Stage {
     /// not create stops `start` (a Namespace or CRD that exists is used as it is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adopt: Vec<ObjectRef>,
+    /// Values read from the cluster once the stage's waits hold, stored (salted and hashed) like
+    /// the other facts, so a quiz's right answer can be what the cluster actually shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<FactCapture>,
+}
+
+/// A fact `start` reads from the cluster after a stage's waits: one value, at a path of one object
+/// or computed by a CEL expression.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FactCapture {
+    /// The fact's id (lowercase letters, digits and `-`): a quiz names it with `fact:`.
+    #[schemars(with = "String", regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    pub id: Spanned<String>,
+    /// The objects read. With `path`, or with an `expression` using `object`, it must name one
+    /// object (`name`); otherwise the expression reads them all as `objects`.
+    pub from: Target,
+    /// The value's path in the object (`status.readyReplicas`, `spec.hard["requests.cpu"]`).
+    /// Exactly one of `path` and `expression`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub path: Option<Spanned<String>>,
+    /// A CEL expression over `object` (when `from` names one object) or `objects` (every object
+    /// `from` selects), giving a string, a number or a boolean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub expression: Option<Spanned<String>>,
 }
 
 /// What one variant adds to a stage.
@@ -232,7 +259,7 @@ pub struct StageVariant {
 pub struct Wait {
     /// What to wait for.
     #[serde(rename = "for")]
-    pub condition: WaitFor,
+    pub wait_for: WaitFor,
     /// The object waited on.
     pub target: ObjectRef,
     /// How long to wait before failing with exit code 4 (`90s`, `2m`, `1m30s`).
@@ -240,6 +267,16 @@ pub struct Wait {
     /// For `stalledAsIntended`: the symptom the breakage must show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symptom: Option<Symptom>,
+    /// For `condition`: the condition the target's `status.conditions` must hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<ConditionWanted>,
+    /// For `event`: the Event that must have been recorded about the target or an object it owns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<EventWanted>,
+    /// For `cel`: a CEL expression over the target as `object` that must be true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub expression: Option<Spanned<String>>,
 }
 
 /// The kinds of wait.
@@ -253,8 +290,75 @@ pub enum WaitFor {
     Available,
     /// A CustomResourceDefinition is `Established` (and discovery refreshed).
     Established,
-    /// A deliberate breakage reproduced: the rollout stalled (or drifted) with `symptom`.
+    /// A deliberate breakage of a DaemonSet reproduced: the rollout stalled (or drifted) with
+    /// `symptom`.
     StalledAsIntended,
+    /// Any kind: a condition of `status.conditions` holds, observed at the current generation
+    /// (`condition`).
+    Condition,
+    /// Any kind: an Event with a reason was recorded about the target or an object it owns, at
+    /// any depth (`event`).
+    Event,
+    /// Any kind: a CEL expression over the target is true (`expression`).
+    Cel,
+}
+
+/// A condition of an object's `status.conditions`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConditionWanted {
+    /// The condition's `type` (`ReplicaFailure`, `Progressing`, `Complete`, `Failed`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Its `status` (default `True`).
+    #[serde(default)]
+    pub status: ConditionStatus,
+    /// Its `reason`, when it matters (`FailedCreate`, `ProgressDeadlineExceeded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A condition's `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+pub enum ConditionStatus {
+    /// `True`.
+    #[default]
+    True,
+    /// `False`.
+    False,
+    /// `Unknown`.
+    Unknown,
+}
+
+impl ConditionStatus {
+    /// As `status.conditions[].status` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConditionStatus::True => "True",
+            ConditionStatus::False => "False",
+            ConditionStatus::Unknown => "Unknown",
+        }
+    }
+}
+
+/// An Event recorded about an object (core/v1 `Event`, by `involvedObject`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EventWanted {
+    /// The Event's `reason` (`FailedCreate`, `FailedScheduling`, `BackOff`).
+    pub reason: String,
+    /// Its `type`; omitted: either.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<EventType>,
+}
+
+/// An Event's `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum EventType {
+    /// `Normal`.
+    Normal,
+    /// `Warning`.
+    Warning,
 }
 
 /// The symptom a deliberately broken rollout must show before `start` succeeds.
@@ -446,6 +550,8 @@ pub enum Expectation {
     Count(CountExpectation),
     /// A quantity at a path of the selected objects compares with a value.
     Quantity(QuantityExpectation),
+    /// A CEL expression over the observed objects, the facts and the answers is true.
+    Cel(CelExpectation),
     /// Built-in: rollout analysis of a DaemonSet (engine).
     Rollout(RolloutCheck),
     /// Built-in: the NVIDIA device-plugin config in effect per node (engine).
@@ -468,6 +574,7 @@ impl Expectation {
             Expectation::Absent(_) => "absent",
             Expectation::Count(_) => "count",
             Expectation::Quantity(_) => "quantity",
+            Expectation::Cel(_) => "cel",
             Expectation::Rollout(_) => "rollout",
             Expectation::DevicePluginConfig(_) => "devicePluginConfig",
             Expectation::Schedulable(_) => "schedulable",
@@ -481,7 +588,11 @@ impl Expectation {
     pub fn is_builtin(&self) -> bool {
         !matches!(
             self,
-            Expectation::Match(_) | Expectation::Absent(_) | Expectation::Count(_) | Expectation::Quantity(_)
+            Expectation::Match(_)
+                | Expectation::Absent(_)
+                | Expectation::Count(_)
+                | Expectation::Quantity(_)
+                | Expectation::Cel(_)
         )
     }
 }
@@ -647,6 +758,69 @@ pub struct QuantityExpectation {
     pub objects: Quantifier,
 }
 
+/// `cel`: a CEL expression over the observed objects is true.
+///
+/// With `target`, the expression is evaluated once per selected object, bound as `object` (and
+/// `objects` says how many must satisfy it, as for `match`); each of `targets` is bound by its
+/// name as the list of the objects it selects. `answers` maps each quiz task to the answer
+/// recorded, and `fact(name, value)` says whether `value` is the fact `start` captured.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CelExpectation {
+    /// The objects the expression is evaluated for, one at a time, as `object`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// Named lists of objects: each name is a variable of the expression holding the objects its
+    /// target selects (names are CEL identifiers: letters, digits and `_`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub targets: BTreeMap<String, Target>,
+    /// The CEL expression; it must be true.
+    #[schemars(with = "String")]
+    pub expression: Spanned<String>,
+    /// With `target`: every selected object must satisfy it (default), or any one.
+    #[serde(default)]
+    pub objects: Quantifier,
+}
+
+impl CelExpectation {
+    /// The variable the one `target`'s object is bound to.
+    pub const OBJECT: &'static str = "object";
+    /// The variable the quiz answers are bound to.
+    pub const ANSWERS: &'static str = "answers";
+    /// The function comparing a value with a captured fact.
+    pub const FACT: &'static str = "fact";
+
+    /// The variables the expression may use: each of `targets`' names, `object` with a `target`,
+    /// and `answers`.
+    pub fn variables(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.targets.keys().map(String::as_str).collect();
+        if self.target.is_some() {
+            names.push(Self::OBJECT);
+        }
+        names.push(Self::ANSWERS);
+        names
+    }
+
+    /// True when `name` can be one of `targets`: a CEL identifier that is neither a reserved
+    /// word, a type name nor a name the expression already has.
+    pub fn valid_target_name(name: &str) -> bool {
+        use crate::k8s::cel::{RESERVED, TYPE_NAMES};
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && ![Self::OBJECT, Self::ANSWERS, Self::FACT].contains(&name)
+            && !RESERVED.contains(&name)
+            && !TYPE_NAMES.contains(&name)
+    }
+}
+
+impl FactCapture {
+    /// The variable the expression reads: `object` when `from` names one object, else `objects`.
+    pub fn variable(&self) -> &'static str {
+        if self.from.name.is_some() { "object" } else { "objects" }
+    }
+}
+
 /// A quantity as YAML holds it: a string like `1Gi` or a number.
 #[derive(JsonSchema)]
 #[serde(untagged)]
@@ -782,23 +956,66 @@ pub enum AnswerMatching {
     Exact,
 }
 
-/// A fact `start` captures when it confirms a stage's breakage, stored (salted and hashed) in the
-/// cluster's inventory so a quiz answer is graded against what actually happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+/// A fact `start` captures, stored (salted and hashed) in the cluster's inventory so a quiz
+/// answer is graded against what actually happened. Written as its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fact {
-    /// The variant `start` ran.
+    /// `variant`: the variant `start` ran.
     Variant,
-    /// The node a `stalledAsIntended` wait found affected: where the rollout stalled, or the
-    /// node left without a pod when DESIRED dropped.
+    /// `affectedNode`: the node a `stalledAsIntended` wait found affected: where the rollout
+    /// stalled, or the node left without a pod when DESIRED dropped.
     AffectedNode,
+    /// The id of a fact a stage reads from the cluster (`facts:` of a stage).
+    Captured(String),
+}
+
+impl Fact {
+    /// The fact's name as written, and its key in the inventory.
+    pub fn key(&self) -> &str {
+        match self {
+            Fact::Variant => "variant",
+            Fact::AffectedNode => "affectedNode",
+            Fact::Captured(id) => id,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Fact {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match String::deserialize(deserializer)?.as_str() {
+            "variant" => Fact::Variant,
+            "affectedNode" => Fact::AffectedNode,
+            other => Fact::Captured(other.to_string()),
+        })
+    }
+}
+
+impl Serialize for Fact {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.key())
+    }
+}
+
+impl JsonSchema for Fact {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Fact".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "`variant` (the variant `start` ran), `affectedNode` (the node a `stalledAsIntended` wait found affected), or the id of a fact a stage reads from the cluster (its `facts:`).",
+            "pattern": "^(variant|affectedNode|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$"
+        })
+    }
 }
 
 /// `quiz`: the stored answer is right.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct QuizCheck {
-    /// A fact `start` captured: the answer must equal it.
+    /// A fact `start` captured (`variant`, `affectedNode`, or the id of a stage's fact): the
+    /// answer must equal it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact: Option<Fact>,
     /// Accepted answers, whatever the variant.

@@ -6,7 +6,7 @@ use comfy_table::{ContentArrangement, Table, presets::NOTHING};
 
 use super::{
     loader::{Bundle, Course},
-    model::{Expectation, Fact, Stage, TaskKind, Variant, Wait},
+    model::{Expectation, Stage, TaskKind, Variant, Wait},
 };
 use crate::session::{LabSource, Lang};
 
@@ -138,39 +138,23 @@ fn tidy(table: Table) -> String {
     out
 }
 
-/// `labs show --variant V`, for instructors: what the variant breaks, the quiz answers accepted
-/// in it, and every task's shortcuts (which `selftest` proves do not pass).
-pub fn show_variant(bundle: &Bundle, variant: &Variant, lang: Lang) -> String {
+/// `labs show --reveal` or `--variant V`, for instructors: for `variant`, what it breaks and the
+/// quiz answers accepted in it; without one, the quiz answers of a lab without variants, or of
+/// every variant in turn; then every task's shortcuts (which `selftest` proves do not pass).
+pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> String {
     let lab = &bundle.lab;
-    let id = variant.id.value.as_str();
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\n{} {id} ({}):",
-        word(lang, "Variant", "バリアント"),
-        word(lang, "instructors", "講師向け")
-    );
-    let _ = writeln!(out, "  {}", variant.description.get(lang).trim_end());
-    let _ =
-        writeln!(out, "\n{}:", word(lang, "Quiz answers in this variant", "このバリアントでのクイズの正解"));
-    for task in lab.tasks.iter().filter(|t| t.kind == TaskKind::Quiz) {
-        for expectation in &task.expect {
-            let Expectation::Quiz(quiz) = expectation else { continue };
-            let mut accepted: Vec<&str> = quiz.accept.iter().map(String::as_str).collect();
-            accepted.extend(quiz.accept_by_variant.get(id).into_iter().flatten().map(String::as_str));
-            let answer = match (quiz.fact, accepted.is_empty()) {
-                (Some(fact), _) => format!(
-                    "{} {}",
-                    word(lang, "the fact start captured:", "start が記録した事実:"),
-                    match fact {
-                        Fact::AffectedNode => "affectedNode",
-                        Fact::Variant => "variant",
-                    }
-                ),
-                (None, false) => accepted.join(", "),
-                (None, true) => "-".to_string(),
-            };
-            let _ = writeln!(out, "  {}: {answer}", task.id.value);
+    match variant {
+        Some(variant) => show_variant(&mut out, bundle, variant, lang),
+        None if lab.variants.is_empty() => {
+            let _ =
+                writeln!(out, "\n{}:", word(lang, "Quiz answers (instructors)", "クイズの正解（講師向け）"));
+            show_answers(&mut out, bundle, None, lang);
+        }
+        None => {
+            for variant in &lab.variants {
+                show_variant(&mut out, bundle, variant, lang);
+            }
         }
     }
     let _ = writeln!(
@@ -194,6 +178,44 @@ pub fn show_variant(bundle: &Bundle, variant: &Variant, lang: Lang) -> String {
         }
     }
     out
+}
+
+/// What a variant breaks and the quiz answers accepted in it.
+fn show_variant(out: &mut String, bundle: &Bundle, variant: &Variant, lang: Lang) {
+    let id = variant.id.value.as_str();
+    let _ = writeln!(
+        out,
+        "\n{} {id} ({}):",
+        word(lang, "Variant", "バリアント"),
+        word(lang, "instructors", "講師向け")
+    );
+    let _ = writeln!(out, "  {}", variant.description.get(lang).trim_end());
+    let _ =
+        writeln!(out, "\n{}:", word(lang, "Quiz answers in this variant", "このバリアントでのクイズの正解"));
+    show_answers(out, bundle, Some(id), lang);
+}
+
+/// Each quiz's accepted answers (in `variant`, when the lab has variants), or the fact it is
+/// compared with.
+fn show_answers(out: &mut String, bundle: &Bundle, variant: Option<&str>, lang: Lang) {
+    for task in bundle.lab.tasks.iter().filter(|t| t.kind == TaskKind::Quiz) {
+        for expectation in &task.expect {
+            let Expectation::Quiz(quiz) = expectation else { continue };
+            let mut accepted: Vec<&str> = quiz.accept.iter().map(String::as_str).collect();
+            let by_variant = variant.and_then(|id| quiz.accept_by_variant.get(id));
+            accepted.extend(by_variant.into_iter().flatten().map(String::as_str));
+            let answer = match (&quiz.fact, accepted.is_empty()) {
+                (Some(fact), _) => format!(
+                    "{} {}",
+                    word(lang, "the fact start captured:", "start が記録した事実:"),
+                    fact.key()
+                ),
+                (None, false) => accepted.join(", "),
+                (None, true) => "-".to_string(),
+            };
+            let _ = writeln!(out, "  {}: {answer}", task.id.value);
+        }
+    }
 }
 
 /// `labs show`: briefing, stages, variants and tasks.
@@ -268,10 +290,20 @@ fn show_stage(out: &mut String, number: usize, stage: &Stage, lang: Lang) {
 }
 
 fn describe_wait(wait: &Wait) -> String {
-    let condition = serde_json::to_value(wait.condition).ok().and_then(|v| v.as_str().map(str::to_string));
+    let condition = serde_json::to_value(wait.wait_for).ok().and_then(|v| v.as_str().map(str::to_string));
     let mut text = condition.unwrap_or_default();
     if let Some(symptom) = wait.symptom.and_then(|s| serde_json::to_value(s).ok()) {
         text.push_str(&format!(" ({})", symptom.as_str().unwrap_or_default()));
+    }
+    if let Some(condition) = &wait.condition {
+        let reason = condition.reason.as_deref().map(|r| format!(", {r}")).unwrap_or_default();
+        text.push_str(&format!(" ({}={}{reason})", condition.type_, condition.status.as_str()));
+    }
+    if let Some(event) = &wait.event {
+        text.push_str(&format!(" ({})", event.reason));
+    }
+    if let Some(expression) = &wait.expression {
+        text.push_str(&format!(" ({})", expression.value));
     }
     let target = &wait.target;
     let name = match &target.namespace {

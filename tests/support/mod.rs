@@ -6,6 +6,7 @@
 pub mod binary;
 pub mod chromium;
 pub mod container;
+pub mod docs;
 pub mod kubectl;
 pub mod sim;
 pub mod transcript;

@@ -121,12 +121,8 @@ impl SourceFile {
         if location.line() == 0 {
             return self.whole(message, help);
         }
-        let span = location.span();
-        let offset = span
-            .byte_offset()
-            .map(|o| o as usize)
-            .unwrap_or_else(|| offset_of(&self.text, location.line(), location.column()));
-        let len = span.byte_len().map(|l| l as usize).unwrap_or(1).max(1);
+        let offset = self.offset(location);
+        let len = location.span().byte_len().map(|l| l as usize).unwrap_or(1).max(1);
         Problem {
             file: self.display.clone(),
             position: Some(Position { line: location.line(), column: location.column() }),
@@ -134,6 +130,50 @@ impl SourceFile {
             help,
             snippet: Some(Snippet { text: self.text.clone(), offset, len, label }),
         }
+    }
+
+    /// A problem at a line and column inside the text of the scalar written at `location`
+    /// (a CEL expression's error): found by looking for that line of `value` in the file from
+    /// the scalar on, so a plain, quoted or block scalar all point at the right character; the
+    /// scalar's start when the line cannot be found (an escaped quoted string).
+    pub(super) fn inside_scalar(
+        &self,
+        location: serde_saphyr::Location,
+        value: &str,
+        (line, column): (usize, usize),
+        label: Message,
+        message: Message,
+        help: Option<Message>,
+    ) -> Problem {
+        if location.line() == 0 {
+            return self.whole(message, help);
+        }
+        let start = self.offset(location).min(self.text.len());
+        let wanted = value.lines().nth(line.saturating_sub(1)).unwrap_or_default();
+        let offset = match self.text[start..].find(wanted).filter(|_| !wanted.is_empty()) {
+            Some(found) => {
+                let line_start = start + found;
+                let within: usize = wanted.chars().take(column.saturating_sub(1)).map(char::len_utf8).sum();
+                line_start + within
+            }
+            None => start,
+        };
+        let (line, column) = line_column_of(&self.text, offset);
+        Problem {
+            file: self.display.clone(),
+            position: Some(Position { line, column }),
+            message,
+            help,
+            snippet: Some(Snippet { text: self.text.clone(), offset, len: 1, label }),
+        }
+    }
+
+    /// The byte offset of a location the parser recorded.
+    fn offset(&self, location: serde_saphyr::Location) -> usize {
+        let span = location.span();
+        span.byte_offset()
+            .map(|o| o as usize)
+            .unwrap_or_else(|| offset_of(&self.text, location.line(), location.column()))
     }
 
     /// A problem about the file as a whole.
@@ -271,6 +311,14 @@ fn offset_of(text: &str, line: u64, column: u64) -> usize {
         text.split_inclusive('\n').take(line.saturating_sub(1) as usize).map(str::len).sum();
     let rest = &text[line_start.min(text.len())..];
     line_start + rest.chars().take(column.saturating_sub(1) as usize).map(char::len_utf8).sum::<usize>()
+}
+
+/// The 1-based line and column (in characters) of a byte offset.
+fn line_column_of(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() as u64 + 1;
+    let column = before.rsplit('\n').next().unwrap_or_default().chars().count() as u64 + 1;
+    (line, column)
 }
 
 /// Orders problems by file, then line and column (problems without a position first).

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 pub use self::{
     diagnostics::{Position, Problem, sort_problems},
+    tree::{YamlNode, YamlShape},
     validate::Gradable,
 };
 use self::{
@@ -32,6 +33,7 @@ use crate::{
 };
 
 mod diagnostics;
+mod tree;
 mod validate;
 
 /// Expected partial objects loaded from a bundle's files, by path relative to the bundle.
@@ -66,6 +68,9 @@ pub enum Error {
         id: String,
         /// The ids that exist.
         known: Vec<String>,
+        /// True when only the built-in labs were looked at (no `--labs DIR`), so the lab may be
+        /// one of a directory.
+        built_in: bool,
     },
     /// The path holds no `lab.yaml`.
     NotABundle(String),
@@ -87,9 +92,13 @@ impl Localized for Error {
             Error::InvalidCourse { file, problems } => {
                 msg!("error-invalid-course", file = file, count = problems.len())
             }
-            Error::UnknownLab { id, known } => {
+            Error::UnknownLab { id, known, built_in } => {
                 let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
-                msg!("error-unknown-lab", id = id, known = known)
+                if *built_in {
+                    msg!("error-unknown-built-in-lab", id = id, known = known)
+                } else {
+                    msg!("error-unknown-lab", id = id, known = known)
+                }
             }
             Error::NotABundle(path) => msg!("error-not-a-bundle", path = path),
             Error::Io { path, source } => {
@@ -222,6 +231,46 @@ impl Bundle {
     pub fn lab_file(&self) -> &str {
         &self.lab_file.display
     }
+
+    /// `lab.yaml` as a tree of positions.
+    pub(crate) fn lab_tree(&self) -> Option<YamlNode> {
+        YamlNode::parse(&self.lab_file.text)
+    }
+
+    /// A bundle file (`expected/…`) as a tree of positions.
+    pub(crate) fn file_tree(&self, relative: &str) -> Option<YamlNode> {
+        YamlNode::parse(&self.root.read(relative).ok()??)
+    }
+
+    /// A problem at a position of `lab.yaml` (`file: None`) or of another file of the bundle.
+    pub(crate) fn problem_at_location(
+        &self,
+        file: Option<&str>,
+        location: serde_saphyr::Location,
+        label: Message,
+        message: Message,
+        help: Option<Message>,
+    ) -> Problem {
+        match file.and_then(|relative| Some((relative, self.root.read(relative).ok()??))) {
+            Some((relative, text)) => {
+                let source = SourceFile { display: self.root.display_file(relative), text: Arc::new(text) };
+                source.at(location, label, message, help)
+            }
+            None => self.lab_file.at(location, label, message, help),
+        }
+    }
+
+    /// A problem at a line and column inside a scalar of `lab.yaml` (a CEL expression).
+    pub(crate) fn problem_inside(
+        &self,
+        scalar: &Spanned<String>,
+        position: (usize, usize),
+        label: Message,
+        message: Message,
+        help: Option<Message>,
+    ) -> Problem {
+        self.lab_file.inside_scalar(scalar.referenced, &scalar.value, position, label, message, help)
+    }
 }
 
 /// What reading a bundle gave: the bundle when `lab.yaml` itself could be read, and every problem.
@@ -301,6 +350,7 @@ pub fn find(source: &LabSource, id: &str) -> Result<Bundle> {
         None => Err(Error::UnknownLab {
             id: id.to_string(),
             known: roots.iter().map(BundleRoot::dir_name).collect(),
+            built_in: *source == LabSource::BuiltIn,
         }),
     }
 }

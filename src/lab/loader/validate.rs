@@ -14,7 +14,8 @@ use super::{
 };
 use crate::{
     i18n::Message,
-    lab::model::{Expectation, Lab, Spanned, TaskKind, WaitFor},
+    k8s::cel,
+    lab::model::{CelExpectation, Expectation, Fact, FactCapture, Lab, Spanned, TaskKind, Wait, WaitFor},
     msg,
 };
 
@@ -78,6 +79,7 @@ impl Checker<'_> {
         self.duplicates(|id| msg!("loader-duplicate-stage", id = id), lab.stages.iter().map(|s| &s.id));
         self.duplicates(|id| msg!("loader-duplicate-task", id = id), lab.tasks.iter().map(|t| &t.id));
         self.check_stages(lab);
+        self.check_facts(lab);
         self.check_needs(lab);
         for task in &lab.tasks {
             self.check_task(lab, task);
@@ -169,24 +171,162 @@ impl Checker<'_> {
         }
     }
 
-    fn waits(&mut self, stage: &Spanned<String>, waits: &[crate::lab::model::Wait]) {
+    fn waits(&mut self, stage: &Spanned<String>, waits: &[Wait]) {
         for wait in waits {
             let target = format!("{} {}", wait.target.kind, wait.target.name);
             let stage_id = format!("{:?}", stage.value);
-            match (wait.condition, wait.symptom) {
-                (WaitFor::StalledAsIntended, None) => self.at(
+            let wait_for = serde_json::to_value(wait.wait_for).ok();
+            let wait_for = wait_for.as_ref().and_then(Value::as_str).unwrap_or_default();
+            // The one field each kind of wait takes beyond target and timeout.
+            let needed = match wait.wait_for {
+                WaitFor::StalledAsIntended => Some("symptom"),
+                WaitFor::Condition => Some("condition"),
+                WaitFor::Event => Some("event"),
+                WaitFor::Cel => Some("expression"),
+                WaitFor::RolledOut | WaitFor::Available | WaitFor::Established => None,
+            };
+            let given = [
+                ("symptom", wait.symptom.is_some()),
+                ("condition", wait.condition.is_some()),
+                ("event", wait.event.is_some()),
+                ("expression", wait.expression.is_some()),
+            ];
+            let label = || msg!("loader-label-in-this-stage");
+            for (field, present) in given {
+                match (Some(field) == needed, present) {
+                    (true, false) if field == "symptom" => self.at(
+                        stage,
+                        label(),
+                        msg!("loader-wait-needs-symptom", stage = &stage_id, target = &target),
+                        Some(msg!("loader-wait-needs-symptom-help")),
+                    ),
+                    (true, false) => self.at(
+                        stage,
+                        label(),
+                        msg!(
+                            "loader-wait-needs-field",
+                            stage = &stage_id,
+                            wait = wait_for,
+                            target = &target,
+                            field = field
+                        ),
+                        None,
+                    ),
+                    (false, true) if field == "symptom" => self.at(
+                        stage,
+                        label(),
+                        msg!("loader-wait-symptom-unused", stage = &stage_id, target = &target),
+                        None,
+                    ),
+                    (false, true) => self.at(
+                        stage,
+                        label(),
+                        msg!(
+                            "loader-wait-field-unused",
+                            stage = &stage_id,
+                            wait = wait_for,
+                            target = &target,
+                            field = field
+                        ),
+                        None,
+                    ),
+                    _ => {}
+                }
+            }
+            if let (WaitFor::Cel, Some(expression)) = (wait.wait_for, &wait.expression) {
+                let wrap = |problem| {
+                    msg!("loader-wait-problem", stage = &stage_id, target = &target, problem = problem)
+                };
+                self.expression(expression, &["object"], wrap);
+            }
+            if wait.wait_for == WaitFor::StalledAsIntended && wait.target.kind != "DaemonSet" {
+                self.at(
                     stage,
-                    msg!("loader-label-in-this-stage"),
-                    msg!("loader-wait-needs-symptom", stage = stage_id, target = target),
-                    Some(msg!("loader-wait-needs-symptom-help")),
-                ),
-                (WaitFor::StalledAsIntended, Some(_)) | (_, None) => {}
-                (_, Some(_)) => self.at(
-                    stage,
-                    msg!("loader-label-in-this-stage"),
-                    msg!("loader-wait-symptom-unused", stage = stage_id, target = target),
-                    None,
-                ),
+                    label(),
+                    msg!("loader-wait-stalled-daemonset", stage = &stage_id, target = &target),
+                    Some(msg!("loader-wait-stalled-daemonset-help")),
+                );
+            }
+        }
+    }
+
+    /// Compiles a CEL expression with the variables it may use; each compile error is a problem
+    /// at its line and column inside the expression, said by `wrap` (which names the place).
+    fn expression(
+        &mut self,
+        expression: &Spanned<String>,
+        variables: &[&str],
+        wrap: impl Fn(Message) -> Message,
+    ) {
+        let Err(errors) = cel::Expression::compile(&expression.value, variables) else { return };
+        for error in &errors.errors {
+            let message = wrap(msg!("loader-cel-error", error = &error.message));
+            let problem = self.lab_file.inside_scalar(
+                expression.referenced,
+                &expression.value,
+                (error.line, error.column),
+                msg!("loader-label-here"),
+                message,
+                Some(msg!("loader-cel-error-help", variables = variables.join(", "))),
+            );
+            self.problems.push(problem);
+        }
+    }
+
+    /// The facts stages read from the cluster: valid, unique ids; one path or one expression; a
+    /// path read from one named object. Every quiz's `fact` must be one the lab captures.
+    fn check_facts(&mut self, lab: &Lab) {
+        let captures: Vec<&FactCapture> = lab.stages.iter().flat_map(|s| &s.facts).collect();
+        self.duplicates(|id| msg!("loader-duplicate-fact", id = id), captures.iter().map(|f| &f.id));
+        for capture in &captures {
+            let id = format!("{:?}", capture.id.value);
+            let label = || msg!("loader-label-this-fact");
+            let valid = !capture.id.value.is_empty()
+                && capture
+                    .id
+                    .value
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !capture.id.value.starts_with('-')
+                && !capture.id.value.ends_with('-');
+            if !valid || capture.id.value == Fact::Variant.key() {
+                self.at(&capture.id, label(), msg!("loader-fact-id-invalid", id = &id), None);
+            }
+            match (&capture.path, &capture.expression) {
+                (Some(_), None) if capture.from.name.is_none() => {
+                    self.at(&capture.id, label(), msg!("loader-fact-path-needs-name", id = &id), None)
+                }
+                (Some(path), None) => {
+                    if let Err(problem) = capture.gradable(&self.expected) {
+                        self.at(path, msg!("loader-label-this-path"), problem, None);
+                    }
+                }
+                (None, Some(expression)) => {
+                    let wrap = |problem| msg!("loader-fact-problem", id = &id, problem = problem);
+                    self.expression(expression, &[capture.variable()], wrap);
+                }
+                _ => self.at(&capture.id, label(), msg!("loader-fact-source", id = &id), None),
+            }
+        }
+        let known: Vec<&str> = captures.iter().map(|f| f.id.value.as_str()).collect();
+        for task in &lab.tasks {
+            for expectation in &task.expect {
+                let Expectation::Quiz(quiz) = expectation else { continue };
+                let Some(Fact::Captured(fact)) = &quiz.fact else { continue };
+                if !known.contains(&fact.as_str()) {
+                    let listed = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                    self.at(
+                        &task.id,
+                        msg!("loader-label-this-task"),
+                        msg!(
+                            "loader-quiz-unknown-fact",
+                            task = format!("{:?}", task.id.value),
+                            fact = format!("{fact:?}"),
+                            known = listed
+                        ),
+                        Some(msg!("loader-quiz-unknown-fact-help")),
+                    );
+                }
             }
         }
     }
@@ -457,6 +597,24 @@ impl Checker<'_> {
                     if q.attempts == Some(0) {
                         complain(self, msg!("loader-quiz-no-attempts"));
                     }
+                }
+                Expectation::Cel(c) => {
+                    if c.target.is_none() && c.targets.is_empty() {
+                        complain(self, msg!("loader-cel-no-target"));
+                    }
+                    for name in c.targets.keys().filter(|n| !CelExpectation::valid_target_name(n)) {
+                        complain(self, msg!("loader-cel-target-name", name = format!("{name:?}")));
+                    }
+                    let wrap = |problem: Message| {
+                        msg!(
+                            "loader-expectation-problem",
+                            task = &task_id,
+                            number = n + 1,
+                            kind = expectation.name(),
+                            problem = problem
+                        )
+                    };
+                    self.expression(&c.expression, &c.variables(), wrap);
                 }
                 Expectation::Absent(_)
                 | Expectation::Count(_)

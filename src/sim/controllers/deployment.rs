@@ -145,7 +145,34 @@ impl Deployments {
         }
         let new_index =
             all.iter().position(|rs| without_hash(&rs["spec"]["template"]) == without_hash(&template));
+        let sync = self.sync_deployment_revision(env, sync, new_index.map(|i| revision_of(&all[i])))?;
         self.update_status(env, &sync, &all, new_index, progressed)
+    }
+
+    /// `SetDeploymentRevision` in `getNewReplicaSet`: the Deployment carries its new ReplicaSet's
+    /// revision as `deployment.kubernetes.io/revision` (kubectl's `rollout undo` reads and
+    /// replaces the annotations). Upstream writes it with UpdateStatus, whose strategy keeps
+    /// annotations (`pkg/registry/apps/deployment/strategy.go` `PrepareForUpdate` of the status
+    /// strategy resets only spec and labels); the simulator's status writes keep none of the
+    /// metadata, so the annotation is written through the object itself, which leaves the
+    /// generation as it is.
+    fn sync_deployment_revision<'k>(
+        &self,
+        env: &mut Env<'_>,
+        sync: Sync<'k>,
+        revision: Option<i64>,
+    ) -> Result<Sync<'k>> {
+        let Some(revision) = revision.map(|r| r.to_string()) else { return Ok(sync) };
+        if sync.value["metadata"]["annotations"][REVISION].as_str() == Some(revision.as_str()) {
+            return Ok(sync);
+        }
+        let mut value = sync.value.clone();
+        value["metadata"]["annotations"][REVISION] = json!(revision);
+        match env.ctx.store.update(&env.ctx.types.deployments, value, Subresource::Main, DryRun::Off) {
+            Ok(written) => Ok(Sync { value: written, ..sync }),
+            Err(store::Error::NotFound { .. }) => Ok(sync),
+            Err(error) => Err(Error::Store(error)),
+        }
     }
 
     /// The new ReplicaSet's revision becomes the highest (an undo renumbers, as upstream).
@@ -387,7 +414,8 @@ impl Deployments {
         Ok(())
     }
 
-    /// `calculateStatus` + `syncRolloutStatus`: counters, Available and Progressing.
+    /// `calculateStatus` + `syncRolloutStatus`: counters, Available, Progressing and the
+    /// ReplicaSets' ReplicaFailure.
     fn update_status(
         &self,
         env: &mut Env<'_>,
@@ -517,6 +545,7 @@ impl Deployments {
         };
         let mut conditions = vec![available_condition];
         conditions.extend(progressing);
+        conditions.extend(replica_failure(all, new_rs));
         status["conditions"] = json!(conditions);
         if status != current {
             let mut value = sync.value.clone();
@@ -528,4 +557,21 @@ impl Deployments {
         }
         Ok(())
     }
+}
+
+/// The ReplicaFailure condition `syncRolloutStatus` moves into the Deployment's status: the new
+/// ReplicaSet's, else any other's (`getReplicaFailures`, `pkg/controller/deployment/progress.go`),
+/// converted as `util.ReplicaSetToDeploymentCondition` converts it (its transition time is also
+/// its update time).
+fn replica_failure(all: &[Value], new_rs: Option<usize>) -> Option<Value> {
+    let failure_of = |rs: &Value| {
+        crate::k8s::condition::find(&rs["status"]["conditions"], "ReplicaFailure").map(|c| {
+            json!({
+                "type": "ReplicaFailure", "status": c["status"],
+                "lastUpdateTime": c["lastTransitionTime"], "lastTransitionTime": c["lastTransitionTime"],
+                "reason": c["reason"], "message": c["message"],
+            })
+        })
+    };
+    new_rs.and_then(|i| failure_of(&all[i])).or_else(|| all.iter().find_map(failure_of))
 }

@@ -364,7 +364,7 @@ impl Controllers {
             gpu: Default::default(),
             taint_eviction: taint_eviction::TaintEviction::default(),
             daemonsets: daemonset::DaemonSets::default(),
-            replicasets: replicaset::ReplicaSets,
+            replicasets: replicaset::ReplicaSets::default(),
             deployments: deployment::Deployments,
             jobs: job::Jobs,
             statefulsets: statefulset::StatefulSets,

@@ -2,7 +2,9 @@
 //!
 //! Upstream `pkg/controller/replicaset/replica_set.go` (`syncReplicaSet`, `manageReplicas`,
 //! `getPodsToDelete`, `calculateStatus` in `replica_set_utils.go`). Events `SuccessfulCreate`
-//! ("Created pod: x") and `SuccessfulDelete` ("Deleted pod: x") come from `RealPodControl`.
+//! ("Created pod: x") and `SuccessfulDelete` ("Deleted pod: x") come from `RealPodControl`. A
+//! create the API refuses (a quota) records `FailedCreate` and sets the `ReplicaFailure`
+//! condition, which the Deployment controller copies.
 
 use std::cmp::Ordering;
 
@@ -16,6 +18,7 @@ use super::{
     Env, Error, Key, Result, Wake, decode,
     events::{EventType, Involved, Source},
     owners::{self, Owner, selector_is_empty},
+    timestamp,
 };
 use crate::{
     k8s::daemon::{is_pod_available, is_pod_ready},
@@ -27,9 +30,42 @@ const BURST_REPLICAS: usize = 500;
 
 const COMPONENT: &str = "replicaset-controller";
 
-/// The ReplicaSet controller (stateless between syncs).
+/// What `manageReplicas` did: whether it created or deleted pods, and the error a create failed
+/// with (the quota refused it, say).
 #[derive(Debug, Default)]
-pub(crate) struct ReplicaSets;
+struct Managed {
+    changed: bool,
+    failed_create: Option<String>,
+}
+
+/// The status conditions after a sync, as `calculateStatus` keeps them: a failed create adds
+/// `ReplicaFailure` (reason `FailedCreate`, the error as message) unless one is there already; a
+/// sync without an error removes it. `None`: no conditions at all.
+fn replica_failure(current: &Value, failed_create: Option<&str>, now: String) -> Option<Value> {
+    let mut conditions: Vec<Value> = current["conditions"].as_array().cloned().unwrap_or_default();
+    let present = conditions.iter().any(|c| c["type"] == "ReplicaFailure");
+    match failed_create {
+        Some(message) if !present => conditions.push(json!({
+            "type": "ReplicaFailure", "status": "True", "lastTransitionTime": now,
+            "reason": "FailedCreate", "message": message,
+        })),
+        None if present => conditions.retain(|c| c["type"] != "ReplicaFailure"),
+        _ => {}
+    }
+    (!conditions.is_empty()).then_some(Value::Array(conditions))
+}
+
+/// The workqueue's retry delays after a failed sync (`workqueue.DefaultControllerRateLimiter`'s
+/// `ItemExponentialFailureRateLimiter(5ms, 1000s)`): 5 ms doubled per failure of the same key.
+const RETRY_BASE_MILLIS: i64 = 5;
+const RETRY_MAX_SECONDS: i64 = 1000;
+
+/// The ReplicaSet controller; it remembers only how often each ReplicaSet's creates failed in a
+/// row, for the retry delay.
+#[derive(Debug, Default)]
+pub(crate) struct ReplicaSets {
+    failures: std::collections::HashMap<Key, u32>,
+}
 
 fn is_active(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
@@ -78,12 +114,31 @@ impl ReplicaSets {
                 .collect()
         };
         let pods = claimed(env)?;
-        let mut changed = false;
+        let mut managed = Managed::default();
         if rs.metadata.deletion_timestamp.is_none() {
-            changed = self.manage(env, key, &value, &rs, &pods)?;
+            managed = self.manage(env, key, &value, &rs, &pods)?;
         }
-        let pods = if changed { claimed(env)? } else { pods };
-        self.update_status(env, key, &value, &rs, &pods)
+        let pods = if managed.changed { claimed(env)? } else { pods };
+        self.retry_after_failure(env, key, managed.failed_create.is_some());
+        self.update_status(env, key, &value, &rs, &pods, managed.failed_create.as_deref())
+    }
+
+    /// A sync that failed to create pods is retried, as the workqueue retries a key whose sync
+    /// returned an error (`processNextWorkItem` → `AddRateLimited`), so a quota raised later
+    /// lets the pods be created; a sync without an error forgets the failures.
+    fn retry_after_failure(&mut self, env: &mut Env<'_>, key: &Key, failed: bool) {
+        if !failed {
+            self.failures.remove(key);
+            return;
+        }
+        let failures = self.failures.entry(key.clone()).or_default();
+        let max_millis = RETRY_MAX_SECONDS * 1000;
+        let delay_millis =
+            if *failures < 30 { (RETRY_BASE_MILLIS << *failures).min(max_millis) } else { max_millis };
+        *failures = failures.saturating_add(1);
+        let now = env.ctx.now;
+        let at = now.checked_add(SignedDuration::from_millis(delay_millis)).unwrap_or(now);
+        env.timers.at(at, Wake::ReplicaSet(key.clone()));
     }
 
     fn manage(
@@ -93,7 +148,7 @@ impl ReplicaSets {
         value: &Value,
         rs: &ReplicaSet,
         pods: &[Pod],
-    ) -> Result<bool> {
+    ) -> Result<Managed> {
         let (store, types) = (env.ctx.store, env.ctx.types);
         let wanted = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1).max(0) as usize;
         let mut active: Vec<&Pod> = pods.iter().filter(|p| is_active(p)).collect();
@@ -140,11 +195,11 @@ impl ReplicaSets {
                             &message,
                             &source,
                         );
-                        return Ok(true);
+                        return Ok(Managed { changed: true, failed_create: Some(error.to_string()) });
                     }
                 }
             }
-            return Ok(true);
+            return Ok(Managed { changed: true, failed_create: None });
         }
         if active.len() > wanted {
             active.sort_by(|a, b| deletion_rank(a, b));
@@ -166,12 +221,13 @@ impl ReplicaSets {
                     Err(error) => return Err(Error::Store(error)),
                 }
             }
-            return Ok(true);
+            return Ok(Managed { changed: true, failed_create: None });
         }
-        Ok(false)
+        Ok(Managed::default())
     }
 
-    /// `calculateStatus`: written only when it changes.
+    /// `calculateStatus`: written only when it changes. `failed_create` is the error a create
+    /// failed with in this sync (`manageReplicasErr`).
     fn update_status(
         &self,
         env: &mut Env<'_>,
@@ -179,6 +235,7 @@ impl ReplicaSets {
         value: &Value,
         rs: &ReplicaSet,
         pods: &[Pod],
+        failed_create: Option<&str>,
     ) -> Result<()> {
         let now = env.ctx.now;
         let min_ready = rs.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
@@ -212,8 +269,8 @@ impl ReplicaSets {
                 status[field] = json!(count);
             }
         }
-        if let Some(conditions) = current.get("conditions") {
-            status["conditions"] = conditions.clone();
+        if let Some(conditions) = replica_failure(&current, failed_create, timestamp(now)) {
+            status["conditions"] = conditions;
         }
         if status != current {
             let mut value = value.clone();

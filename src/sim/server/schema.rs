@@ -15,14 +15,12 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use k8s_openapi::Resource;
-use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::{Map, Value};
 
 use crate::sim::resources::ResourceType;
 
 /// Prefix of component schema references in OpenAPI v3 documents.
-pub const REF_PREFIX: &str = "#/components/schemas/";
+pub use crate::k8s::schema::REF_PREFIX;
 
 /// How server-side apply treats a list (`x-kubernetes-list-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,17 +221,7 @@ const ATOMIC_STRUCTS: &[&str] = &[
 ];
 
 /// One served kind and the component schema that describes it.
-#[derive(Debug, Clone)]
-pub struct KindSchema {
-    /// API group (`""` for core).
-    pub group: &'static str,
-    /// API version.
-    pub version: &'static str,
-    /// Kind.
-    pub kind: &'static str,
-    /// Component schema name, e.g. `io.k8s.api.apps.v1.DaemonSet`.
-    pub definition: String,
-}
+pub use crate::k8s::schema::KindSchema;
 
 /// All component schemas of the served built-in kinds.
 #[derive(Debug)]
@@ -244,64 +232,12 @@ pub struct Catalog {
     pub kinds: Vec<KindSchema>,
 }
 
-fn register<T: JsonSchema + Resource>(
-    generator: &mut schemars::SchemaGenerator,
-    kinds: &mut Vec<KindSchema>,
-) {
-    let reference = generator.subschema_for::<T>();
-    let definition = reference
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix(REF_PREFIX))
-        .unwrap_or_default()
-        .to_string();
-    kinds.push(KindSchema { group: T::GROUP, version: T::VERSION, kind: T::KIND, definition });
-}
-
+/// The built-in kinds' schemas (generated once per process by [`crate::k8s::schema::builtin`]),
+/// with the extensions upstream publishes added.
 fn build() -> Catalog {
-    use k8s_openapi::api::{
-        apps, authorization, autoscaling, batch, coordination, core, events, node, policy, rbac, scheduling,
-    };
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
-    let mut generator = SchemaSettings::openapi3().into_generator();
-    let mut kinds = Vec::new();
-    register::<core::v1::Namespace>(&mut generator, &mut kinds);
-    register::<core::v1::Node>(&mut generator, &mut kinds);
-    register::<core::v1::Pod>(&mut generator, &mut kinds);
-    register::<core::v1::ConfigMap>(&mut generator, &mut kinds);
-    register::<core::v1::Secret>(&mut generator, &mut kinds);
-    register::<core::v1::Service>(&mut generator, &mut kinds);
-    register::<core::v1::ServiceAccount>(&mut generator, &mut kinds);
-    register::<core::v1::Event>(&mut generator, &mut kinds);
-    register::<core::v1::ResourceQuota>(&mut generator, &mut kinds);
-    register::<core::v1::LimitRange>(&mut generator, &mut kinds);
-    register::<apps::v1::DaemonSet>(&mut generator, &mut kinds);
-    register::<apps::v1::StatefulSet>(&mut generator, &mut kinds);
-    register::<apps::v1::Deployment>(&mut generator, &mut kinds);
-    register::<apps::v1::ReplicaSet>(&mut generator, &mut kinds);
-    register::<apps::v1::ControllerRevision>(&mut generator, &mut kinds);
-    register::<batch::v1::Job>(&mut generator, &mut kinds);
-    register::<batch::v1::CronJob>(&mut generator, &mut kinds);
-    register::<autoscaling::v2::HorizontalPodAutoscaler>(&mut generator, &mut kinds);
-    register::<policy::v1::PodDisruptionBudget>(&mut generator, &mut kinds);
-    register::<events::v1::Event>(&mut generator, &mut kinds);
-    register::<coordination::v1::Lease>(&mut generator, &mut kinds);
-    register::<apiextensions::v1::CustomResourceDefinition>(&mut generator, &mut kinds);
-    register::<authorization::v1::SelfSubjectAccessReview>(&mut generator, &mut kinds);
-    register::<authorization::v1::SelfSubjectRulesReview>(&mut generator, &mut kinds);
-    register::<core::v1::PersistentVolumeClaim>(&mut generator, &mut kinds);
-    register::<scheduling::v1::PriorityClass>(&mut generator, &mut kinds);
-    register::<node::v1::RuntimeClass>(&mut generator, &mut kinds);
-    register::<rbac::v1::ClusterRoleBinding>(&mut generator, &mut kinds);
-    register::<rbac::v1::ClusterRole>(&mut generator, &mut kinds);
-    register::<rbac::v1::RoleBinding>(&mut generator, &mut kinds);
-    register::<rbac::v1::Role>(&mut generator, &mut kinds);
-    // Shared types the documents' operations refer to.
-    use k8s_openapi::apimachinery::pkg::apis::meta;
-    generator.subschema_for::<meta::v1::Status>();
-    generator.subschema_for::<meta::v1::DeleteOptions>();
-    generator.subschema_for::<meta::v1::ListMeta>();
-    let mut definitions = generator.take_definitions(true);
+    let builtin = crate::k8s::schema::builtin();
+    let mut definitions = builtin.definitions.clone();
+    let kinds = builtin.kinds.clone();
     annotate(&mut definitions, &kinds);
     Catalog { definitions, kinds }
 }
@@ -452,13 +388,7 @@ impl<'a> Node<'a> {
     pub fn resolve(self) -> Node<'a> {
         let mut node = self;
         for _ in 0..8 {
-            let reference = node.schema.get("$ref").or_else(|| {
-                node.schema.get("allOf").and_then(|all| all.get(0)).and_then(|first| first.get("$ref"))
-            });
-            let Some(name) = reference.and_then(Value::as_str).and_then(|r| r.strip_prefix(REF_PREFIX))
-            else {
-                return node;
-            };
+            let Some(name) = crate::k8s::schema::referenced(node.schema) else { return node };
             match node.catalog.named(name) {
                 Some(next) => node = next,
                 None => return node,
