@@ -263,10 +263,7 @@ pub async fn filter(State(state): State<AppState>, request: Request, next: Next)
     let code = response.status().as_u16();
     let long_running = treatment == Treatment::LongRunning;
     response.map(|body| {
-        Body::new(Counted {
-            body,
-            done: Some(Done { metrics, labels, code, started, long_running, _slot: slot }),
-        })
+        Body::new(OnEnd::new(body, Done { metrics, labels, code, started, long_running, _slot: slot }))
     })
 }
 
@@ -296,13 +293,21 @@ impl Drop for Done {
     }
 }
 
-/// A response body that records its request when it ends (sent in full, or dropped).
-struct Counted {
+/// A response body that drops `guard` when it ends (sent in full, or dropped): what records
+/// its request ([`Done`]) or frees its connection ([`super::transport`]) runs in the guard's
+/// `Drop`.
+pub(crate) struct OnEnd<G> {
     body: Body,
-    done: Option<Done>,
+    guard: Option<G>,
 }
 
-impl hyper::body::Body for Counted {
+impl<G> OnEnd<G> {
+    pub(crate) fn new(body: Body, guard: G) -> OnEnd<G> {
+        OnEnd { body, guard: Some(guard) }
+    }
+}
+
+impl<G: Unpin> hyper::body::Body for OnEnd<G> {
     type Data = axum::body::Bytes;
     type Error = axum::Error;
 
@@ -312,7 +317,7 @@ impl hyper::body::Body for Counted {
     ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
         let polled = Pin::new(&mut self.body).poll_frame(cx);
         if matches!(polled, Poll::Ready(None)) {
-            self.done.take();
+            self.guard.take();
         }
         polled
     }

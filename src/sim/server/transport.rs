@@ -325,35 +325,13 @@ impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Watched<T> {
     }
 }
 
-/// A response body that tells its connection when it is done (sent in full, or dropped).
-struct Finishing {
-    body: axum::body::Body,
-    tracked: Arc<Tracked>,
-}
+/// Frees its connection's request when dropped: at the end of the response body that holds
+/// it ([`super::filters::OnEnd`]: sent in full, or dropped).
+struct Finished(Arc<Tracked>);
 
-impl Drop for Finishing {
+impl Drop for Finished {
     fn drop(&mut self) {
-        self.tracked.request_finished();
-    }
-}
-
-impl hyper::body::Body for Finishing {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.body.size_hint()
+        self.0.request_finished();
     }
 }
 
@@ -439,18 +417,21 @@ impl Connection {
         self.tracked.update(|_| Some(Phase::Header));
         let tracked = self.tracked.clone();
         let app = self.app.clone();
-        let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-            tracked.request_started();
-            let tracked = tracked.clone();
-            let handled = app.clone().oneshot(request.map(axum::body::Body::new));
-            async move {
-                let Ok(response) = handled.await;
-                if let Some(super::filters::RespondBy(by)) = response.extensions().get() {
-                    tracked.respond_by(*by);
+        let service =
+            hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                tracked.request_started();
+                let tracked = tracked.clone();
+                let handled = app.clone().oneshot(request.map(axum::body::Body::new));
+                async move {
+                    let Ok(response) = handled.await;
+                    if let Some(super::filters::RespondBy(by)) = response.extensions().get() {
+                        tracked.respond_by(*by);
+                    }
+                    Ok::<_, Infallible>(response.map(|body| {
+                        axum::body::Body::new(super::filters::OnEnd::new(body, Finished(tracked)))
+                    }))
                 }
-                Ok::<_, Infallible>(response.map(|body| Finishing { body, tracked }))
-            }
-        });
+            });
         let io = Watched { io: tls, tracked: self.tracked.clone() };
         let connection = hyper::server::conn::http1::Builder::new()
             .serve_connection(hyper_util::rt::TokioIo::new(io), service);
