@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Measures a class on this host (issue #20): `class up` wall, total RSS and PSS of the learners'
-# processes, their idle CPU, `check --contexts all` over the class, and the board's latency from
-# a learner's change to the board's report.
+# Measures a class on this host (issues #20, #31): `class up` wall, the learners' memory (RSS,
+# PSS, USS: after the labs settled, and again with the board watching), their idle CPU, `check
+# --contexts all` over the class, the board's latency from a learner's change to the board's
+# report, `class down` with the board watching every learner, the re-up of the stopped class
+# (nothing applied again) and the restart of one learner.
 #
 #   scripts/bench-class.sh [LEARNERS] [LAB]      # default: 100 gpu-sharing
 #   PROCESSES=shared scripts/bench-class.sh      # every learner in one process, for comparison
@@ -34,25 +36,28 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc; }
 # With --processes shared every learner's pid file names the same process: count it once.
-pids() { cat "$dir"/learner-*/sim.pid | sort -u; }
+pids() { cat "$dir"/learner-*/sim/sim.pid | sort -u; }
 
-echo "== $learners learners, lab $lab, --processes $processes, $(nproc) cores, $("$bin" --version)"
+echo "== $learners learners, lab $lab, --processes $processes, $(nproc) cores, $(awk '/MemTotal/ { print int($2 / 1048576) }' /proc/meminfo) GiB, $(uname -r), $("$bin" --version)"
 
 start=$(now)
 "$bin" class up --learners "$learners" --lab "$lab" --seed 1 --processes "$processes" --state-dir "$dir" >/dev/null
 echo "class up wall: $(since "$start") s"
 
 # RSS counts the shared binary once per process; PSS splits shared pages between processes, so
-# the PSS sum is what the class really takes from the host.
-rss_kb=0
-pss_kb=0
-for pid in $(pids); do
-  rss_kb=$((rss_kb + $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")))
-  pss_kb=$((pss_kb + $(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup")))
-done
-echo "learner processes: $(pids | wc -l)"
-echo "total RSS: $((rss_kb / 1024)) MiB ($((rss_kb / learners)) KiB per learner)"
-echo "total PSS: $((pss_kb / 1024)) MiB ($((pss_kb / learners)) KiB per learner)"
+# the PSS sum is what the class really takes from the host; USS (private pages) is what one more
+# learner adds. Page tables (VmPTE) are the kernel's share, outside all three.
+memory() { # $1: when
+  local rss_kb=0 pss_kb=0 uss_kb=0 pte_kb=0
+  for pid in $(pids); do
+    rss_kb=$((rss_kb + $(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")))
+    pte_kb=$((pte_kb + $(awk '/^VmPTE:/ { print $2 }' "/proc/$pid/status")))
+    pss_kb=$((pss_kb + $(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup")))
+    uss_kb=$((uss_kb + $(awk '/^Private_(Clean|Dirty):/ { sum += $2 } END { print sum }' "/proc/$pid/smaps_rollup")))
+  done
+  echo "memory $1: $(pids | wc -l) process(es); total RSS $((rss_kb / 1024)) MiB ($((rss_kb / learners)) KiB per learner), PSS $((pss_kb / 1024)) MiB ($((pss_kb / learners)) KiB per learner), USS $((uss_kb / 1024)) MiB ($((uss_kb / learners)) KiB per learner), page tables $((pte_kb / learners)) KiB per learner"
+}
+memory "right after class up"
 
 # Idle CPU: utime + stime of every learner over IDLE_SECONDS of nobody talking to them, after
 # SETTLE_SECONDS.
@@ -72,6 +77,7 @@ before=$(ticks)
 sleep "$idle_seconds"
 after=$(ticks)
 echo "idle CPU over ${idle_seconds}s: $(echo "scale=2; 100 * ($after - $before) / $hz / $idle_seconds" | bc)% of one core (all learners together)"
+memory "after the labs settled"
 
 check() { "$bin" check "$lab" --contexts all --format json --kubeconfig "$dir/kubeconfig" >/dev/null || [ $? -eq 1 ]; }
 check # warm: first connections
@@ -108,7 +114,7 @@ with urllib.request.urlopen(sys.argv[1]) as stream:
             last = status
 PY
 reader_pid=$!
-trap 'kill $reader_pid 2>/dev/null; cleanup' EXIT
+trap 'kill $reader_pid 2>/dev/null || true; cleanup' EXIT
 lines() { wc -l < "$dir/verdicts"; }
 # Waits for a verdict line after the first $1 lines that says $2; prints its time.
 verdict_after() {
@@ -174,3 +180,20 @@ after=$(ticks)
 board_after=$(board_ticks)
 echo "idle CPU with the board watching, over ${idle_seconds}s: learners $(echo "scale=2; 100 * ($after - $before) / $hz / $idle_seconds" | bc)%, board $(echo "scale=2; 100 * ($board_after - $board_before) / $hz / $idle_seconds" | bc)% of one core"
 echo "board RSS: $(($(awk '/^VmRSS:/ { print $2 }' "/proc/$board_pid/status") / 1024)) MiB"
+memory "with the board watching every learner"
+
+# `class down` with the board still watching every learner: every learner is signalled at once,
+# so the class stops in about one learner's grace for its open watches.
+start=$(now)
+"$bin" class down --state-dir "$dir" >/dev/null
+echo "class down with the board watching: $(since "$start") s"
+kill "$board_pid" 2>/dev/null; wait "$board_pid" 2>/dev/null || true
+board_pid=""
+
+# The same class again: every learner started on its recorded port, no lab applied again.
+start=$(now)
+"$bin" class up --learners "$learners" --lab "$lab" --seed 1 --processes "$processes" --state-dir "$dir" > "$dir/reup.out"
+echo "class up again (stopped class, labs kept): $(since "$start") s; $(grep -c "already started" "$dir/reup.out") of $learners learners kept their lab"
+start=$(now)
+"$bin" class restart learner-01 --state-dir "$dir" >/dev/null
+echo "class restart learner-01: $(since "$start") s"

@@ -350,12 +350,21 @@ pub struct SimUpArgs {
 /// `class`.
 #[derive(Debug, Subcommand)]
 pub enum ClassCommand {
-    /// Start N learner simulators (one process each), write DIR/kubeconfig (one context per
-    /// learner) and DIR/learner-NN/kubeconfig, and start the lab in each.
+    /// Create a class of N learner simulators (one process each), or bring the recorded class
+    /// back: start what is down on the same ports, and the lab in every learner that has not
+    /// started it (never again in one who has). Writes DIR/kubeconfig (one context per learner)
+    /// and DIR/learner-NN/kubeconfig.
     Up(ClassUpArgs),
+    /// Start LAB in every learner that has not started it, and make it the class's lab (a class
+    /// made without --lab, or the course's next lab).
+    Start(ClassStartArgs),
+    /// Stop and start these learners' simulators again, on their ports, keeping their work.
+    Restart(ClassLearnersArgs),
+    /// Put the class's lab in these learners' clusters back to what its start left.
+    Reset(ClassLearnersArgs),
     /// Show every learner: up or down, endpoint, lab, score.
     Status(ClassStateArgs),
-    /// Stop every learner (state kept unless --purge).
+    /// Stop every learner at once (state kept unless --purge).
     Down(ClassDownArgs),
     /// Serve the instructor's live page: learners × tasks, updated as learners work.
     Board(ClassBoardArgs),
@@ -380,21 +389,39 @@ pub enum ProcessesArg {
     Shared,
 }
 
-/// `class serve-shared`.
+/// `class serve-shared`: every learner of the class record in DIR, on its recorded port.
 #[derive(Debug, Args)]
 pub struct ClassServeSharedArgs {
     /// Class directory.
     #[arg(long, value_name = "DIR")]
     pub state_dir: PathBuf,
-    /// How many learners.
-    #[arg(long, value_name = "N")]
-    pub learners: u32,
-    /// Address of learner 1 (port 0: any free port each).
-    #[arg(long, value_name = "ADDR")]
-    pub listen: std::net::SocketAddr,
-    /// Another name the learners' certificates carry; repeatable.
-    #[arg(long = "tls-san", value_name = "NAME")]
-    pub tls_sans: Vec<String>,
+}
+
+/// `class start`.
+#[derive(Debug, Args)]
+pub struct ClassStartArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// The lab.
+    pub lab: String,
+    /// The variant every learner gets.
+    #[arg(long, conflicts_with = "seed")]
+    pub variant: Option<String>,
+    /// Seed the learners' variants come from (default: the class's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `class restart` and `class reset`.
+#[derive(Debug, Args)]
+pub struct ClassLearnersArgs {
+    /// Class directory.
+    #[command(flatten)]
+    pub state: ClassStateArgs,
+    /// The learners (learner-03 …), or `all`.
+    #[arg(value_name = "LEARNER", required = true)]
+    pub learners: Vec<String>,
 }
 
 /// Where a class keeps its learners.
@@ -412,9 +439,9 @@ pub struct ClassUpArgs {
     /// Class directory.
     #[command(flatten)]
     pub state: ClassStateArgs,
-    /// How many learners (1 to 100).
+    /// How many learners (1 to 100): needed to create a class; more than it has adds learners.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
-    pub learners: u32,
+    pub learners: Option<u32>,
     /// Lab to start in every learner's cluster.
     #[arg(long)]
     pub lab: Option<String>,
@@ -432,9 +459,9 @@ pub struct ClassUpArgs {
     /// Another name the learners' certificates carry; repeatable.
     #[arg(long = "tls-san", value_name = "NAME")]
     pub tls_sans: Vec<String>,
-    /// One simulator process per learner (default), or one process for all.
-    #[arg(long, value_enum, default_value_t)]
-    pub processes: ProcessesArg,
+    /// One simulator process per learner (default for a new class), or one process for all.
+    #[arg(long, value_enum)]
+    pub processes: Option<ProcessesArg>,
 }
 
 /// `class down`.
@@ -459,7 +486,8 @@ pub struct ClassReportArgs {
     /// directory for `report.json`), or class reports.
     #[arg(value_name = "FILE", conflicts_with = "job")]
     pub files: Vec<PathBuf>,
-    /// The grade Job of deploy/kubernetes (`NAMESPACE/NAME`): its results ConfigMaps, read with
+    /// A grading run of deploy/kubernetes (`NAMESPACE/NAME`, a Job made from the grade CronJob):
+    /// its results ConfigMaps (also once the Job is gone), read with
     /// --kubeconfig/--context.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pub job: Option<String>,
@@ -491,9 +519,20 @@ pub struct ClassBoardArgs {
     /// reached are re-graded on every change, by their watches).
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_board_duration)]
     pub retry: Duration,
-    /// Mark a learner whose report has not changed for this long.
+    /// Mark a learner who has not finished and whose verdicts have not changed for this long.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_board_duration)]
     pub stalled_after: Duration,
+    /// The token every request must carry (`generate`: a random one, printed in the URL at
+    /// start); required on any address other than loopback.
+    #[arg(long, env = "LAB_RUNNER_BOARD_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Show quiz answers, variants and solutions on the board (never project it then).
+    #[arg(long = "reveal", visible_alias = "instructor")]
+    pub reveal: bool,
+    /// Where each learner's "unchanged for" clock is kept across board restarts (default: the
+    /// class directory's board.json; none with --contexts).
+    #[arg(long, value_name = "FILE")]
+    pub memory: Option<PathBuf>,
 }
 
 /// A board duration: what [`parse_duration`] reads, or milliseconds (`500ms`) for quick tests.
@@ -636,7 +675,7 @@ fn check_options(args: CheckArgs) -> Result<commands::check::Options> {
     } else {
         Mode::Report(observations)
     };
-    Ok(Options { lab, format: format.into(), help: Help { hint, reveal, details }, mode })
+    Ok(Options { lab, format: format.into(), help: Help { hint, reveal, details, ..Help::default() }, mode })
 }
 
 /// `status`'s flags: a DaemonSet (`NAMESPACE/NAME`) or a lab, one of which is needed.
@@ -722,8 +761,12 @@ fn class_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
 
 /// `class`'s flags: the class directory chosen, the report's source, the board's learners.
 fn class_options(command: ClassCommand, session: &Session) -> Result<commands::class::Options> {
-    use crate::class::{BoardSource, ProcessModel, UpOptions, board::BoardOptions};
+    use crate::class::{BoardSource, ProcessModel, UpOptions, board, lifecycle::StartLabOptions};
     use commands::class::{Options, ReportSource};
+    let processes = |p: ProcessesArg| match p {
+        ProcessesArg::PerLearner => ProcessModel::PerLearner,
+        ProcessesArg::Shared => ProcessModel::Shared,
+    };
     Ok(match command {
         ClassCommand::Kubeconfig(ClassKubeconfigArgs { inputs, names, output }) => {
             Options::Kubeconfig { inputs, names, output }
@@ -734,15 +777,26 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
             lab: args.lab,
             variant: args.variant,
             seed: args.seed,
-            listen: args.listen.unwrap_or(crate::sim::lifecycle::DEFAULT_LISTEN),
+            listen: args.listen,
             tls_sans: args.tls_sans,
             labs: session.labs.clone(),
             lang: session.lang,
-            processes: match args.processes {
-                ProcessesArg::PerLearner => ProcessModel::PerLearner,
-                ProcessesArg::Shared => ProcessModel::Shared,
-            },
+            processes: args.processes.map(processes),
         }),
+        ClassCommand::Start(args) => Options::Start(StartLabOptions {
+            dir: class_dir(args.state.state_dir)?,
+            lab: args.lab,
+            variant: args.variant,
+            seed: args.seed,
+            labs: session.labs.clone(),
+            lang: session.lang,
+        }),
+        ClassCommand::Restart(args) => {
+            Options::Restart { dir: class_dir(args.state.state_dir)?, learners: args.learners }
+        }
+        ClassCommand::Reset(args) => {
+            Options::Reset { dir: class_dir(args.state.state_dir)?, learners: args.learners }
+        }
         ClassCommand::Status(args) => Options::Status { dir: class_dir(args.state_dir)? },
         ClassCommand::Down(args) => {
             Options::Down { dir: class_dir(args.state.state_dir)?, purge: args.purge }
@@ -759,8 +813,8 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
             };
             Options::Report { source, lab: args.lab, format: args.format.into() }
         }
-        ClassCommand::ServeShared(ClassServeSharedArgs { state_dir, learners, listen, tls_sans }) => {
-            Options::ServeShared { dir: state_dir, learners, listen, tls_sans }
+        ClassCommand::ServeShared(ClassServeSharedArgs { state_dir }) => {
+            Options::ServeShared { dir: state_dir }
         }
         ClassCommand::Board(args) => {
             let source = if args.contexts.is_empty() {
@@ -772,15 +826,22 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
                     lab: args.lab.expect("clap requires --lab with --contexts"),
                 }
             };
-            let options = BoardOptions {
+            let token = board::access::TokenChoice::parse(args.token)
+                .resolve()
+                .map_err(|e| crate::class::Error::Board(board::Error::Token(e)))?;
+            let options = board::BoardOptions {
                 kubeconfig: None,
                 contexts: Vec::new(),
                 listen: args.listen,
                 retry: args.retry,
                 stalled_after: args.stalled_after,
                 lang: session.lang,
+                token,
+                reveal: args.reveal,
+                memory: args.memory,
+                class: None,
             };
-            Options::Board { source, options }
+            Options::Board { source, options: Box::new(options) }
         }
     })
 }

@@ -124,18 +124,26 @@ impl HasExitCode for class::Error {
         use class::Error;
         match self {
             Error::LearnerCount(_)
+            | Error::NeedsLearners(_)
+            | Error::FewerLearners { .. }
+            | Error::Differs { .. }
+            | Error::OtherLab { .. }
             | Error::PortRange { .. }
             | Error::NeedsTlsSan(_)
             | Error::PortInUse { .. }
             | Error::UnknownVariant { .. }
-            | Error::AlreadyRunning(_)
+            | Error::UnknownLearner { .. }
+            | Error::NoLearnerNamed
+            | Error::Locked { .. }
+            | Error::OlderClassRunning(_)
             | Error::Lab(_)
             | Error::File { .. }
             | Error::Interrupted { .. }
             | Error::NoLab(_) => BAD_INPUT,
             Error::Board(error) => error.exit_code(),
             Error::Report(error) => error.exit_code(),
-            Error::NoClass(_) | Error::Runtime(_) => CLUSTER_ERROR,
+            // A learner that is down cannot have its lab reset: its cluster cannot be reached.
+            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) => CLUSTER_ERROR,
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
         }
@@ -146,8 +154,10 @@ impl HasExitCode for class::board::Error {
     fn exit_code(&self) -> u8 {
         use class::board::Error;
         match self {
-            Error::Bind { .. } | Error::NoContexts(_) | Error::Kubeconfig { .. } => BAD_INPUT,
-            Error::Serve(_) => CLUSTER_ERROR,
+            Error::Bind { .. } | Error::NeedsToken(_) | Error::NoContexts(_) | Error::Kubeconfig { .. } => {
+                BAD_INPUT
+            }
+            Error::Serve(_) | Error::Token(_) => CLUSTER_ERROR,
         }
     }
 }

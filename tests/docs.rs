@@ -4,8 +4,9 @@
 //!   its stdout and stderr; `[..]` stands for what differs within a line, a `...` line for lines
 //!   left out, `? N` for an exit code other than 0), each document on its own state: a HOME and
 //!   an `XDG_STATE_HOME`, so the simulator and the class live in their default directories
-//!   (`KUBECONFIG` names the simulator's kubeconfig); the document starts its own simulator with
-//!   `lab-runner sim up`, as a reader would, and whatever it leaves running is stopped afterwards.
+//!   (`KUBECONFIG` names the simulator's kubeconfig, or for docs/classroom.md the class's); the
+//!   document starts its own simulator (or class) as a reader would, and whatever it leaves
+//!   running is stopped afterwards.
 //! - Every `lab-runner …` line of any fenced block parses with the binary's command line, so a
 //!   command or flag the binary no longer has cannot stay in a document (the commands that run
 //!   until stopped, `sim serve` and `class board`, are shown this way; their own tests run them).
@@ -103,8 +104,9 @@ fn every_block_is_marked_with_its_language() {
     }
 }
 
-/// Runs the `console` blocks of `doc` on a fresh state of their own.
-fn run_console_examples(doc: &str) {
+/// Runs the `console` blocks of `doc` on a fresh state of their own, with `KUBECONFIG` naming
+/// `kubeconfig` of that state ([`SIM_KUBECONFIG`] or [`CLASS_KUBECONFIG`]).
+fn run_console_examples(doc: &str, kubeconfig: &str) {
     let Some(kubectl) = kubectl::clients().into_iter().find(|k| k.version == "1.33") else {
         eprintln!("skip: the docs' examples use kubectl 1.33");
         return;
@@ -127,7 +129,7 @@ fn run_console_examples(doc: &str) {
         .env("HOME", state.path("home"))
         .env("KUBECACHEDIR", state.path("home/cache"))
         .env("XDG_STATE_HOME", state.path("state"))
-        .env("KUBECONFIG", state.path(SIM_KUBECONFIG))
+        .env("KUBECONFIG", state.path(kubeconfig))
         .env("LAB_RUNNER_SIM_DIR", state.path(SIM_DIR))
         .env("LAB_RUNNER_CLASS_DIR", state.path(CLASS_DIR))
         .env("LANG", "C.UTF-8")
@@ -144,6 +146,8 @@ fn run_console_examples(doc: &str) {
 const SIM_DIR: &str = "state/lab-runner/sim";
 const SIM_KUBECONFIG: &str = "state/lab-runner/sim/kubeconfig";
 const CLASS_DIR: &str = "state/lab-runner/class";
+/// The class's kubeconfig (one context per learner), as the instructor on the class's host uses it.
+const CLASS_KUBECONFIG: &str = "state/lab-runner/class/kubeconfig";
 
 /// A document's state: its directories, and a `bin/kubectl` for the solutions `demo` runs;
 /// what the document left running is stopped when it is dropped.
@@ -175,32 +179,32 @@ impl Drop for State {
 
 #[test]
 fn readme_examples_run() {
-    run_console_examples("README.md");
+    run_console_examples("README.md", SIM_KUBECONFIG);
 }
 
 #[test]
 fn simulator_examples_run() {
-    run_console_examples("docs/simulator.md");
+    run_console_examples("docs/simulator.md", SIM_KUBECONFIG);
 }
 
 #[test]
 fn checking_examples_run() {
-    run_console_examples("docs/checking.md");
+    run_console_examples("docs/checking.md", SIM_KUBECONFIG);
 }
 
 #[test]
 fn classroom_examples_run() {
-    run_console_examples("docs/classroom.md");
+    run_console_examples("docs/classroom.md", CLASS_KUBECONFIG);
 }
 
 #[test]
 fn reset_examples_run() {
-    run_console_examples("docs/reset.md");
+    run_console_examples("docs/reset.md", SIM_KUBECONFIG);
 }
 
 #[test]
 fn lab_format_examples_run() {
-    run_console_examples("docs/lab-format.md");
+    run_console_examples("docs/lab-format.md", SIM_KUBECONFIG);
 }
 
 /// The `lab-runner …` lines of every shell, console or text block (a `$ ` prompt removed), with
@@ -378,4 +382,59 @@ fn the_simulators_topology_example_loads() {
     let topology = lab_runner::sim::topology::Topology::parse(&yaml, "docs/simulator.md")
         .unwrap_or_else(|e| panic!("docs/simulator.md's topology example: {e}"));
     assert_eq!(topology.nodes.len(), 2);
+}
+
+/// Names of the design notes the project was written from, which live outside the repository:
+/// code, tests and docs cite upstream or `docs/` instead, so a reader with only the repository
+/// can follow every reference. Spelled in pieces so this file does not cite them itself.
+fn outside_notes() -> Vec<String> {
+    let pieces = [
+        ("k8s-", "fidelity"),
+        ("kubectl-", "api.md"),
+        ("gpu-", "domain.md"),
+        ("rust-", "stack"),
+        ("anchors", ".md"),
+        ("DESI", "GN §"),
+        ("DESI", "GN.md"),
+        ("../", "shared"),
+    ];
+    pieces.iter().map(|(head, tail)| format!("{head}{tail}")).collect()
+}
+
+#[test]
+fn the_repository_cites_no_notes_from_outside_it() {
+    fn walk(path: &Path, found: &mut Vec<PathBuf>) {
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name == "target") {
+                return;
+            }
+            for entry in std::fs::read_dir(path).unwrap() {
+                walk(&entry.unwrap().path(), found);
+            }
+        } else {
+            found.push(path.to_path_buf());
+        }
+    }
+    let mut files = Vec::new();
+    for root in ["src", "tests", "docs", "benches", "scripts", "deploy", "fuzz", ".ci", "README.md"] {
+        if Path::new(root).exists() {
+            walk(Path::new(root), &mut files);
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("src/k8s/daemon.rs")), "walked {} files", files.len());
+    let names = outside_notes();
+    let mut citations = Vec::new();
+    for file in &files {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        for (index, line) in text.lines().enumerate() {
+            if let Some(name) = names.iter().find(|name| line.contains(name.as_str())) {
+                citations.push(format!("{}:{}: cites {name}", file.display(), index + 1));
+            }
+        }
+    }
+    assert!(
+        citations.is_empty(),
+        "cite upstream (file and function) or the repository's docs/ instead:\n{}",
+        citations.join("\n")
+    );
 }

@@ -213,7 +213,7 @@ async fn check_grades_in_needs_order_and_is_read_only() {
     capture_affected_node(&sim.client, "gpu-3").await;
 
     let revision = sim.state.store.revision();
-    let at_start = grade(&cluster, Help { hint: Some(1), reveal: false, details: false }).await;
+    let at_start = grade(&cluster, Help { hint: Some(1), ..Help::default() }).await;
     assert_eq!(sim.state.store.revision(), revision, "check writes nothing");
     assert_eq!(
         statuses(&at_start),
@@ -234,7 +234,7 @@ async fn check_grades_in_needs_order_and_is_read_only() {
     apply_released_toolkit(&sim.client).await;
     delete_debug_pod(&sim.client).await;
     play_controller(&sim.client, &[true, true, true], None).await;
-    let solved = grade(&cluster, Help { hint: Some(3), reveal: true, details: false }).await;
+    let solved = grade(&cluster, Help { hint: Some(3), reveal: true, ..Help::default() }).await;
     assert!(solved.passed, "{}", report::human(&solved, false));
     assert_eq!((solved.score, solved.total), (8, 8));
     insta::assert_snapshot!("check_solved_human", report::human(&solved, false));

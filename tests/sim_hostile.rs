@@ -292,6 +292,50 @@ async fn the_amplifying_patch_is_refused_by_a_real_server_that_stays_small() {
     assert!(peak < LIMIT, "the server's peak RSS reached {} MiB", peak >> 20);
 }
 
+/// kube-apiserver's health paths, read as a kubelet's probe reads them: no token needed
+/// (system:public-info-viewer), `ok` as text, the checks with `?verbose`; a wrong token is still
+/// a 401, and no other path opens without a token.
+#[tokio::test]
+async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
+    let sim = Harness::start();
+    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
+    let get = |uri: &str, authorization: Option<&str>| {
+        let mut request = axum::http::Request::builder().uri(uri);
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let request = request.body(Body::empty()).unwrap();
+        let router = router.clone();
+        async move {
+            let response = tower::ServiceExt::oneshot(router, request).await.unwrap();
+            let status = response.status().as_u16();
+            let content_type = response
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+            (status, content_type, String::from_utf8(body.to_vec()).unwrap())
+        }
+    };
+    for path in ["/healthz", "/livez", "/readyz"] {
+        assert_eq!(get(path, None).await, (200, "text/plain; charset=utf-8".into(), "ok".into()), "{path}");
+    }
+    assert_eq!(
+        get("/livez?verbose", None).await.2,
+        "[+]ping ok\n[+]etcd ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\nlivez check passed\n"
+    );
+    // One check's own path is not among system:public-info-viewer's nonResourceURLs (the three
+    // roots and /version): it needs a token.
+    assert_eq!(get("/readyz/ping", None).await.0, 401);
+    assert_eq!(get("/readyz/ping", Some("Bearer viewer-token")).await.2, "ok");
+    assert_eq!(get("/readyz/nothing", Some("Bearer viewer-token")).await.0, 404);
+    assert_eq!(get("/readyz", Some("Bearer wrong-token")).await.0, 401);
+    assert_eq!(get("/readyz", Some("Bearer viewer-token")).await.0, 200);
+    assert_ne!(get("/api/v1/namespaces", None).await.0, 200, "a resource needs a token");
+}
+
 #[tokio::test]
 async fn the_bearer_scheme_is_matched_case_insensitively() {
     let sim = Harness::start();

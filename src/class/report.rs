@@ -7,9 +7,11 @@
 //!   all` grades them;
 //! - JSON files: each one learner's `check --format json` (the learner named after the file, or
 //!   after its directory when the file is `report.json`), or a whole class report;
-//! - `--job NAMESPACE/NAME`: the results ConfigMaps the deploy/kubernetes grade Job writes (label
-//!   `lab-runner.io/grade-job=NAME`, learner in `lab-runner.io/grade`, the report in
-//!   `report.json`), one learner per completion index; an index without a result is an ERROR row.
+//! - `--job NAMESPACE/NAME`: the results ConfigMaps a grading run of deploy/kubernetes writes
+//!   (label `lab-runner.io/grade-job=NAME`, learner in `lab-runner.io/grade`, the class's size in
+//!   `lab-runner.io/grade-learners`, the report in `report.json`), one learner per completion
+//!   index; an index without a result is an ERROR row. The results outlive the Job: once it is
+//!   gone (its `ttlSecondsAfterFinished`), the size comes from their label.
 
 use std::{
     fmt::Write as _,
@@ -31,6 +33,8 @@ use crate::{
 pub const LEARNER_LABEL: &str = "lab-runner.io/grade";
 /// The label the grade Job puts on each result: the Job's name.
 pub const JOB_LABEL: &str = "lab-runner.io/grade-job";
+/// The label the grade Job puts on each result: how many learners the run grades.
+pub const LEARNERS_LABEL: &str = "lab-runner.io/grade-learners";
 /// The key of a result ConfigMap holding the report.
 pub const REPORT_KEY: &str = "report.json";
 
@@ -64,9 +68,9 @@ pub enum Error {
     /// `--job` is not `NAMESPACE/NAME`. Exit 2.
     #[error("--job {0}: expected NAMESPACE/NAME (e.g. lab-class/grade)")]
     JobName(String),
-    /// The grade Job does not exist. Exit 2.
+    /// Neither the grading run nor any result of it exists. Exit 2.
     #[error(
-        "job {namespace}/{name} not found in context {context}: apply deploy/kubernetes/grade-job.yaml first"
+        "job {namespace}/{name} not found in context {context}, nor any result of it: start a run with `kubectl -n {namespace} create job {name} --from=cronjob/grade`"
     )]
     NoJob {
         /// Its namespace.
@@ -135,10 +139,13 @@ pub async fn from_class(
     labs: &LabSource,
     lang: Lang,
 ) -> super::Result<ClassReport> {
-    let record = super::read_record(dir)?;
-    let lab = lab.map(str::to_string).or(record.lab).ok_or_else(|| super::Error::NoLab(dir.to_path_buf()))?;
+    let record = super::record::read(dir)?;
+    let lab = lab
+        .map(str::to_string)
+        .or(record.lab.clone())
+        .ok_or_else(|| super::Error::NoLab(dir.to_path_buf()))?;
     let bundle = crate::lab::loader::find(labs, &lab)?;
-    let outcomes = grade_contexts(&dir.join(KUBECONFIG_FILE), &record.learners, &bundle, lang).await;
+    let outcomes = grade_contexts(&dir.join(KUBECONFIG_FILE), &record.names(), &bundle, lang).await;
     Ok(ClassReport::new(&lab, outcomes))
 }
 
@@ -220,20 +227,28 @@ pub async fn from_job(
     let api_error =
         |what: String| move |e: kube::Error| Error::Api { what, reason: engine::cluster::one_line(&e) };
     let jobs: kube::Api<Job> = kube::Api::namespaced(cluster.client.clone(), namespace);
-    let job =
-        jobs.get_opt(name).await.map_err(api_error(format!("job {namespace}/{name}")))?.ok_or_else(|| {
-            Error::NoJob {
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                context: cluster.context.clone(),
-            }
-        })?;
-    let completions = job.spec.as_ref().and_then(|s| s.completions).unwrap_or(1).max(0) as u32;
+    let job = jobs.get_opt(name).await.map_err(api_error(format!("job {namespace}/{name}")))?;
     let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(cluster.client.clone(), namespace);
     let results = config_maps
         .list(&kube::api::ListParams::default().labels(&format!("{JOB_LABEL}={name}")))
         .await
         .map_err(api_error(format!("the results of job {namespace}/{name}")))?;
+    let recorded_size = results
+        .items
+        .iter()
+        .filter_map(|cm| cm.metadata.labels.as_ref()?.get(LEARNERS_LABEL)?.parse::<u32>().ok())
+        .max();
+    let completions = match (&job, recorded_size) {
+        (Some(job), _) => job.spec.as_ref().and_then(|s| s.completions).unwrap_or(1).max(0) as u32,
+        (None, Some(size)) => size,
+        (None, None) => {
+            return Err(Error::NoJob {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                context: cluster.context.clone(),
+            });
+        }
+    };
     let mut outcomes = Vec::new();
     let mut labs: Vec<String> = lab.map(str::to_string).into_iter().collect();
     for index in 0..completions {

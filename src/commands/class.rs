@@ -1,10 +1,13 @@
-//! `class up|status|down|board|report|kubeconfig`: a class of learner clusters, and the instructor's views of it.
+//! `class up|start|restart|reset|status|down|board|report|kubeconfig`: a class of learner clusters, and the instructor's views of it.
 
-use std::{io::Write, net::SocketAddr, path::PathBuf};
+use std::{io::Write, path::PathBuf};
 
 use super::{Format, Result, print, runtime};
 use crate::{
-    class::{self as classroom, BoardSource, UpOptions, board::BoardOptions, report as class_report},
+    class::{
+        self as classroom, BoardSource, UpOptions, board::BoardOptions, lifecycle::StartLabOptions,
+        report as class_report,
+    },
     engine, exit, report,
     session::Session,
 };
@@ -15,6 +18,22 @@ use crate::{
 pub enum Options {
     /// `class up`.
     Up(UpOptions),
+    /// `class start LAB`.
+    Start(StartLabOptions),
+    /// `class restart LEARNER…`.
+    Restart {
+        /// The class directory.
+        dir: PathBuf,
+        /// The learners, or `all`.
+        learners: Vec<String>,
+    },
+    /// `class reset LEARNER…`.
+    Reset {
+        /// The class directory.
+        dir: PathBuf,
+        /// The learners, or `all`.
+        learners: Vec<String>,
+    },
     /// `class status`.
     Status {
         /// The class directory.
@@ -31,8 +50,8 @@ pub enum Options {
     Board {
         /// Whom the page grades.
         source: BoardSource,
-        /// Where and how.
-        options: BoardOptions,
+        /// Where and how (boxed: it is large, and one).
+        options: Box<BoardOptions>,
     },
     /// `class report`.
     Report {
@@ -52,16 +71,11 @@ pub enum Options {
         /// Write here (mode 0600) instead of stdout.
         output: Option<PathBuf>,
     },
-    /// `class serve-shared` (what `class up --processes shared` runs).
+    /// `class serve-shared` (what `class up --processes shared` runs): every learner of the
+    /// class record, on its recorded port.
     ServeShared {
         /// The class directory.
         dir: PathBuf,
-        /// How many learners.
-        learners: u32,
-        /// Address of learner 1 (port 0: any free port each).
-        listen: SocketAddr,
-        /// Other names the learners' certificates carry.
-        tls_sans: Vec<String>,
     },
 }
 
@@ -72,7 +86,7 @@ pub enum ReportSource {
     Class(PathBuf),
     /// Report files: a learner's `check --format json` each, or class reports.
     Files(Vec<PathBuf>),
-    /// The grade Job of deploy/kubernetes: its results ConfigMaps, read from the session's cluster.
+    /// A grading run of deploy/kubernetes: its results ConfigMaps, read from the session's cluster.
     Job {
         /// The Job's namespace.
         namespace: String,
@@ -90,52 +104,40 @@ pub fn default_dir() -> std::result::Result<PathBuf, crate::sim::lifecycle::Erro
 pub fn run(session: &Session, options: Options) -> Result<u8> {
     // One rustls provider for the whole process (kube's client uses ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    match options {
-        Options::Kubeconfig { inputs, names, output } => kubeconfig(&inputs, &names, output.as_deref()),
-        Options::Up(options) => {
-            let started = classroom::up(&options)?;
-            let mut text = String::new();
-            for (name, endpoint) in &started.learners {
-                text += &format!("{name}  {endpoint}\n");
-            }
-            if let Some(lab) = &options.lab {
-                text += &format!("started {lab} in {} learner(s)\n", started.learners.len());
-            }
-            text += &format!(
-                "class kubeconfig (one context per learner): {}\nhand out: {}/learner-NN/kubeconfig\n",
-                started.kubeconfig.display(),
-                options.dir.display()
-            );
-            print(&text)
+    let lang = session.lang;
+    let summary = match options {
+        Options::Kubeconfig { inputs, names, output } => {
+            return kubeconfig(&inputs, &names, output.as_deref());
         }
+        Options::Up(options) => classroom::up(&options)?,
+        Options::Start(options) => classroom::start_lab(&options)?,
+        Options::Restart { dir, learners } => classroom::restart(&dir, &learners)?,
+        Options::Reset { dir, learners } => classroom::reset(&dir, &learners, &session.labs, lang)?,
         Options::Status { dir } => {
-            let (record, lines) = classroom::status(&dir, &session.labs, session.lang)?;
-            print(&classroom::render_status(&record, &lines))
+            let (record, lines) = classroom::status(&dir, &session.labs, lang)?;
+            return print(&classroom::render_status(&record, &lines, lang));
         }
-        Options::Down { dir, purge } => {
-            let stopped = classroom::down(&dir, purge)?;
-            let running = stopped.iter().filter(|(_, pid)| pid.is_some()).count();
-            // With --processes shared one process serves every learner: counted once.
-            let mut processes: Vec<u32> = stopped.iter().filter_map(|(_, pid)| *pid).collect();
-            processes.sort_unstable();
-            processes.dedup();
-            let kept = if purge { "state purged" } else { "state kept" };
-            print(&format!(
-                "class stopped: {running} of {} learner(s) were running, in {} process(es); {kept}\n",
-                stopped.len(),
-                processes.len()
-            ))
+        Options::Down { dir, purge } => return print(&classroom::down(&dir, purge)?.render(lang)),
+        Options::Report { source, lab, format } => {
+            return class_report(session, &source, lab.as_deref(), format);
         }
-        Options::Report { source, lab, format } => class_report(session, &source, lab.as_deref(), format),
-        Options::ServeShared { dir, learners, listen, tls_sans } => {
-            classroom::serve_shared(&dir, learners, listen, &tls_sans)?;
-            Ok(exit::OK)
+        Options::ServeShared { dir } => {
+            classroom::serve_shared(&dir)?;
+            return Ok(exit::OK);
         }
         Options::Board { source, options } => {
-            classroom::board(source, options, &session.labs)?;
-            Ok(exit::OK)
+            classroom::board(source, *options, &session.labs)?;
+            return Ok(exit::OK);
         }
+    };
+    // What each learner got; a learner that failed is named on stderr with why, the others
+    // keep running, and the exit code is the first failure's.
+    print(&summary.render(lang))?;
+    let mut err = std::io::stderr().lock();
+    for (learner, error) in summary.failures() {
+        writeln!(err, "error: {learner}: {error}")?;
     }
+    Ok(summary.exit_code())
 }
 
 /// `class kubeconfig`: the merged kubeconfig on stdout or, private (0600), in `output`.

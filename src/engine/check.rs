@@ -10,7 +10,7 @@ use crate::{
     grade::{self, Evidence, Observation, Probe},
     lab::{
         loader::Bundle,
-        model::{Expectation, Lab},
+        model::{Expectation, Lab, TaskKind},
     },
     msg,
     report::{Report, TaskResult, TaskStatus},
@@ -27,6 +27,105 @@ pub struct Help {
     pub reveal: bool,
     /// Show every task's description, not only those of failing tasks.
     pub details: bool,
+    /// Whether a quiz's evidence quotes the answer given.
+    pub answers: Answers,
+}
+
+/// Whether a quiz's evidence quotes the answer given: the learner who answered reads it; a board
+/// projected to a class must not, since a right answer quoted there answers everyone's quiz.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Answers {
+    /// `answer "gpu-1" is right` (the learner's own report).
+    #[default]
+    Quoted,
+    /// `answered: right`: whether an answer was given and judged right, never its value (the
+    /// class board, unless the instructor asks to reveal).
+    Concealed,
+}
+
+/// Conceals, in every task's evidence, the values of the fact quizzes this learner answered
+/// rightly (a node's name): once a fact quiz passed, the tasks that need it are graded and their
+/// evidence names that node (`node gpu-1: … ImagePullBackOff`), which on a projected board would
+/// answer the quiz for everyone else.
+fn conceal_fact_answers(
+    lab: &Lab,
+    inventory: Option<&inventory::Inventory>,
+    results: &mut [TaskResult],
+    lang: Lang,
+) {
+    let Some(inventory) = inventory else { return };
+    let is_fact_quiz = |id: &str| {
+        lab.tasks.iter().any(|task| {
+            task.id.value == id
+                && task.expect.iter().any(|e| matches!(e, Expectation::Quiz(quiz) if quiz.fact.is_some()))
+        })
+    };
+    let values: Vec<String> = results
+        .iter()
+        .filter(|r| r.status == TaskStatus::Pass && is_fact_quiz(&r.id))
+        .filter_map(|r| inventory.answers.get(&r.id))
+        .map(|answer| answer.trim().to_string())
+        .filter(|answer| !answer.is_empty())
+        .collect();
+    if values.is_empty() {
+        return;
+    }
+    let placeholder = tr!(lang, "check-value-concealed");
+    for line in results.iter_mut().flat_map(|r| r.evidence.iter_mut()) {
+        for value in &values {
+            *line = conceal_word(line, value, &placeholder);
+        }
+    }
+}
+
+/// `line` with every whole-word occurrence of `value` (ASCII case ignored: answers may be given
+/// in either case) replaced by `placeholder`; a word is bounded by anything but letters, digits,
+/// `-`, `_` and a `.` inside a name (`gpu-1.example`), as a Kubernetes name is.
+fn conceal_word(line: &str, value: &str, placeholder: &str) -> String {
+    let part_of_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let (lower, wanted) = (line.to_ascii_lowercase(), value.to_ascii_lowercase());
+    let mut out = String::new();
+    let mut rest = 0;
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(&wanted).map(|i| i + from) {
+        let end = at + wanted.len();
+        let before = line[..at].chars().next_back();
+        let mut after = line[end..].chars();
+        let continues = match after.next() {
+            None => false,
+            // A sentence's full stop ends the name; a dot followed by more of a name does not.
+            Some('.') => after.next().is_some_and(|c| c.is_ascii_alphanumeric()),
+            Some(c) => part_of_name(c),
+        };
+        if before.is_none_or(|c| !part_of_name(c)) && !continues {
+            out += &line[rest..at];
+            out += placeholder;
+            rest = end;
+        }
+        from = end;
+    }
+    out + &line[rest..]
+}
+
+/// A quiz's evidence without any answer's value: what was judged stays (answered or not, right
+/// or not, attempts, why it cannot be judged); any line not known to be free of values is
+/// replaced, so a line grading adds later cannot leak one either.
+fn conceal_quiz_evidence(lines: &[crate::i18n::Message]) -> Vec<crate::i18n::Message> {
+    lines
+        .iter()
+        .map(|line| match line.id() {
+            "check-answer-right" => msg!("check-answer-right-concealed"),
+            "check-answer-wrong" => msg!("check-answer-wrong-concealed"),
+            "check-no-answer" | "check-no-answer-choices" => msg!("check-no-answer-concealed"),
+            "check-attempts-locked"
+            | "check-attempts-of"
+            | "check-answered"
+            | "grade-not-started"
+            | "grade-fact-not-captured"
+            | "grade-quiz-unjudgeable" => line.clone(),
+            _ => msg!("check-evidence-concealed"),
+        })
+        .collect()
 }
 
 /// Observes the cluster and grades every task of `bundle`.
@@ -230,7 +329,11 @@ pub fn grade_observation(
                 grade::Status::Error => TaskStatus::Error,
             };
             // Grading's evidence is catalog messages: the report holds them in the learner's language.
-            (status, graded.evidence_in(lang))
+            let lines = match (task.kind, help.answers) {
+                (TaskKind::Quiz, Answers::Concealed) => conceal_quiz_evidence(graded.evidence()),
+                _ => graded.evidence().to_vec(),
+            };
+            (status, lines.iter().map(|line| line.render(lang)).collect())
         };
         statuses.insert(id.clone(), status);
         let points = task.points.value.max(0);
@@ -254,6 +357,9 @@ pub fn grade_observation(
             solution: help.reveal.then(|| task.solution.clone()),
         });
     }
+    if help.answers == Answers::Concealed {
+        conceal_fact_answers(lab, inventory, &mut results, lang);
+    }
     // The variant answers the `cause` quiz: a learner's report never names it (issue #15); an
     // instructor grading with `--reveal` sees it.
     let variant = inventory.and_then(|i| i.variant_in(lab)).filter(|_| help.reveal);
@@ -263,6 +369,46 @@ pub fn grade_observation(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fact_answer_is_concealed_as_a_whole_word_wherever_evidence_names_it() {
+        let line = "node gpu-1: pod toolkit-x (current) ImagePullBackOff; node gpu-10 and GPU-1.";
+        assert_eq!(
+            conceal_word(line, "gpu-1", "[answer]"),
+            "node [answer]: pod toolkit-x (current) ImagePullBackOff; node gpu-10 and [answer]."
+        );
+        assert_eq!(conceal_word("gpu-1", "gpu-1", "[answer]"), "[answer]");
+        assert_eq!(
+            conceal_word("xgpu-1 gpu-1x gpu-1.example", "gpu-1", "[answer]"),
+            "xgpu-1 gpu-1x gpu-1.example"
+        );
+    }
+
+    #[test]
+    fn concealed_quiz_evidence_says_what_was_judged_and_never_a_value() {
+        let lines = [
+            msg!("check-answer-right", answer = "gpu-1"),
+            msg!("check-attempts-of", used = 1, limit = 3),
+            msg!("check-answer-wrong", answer = "gpu-2"),
+            msg!("check-no-answer-choices", lab = "l", task = "t", values = "`a`, `b`"),
+            msg!("grade-fact-not-captured", fact = "affectedNode"),
+            // A line grading might add one day, possibly naming a value: replaced, not passed on.
+            msg!("status-desired"),
+        ];
+        let concealed: Vec<String> =
+            conceal_quiz_evidence(&lines).iter().map(|l| l.render(Lang::En)).collect();
+        assert_eq!(
+            concealed,
+            [
+                "answered: right",
+                "attempt 1 of 3",
+                "answered: not right",
+                "not answered yet",
+                "start did not capture the fact affectedNode; run `lab-runner start` again",
+                "(not shown on the board: it could name an answer)",
+            ]
+        );
+    }
 
     #[test]
     fn only_quota_forbidden_counts_as_quota_rejection() {

@@ -1,8 +1,8 @@
 //! The lab engine: start, check, answer, reset, status and selftest against any cluster through `kube`, and lint.
 //!
-//! It speaks only the Kubernetes API (DESIGN §2.1): the same code runs against kind, k3s, a cloud
-//! cluster or the embedded simulator, which is never a special case here (the engine does not
-//! import `crate::sim`).
+//! It speaks only the Kubernetes API (docs/architecture.md, "Layers"): the same code runs against
+//! kind, k3s, a cloud cluster or the embedded simulator, which is never a special case here (the
+//! engine does not import `crate::sim`).
 
 pub mod answer;
 pub mod apply;

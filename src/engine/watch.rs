@@ -108,6 +108,18 @@ pub struct Update<'a> {
     pub elapsed: Duration,
     /// Kinds whose watch is failing right now, with why (their last listed objects are used).
     pub reconnecting: Vec<(String, String)>,
+    /// What the report was graded from, to grade it again in another language or with other
+    /// help ([`check::grade_observation`]) without asking the cluster again.
+    pub graded_from: &'a Graded,
+}
+
+/// What one evaluation graded: the observation and the lab's inventory.
+#[derive(Debug)]
+pub struct Graded {
+    /// The objects of the kinds the tasks look at, and the probes' answers.
+    pub observation: grade::Observation,
+    /// The lab's inventory, when it exists.
+    pub inventory: Option<inventory::Inventory>,
 }
 
 /// Where one watched source stands.
@@ -241,7 +253,8 @@ pub async fn watch(
             }
             _ = sleep_until_due(due), if due.is_some() => {
                 dirty = None;
-                let report = evaluate(cluster, bundle, lang, help, &feeds, &kinds, inventory_feed).await?;
+                let graded = evaluate(cluster, bundle, lang, &feeds, &kinds, inventory_feed).await?;
+                let report = graded.report(bundle, lang, help);
                 let changes = checklist.update(&report);
                 let reconnecting = feeds
                     .iter()
@@ -256,6 +269,7 @@ pub async fn watch(
                     changes: &changes,
                     elapsed: started.elapsed(),
                     reconnecting,
+                    graded_from: &graded,
                 });
                 let passed = report.passed;
                 last = Some(report);
@@ -271,7 +285,9 @@ pub async fn watch(
         // Stopped before the first evaluation: grade what has been listed (kinds still being
         // listed are ERROR rows, never PASS or FAIL).
         None => {
-            let report = evaluate(cluster, bundle, lang, help, &feeds, &kinds, inventory_feed).await?;
+            let report = evaluate(cluster, bundle, lang, &feeds, &kinds, inventory_feed)
+                .await?
+                .report(bundle, lang, help);
             checklist.update(&report);
             report
         }
@@ -305,16 +321,23 @@ fn apply(feeds: &mut [Feed], signal: Signal) {
     }
 }
 
-/// Grades the tasks against the stores (no list requests; the probes are sent again).
+impl Graded {
+    /// The report of this evaluation in `lang` with `help`.
+    pub fn report(&self, bundle: &Bundle, lang: Lang, help: check::Help) -> Report {
+        check::grade_observation(bundle, self.inventory.as_ref(), &self.observation, lang, help)
+    }
+}
+
+/// What the tasks are graded from, out of the stores (no list requests; the probes are sent
+/// again).
 async fn evaluate(
     cluster: &Cluster,
     bundle: &Bundle,
     lang: Lang,
-    help: check::Help,
     feeds: &[Feed],
     kinds: &[(KindKey, usize)],
     inventory_feed: usize,
-) -> Result<Report> {
+) -> Result<Graded> {
     let mut observation = grade::Observation::default();
     for (key, index) in kinds {
         let feed = &feeds[*index];
@@ -351,7 +374,7 @@ async fn evaluate(
         }
     };
     observation.probes = check::run_probes(cluster, bundle).await;
-    Ok(check::grade_observation(bundle, inventory.as_ref(), &observation, lang, help))
+    Ok(Graded { observation, inventory })
 }
 
 /// The store's objects as listed JSON (apiVersion and kind set), in namespace/name order as a

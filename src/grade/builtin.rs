@@ -1,7 +1,7 @@
 //! The built-in domain checks, graded over the evidence: rollout, quota in force, quiz, schedulable, device-plugin config.
 //!
 //! Pure functions like the matchers: each returns a graded [`Outcome`] with evidence; what cannot
-//! be judged is ERROR, never PASS or FAIL (DESIGN §2.3).
+//! be judged is ERROR, never PASS or FAIL (`docs/report-format.md`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -693,7 +693,8 @@ pub fn schedulable(
 }
 
 /// What a device-plugin config (one key of the plugin ConfigMap) shares, per the v0.17 rules
-/// (gpu-domain.md §1: MPS wins over time-slicing when it has a resource with replicas > 1).
+/// (k8s-device-plugin `api/config/v1/sharing.go`: MPS wins over time-slicing when it has a
+/// resource with replicas > 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharingPlan {
     /// `none`, `time-slicing` or `mps`, as GFD labels `nvidia.com/gpu.sharing-strategy`.
@@ -818,7 +819,7 @@ pub fn device_plugin_config(
         };
         let label = |key: &str| labels.get(key).cloned();
         // MIG mixed: each profile is its own resource; GFD labels its count and replicas
-        // (gpu-domain.md §3.1, §4.2), and the full-GPU labels of MIG-enabled GPUs say 0.
+        // (`docs/gpu.md`), and the full-GPU labels of MIG-enabled GPUs say 0.
         let mig_profiles = mixed_mig_profiles(text, &labels);
         if !mig_profiles.is_empty() {
             let mut problems = Vec::new();

@@ -44,6 +44,12 @@ check-answered = { $count ->
     [one] answered once
    *[other] answered { $count } times
 }
+# The class board's quiz evidence, which never quotes an answer (src/engine/check.rs)
+check-answer-right-concealed = answered: right
+check-answer-wrong-concealed = answered: not right
+check-no-answer-concealed = not answered yet
+check-evidence-concealed = (not shown on the board: it could name an answer)
+check-value-concealed = [answer]
 ## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset } (current revision { $hash })
 status-revision-current = { $hash } (current)
@@ -637,3 +643,33 @@ class-report-score = SCORE
 class-report-no-result = no result from index { $index } of job { $job } yet (still running, or failed: see its pod's log)
 class-report-bad-result = the result of index { $index } is not a report: { $reason }
 class-board-watch-ended = { $server }: every watch on this cluster ended; trying again
+class-sim-already-up = up (already running)
+class-sim-started = started
+class-sim-restarted = restarted
+class-sim-untouched = -
+class-failed = FAILED (below)
+class-lab-already-started = { $lab } already started (kept as the learner left it)
+class-lab-started = { $lab } started
+class-lab-found-started = { $lab } found started (recorded, not applied again)
+class-lab-reset = { $lab } reset to its start
+class-lab-learner-down = { $lab } not started: the learner is down
+class-lab-failed = { $lab } FAILED (below)
+class-summary = { $failed ->
+    [0] { $learners } learner(s), all ready
+   *[other] { $learners } learner(s), { $failed } failed: the others are ready, and `lab-runner class up` tries the failed ones again
+}
+class-kubeconfigs = class kubeconfig (one context per learner): { $class }
+    hand out: { $learner }
+class-down-kept = class stopped: { $running } of { $learners } learner(s) were running, in { $processes } process(es); state kept
+class-down-purged = class stopped: { $running } of { $learners } learner(s) were running, in { $processes } process(es); state purged
+class-status-learner = LEARNER
+class-status-state = STATE
+class-status-endpoint = ENDPOINT
+class-status-lab = LAB
+class-status-score = SCORE
+class-status-no-lab = no lab
+class-status-error = error: { $reason }
+class-status-lab-pending = { $lab } (not started yet)
+class-status-lab-failed = { $lab } (start failed)
+class-board-learner-stopped = { $learner } is stopped: `lab-runner class up` starts it again
+class-board-learner-gone = { $learner }'s simulator (pid { $pid }) is gone: `lab-runner class restart { $learner }` brings it back with its work

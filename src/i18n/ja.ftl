@@ -37,6 +37,12 @@ check-answer-wrong = 回答 "{ $answer }" は正しくありません
 check-attempts-locked = { $limit } 回中 { $used } 回目の回答: 回答はロックされています
 check-attempts-of = { $limit } 回中 { $used } 回目の回答
 check-answered = { $count } 回回答しました
+# The class board's quiz evidence, which never quotes an answer (src/engine/check.rs)
+check-answer-right-concealed = 回答済み：正解
+check-answer-wrong-concealed = 回答済み：不正解
+check-no-answer-concealed = まだ回答していません
+check-evidence-concealed = （回答がわかるおそれがあるため、ボードには表示しません）
+check-value-concealed = ［回答］
 ## status (src/engine/status.rs, src/commands/status.rs)
 status-daemonset = { $daemonset }（現在のリビジョン { $hash }）
 status-revision-current = { $hash }（現在）
@@ -576,3 +582,33 @@ class-report-score = 得点
 class-report-no-result = ジョブ { $job } のインデックス { $index } の結果はまだありません(実行中か失敗: Pod のログを参照)
 class-report-bad-result = インデックス { $index } の結果はレポートではありません: { $reason }
 class-board-watch-ended = { $server }: このクラスタの監視がすべて終了しました。再試行します
+class-sim-already-up = 起動済み
+class-sim-started = 起動しました
+class-sim-restarted = 再起動しました
+class-sim-untouched = -
+class-failed = 失敗（下記）
+class-lab-already-started = { $lab } は開始済み（受講者の作業をそのまま残します）
+class-lab-started = { $lab } を開始しました
+class-lab-found-started = { $lab } は開始済みでした（記録し、再適用しません）
+class-lab-reset = { $lab } を開始時の状態に戻しました
+class-lab-learner-down = { $lab } は開始していません：受講者のクラスターが停止しています
+class-lab-failed = { $lab } 失敗（下記）
+class-summary = { $failed ->
+    [0] 受講者 { $learners } 人、すべて準備できました
+   *[other] 受講者 { $learners } 人のうち { $failed } 人が失敗しました。ほかの受講者は準備できています。`lab-runner class up` で失敗した受講者をもう一度試せます
+}
+class-kubeconfigs = クラスの kubeconfig（受講者ごとに 1 コンテキスト）：{ $class }
+    配布用：{ $learner }
+class-down-kept = クラスを停止しました：受講者 { $learners } 人のうち { $running } 人が実行中でした（プロセス { $processes } 個）。状態は保持しています
+class-down-purged = クラスを停止しました：受講者 { $learners } 人のうち { $running } 人が実行中でした（プロセス { $processes } 個）。状態を削除しました
+class-status-learner = 受講者
+class-status-state = 状態
+class-status-endpoint = エンドポイント
+class-status-lab = ラボ
+class-status-score = 得点
+class-status-no-lab = ラボなし
+class-status-error = エラー：{ $reason }
+class-status-lab-pending = { $lab }（未開始）
+class-status-lab-failed = { $lab }（開始に失敗）
+class-board-learner-stopped = { $learner } は停止しています。`lab-runner class up` で再び起動できます
+class-board-learner-gone = { $learner } のシミュレーター（pid { $pid }）が終了しています。`lab-runner class restart { $learner }` で作業を残したまま再起動できます

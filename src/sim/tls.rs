@@ -96,9 +96,15 @@ fn read(path: &Path) -> Result<String> {
     fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
 }
 
-/// Writes `contents` to `path` readable by the owner only (0600), replacing it atomically.
+/// Writes `contents` to `path` readable by the owner only (0600), replacing it atomically: a
+/// reader sees the old file or the new one, never a mixture. The temporary file is named after
+/// the file, the process and the write (`.ca.key.4242.7.tmp`): when `ca.crt` and `ca.key` shared
+/// `ca.tmp`, two processes writing at once left a key holding a certificate.
 pub fn write_private_file(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let write = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{name}.{}.{write}.tmp", std::process::id()));
     {
         let mut options = fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
@@ -186,11 +192,38 @@ mod tests {
         assert_eq!(second.ca_origin, CaOrigin::Loaded);
         assert_eq!(first.ca_pem, second.ca_pem);
         second.server_config().unwrap();
+        // Only the material is left: no temporary file.
+        let mut files: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into())
+            .collect();
+        files.sort();
+        assert_eq!(files, [CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_KEY_FILE]);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = fs::metadata(dir.path().join(CA_KEY_FILE)).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn files_written_at_once_each_keep_their_own_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|n| {
+                let dir = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let file = if n % 2 == 0 { CA_CERT_FILE } else { CA_KEY_FILE };
+                    for _ in 0..50 {
+                        write_private_file(&dir.join(file), file.repeat(100).as_bytes()).unwrap();
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        for file in [CA_CERT_FILE, CA_KEY_FILE] {
+            assert_eq!(fs::read_to_string(dir.path().join(file)).unwrap(), file.repeat(100));
         }
     }
 }

@@ -112,7 +112,7 @@ pub async fn serve(
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
     crate::sim::server::ensure_system_priority_classes(&state)
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
-    // The control plane and kubelets run beside the API, on the store (DESIGN §4).
+    // The control plane and kubelets run beside the API, on the store.
     let controllers = match options.control_plane {
         ControlPlane::Running => Some(crate::sim::controllers::spawn(state.clone(), controller_config)?),
         ControlPlane::ApiOnly => None,

@@ -5,7 +5,7 @@
 //! serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding|
 //! priorityclass`, `autoscale`, `auth can-i`) send
 //! protobuf and do not retry in JSON after a 415
-//! (kubectl-api.md §2.2). The wire format is upstream's
+//! (client-go's typed clientsets prefer protobuf). The wire format is upstream's
 //! (apimachinery/pkg/runtime/serializer/protobuf/protobuf.go): the 4-byte magic `k8s\0`, then a
 //! `runtime.Unknown{typeMeta, raw, contentEncoding, contentType}` whose `raw` is the typed
 //! message. Each converter destructures its message exhaustively, so every field is either
@@ -19,11 +19,11 @@ use k8s_pb::{
         autoscaling::v2 as autoscaling,
         batch::v1 as batch,
         core::v1::{
-            ConfigMap, ConfigMapKeySelector, Container, ContainerPort, EnvVar, EnvVarSource,
-            LocalObjectReference, Namespace, NamespaceSpec, ObjectFieldSelector, ObjectReference, PodSpec,
-            PodTemplateSpec, ResourceQuota, ResourceQuotaSpec, ResourceRequirements, ScopeSelector,
-            ScopedResourceSelectorRequirement, Secret, SecretKeySelector, Service, ServiceAccount,
-            ServicePort, ServiceSpec, Toleration, VolumeMount,
+            ConfigMap, ConfigMapEnvSource, ConfigMapKeySelector, Container, ContainerPort, EnvFromSource,
+            EnvVar, EnvVarSource, LocalObjectReference, Namespace, NamespaceSpec, ObjectFieldSelector,
+            ObjectReference, PodSpec, PodTemplateSpec, ResourceQuota, ResourceQuotaSpec,
+            ResourceRequirements, ScopeSelector, ScopedResourceSelectorRequirement, Secret, SecretEnvSource,
+            SecretKeySelector, Service, ServiceAccount, ServicePort, ServiceSpec, Toleration, VolumeMount,
         },
         policy::v1 as policy,
         rbac::v1 as rbac,
@@ -412,10 +412,10 @@ message!(Toleration reject [] {
     "key": key, "operator": operator, "value": value, "effect": effect,
     "tolerationSeconds": toleration_seconds => Pointer,
 });
-message!(Container reject [env_from, resize_policy, restart_policy_rules, volume_devices, liveness_probe,
+message!(Container reject [resize_policy, restart_policy_rules, volume_devices, liveness_probe,
         readiness_probe, startup_probe, lifecycle, security_context] {
     "name": name, "image": image, "command": command, "args": args, "workingDir": working_dir,
-    "ports": ports, "env": env, "resources": resources, "restartPolicy": restart_policy,
+    "ports": ports, "envFrom": env_from, "env": env, "resources": resources, "restartPolicy": restart_policy,
     "volumeMounts": volume_mounts, "terminationMessagePath": termination_message_path,
     "terminationMessagePolicy": termination_message_policy, "imagePullPolicy": image_pull_policy,
     "stdin": stdin, "stdinOnce": stdin_once, "tty": tty,
@@ -427,6 +427,14 @@ message!(ContainerPort reject [] {
 message!(EnvVar reject [] { "name": name, "value": value, "valueFrom": value_from });
 message!(EnvVarSource reject [resource_field_ref, file_key_ref] {
     "fieldRef": field_ref, "configMapKeyRef": config_map_key_ref, "secretKeyRef": secret_key_ref,
+});
+// `kubectl create job --from=cronjob/NAME` sends the CronJob's template, `envFrom` included.
+message!(EnvFromSource reject [] { "prefix": prefix, "configMapRef": config_map_ref, "secretRef": secret_ref });
+message!(ConfigMapEnvSource reject [] {
+    "name": local_object_reference => reference_name, "optional": optional => Pointer,
+});
+message!(SecretEnvSource reject [] {
+    "name": local_object_reference => reference_name, "optional": optional => Pointer,
 });
 message!(ObjectFieldSelector reject [] { "apiVersion": api_version, "fieldPath": field_path });
 message!(ConfigMapKeySelector reject [] {
@@ -737,6 +745,44 @@ mod tests {
         let mut flipped = body.clone();
         flipped[40] ^= 0xff;
         let _ = decode(&flipped);
+    }
+
+    #[test]
+    fn a_job_made_from_a_cronjob_keeps_its_env_from() {
+        use k8s_pb::api::core::v1::{PodSpec, PodTemplateSpec};
+        let container = Container {
+            name: Some("grade".into()),
+            image: Some("lab-runner".into()),
+            env_from: vec![EnvFromSource {
+                prefix: None,
+                config_map_ref: Some(ConfigMapEnvSource {
+                    local_object_reference: Some(LocalObjectReference {
+                        name: Some("class-settings".into()),
+                    }),
+                    optional: None,
+                }),
+                secret_ref: Some(SecretEnvSource {
+                    local_object_reference: Some(LocalObjectReference { name: Some("token".into()) }),
+                    optional: Some(true),
+                }),
+            }],
+            ..Default::default()
+        };
+        let job = batch::Job {
+            spec: Some(batch::JobSpec {
+                template: Some(PodTemplateSpec {
+                    spec: Some(PodSpec { containers: vec![container], ..Default::default() }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let decoded = decode(&encode("batch/v1", "Job", &job)).unwrap();
+        assert_eq!(
+            decoded["spec"]["template"]["spec"]["containers"][0]["envFrom"],
+            json!([{"configMapRef": {"name": "class-settings"}, "secretRef": {"name": "token", "optional": true}}])
+        );
     }
 
     #[test]

@@ -45,7 +45,8 @@ pub(super) fn go_value(value: &Value) -> String {
 }
 
 /// `%#v` of an `intstr.IntOrString` (its `String()` has a pointer receiver, so a value prints
-/// as a struct — the v1.28-v1.33 text the reference notes quote).
+/// as a struct — the v1.28-v1.33 text, `apimachinery/pkg/util/validation/field/errors.go`
+/// `ErrorBody` falling back to `%#v`).
 fn go_int_or_string(value: &Value) -> String {
     match value {
         Value::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{s:?}}}"),
