@@ -92,7 +92,8 @@ pub struct Tokens {
     pub viewer: String,
 }
 
-fn random_token() -> Result<String> {
+/// 24 random bytes as hex: a bearer token nobody can guess (the class board's too).
+pub fn random_token() -> Result<String> {
     let mut bytes = [0u8; 24];
     SystemRandom::new().fill(&mut bytes).map_err(|_| Error::Random)?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
@@ -116,7 +117,7 @@ fn make(path: &Path) -> Result<String> {
 }
 
 /// Constant-time comparison, so a token cannot be guessed byte by byte from response times.
-fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

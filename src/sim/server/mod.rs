@@ -156,7 +156,6 @@ fn api_router(state: AppState) -> Router {
         .merge(discovery::routes())
         .merge(openapi::routes())
         .merge(checkpoint::routes())
-        .merge(health::routes())
         .route("/api/v1/namespaces/{namespace}/pods/{name}/log", axum::routing::get(podlog::logs))
         .route(
             "/api/v1/namespaces/{namespace}/pods/{name}/exec",
