@@ -66,12 +66,19 @@ async fn watch_lines(sim: &Harness, uri: &str) -> impl futures::Stream<Item = Va
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/json");
     let chunks = response.into_body().into_data_stream();
-    // Every event arrives as its own chunk ending in a newline (flushed per event).
-    Box::pin(chunks.map(|chunk| {
-        let chunk = chunk.unwrap();
-        assert!(chunk.ends_with(b"\n"), "one event per chunk");
-        serde_json::from_slice::<Value>(&chunk).unwrap()
-    }))
+    // Events are newline-delimited; one may arrive in several chunks (an initial object is sent
+    // as its stored text between a head and a tail), but the last chunk of a flush ends a line.
+    let lines = futures::stream::unfold((chunks, Vec::new()), |(mut chunks, mut pending)| async move {
+        loop {
+            if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                return Some((serde_json::from_slice::<Value>(&line).unwrap(), (chunks, pending)));
+            }
+            let chunk = chunks.next().await?.unwrap();
+            pending.extend_from_slice(&chunk);
+        }
+    });
+    Box::pin(lines)
 }
 
 async fn next(events: &mut (impl futures::Stream<Item = Value> + Unpin)) -> Value {

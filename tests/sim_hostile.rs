@@ -305,11 +305,18 @@ async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
             (status, content_type, String::from_utf8(body.to_vec()).unwrap())
         }
     };
-    for path in ["/healthz", "/livez", "/readyz", "/readyz/ping"] {
+    for path in ["/healthz", "/livez", "/readyz"] {
         assert_eq!(get(path, None).await, (200, "text/plain; charset=utf-8".into(), "ok".into()), "{path}");
     }
-    assert_eq!(get("/livez?verbose", None).await.2, "[+]ping ok\nlivez check passed\n");
-    assert_eq!(get("/readyz/etcd", None).await.0, 404);
+    assert_eq!(
+        get("/livez?verbose", None).await.2,
+        "[+]ping ok\n[+]etcd ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\nlivez check passed\n"
+    );
+    // One check's own path is not among system:public-info-viewer's nonResourceURLs (the three
+    // roots and /version): it needs a token.
+    assert_eq!(get("/readyz/ping", None).await.0, 401);
+    assert_eq!(get("/readyz/ping", Some("Bearer viewer-token")).await.2, "ok");
+    assert_eq!(get("/readyz/nothing", Some("Bearer viewer-token")).await.0, 404);
     assert_eq!(get("/readyz", Some("Bearer wrong-token")).await.0, 401);
     assert_eq!(get("/readyz", Some("Bearer viewer-token")).await.0, 200);
     assert_ne!(get("/api/v1/namespaces", None).await.0, 200, "a resource needs a token");

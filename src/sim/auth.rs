@@ -74,7 +74,17 @@ pub enum Role {
     Viewer,
     /// A hosted class's learner: everything but the lab's records.
     Learner,
+    /// No token: the health endpoints only.
+    Anonymous,
 }
+
+/// The user a request without a token runs as.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+
+/// The paths a request without a token may read: kube-apiserver's anonymous authentication
+/// limited to the health endpoints (AuthenticationConfiguration `anonymous.conditions`,
+/// KEP-4633), which the default RBAC's `system:public-info-viewer` authorizes for everyone.
+pub const PUBLIC_PATHS: &[&str] = &["/healthz", "/livez", "/readyz"];
 
 /// Who a request runs as; inserted into the request's extensions for handlers (e.g. the
 /// SelfSubjectAccessReview handler) to read.
@@ -226,8 +236,15 @@ pub fn classify(method: &str, path: &str, query: Option<&str>) -> RequestInfo {
 pub fn allowed(identity: &Identity, info: &RequestInfo) -> bool {
     match (identity.role, info) {
         (Role::Admin, _) => true,
-        // system:discovery and system:public-info-viewer let everyone read these paths.
-        (Role::Viewer, RequestInfo::NonResource { verb, .. }) => verb == "get" || verb == "head",
+        (Role::Anonymous, RequestInfo::NonResource { verb, path }) => {
+            verb == "get" && PUBLIC_PATHS.contains(&path.as_str())
+        }
+        (Role::Anonymous, RequestInfo::Resource { .. }) => false,
+        // system:discovery and system:public-info-viewer let everyone read these paths; the
+        // metrics are for system:monitoring, which the viewer is not.
+        (Role::Viewer, RequestInfo::NonResource { verb, path }) => {
+            (verb == "get" || verb == "head") && path != "/metrics"
+        }
         (Role::Viewer, RequestInfo::Resource { verb, group, resource, .. }) => {
             matches!(*verb, "get" | "list" | "watch")
                 // system:basic-user: every user may review its own access.
@@ -332,15 +349,16 @@ pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Reque
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(bearer_token);
-    // A request without credentials is anonymous upstream, and system:public-info-viewer lets it
-    // read the health paths (a kubelet's probe carries no token); with a wrong token it is a 401.
-    if request.headers().get(header::AUTHORIZATION).is_none()
-        && matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD)
-        && crate::sim::server::health::is_public(request.uri().path())
-    {
-        return next.run(request).await;
-    }
-    let Some(identity) = presented.and_then(|token| tokens.identify(token)) else {
+    let anonymous = presented.is_none()
+        && request.headers().get(header::AUTHORIZATION).is_none()
+        && request.method() == axum::http::Method::GET
+        && PUBLIC_PATHS.contains(&request.uri().path());
+    let identity = match presented.and_then(|token| tokens.identify(token)) {
+        Some(identity) => Some(identity),
+        None if anonymous => Some(Identity { user: ANONYMOUS_USER, role: Role::Anonymous }),
+        None => None,
+    };
+    let Some(identity) = identity else {
         // Upstream's body for a failed authentication (apiserver/pkg/endpoints/handlers/
         // responsewriters/errors.go via authentication's unauthorized handler).
         return respond(

@@ -213,9 +213,23 @@ impl Stored {
         Ok(self.table_row.get_or_init(|| row.into()))
     }
 
+    /// The object's JSON as bytes that share its text (no copy, however many responses and
+    /// watch streams send it at once).
+    pub fn json_bytes(&self) -> axum::body::Bytes {
+        /// The stored text as the owner of a `Bytes`.
+        struct SharedJson(Arc<str>);
+        impl AsRef<[u8]> for SharedJson {
+            fn as_ref(&self) -> &[u8] {
+                self.0.as_bytes()
+            }
+        }
+        axum::body::Bytes::from_owner(SharedJson(self.json.clone()))
+    }
+
     /// The object parsed.
     pub fn value(&self) -> Result<Value> {
-        Ok(serde_json::from_str(&self.json)?)
+        // Client input is read to Go's nesting limit, past serde_json's default of 128.
+        Ok(crate::sim::gojson::from_checked(self.json.as_bytes())?)
     }
 }
 
@@ -403,6 +417,8 @@ const COMPACT_EVERY: usize = 10_000;
 pub struct Store {
     inner: Mutex<Inner>,
     clock: Clock,
+    /// Where the latency of each database write is recorded, if anywhere.
+    metrics: Option<Arc<crate::sim::metrics::Metrics>>,
 }
 
 impl Store {
@@ -428,7 +444,7 @@ impl Store {
                 by_type.remove(&key);
                 return;
             }
-            match serde_json::from_str::<Value>(&row.value)
+            match crate::sim::gojson::from_checked::<Value>(row.value.as_bytes())
                 .map_err(Error::from)
                 .and_then(|value| Stored::new(row.revision, &row.group_resource, &value))
             {
@@ -456,7 +472,15 @@ impl Store {
                 writes_since_compaction: 0,
             }),
             clock: Clock::real(),
+            metrics: None,
         })
+    }
+
+    /// Records the latency of every database write in `metrics` (`etcd_request_duration_seconds`
+    /// by operation and type, as upstream's storage layer records its etcd requests).
+    pub fn with_metrics(mut self, metrics: Arc<crate::sim::metrics::Metrics>) -> Store {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Uses `clock` for creation and deletion timestamps.
@@ -589,6 +613,12 @@ impl Store {
         }
     }
 
+    /// Asks the database for its newest revision: what the `etcd` health checks ask of the
+    /// store (upstream's check reads from etcd).
+    pub fn ping(&self) -> Result<()> {
+        self.lock().db.max_revision().map(|_| ()).map_err(Error::from)
+    }
+
     /// The oldest resourceVersion a watch can start from without 410.
     pub fn oldest_watchable_revision(&self) -> u64 {
         let inner = self.lock();
@@ -678,7 +708,23 @@ impl Store {
                 value: event.object.json.to_string(),
             })
             .collect();
+        let started = std::time::Instant::now();
         inner.db.append(&rows).map_err(Error::from)?;
+        if let Some(metrics) = &self.metrics {
+            let elapsed = started.elapsed();
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            for row in &rows {
+                let operation = match row.change {
+                    db::RowChange::Created => "create",
+                    db::RowChange::Updated => "update",
+                    db::RowChange::Deleted => "delete",
+                };
+                if !seen.contains(&(operation, row.group_resource.as_str())) {
+                    seen.push((operation, &row.group_resource));
+                    metrics.storage(operation, &row.group_resource, elapsed);
+                }
+            }
+        }
         let inner = &mut *inner;
         for event in changes {
             let object = &event.object;

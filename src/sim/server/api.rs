@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Body,
+    body::{Body, Bytes},
     extract::{Request, State},
     http::{HeaderMap, Method, StatusCode, header},
     response::{IntoResponse, Response},
@@ -322,7 +322,8 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
         };
         return Ok(json_response(StatusCode::OK, table));
     }
-    Ok(json_response(StatusCode::OK, list_json(&target.rt, &metadata, &page.items)))
+    let body = list_body(&target.rt, &metadata, page.items);
+    Ok((StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// Rows not yet cached beyond this many are rendered on two threads.
@@ -363,23 +364,65 @@ fn render_table(
     Ok(table::render_rows(rt, rows.into_iter(), revision, continue_token, true, now))
 }
 
-/// A `<Kind>List` built from the stored JSON texts without reparsing them.
-fn list_json(rt: &ResourceType, metadata: &Value, items: &[Arc<Stored>]) -> String {
-    let size: usize = items.iter().map(|stored| stored.json.len() + 1).sum();
-    let mut body = String::with_capacity(size + 128);
-    body.push_str(&format!(
+/// Objects of a list response are gathered into chunks of about this many bytes; a larger
+/// object is sent as its own chunk, sharing its stored text.
+const LIST_CHUNK_BYTES: usize = 64 * 1024;
+
+/// A `<Kind>List` from the stored JSON texts, without reparsing them, written as the client
+/// reads it: chunks of about [`LIST_CHUNK_BYTES`] built one at a time, and an object larger
+/// than that sent as its stored text itself. A client that reads slowly (or not at all) holds
+/// the page's object references and one chunk, not a copy of the list; upstream streams list
+/// encoding likewise (`StreamingCollectionEncodingToJSON`, on by default in 1.33).
+fn list_body(rt: &ResourceType, metadata: &Value, items: Vec<Arc<Stored>>) -> Body {
+    let head = format!(
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{metadata},\"items\":[",
         json!(rt.list_kind()),
         json!(rt.api_version())
-    ));
-    for (i, stored) in items.iter().enumerate() {
-        if i > 0 {
-            body.push(',');
+    );
+    let chunks =
+        ListChunks { head: Some(head), items: items.into_iter().enumerate(), large: None, finished: false };
+    Body::from_stream(futures::stream::iter(chunks.map(Ok::<_, std::convert::Infallible>)))
+}
+
+/// The chunks of [`list_body`], made as they are asked for.
+struct ListChunks {
+    head: Option<String>,
+    items: std::iter::Enumerate<std::vec::IntoIter<Arc<Stored>>>,
+    /// A large object's text, next after the chunk just returned.
+    large: Option<Bytes>,
+    finished: bool,
+}
+
+impl Iterator for ListChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if let Some(large) = self.large.take() {
+            return Some(large);
         }
-        body.push_str(&stored.json);
+        if self.finished {
+            return None;
+        }
+        let mut chunk = self.head.take().unwrap_or_default();
+        loop {
+            let Some((index, stored)) = self.items.next() else {
+                chunk.push_str("]}");
+                self.finished = true;
+                return Some(Bytes::from(chunk));
+            };
+            if index > 0 {
+                chunk.push(',');
+            }
+            if stored.json.len() >= LIST_CHUNK_BYTES {
+                self.large = Some(stored.json_bytes());
+                return Some(Bytes::from(chunk));
+            }
+            chunk.push_str(&stored.json);
+            if chunk.len() >= LIST_CHUNK_BYTES {
+                return Some(Bytes::from(chunk));
+            }
+        }
     }
-    body.push_str("]}");
-    body
 }
 
 /// How a write is checked and recorded: `fieldValidation`, the field manager, `dryRun`.

@@ -93,7 +93,9 @@ pub async fn create(
 fn identity_groups(identity: &Identity) -> Vec<&'static str> {
     match identity.role {
         Role::Admin => vec!["system:masters", "system:authenticated"],
-        Role::Viewer => vec!["system:authenticated"],
+        Role::Viewer | Role::Learner => vec!["system:authenticated"],
+        // The anonymous authenticator's group (`pkg/authentication/request/anonymous`).
+        Role::Anonymous => vec!["system:unauthenticated"],
     }
 }
 
@@ -151,6 +153,7 @@ fn allow_reason(identity: &Identity) -> String {
         Role::Admin => ("lab-runner-admin", "cluster-admin"),
         Role::Viewer => ("lab-runner-viewer", "view"),
         Role::Learner => ("lab-runner-learner", "lab-runner:learner"),
+        Role::Anonymous => ("system:public-info-viewer", "system:public-info-viewer"),
     };
     format!(
         "RBAC: allowed by ClusterRoleBinding \"{binding}\" of ClusterRole \"{role}\" to User \"{}\"",
@@ -180,6 +183,11 @@ fn rules_status(identity: &Identity) -> Value {
             "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, reviews],
             "nonResourceRules": [{"verbs": ["get", "head"], "nonResourceURLs": ["*"]}],
             "incomplete": true,
+        }),
+        Role::Anonymous => json!({
+            "resourceRules": [],
+            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": crate::sim::auth::PUBLIC_PATHS}],
+            "incomplete": false,
         }),
     }
 }

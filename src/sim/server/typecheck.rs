@@ -72,19 +72,9 @@ pub fn check_body(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
     })
 }
 
-/// A patched object of the wrong type: upstream decodes the patched JSON into the typed object
-/// and answers 422 `field.Invalid(field.NewPath("patch"), <patched JSON>, err)` with an empty
-/// kind and name (`endpoints/handlers/patch.go` `jsonPatcher.applyPatchToCurrentObject`,
-/// `applyPatchToObject` for strategic merge).
+/// A patched object of the wrong type: 422 ([`ApiError::patch_undecodable`]).
 pub fn check_patched(rt: &ResourceType, patched: &Value) -> Result<(), ApiError> {
-    check(rt, patched).map_err(|error| {
-        let detail = format!("Invalid value: {:?}: {error}", patched.to_string());
-        ApiError::invalid(
-            format!(" \"\" is invalid: patch: {detail}"),
-            serde_json::json!({"name": "", "kind": "", "causes": [
-                {"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]}),
-        )
-    })
+    check(rt, patched).map_err(|error| ApiError::patch_undecodable(&patched.to_string(), error))
 }
 
 /// Go's decoder has its own depth limit (10,000); past this depth the value is accepted
