@@ -20,28 +20,7 @@ use lab_runner::sim::{
 };
 use serde_json::{Value, json};
 
-/// One raw request through the router; returns the status code and the body (JSON when it
-/// parses, else the text as a JSON string).
-async fn call(
-    sim: &Harness,
-    method: &str,
-    uri: &str,
-    content_type: &str,
-    body: impl Into<Body>,
-) -> (u16, Value) {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", content_type)
-        .body(body.into())
-        .unwrap();
-    let response = sim.request(request).await;
-    let code = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    let value = lab_runner::sim::gojson::from_checked(&bytes)
-        .unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes)));
-    (code, value)
-}
+use crate::support::http::call;
 
 /// Runs `test` as the simulator runs its handlers: on a thread with [`THREAD_STACK_BYTES`] of
 /// stack (here a quarter of it, the margin the constant promises), with its own runtime.

@@ -6,7 +6,8 @@ use lab_runner::sim::harness::Harness;
 use serde_json::{Value, json};
 
 /// One raw request; returns the status code, the headers and the JSON body (a string when the
-/// body is not JSON).
+/// body is not JSON). Parsed without serde_json's 128-level limit, so an answer nested as deep as
+/// the simulator accepts reads back whole.
 pub async fn send(
     sim: &Harness,
     method: &str,
@@ -24,7 +25,8 @@ pub async fn send(
     let code = response.status().as_u16();
     let headers = response.headers().clone();
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes)));
+    let body = lab_runner::sim::gojson::from_checked(&bytes)
+        .unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes)));
     (code, headers, body)
 }
 
