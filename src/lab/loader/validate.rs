@@ -602,6 +602,9 @@ impl Checker<'_> {
                     if q.attempts == Some(0) {
                         complain(self, msg!("loader-quiz-no-attempts"));
                     }
+                    for (lang, word) in quiz_placeholder_mismatches(lab, task, q) {
+                        complain(self, msg!("loader-quiz-placeholder", lang = lang, word = word));
+                    }
                 }
                 Expectation::Cel(c) => {
                     if c.target.is_none() && c.targets.is_empty() {
@@ -644,4 +647,31 @@ enum Visit {
     New,
     OnPath,
     Done,
+}
+
+/// The languages whose description of `task` shows `lab-runner answer LAB TASK WORD` with a WORD
+/// other than the quiz's `placeholder` in that language (what `check` tells a learner to type
+/// must be what the description says), each with the word the description writes.
+fn quiz_placeholder_mismatches(
+    lab: &Lab,
+    task: &crate::lab::model::Task,
+    quiz: &crate::lab::model::QuizCheck,
+) -> Vec<(&'static str, String)> {
+    let Some(placeholder) = &quiz.placeholder else { return Vec::new() };
+    let command = format!("lab-runner answer {} {} ", lab.id.value, task.id.value);
+    let mut found = Vec::new();
+    for (lang, description, wanted) in
+        [("en", &task.description.en, &placeholder.en), ("ja", &task.description.ja, &placeholder.ja)]
+    {
+        for (at, _) in description.match_indices(&command) {
+            let word: String = description[at + command.len()..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '`')
+                .collect();
+            if word != *wanted {
+                found.push((lang, word));
+            }
+        }
+    }
+    found
 }
