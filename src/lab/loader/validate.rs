@@ -675,3 +675,41 @@ fn quiz_placeholder_mismatches(
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::model::{Expectation, Lab};
+
+    /// What lint says of a quiz whose placeholder is `placeholder` and whose descriptions say
+    /// `en` and `ja`.
+    fn mismatches(placeholder: &str, en: &str, ja: &str) -> Vec<(&'static str, String)> {
+        let lab: Lab = serde_saphyr::from_str(&format!(
+            "apiVersion: lab-runner.io/v1\nid: l\ntitle: {{en: t}}\nbriefing: {{en: b}}\nstages: []\ntasks:\n\
+             - {{id: q, kind: quiz, title: {{en: q}}, points: 1, description: {{en: \"{en}\", ja: \"{ja}\"}},\n\
+                expect: [{{quiz: {{accept: [x]{placeholder}}}}}]}}\n"
+        ))
+        .unwrap();
+        let task = &lab.tasks[0];
+        let Expectation::Quiz(quiz) = &task.expect[0] else { panic!("a quiz") };
+        quiz_placeholder_mismatches(&lab, task, quiz)
+    }
+
+    #[test]
+    fn a_quiz_placeholder_must_be_the_word_its_description_uses() {
+        let declared = ", placeholder: {en: NODE, ja: ノード名}";
+        let (en, ja) = (
+            "Answer with `lab-runner answer l q NODE`.",
+            "`lab-runner answer l q ノード名` で答えてください。",
+        );
+        assert_eq!(mismatches(declared, en, ja), []);
+        let ja_other = "`lab-runner answer l q 名前` で答えてください。";
+        assert_eq!(mismatches(declared, en, ja_other), [("ja", "名前".to_string())]);
+        assert_eq!(
+            mismatches(declared, "Answer with `lab-runner answer l q VALUE`.", ja),
+            [("en", "VALUE".to_string())]
+        );
+        // Without a placeholder there is nothing to compare.
+        assert_eq!(mismatches("", en, ja_other), []);
+    }
+}
