@@ -32,6 +32,12 @@ pub static KIND: Kind = Kind {
 pub struct PersistentVolumeClaimStrategy;
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    /// `ReturnDeletedObject: true` in the kind's `NewREST`
+    /// (pkg/registry/core/persistentvolumeclaim/storage/storage.go).
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     /// core/v1 `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`.
     fn defaults(&self, object: &mut Value) {
         if object["status"]["phase"].as_str().is_none_or(str::is_empty) {
