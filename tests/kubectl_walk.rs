@@ -154,8 +154,35 @@ const WALK: &[(&str, Expect)] = &[
     ("uncordon worker-1", Expect::Prints("node/worker-1 uncordoned\n")),
     ("top nodes", Expect::Fails(1, "error: Metrics API not available")),
     ("top pods", Expect::Fails(1, "error: Metrics API not available")),
-    ("exec sts/db -- ls", Expect::Fails(1, "the lab-runner simulator runs no processes")),
-    ("debug node/worker-1 --image=busybox", Expect::Fails(1, "node-debugger-worker-1-")),
+    (
+        "exec sts/db -- ls",
+        Expect::Fails(
+            1,
+            "cannot exec into container \"db\" in pod \"db-0\": the lab-runner simulator runs no processes",
+        ),
+    ),
+    (
+        "attach db-0",
+        Expect::Fails(
+            1,
+            "cannot attach to container \"db\" in pod \"db-0\": the lab-runner simulator runs no processes",
+        ),
+    ),
+    ("port-forward db-0 8080:80", Expect::Fails(1, "cannot forward ports of pod \"db-0\"")),
+    (
+        "debug db-0 --image=busybox",
+        Expect::Fails(
+            1,
+            "pods \"db-0\" is forbidden: the simulator runs no containers, so no ephemeral container can run in pod \"db-0\"",
+        ),
+    ),
+    (
+        "debug node/worker-1 --image=busybox",
+        Expect::Fails(
+            1,
+            "the simulator runs no containers, so node \"worker-1\" has no host namespaces or filesystem to debug",
+        ),
+    ),
 ];
 
 fn check(step: &str, expect: &Expect, output: &Output) -> Option<String> {

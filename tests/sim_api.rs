@@ -1022,6 +1022,11 @@ async fn component_statuses_answer_healthy_with_the_deprecation_warning() {
     let (_, warning, etcd) = get("/api/v1/componentstatuses/etcd-0").await;
     assert!(warning.is_some());
     assert_eq!(etcd["conditions"], json!([{"type": "Healthy", "status": "True", "message": "ok"}]));
+    // componentstatus/rest.go `List` applies the selectors: no status carries a label.
+    let (_, _, labelled) = get("/api/v1/componentstatuses?labelSelector=lab-runner.io%2Flab%3Dx").await;
+    assert_eq!(labelled["items"], json!([]));
+    let (_, _, named) = get("/api/v1/componentstatuses?fieldSelector=metadata.name%3Dscheduler").await;
+    assert_eq!(named["items"].as_array().unwrap().len(), 1);
     let (code, _, missing) = get("/api/v1/componentstatuses/kubelet").await;
     assert_eq!((code, missing["message"].as_str()), (500, Some("Component not found: kubelet")));
 }

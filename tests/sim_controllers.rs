@@ -1211,6 +1211,49 @@ async fn a_parallel_stateful_set_creates_and_removes_every_pod_at_once() {
     assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1"]);
 }
 
+/// `getStatefulSetRevisions` (pkg/controller/statefulset/stateful_set_control.go): a template
+/// that matches an older revision takes it back with the next number; the data is `getPatch`'s
+/// bytes (stateful_set_utils.go), which kubectl's `statefulsetMatch` compares.
+#[tokio::test]
+async fn a_stateful_set_back_at_an_old_template_renumbers_that_revision() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/db:v1", 36_000.0, 0);
+    batch_image(&cluster, "example.com/db:v2", 36_000.0, 0);
+    cluster.create("statefulsets", stateful_set("store", "example.com/db:v1", 1, "Parallel"));
+    cluster.run_for(30);
+    let set_image = |cluster: &Cluster, image: &str| {
+        let image = image.to_string();
+        cluster.change("statefulsets", "store", move |sts| {
+            sts["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image)
+        });
+    };
+    set_image(&cluster, "example.com/db:v2");
+    cluster.run_for(60);
+    set_image(&cluster, "example.com/db:v1");
+    cluster.run_for(60);
+    let mut revisions: Vec<(i64, String)> = cluster
+        .list("controllerrevisions.apps")
+        .iter()
+        .map(|rev| {
+            let image = rev["data"]["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap();
+            (rev["revision"].as_i64().unwrap(), image.to_string())
+        })
+        .collect();
+    revisions.sort();
+    assert_eq!(revisions, [(2, "example.com/db:v2".to_string()), (3, "example.com/db:v1".to_string())]);
+    let current =
+        cluster.list("controllerrevisions.apps").into_iter().find(|rev| rev["revision"] == json!(3)).unwrap();
+    // Go's bytes: keys sorted, `$patch` first, the typed zero fields written.
+    let data = lab_runner::sim::gojson::to_string(&current["data"]);
+    assert!(
+        data.starts_with(r#"{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"labels":{"app":"store"}},"spec":{"containers":[{"image":"example.com/db:v1","#),
+        "{data}"
+    );
+    assert!(data.contains(r#""name":"server","resources":{},"#), "{data}");
+    let sts = cluster.get("statefulsets", "store").unwrap();
+    assert_eq!(sts["status"]["updateRevision"], current["metadata"]["name"]);
+}
+
 #[tokio::test]
 async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
     let mut cluster = Cluster::three_workers();

@@ -145,7 +145,7 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     }
     let headers = parts.headers;
     if target.rt.group.is_empty() && target.rt.plural == "componentstatuses" {
-        return Ok(component_statuses(&state, &target, verb, &headers));
+        return component_statuses(&state, &target, verb, &query, &headers);
     }
     if let (Verb::Create, Some(review)) = (verb, authz::Review::of(&target.rt)) {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
@@ -291,15 +291,30 @@ fn get(state: &AppState, target: &Target, headers: &HeaderMap) -> Result<Respons
 
 /// `componentstatuses` (`kinds::core::componentstatus`): answered from the control plane's
 /// health, never from the store; every answer carries the resource's deprecation `Warning`.
-fn component_statuses(state: &AppState, target: &Target, verb: Verb, headers: &HeaderMap) -> Response {
+fn component_statuses(
+    state: &AppState,
+    target: &Target,
+    verb: Verb,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Response> {
     use crate::sim::kinds::core::componentstatus;
+    // `List` filters by the request's selectors too (the statuses carry no labels, so any label
+    // selector leaves none).
+    let (labels, fields) = (query.label_selector()?, query.field_selector(&target.rt.group_resource())?);
     let mut response = match (verb, target.name.as_deref()) {
         (Verb::Get, Some(name)) => match componentstatus::get(name) {
             Some(object) => object_response(state, &target.rt, headers, StatusCode::OK, &object),
             None => ApiError::unknown(componentstatus::not_found_message(name)).into_response(),
         },
         _ => {
-            let items = componentstatus::statuses();
+            let items: Vec<Value> = componentstatus::statuses()
+                .into_iter()
+                .filter(|status| {
+                    labels.matches(&crate::k8s::selector::labels_of(status))
+                        && fields.matches(&crate::sim::kinds::selectable_fields("componentstatuses", status))
+                })
+                .collect();
             if request::wants_table(headers) {
                 let table = crd::render_table(state, &target.rt, &items, "", state.clock.now());
                 json_response(StatusCode::OK, table.to_string())
@@ -315,7 +330,7 @@ fn component_statuses(state: &AppState, target: &Target, verb: Verb, headers: &H
             response.headers_mut().append(header::WARNING, value);
         }
     }
-    response
+    Ok(response)
 }
 
 /// The selectors of a list, watch or deletecollection request, as one predicate.

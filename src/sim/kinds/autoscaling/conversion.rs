@@ -38,15 +38,7 @@ fn take_json(annotations: &mut Map<String, Value>, key: &str) -> Option<Value> {
 /// A v1 object (or the body of a v1 write) as the v2 object the store keeps.
 pub fn to_v2(v1: &Value) -> Value {
     let mut object = v1.clone();
-    object["apiVersion"] = json!("autoscaling/v2");
-    let mut annotations = object["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
-    let spec = object["spec"].as_object_mut().map(std::mem::take).unwrap_or_default();
-    let mut v2_spec = Map::new();
-    for key in ["scaleTargetRef", "minReplicas", "maxReplicas"] {
-        if let Some(value) = spec.get(key) {
-            v2_spec.insert(key.into(), value.clone());
-        }
-    }
+    let (mut annotations, spec, mut v2_spec) = split(&mut object, "autoscaling/v2");
     let mut metrics: Vec<Value> = Vec::new();
     if let Some(percent) = spec.get("targetCPUUtilizationPercentage").filter(|p| p.is_i64()) {
         metrics.push(json!({"type": "Resource", "resource": {"name": "cpu",
@@ -86,15 +78,7 @@ pub fn to_v2(v1: &Value) -> Value {
 /// A stored v2 object as v1 serves it.
 pub fn to_v1(v2: &Value) -> Value {
     let mut object = v2.clone();
-    object["apiVersion"] = json!("autoscaling/v1");
-    let mut annotations = object["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
-    let spec = object["spec"].as_object_mut().map(std::mem::take).unwrap_or_default();
-    let mut v1_spec = Map::new();
-    for key in ["scaleTargetRef", "minReplicas", "maxReplicas"] {
-        if let Some(value) = spec.get(key) {
-            v1_spec.insert(key.into(), value.clone());
-        }
-    }
+    let (mut annotations, spec, mut v1_spec) = split(&mut object, "autoscaling/v1");
     let mut others = Vec::new();
     for metric in spec.get("metrics").and_then(Value::as_array).into_iter().flatten() {
         if is_cpu_utilization(metric) && !v1_spec.contains_key("targetCPUUtilizationPercentage") {
@@ -144,6 +128,23 @@ pub fn to_v1(v2: &Value) -> Value {
     }
     set_annotations(&mut object, annotations);
     object
+}
+
+/// Sets `object`'s apiVersion and takes out what both directions start from: its annotations,
+/// its spec, and a new spec with the fields both versions share (`scaleTargetRef`,
+/// `minReplicas`, `maxReplicas`).
+fn split(
+    object: &mut Value,
+    api_version: &str,
+) -> (Map<String, Value>, Map<String, Value>, Map<String, Value>) {
+    object["apiVersion"] = json!(api_version);
+    let annotations = object["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
+    let spec = object["spec"].as_object_mut().map(std::mem::take).unwrap_or_default();
+    let shared = ["scaleTargetRef", "minReplicas", "maxReplicas"]
+        .into_iter()
+        .filter_map(|key| spec.get(key).map(|value| (key.to_string(), value.clone())))
+        .collect();
+    (annotations, spec, shared)
 }
 
 /// Writes `annotations` back, or drops the key when none are left (`omitempty`).
