@@ -187,10 +187,22 @@ pub async fn exec(
     Path((namespace, name)): Path<(String, String)>,
     Query(query): Query<ExecQuery>,
 ) -> Result<Response> {
-    let pod = pod(&state, &namespace, &name)?;
-    let container = container(&pod, &name, query.container)?;
+    refuse_streaming(&state, &namespace, &name, query, "exec into")
+}
+
+/// The refusal of a streaming subresource (`exec`, `attach`) of a container of the pod: 400
+/// with what could not be done and why.
+fn refuse_streaming(
+    state: &AppState,
+    namespace: &str,
+    name: &str,
+    query: ExecQuery,
+    action: &str,
+) -> Result<Response> {
+    let pod = pod(state, namespace, name)?;
+    let container = container(&pod, name, query.container)?;
     let message = format!(
-        "cannot exec into container \"{container}\" in pod \"{name}\": the lab-runner simulator runs no processes"
+        "cannot {action} container \"{container}\" in pod \"{name}\": the lab-runner simulator runs no processes"
     );
     Err(ApiError::bad_request(message).into())
 }
@@ -202,12 +214,7 @@ pub async fn attach(
     Path((namespace, name)): Path<(String, String)>,
     Query(query): Query<ExecQuery>,
 ) -> Result<Response> {
-    let pod = pod(&state, &namespace, &name)?;
-    let container = container(&pod, &name, query.container)?;
-    let message = format!(
-        "cannot attach to container \"{container}\" in pod \"{name}\": the lab-runner simulator runs no processes"
-    );
-    Err(ApiError::bad_request(message).into())
+    refuse_streaming(&state, &namespace, &name, query, "attach to")
 }
 
 /// `GET`/`POST …/pods/{name}/portforward`: nothing listens in a pod, so it is refused.
