@@ -984,6 +984,51 @@ async fn delete_answers_a_status_unless_the_kind_returns_the_deleted_object() {
         .await;
     let (_, body) = call(&sim, "DELETE", "/api/v1/namespaces/default/pods/lonely", None, Body::empty()).await;
     assert_eq!((body["kind"].as_str(), body["metadata"]["name"].as_str()), (Some("Pod"), Some("lonely")));
+    // pkg/registry/core/persistentvolumeclaim/storage/storage.go: `ReturnDeletedObject: true`.
+    let claim = json!({"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}}}});
+    created(&sim, "/api/v1/namespaces/default/persistentvolumeclaims", claim).await;
+    let (_, body) =
+        call(&sim, "DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/data", None, Body::empty())
+            .await;
+    assert_eq!(
+        (body["kind"].as_str(), body["metadata"]["name"].as_str()),
+        (Some("PersistentVolumeClaim"), Some("data"))
+    );
+}
+
+/// `componentstatuses` (pkg/registry/core/componentstatus/rest.go): computed, listed and read
+/// by name, each answer with the deprecation warning; another name is a plain 500.
+#[tokio::test]
+async fn component_statuses_answer_healthy_with_the_deprecation_warning() {
+    let sim = Harness::start();
+    let get = |uri: &'static str| {
+        let sim = sim.clone();
+        async move {
+            let response = sim.request(axum::http::Request::get(uri).body(Body::empty()).unwrap()).await;
+            let warning = response.headers().get("warning").map(|v| v.to_str().unwrap().to_string());
+            let code = response.status().as_u16();
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            (code, warning, serde_json::from_slice::<Value>(&bytes).unwrap())
+        }
+    };
+    let (code, warning, list) = get("/api/v1/componentstatuses").await;
+    assert_eq!(code, 200);
+    assert_eq!(warning.as_deref(), Some(r#"299 - "v1 ComponentStatus is deprecated in v1.19+""#));
+    assert_eq!(list["kind"], "ComponentStatusList");
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["controller-manager", "etcd-0", "scheduler"]);
+    let (_, warning, etcd) = get("/api/v1/componentstatuses/etcd-0").await;
+    assert!(warning.is_some());
+    assert_eq!(etcd["conditions"], json!([{"type": "Healthy", "status": "True", "message": "ok"}]));
+    // componentstatus/rest.go `List` applies the selectors: no status carries a label.
+    let (_, _, labelled) = get("/api/v1/componentstatuses?labelSelector=lab-runner.io%2Flab%3Dx").await;
+    assert_eq!(labelled["items"], json!([]));
+    let (_, _, named) = get("/api/v1/componentstatuses?fieldSelector=metadata.name%3Dscheduler").await;
+    assert_eq!(named["items"].as_array().unwrap().len(), 1);
+    let (code, _, missing) = get("/api/v1/componentstatuses/kubelet").await;
+    assert_eq!((code, missing["message"].as_str()), (500, Some("Component not found: kubelet")));
 }
 
 /// `includeObject` on a Table list (apimachinery `IncludeObjectPolicy`): `Object` puts the whole

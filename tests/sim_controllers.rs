@@ -1211,6 +1211,49 @@ async fn a_parallel_stateful_set_creates_and_removes_every_pod_at_once() {
     assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1"]);
 }
 
+/// `getStatefulSetRevisions` (pkg/controller/statefulset/stateful_set_control.go): a template
+/// that matches an older revision takes it back with the next number; the data is `getPatch`'s
+/// bytes (stateful_set_utils.go), which kubectl's `statefulsetMatch` compares.
+#[tokio::test]
+async fn a_stateful_set_back_at_an_old_template_renumbers_that_revision() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/db:v1", 36_000.0, 0);
+    batch_image(&cluster, "example.com/db:v2", 36_000.0, 0);
+    cluster.create("statefulsets", stateful_set("store", "example.com/db:v1", 1, "Parallel"));
+    cluster.run_for(30);
+    let set_image = |cluster: &Cluster, image: &str| {
+        let image = image.to_string();
+        cluster.change("statefulsets", "store", move |sts| {
+            sts["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image)
+        });
+    };
+    set_image(&cluster, "example.com/db:v2");
+    cluster.run_for(60);
+    set_image(&cluster, "example.com/db:v1");
+    cluster.run_for(60);
+    let mut revisions: Vec<(i64, String)> = cluster
+        .list("controllerrevisions.apps")
+        .iter()
+        .map(|rev| {
+            let image = rev["data"]["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap();
+            (rev["revision"].as_i64().unwrap(), image.to_string())
+        })
+        .collect();
+    revisions.sort();
+    assert_eq!(revisions, [(2, "example.com/db:v2".to_string()), (3, "example.com/db:v1".to_string())]);
+    let current =
+        cluster.list("controllerrevisions.apps").into_iter().find(|rev| rev["revision"] == json!(3)).unwrap();
+    // Go's bytes: keys sorted, `$patch` first, the typed zero fields written.
+    let data = lab_runner::sim::gojson::to_string(&current["data"]);
+    assert!(
+        data.starts_with(r#"{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"labels":{"app":"store"}},"spec":{"containers":[{"image":"example.com/db:v1","#),
+        "{data}"
+    );
+    assert!(data.contains(r#""name":"server","resources":{},"#), "{data}");
+    let sts = cluster.get("statefulsets", "store").unwrap();
+    assert_eq!(sts["status"]["updateRevision"], current["metadata"]["name"]);
+}
+
 #[tokio::test]
 async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
     let mut cluster = Cluster::three_workers();
@@ -1270,6 +1313,90 @@ async fn a_failing_job_backs_off_and_fails_past_its_backoff_limit() {
     let last = cluster.events_for("broken").last().unwrap().clone();
     assert_eq!((&last["type"], &last["reason"]), (&json!("Warning"), &json!("BackoffLimitExceeded")));
     assert_eq!(last["message"], json!("Job has reached the specified backoff limit"));
+}
+
+#[tokio::test]
+async fn a_fail_job_rule_on_an_exit_code_fails_the_job_with_the_pod_failure_policy_reason() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/train:v1", 5.0, 42);
+    let policy = json!({"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+        {"action": "Count", "onExitCodes": {"operator": "In", "values": [1, 2]}},
+        {"action": "FailJob", "onExitCodes": {"containerName": "work", "operator": "NotIn", "values": [1, 2]}},
+    ]});
+    let created = cluster.create(
+        "jobs",
+        job("train", "example.com/train:v1", json!({"backoffLimit": 6, "podFailurePolicy": policy})),
+    );
+    // `SetDefaults_Job`: with a policy only failed pods are replaced.
+    assert_eq!(created["spec"]["podReplacementPolicy"], json!("Failed"));
+    cluster.run_for(600);
+    let pods = cluster.pods();
+    assert_eq!(pods.len(), 1, "a FailJob match is not retried, whatever the backoffLimit");
+    let pod = pods[0]["metadata"]["name"].as_str().unwrap();
+    // pod_failure_policy.go `matchPodFailurePolicy`'s message, rule index 2.
+    let message = format!(
+        "Container work for pod default/{pod} failed with exit code 42 matching FailJob rule at index 2"
+    );
+    let failed = cluster.get("jobs", "train").unwrap();
+    let by_policy = ("PodFailurePolicy".to_string(), message.clone());
+    assert_eq!(
+        conditions(&failed),
+        vec![
+            ("FailureTarget".to_string(), by_policy.0.clone(), by_policy.1.clone()),
+            ("Failed".to_string(), by_policy.0, by_policy.1)
+        ]
+    );
+    assert_eq!(failed["status"]["failed"], json!(1));
+    assert_eq!(pods[0]["metadata"]["finalizers"], Value::Null, "the failure was counted and released");
+    let last = cluster.events_for("train").last().unwrap().clone();
+    assert_eq!((&last["type"], &last["reason"]), (&json!("Warning"), &json!("PodFailurePolicy")));
+    assert_eq!(last["message"], json!(message));
+}
+
+#[tokio::test]
+async fn an_ignore_rule_on_disruption_target_keeps_an_evicted_pod_out_of_the_failures() {
+    use k8s_openapi::api::core::v1::Pod;
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/train:v1", 120.0, 0);
+    let ignore = json!({"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]});
+    cluster.create(
+        "jobs",
+        job("tolerant", "example.com/train:v1", json!({"backoffLimit": 0, "podFailurePolicy": ignore})),
+    );
+    cluster.create("jobs", job("strict", "example.com/train:v1", json!({"backoffLimit": 0})));
+    cluster.run_for(10);
+    let api: kube::Api<Pod> = kube::Api::default_namespaced(cluster.sim.client.clone());
+    let evicted: Vec<String> =
+        cluster.pods().iter().map(|p| p["metadata"]["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(evicted.len(), 2);
+    for name in &evicted {
+        api.evict(name, &Default::default()).await.unwrap();
+    }
+    // eviction.go `addConditionAndDeletePod`: the condition comes before the delete.
+    for pod in cluster.pods() {
+        assert!(pod["metadata"]["deletionTimestamp"].is_string());
+        let target = pod["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == "DisruptionTarget")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (&target["reason"], &target["message"]),
+            (&json!("EvictionByEvictionAPI"), &json!("Eviction API: evicting"))
+        );
+    }
+    // The kubelet moves the tracked pod to Failed before its final delete, so the policy sees
+    // a failed pod (without that the tolerant Job's replacement would wait for ever).
+    cluster.run_for(600);
+    let tolerant = cluster.get("jobs", "tolerant").unwrap();
+    assert_eq!(conditions(&tolerant).last().unwrap().0, "Complete", "{:?}", conditions(&tolerant));
+    assert!(tolerant["status"].get("failed").is_none(), "an ignored failure is not counted");
+    let strict = cluster.get("jobs", "strict").unwrap();
+    assert_eq!(conditions(&strict).last().unwrap().1, "BackoffLimitExceeded", "without the policy it counts");
 }
 
 #[tokio::test]

@@ -241,6 +241,47 @@ fn a_stateful_set_rolls_out_in_order_lists_and_scales() {
     same_for_every_client(transcripts, "stateful_set");
 }
 
+/// `kubectl rollout undo sts/x --to-revision=<current>` is skipped as on a 1.33 cluster: the
+/// revision's data holds the bytes kubectl's `statefulsetMatch` builds from the StatefulSet (the
+/// controller's `getPatch`), and an undo to revision 1 takes that revision back as number 3
+/// (`getStatefulSetRevisions`).
+#[test]
+fn rollout_undo_of_a_stateful_set_skips_the_current_revision_and_renumbers() {
+    let clients = clients();
+    if clients.is_empty() {
+        return;
+    }
+    let sim = Sim::up(&["--nodes", "2"]);
+    for client in &clients {
+        let mut session = Session::new(&sim, client);
+        let manifest = session.manifest("web.yaml", &STATEFUL_SET.replace("replicas: 3", "replicas: 1"));
+        session.ok(&format!("apply -f {manifest}"));
+        session.wait("rollout status sts/web --timeout=120s");
+        session.ok("set image sts/web nginx=nginx:1.27");
+        session.wait("rollout status sts/web --timeout=120s");
+        let current = session.run("rollout undo sts/web --to-revision=2");
+        assert!(current.status.success(), "{}", stderr(&current));
+        let said = String::from_utf8_lossy(&current.stdout).to_string();
+        if client.version != "1.37" {
+            // kubectl 1.37 omits the zero typed fields a 1.33 controller writes: it says
+            // "rolled back" against a real 1.33 cluster too.
+            assert_eq!(
+                said,
+                "statefulset.apps/web skipped rollback (current template already matches revision 2)\n"
+            );
+        }
+        let undo = session.run("rollout undo sts/web --to-revision=1");
+        assert_eq!(String::from_utf8_lossy(&undo.stdout), "statefulset.apps/web rolled back\n");
+        session.wait("rollout status sts/web --timeout=120s");
+        let history = session.run("get controllerrevisions -l app=web -o custom-columns=IMAGE:.data.spec.template.spec.containers[0].image,REVISION:.revision --sort-by=.revision");
+        assert_eq!(
+            String::from_utf8_lossy(&history.stdout),
+            "IMAGE        REVISION\nnginx:1.27   2\nnginx        3\n",
+            "revision 1 was taken back as 3"
+        );
+    }
+}
+
 const RUNTIME_CLASS: &str = "apiVersion: node.k8s.io/v1
 kind: RuntimeClass
 metadata:
@@ -545,12 +586,19 @@ fn an_autoscaler_keeps_its_minimum_and_shows_unknown_metrics_without_metrics_ser
         session.ok("get hpa");
         session.ok("get hpa web -o jsonpath={.spec.metrics[0].resource.target.averageUtilization}/{.status.currentReplicas}/{.status.conditions[*].reason}");
         transcripts.push((client.version, session.finish()));
-        // kubectl 1.33 and later post autoscaling/v2 (1.32 posts autoscaling/v1, not served:
-        // docs/simulator.md).
-        if client.version != "1.32" {
-            let created = session_autoscale(&sim, client);
-            assert!(created.contains("horizontalpodautoscaler.autoscaling/web2 autoscaled"), "{created}");
-        }
+        // kubectl 1.33 and later post autoscaling/v2, 1.32 autoscaling/v1 (served beside v2,
+        // pkg/apis/autoscaling/v1/conversion.go).
+        let created = session_autoscale(&sim, client);
+        assert!(created.contains("horizontalpodautoscaler.autoscaling/web2 autoscaled"), "{created}");
+        let namespace = format!("learner-{}", client.version.replace('.', "-"));
+        let v1 = sim.kubectl(
+            client,
+            &["-n", &namespace, "get", "horizontalpodautoscalers.v1.autoscaling", "web2", "-o", "json"],
+        );
+        let v1: serde_json::Value = serde_json::from_slice(&v1.stdout).unwrap();
+        assert_eq!(v1["apiVersion"], "autoscaling/v1");
+        // No --cpu: v2's default metric, 80 % CPU, is v1's own field.
+        assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 80, "{v1}");
     }
     same_for_every_client(transcripts, "autoscaler");
 }

@@ -647,7 +647,8 @@ fn validation_messages_are_upstreams() {
             json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {"containers": [{"name": "x", "image": "i"}]}}}})
         ),
         vec![
-            r#"spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never""#
+            // `validateJobSpec`: a defaulted `Always` is refused as Required (#36).
+            r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#
         ]
     );
 }

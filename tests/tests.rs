@@ -14,6 +14,7 @@ mod glossary;
 mod i18n_flows;
 mod k8s_predicates;
 mod kubectl;
+mod kubectl_walk;
 mod lab;
 mod lab_reports;
 mod labs_content;

@@ -77,6 +77,7 @@ pub fn generate() -> Builtin {
     register::<core::v1::Event>(&mut generator, &mut kinds);
     register::<core::v1::ResourceQuota>(&mut generator, &mut kinds);
     register::<core::v1::LimitRange>(&mut generator, &mut kinds);
+    register::<core::v1::ComponentStatus>(&mut generator, &mut kinds);
     register::<apps::v1::DaemonSet>(&mut generator, &mut kinds);
     register::<apps::v1::StatefulSet>(&mut generator, &mut kinds);
     register::<apps::v1::Deployment>(&mut generator, &mut kinds);
@@ -85,6 +86,7 @@ pub fn generate() -> Builtin {
     register::<batch::v1::Job>(&mut generator, &mut kinds);
     register::<batch::v1::CronJob>(&mut generator, &mut kinds);
     register::<autoscaling::v2::HorizontalPodAutoscaler>(&mut generator, &mut kinds);
+    register::<autoscaling::v1::HorizontalPodAutoscaler>(&mut generator, &mut kinds);
     register::<policy::v1::PodDisruptionBudget>(&mut generator, &mut kinds);
     register::<events::v1::Event>(&mut generator, &mut kinds);
     register::<coordination::v1::Lease>(&mut generator, &mut kinds);

@@ -90,9 +90,13 @@ pub fn is_built_in(group: &str, plural: &str) -> bool {
 pub fn built_in() -> Vec<ResourceType> {
     kinds::BUILT_IN
         .iter()
-        .map(|row| ResourceType {
+        .flat_map(|row| {
+            let also = kinds::ALSO_SERVED.iter().filter(|(kind, _)| std::ptr::eq(*kind, *row));
+            std::iter::once((*row, row.version)).chain(also.map(|(kind, version)| (*kind, *version)))
+        })
+        .map(|(row, version)| ResourceType {
             group: row.group.to_string(),
-            version: row.version.to_string(),
+            version: version.to_string(),
             kind: row.kind.to_string(),
             plural: row.plural.to_string(),
             singular: row.kind.to_lowercase(),

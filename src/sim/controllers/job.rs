@@ -16,8 +16,14 @@
 //! as annotation, label, `JOB_COMPLETION_INDEX` and hostname; successes are recorded as
 //! `status.completedIndexes`.
 //!
-//! Not modelled: podFailurePolicy, successPolicy, suspend,
-//! activeDeadlineSeconds, ttlSecondsAfterFinished, backoffLimitPerIndex.
+//! `podFailurePolicy` (`pkg/controller/job/pod_failure_policy.go` `matchPodFailurePolicy`,
+//! `job_controller.go` `getFailJobMessage`): a failed pod matching a FailJob rule fails the Job
+//! (FailureTarget, then Failed, reason `PodFailurePolicy`), one matching an Ignore rule is not
+//! counted against `backoffLimit`, Count counts it; with a policy (or `podReplacementPolicy:
+//! Failed`) only pods in phase Failed are failures and a replacement waits for a terminating pod.
+//!
+//! Not modelled: successPolicy, suspend, activeDeadlineSeconds, ttlSecondsAfterFinished,
+//! backoffLimitPerIndex (so FailIndex, which needs it, never runs).
 
 use std::collections::BTreeSet;
 
@@ -66,34 +72,69 @@ const COMPONENT: &str = "job-controller";
 #[derive(Debug, Default)]
 pub(crate) struct Jobs;
 
+/// `JobReasonPodFailurePolicy`.
+pub const POD_FAILURE_POLICY: &str = "PodFailurePolicy";
+
 /// How a Job has ended, once it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Finish {
     /// Enough pods succeeded: SuccessCriteriaMet, then Complete.
     Succeeded,
-    /// Too many failures: FailureTarget, then Failed.
-    Failed,
+    /// Failed: FailureTarget, then Failed.
+    Failed(Failure),
+}
+
+/// Why a Job failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Failure {
+    /// More failed pods than `backoffLimit` (or restarts, for OnFailure).
+    BackoffLimitExceeded,
+    /// A failed pod matched a FailJob rule; the message names the pod and the rule.
+    PodFailurePolicy(String),
+}
+
+/// What `matchPodFailurePolicy` decided for one failed pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PolicyMatch {
+    /// No rule matched (or no policy): counted against `backoffLimit`.
+    Unmatched,
+    /// A Count rule matched: counted.
+    Count,
+    /// An Ignore rule matched: not counted.
+    Ignore,
+    /// A FailIndex rule matched (with `backoffLimitPerIndex`, not modelled): counted.
+    FailIndex,
+    /// A FailJob rule matched: the Job fails with this message.
+    FailJob(String),
+}
+
+impl PolicyMatch {
+    /// The second result of `matchPodFailurePolicy`: whether the failure counts.
+    fn counts(&self) -> bool {
+        !matches!(self, PolicyMatch::Ignore)
+    }
 }
 
 impl Finish {
-    fn interim(self) -> &'static str {
+    fn interim(&self) -> &'static str {
         match self {
             Finish::Succeeded => "SuccessCriteriaMet",
-            Finish::Failed => "FailureTarget",
+            Finish::Failed(_) => "FailureTarget",
         }
     }
 
-    fn terminal(self) -> &'static str {
+    fn terminal(&self) -> &'static str {
         match self {
             Finish::Succeeded => "Complete",
-            Finish::Failed => "Failed",
+            Finish::Failed(_) => "Failed",
         }
     }
 
-    fn reason_and_message(self) -> (&'static str, &'static str) {
+    fn reason_and_message(&self) -> (&str, &str) {
         match self {
             Finish::Succeeded => COMPLETIONS_REACHED,
-            Finish::Failed => BACKOFF_LIMIT_EXCEEDED,
+            Finish::Failed(Failure::BackoffLimitExceeded) => BACKOFF_LIMIT_EXCEEDED,
+            Finish::Failed(Failure::PodFailurePolicy(message)) => (POD_FAILURE_POLICY, message),
         }
     }
 }
@@ -109,6 +150,105 @@ enum PodState {
     Succeeded,
     /// Phase Failed.
     Failed,
+}
+
+/// `onlyReplaceFailedPods`: `podReplacementPolicy: Failed`, or any `podFailurePolicy`.
+fn only_replace_failed_pods(job: &Value) -> bool {
+    job["spec"]["podReplacementPolicy"] == "Failed" || !job["spec"]["podFailurePolicy"].is_null()
+}
+
+/// `isPodFailed`: phase Failed, or — unless only failed pods are replaced — being deleted
+/// without having succeeded.
+fn is_pod_failed(pod: &Value, job: &Value) -> bool {
+    match pod_state(pod) {
+        PodState::Failed => true,
+        PodState::Terminating => !only_replace_failed_pods(job),
+        PodState::Succeeded | PodState::Active => false,
+    }
+}
+
+/// `matchPodFailurePolicy` (pkg/controller/job/pod_failure_policy.go): the first rule, in order,
+/// whose `onExitCodes` matches a terminated container (containers first, then init containers;
+/// exit code 0 never matches) or whose `onPodConditions` matches a condition of the pod.
+fn match_pod_failure_policy(policy: &Value, pod: &Value) -> PolicyMatch {
+    let Some(rules) = policy["rules"].as_array() else { return PolicyMatch::Unmatched };
+    let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default();
+    let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+    for (index, rule) in rules.iter().enumerate() {
+        let action = rule["action"].as_str().unwrap_or_default();
+        let matched = if !rule["onExitCodes"].is_null() {
+            match_on_exit_codes(&pod["status"], &rule["onExitCodes"]).map(|(container, code)| {
+                format!(
+                    "Container {container} for pod {namespace}/{name} failed with exit code {code} matching {action} rule at index {index}"
+                )
+            })
+        } else if let Some(patterns) = rule["onPodConditions"].as_array() {
+            match_on_pod_conditions(&pod["status"], patterns).map(|condition| {
+                format!(
+                    "Pod {namespace}/{name} has condition {condition} matching {action} rule at index {index}"
+                )
+            })
+        } else {
+            None
+        };
+        let Some(message) = matched else { continue };
+        match action {
+            "Ignore" => return PolicyMatch::Ignore,
+            "Count" => return PolicyMatch::Count,
+            "FailIndex" => return PolicyMatch::FailIndex,
+            "FailJob" => return PolicyMatch::FailJob(message),
+            _ => {}
+        }
+    }
+    PolicyMatch::Unmatched
+}
+
+/// `matchOnExitCodes`: the first terminated container (of `containerName`, when set) whose
+/// non-zero exit code the operator matches; its name and code.
+fn match_on_exit_codes(status: &Value, requirement: &Value) -> Option<(String, i64)> {
+    let values: Vec<i64> =
+        requirement["values"].as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
+    let wanted_name = requirement["containerName"].as_str();
+    ["containerStatuses", "initContainerStatuses"]
+        .iter()
+        .flat_map(|list| status[list].as_array().into_iter().flatten())
+        .find_map(|container| {
+            let code = container["state"]["terminated"]["exitCode"].as_i64()?;
+            let name = container["name"].as_str().unwrap_or_default();
+            if wanted_name.is_some_and(|wanted| wanted != name) || code == 0 {
+                return None;
+            }
+            let operator_matches = match requirement["operator"].as_str() {
+                Some("In") => values.contains(&code),
+                Some("NotIn") => !values.contains(&code),
+                _ => false,
+            };
+            operator_matches.then(|| (name.to_string(), code))
+        })
+}
+
+/// `matchOnPodConditions`: the type of the first pod condition some pattern names with its status.
+fn match_on_pod_conditions(status: &Value, patterns: &[Value]) -> Option<String> {
+    status["conditions"].as_array().into_iter().flatten().find_map(|condition| {
+        patterns
+            .iter()
+            .any(|p| p["type"] == condition["type"] && p["status"] == condition["status"])
+            .then(|| condition["type"].as_str().unwrap_or_default().to_string())
+    })
+}
+
+/// `getFailJobMessage`: the message of the first failed pod that matches a FailJob rule.
+fn fail_job_message(job: &Value, pods: &[Value]) -> Option<String> {
+    let policy = &job["spec"]["podFailurePolicy"];
+    if policy.is_null() {
+        return None;
+    }
+    pods.iter().filter(|pod| is_pod_failed(pod, job)).find_map(|pod| {
+        match match_pod_failure_policy(policy, pod) {
+            PolicyMatch::FailJob(message) => Some(message),
+            _ => None,
+        }
+    })
 }
 
 fn pod_state(pod: &Value) -> PodState {
@@ -161,7 +301,10 @@ struct SyncJobCtx {
     completions: Option<i64>,
     /// Terminal pods still carrying the finalizer (`getNewFinishedPods`).
     new_succeeded: Vec<Value>,
+    /// New failures counted against `backoffLimit`.
     new_failed: Vec<Value>,
+    /// New failures an Ignore rule of the `podFailurePolicy` matched: released, not counted.
+    new_ignored: Vec<Value>,
     /// Succeeded and failed counts including this sync's new ones.
     succeeded: i64,
     failed: i64,
@@ -223,12 +366,23 @@ impl Jobs {
         let mut ctx = new_sync_ctx(key, job, uid.clone(), pods);
 
         // `syncJob`: the end is decided before managing pods.
-        ctx.finish = if condition::object_condition_true(&ctx.job, "FailureTarget") {
-            Some(Finish::Failed)
+        // `syncJob`: an earlier FailureTarget keeps its reason; then a FailJob rule's match;
+        // then the back-off limit.
+        ctx.finish = if let Some(target) = condition::find(&ctx.job["status"]["conditions"], "FailureTarget")
+            .filter(|c| c["status"] == "True")
+        {
+            Some(Finish::Failed(match target["reason"].as_str() {
+                Some(POD_FAILURE_POLICY) => {
+                    Failure::PodFailurePolicy(target["message"].as_str().unwrap_or_default().to_string())
+                }
+                _ => Failure::BackoffLimitExceeded,
+            }))
         } else if condition::object_condition_true(&ctx.job, "SuccessCriteriaMet") {
             Some(Finish::Succeeded)
+        } else if let Some(message) = fail_job_message(&ctx.job, &ctx.pods) {
+            Some(Finish::Failed(Failure::PodFailurePolicy(message)))
         } else if exceeds_backoff_limit(&ctx) || past_backoff_limit_on_failure(&ctx) {
-            Some(Finish::Failed)
+            Some(Finish::Failed(Failure::BackoffLimitExceeded))
         } else {
             None
         };
@@ -236,7 +390,7 @@ impl Jobs {
         let source = Source::component(COMPONENT);
         let mut created_or_deleted = false;
         match ctx.finish {
-            Some(Finish::Failed) => {
+            Some(Finish::Failed(_)) => {
                 // `deleteActivePods`: stop everything still running.
                 for pod in ctx.active_pods() {
                     self.delete_pod(env, &involved, &source, pod)?;
@@ -281,6 +435,13 @@ impl Jobs {
             None => parallelism,
         };
         let mut created_or_deleted = false;
+        // `manageJob`: when only failed pods are replaced, a terminating pod still holds its
+        // place.
+        let terminating = if only_replace_failed_pods(&ctx.job) {
+            ctx.pods.iter().filter(|p| pod_state(p) == PodState::Terminating).count() as i64
+        } else {
+            0
+        };
         let surplus = (active - want_active).max(0) as usize;
         let to_delete = active_pods_for_removal(ctx, &active_pods, surplus);
         if !to_delete.is_empty() {
@@ -291,7 +452,7 @@ impl Jobs {
             }
             return Ok(Managed { active, created_or_deleted });
         }
-        if active < want_active {
+        if active + terminating < want_active {
             // The pod failure back-off: 10s × 2^(failures-1), from the latest failure.
             let latest_failure =
                 ctx.pods.iter().filter(|p| pod_state(p) == PodState::Failed).filter_map(failed_at).max();
@@ -307,7 +468,8 @@ impl Jobs {
             match wait_until {
                 Some(at) if at > env.ctx.now => env.timers.at(at, Wake::Job(ctx.key.clone())),
                 _ => {
-                    let missing = ((want_active - active) as usize).min(MAX_POD_CREATE_DELETE_PER_SYNC);
+                    let missing =
+                        ((want_active - active - terminating) as usize).min(MAX_POD_CREATE_DELETE_PER_SYNC);
                     let indexes: Vec<Option<i64>> = if ctx.indexed {
                         first_pending_indexes(&active_pods, &ctx.succeeded_indexes, missing, ctx.completions)
                             .into_iter()
@@ -383,7 +545,7 @@ impl Jobs {
         }
         let uids =
             |pods: &[Value]| -> Vec<Value> { pods.iter().map(|p| p["metadata"]["uid"].clone()).collect() };
-        if !ctx.new_succeeded.is_empty() || !ctx.new_failed.is_empty() {
+        if !ctx.new_succeeded.is_empty() || !ctx.new_failed.is_empty() || !ctx.new_ignored.is_empty() {
             let mut uncounted = json!({});
             // An Indexed Job's completion index is enough not to count a success twice.
             if !ctx.new_succeeded.is_empty() && !ctx.indexed {
@@ -395,7 +557,7 @@ impl Jobs {
             let mut first = status.clone();
             first["uncountedTerminatedPods"] = uncounted;
             self.write_status(env, job, first)?;
-            for pod in ctx.new_succeeded.iter().chain(ctx.new_failed.iter()) {
+            for pod in ctx.new_succeeded.iter().chain(ctx.new_failed.iter()).chain(ctx.new_ignored.iter()) {
                 self.remove_finalizer(env, pod)?;
             }
         }
@@ -404,8 +566,9 @@ impl Jobs {
         set_count(&mut status, "failed", ctx.failed);
         status["ready"] = json!(ready);
         status["terminating"] = json!(terminating);
-        if let Some(finish) = ctx.finish {
+        if let Some(finish) = &ctx.finish {
             let (reason, message) = finish.reason_and_message();
+            let (reason, message) = (reason.to_string(), message.to_string());
             let condition = |type_: &str| {
                 json!({"type": type_, "status": "True", "lastProbeTime": timestamp(now),
                        "lastTransitionTime": timestamp(now), "reason": reason, "message": message})
@@ -435,7 +598,7 @@ impl Jobs {
     fn enact_job_finished(
         &self,
         env: &mut Env<'_>,
-        finish: Finish,
+        finish: &Finish,
         status: &mut Value,
         terminal: Value,
         involved: &Involved,
@@ -454,7 +617,7 @@ impl Jobs {
                     source,
                 );
             }
-            Finish::Failed => {
+            Finish::Failed(_) => {
                 let (reason, message) = finish.reason_and_message();
                 env.recorder.record(&env.ctx, involved, EventType::Warning, reason, message, source);
             }
@@ -638,21 +801,29 @@ fn new_sync_ctx(key: &Key, job: Value, uid: String, pods: Vec<Value>) -> SyncJob
         completions,
         new_succeeded: Vec::new(),
         new_failed: Vec::new(),
+        new_ignored: Vec::new(),
         succeeded: 0,
         failed: 0,
         succeeded_indexes: prev_succeeded_indexes.clone(),
         prev_succeeded_indexes,
         finish: None,
     };
-    let (mut new_succeeded, mut new_failed) = (Vec::new(), Vec::new());
+    let (mut new_succeeded, mut new_failed, mut new_ignored) = (Vec::new(), Vec::new(), Vec::new());
+    let policy = &ctx.job["spec"]["podFailurePolicy"];
     for pod in pods.iter().filter(|p| has_tracking_finalizer(p) && ctx.valid_index(p)) {
-        match pod_state(pod) {
-            PodState::Succeeded => new_succeeded.push(pod.clone()),
-            PodState::Failed | PodState::Terminating => new_failed.push(pod.clone()),
-            PodState::Active => {}
+        if pod_state(pod) == PodState::Succeeded {
+            new_succeeded.push(pod.clone());
+        } else if is_pod_failed(pod, &ctx.job) {
+            // `trackJobStatusAndRemoveFinalizers`: a failure an Ignore rule matches is not
+            // counted; its finalizer goes all the same.
+            if policy.is_null() || match_pod_failure_policy(policy, pod).counts() {
+                new_failed.push(pod.clone());
+            } else {
+                new_ignored.push(pod.clone());
+            }
         }
     }
-    (ctx.new_succeeded, ctx.new_failed) = (new_succeeded, new_failed);
+    (ctx.new_succeeded, ctx.new_failed, ctx.new_ignored) = (new_succeeded, new_failed, new_ignored);
     ctx.pods = pods;
     ctx.succeeded = if indexed {
         let mut new_indexes: Vec<i64> = ctx.new_succeeded.iter().filter_map(completion_index).collect();

@@ -707,6 +707,9 @@ impl Kubelet {
     /// The status manager's final delete (grace 0, uid precondition) once containers stopped.
     fn remove_pod(&mut self, env: &mut Env<'_>, key: &Key, pod: &Pod) -> Result<()> {
         self.forget(key);
+        if pod.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
+            write_killed_status(env, key, pod)?;
+        }
         let options = DeleteOptions {
             grace_period_seconds: Some(0),
             precondition_uid: pod.metadata.uid.clone(),
@@ -791,6 +794,60 @@ impl Kubelet {
             Ok(_) | Err(crate::sim::store::Error::NotFound { .. }) => Ok(()),
             Err(error) => Err(Error::Store(error)),
         }
+    }
+}
+
+/// A deleted pod's terminal status (1.33's kubelet moves a deleted pod to a terminal phase
+/// before its final delete: `generateAPIPodStatus` with `podIsTerminal`, kubelet_pods.go): phase
+/// Failed, Ready False, each running container terminated by the kill with 137 (`Error`). Written
+/// only for a pod a finalizer keeps (a Job's tracked pod), whose status stays to be read; any
+/// other pod's object goes with the final delete right after.
+fn write_killed_status(env: &mut Env<'_>, key: &Key, pod: &Pod) -> Result<()> {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    if matches!(phase, Some("Succeeded" | "Failed")) {
+        return Ok(());
+    }
+    let now = timestamp(env.ctx.now);
+    let store = env.ctx.store;
+    let Ok(mut value) = store.get_value(&env.ctx.types.pods, &key.0, &key.1) else { return Ok(()) };
+    if value["metadata"]["uid"].as_str() != pod.metadata.uid.as_deref() {
+        return Ok(());
+    }
+    value["status"]["phase"] = json!("Failed");
+    for list in ["initContainerStatuses", "containerStatuses"] {
+        for container in value["status"][list].as_array_mut().into_iter().flatten() {
+            let Some(running) = container["state"]["running"].as_object().cloned() else { continue };
+            container["state"] = json!({"terminated": {
+                "exitCode": 137, "reason": "Error", "startedAt": running.get("startedAt"),
+                "finishedAt": now, "containerID": container["containerID"].clone()}});
+            container["ready"] = json!(false);
+            container["started"] = json!(false);
+        }
+    }
+    // As a failed pod's (`GeneratePodReadyCondition`): every container unready.
+    let names: Vec<String> = value["status"]["containerStatuses"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    let message = format!("containers with unready status: [{}]", names.join(" "));
+    for condition in value["status"]["conditions"].as_array_mut().into_iter().flatten() {
+        if condition["type"] == "Ready" || condition["type"] == "ContainersReady" {
+            if condition["status"] != "False" {
+                condition["lastTransitionTime"] = json!(now);
+            }
+            condition["status"] = json!("False");
+            condition["reason"] = json!("ContainersNotReady");
+            condition["message"] = json!(message);
+        }
+    }
+    match store.update(&env.ctx.types.pods, value, Subresource::Status, DryRun::Off) {
+        Ok(_)
+        | Err(crate::sim::store::Error::NotFound { .. } | crate::sim::store::Error::Conflict { .. }) => {
+            Ok(())
+        }
+        Err(error) => Err(Error::Store(error)),
     }
 }
 

@@ -44,6 +44,7 @@ mod deployment;
 mod disruption;
 pub mod events;
 mod gc;
+mod history;
 mod hpa;
 pub mod job;
 mod kubelet;

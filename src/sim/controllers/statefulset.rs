@@ -10,7 +10,9 @@
 //! `apps.kubernetes.io/pod-index` and `controller-revision-hash` labels, hostname and
 //! subdomain) and `stateful_pod_control.go` (events `create Pod web-0 in StatefulSet web
 //! successful`). History follows `pkg/controller/history`: one ControllerRevision per template,
-//! named `<set>-<hash>`, its data the template patch with `$patch: replace`.
+//! named `<set>-<hash>`, its data the template patch with `$patch: replace` as `getPatch`
+//! writes it ([`super::history`]); a template that matches an older revision (a `rollout undo`)
+//! takes that revision back and renumbers it after the newest (`getStatefulSetRevisions`).
 //!
 //! Not modelled: volumeClaimTemplates (no PersistentVolumeClaims), minReadySeconds,
 //! maxUnavailable, a new pod below the partition taking the current revision's template.
@@ -21,6 +23,7 @@ use serde_json::{Value, json};
 use super::{
     Env, Error, Key, Result, controller_of,
     events::{EventType, Involved, Source},
+    history,
     owners::{self, Owner, selector_is_empty},
 };
 use crate::{
@@ -144,19 +147,31 @@ impl StatefulSets {
             .filter_map(|stored| stored.value().ok())
             .filter(|value| controller_of(value).is_some_and(|owner| owner.uid == ctx.uid))
             .collect();
-        let mut template = ctx.set["spec"]["template"].clone();
-        template["$patch"] = json!("replace");
-        let data = json!({"spec": {"template": template}});
-        let update = match revisions.iter().find(|rev| rev["data"] == data) {
-            Some(found) => found["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+        let data = history::template_patch(&ctx.set);
+        let number = revisions.iter().filter_map(|rev| rev["revision"].as_i64()).max().unwrap_or(0) + 1;
+        // `getStatefulSetRevisions`: the newest equal revision; unless it is the newest of all, it
+        // is taken back with the next number (`UpdateControllerRevision`).
+        let equal = revisions
+            .iter()
+            .filter(|rev| history::normalized_patch(&rev["data"]) == data)
+            .max_by_key(|rev| rev["revision"].as_i64().unwrap_or(0));
+        let update = match equal {
+            Some(found) => {
+                if found["revision"].as_i64().unwrap_or(0) < number - 1 {
+                    let mut renumbered = found.clone();
+                    renumbered["revision"] = json!(number);
+                    store
+                        .update(&types.controllerrevisions, renumbered, Subresource::Main, DryRun::Off)
+                        .map_err(Error::Store)?;
+                }
+                found["metadata"]["name"].as_str().unwrap_or_default().to_string()
+            }
             None => {
                 let spec_template: PodTemplateSpec =
                     serde_json::from_value(ctx.set["spec"]["template"].clone()).map_err(Error::Encode)?;
                 let collision_count = ctx.set["status"]["collisionCount"].as_i64().map(|c| c as i32);
                 let hash = compute_hash(&spec_template, collision_count)?;
                 let name = format!("{}-{hash}", ctx.key.1);
-                let number =
-                    revisions.iter().filter_map(|rev| rev["revision"].as_i64()).max().unwrap_or(0) + 1;
                 let mut labels = ctx.set["spec"]["template"]["metadata"]["labels"].clone();
                 if !labels.is_object() {
                     labels = json!({});

@@ -100,6 +100,24 @@ pub fn forbidden(field: impl Into<String>, detail: &str) -> Cause {
     }
 }
 
+/// `field.TooMany` (errors.go): `Too many: <actual>: must have at most <max> items`.
+pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Cause {
+    Cause {
+        reason: "FieldValueTooMany".into(),
+        message: format!("Too many: {actual}: must have at most {max} items"),
+        field: field.into(),
+    }
+}
+
+/// `field.Duplicate`, the value already printed (see [`go_value`]).
+pub fn duplicate(field: impl Into<String>, value: &str) -> Cause {
+    Cause {
+        reason: "FieldValueDuplicate".into(),
+        message: format!("Duplicate value: {value}"),
+        field: field.into(),
+    }
+}
+
 /// `field.TooLong` (errors.go, 1.33 wording): the value is not shown.
 pub fn too_long(field: impl Into<String>, max_bytes: usize) -> Cause {
     let unit = if max_bytes == 1 { "byte" } else { "bytes" };

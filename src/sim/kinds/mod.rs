@@ -311,6 +311,7 @@ pub static BUILT_IN: &[&Kind] = &[
     &core::persistentvolumeclaim::KIND,
     &core::resourcequota::KIND,
     &core::limitrange::KIND,
+    &core::componentstatus::KIND,
     &apps::daemonset::KIND,
     &apps::deployment::KIND,
     &apps::replicaset::KIND,
@@ -333,6 +334,11 @@ pub static BUILT_IN: &[&Kind] = &[
     &rbac::rolebinding::KIND,
     &rbac::role::KIND,
 ];
+
+/// Kinds also served at a second version beside their row's: stored once, as the row's
+/// version, and converted on the way in and out (`server/api.rs`). autoscaling/v1
+/// HorizontalPodAutoscalers (`autoscaling::conversion`), listed after v2, the preferred version.
+pub static ALSO_SERVED: &[(&Kind, &str)] = &[(&autoscaling::horizontalpodautoscaler::KIND, "v1")];
 
 /// The built-in kind served at `group`/`plural`.
 pub fn find(group: &str, plural: &str) -> Option<&'static Kind> {
@@ -417,8 +423,11 @@ mod tests {
         // every served kind has one there, and only served kinds do.
         let schemas: std::collections::BTreeSet<(&str, &str, &str)> =
             crate::k8s::schema::builtin().kinds.iter().map(|k| (k.group, k.version, k.kind)).collect();
-        let served: std::collections::BTreeSet<(&str, &str, &str)> =
-            BUILT_IN.iter().map(|k| (k.group, k.version, k.kind)).collect();
+        let served: std::collections::BTreeSet<(&str, &str, &str)> = BUILT_IN
+            .iter()
+            .map(|k| (k.group, k.version, k.kind))
+            .chain(ALSO_SERVED.iter().map(|(k, version)| (k.group, *version, k.kind)))
+            .collect();
         assert_eq!(schemas, served);
     }
 

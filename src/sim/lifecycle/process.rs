@@ -247,8 +247,10 @@ pub async fn status(dir: &Path) -> Result<Status> {
     Ok(Status { record, uptime, counts, revision })
 }
 
-/// Lists every listable built-in type through the API: objects per group-resource (types with
-/// none left out, sorted) and the newest list resourceVersion.
+/// Lists every stored built-in type through the API: objects per group-resource (types with
+/// none left out, sorted) and the newest list resourceVersion. A stored type is watchable
+/// (`componentstatuses` are listed but computed) and is listed once, at its first served
+/// version (an autoscaling/v1 HPA is the v2 one).
 async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> {
     let unreachable =
         |reason: Message| Error::Unreachable { pid: record.pid, endpoint: record.endpoint.clone(), reason };
@@ -260,7 +262,12 @@ async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> 
     let client = kube::Client::try_from(config).map_err(|e| unreachable(outside::cause(&e)))?;
     let mut counts = Vec::new();
     let mut revision = 0;
-    for rt in resources::built_in().iter().filter(|rt| rt.verbs.iter().any(|v| v == "list")) {
+    let mut seen = std::collections::BTreeSet::new();
+    let stored = resources::built_in()
+        .into_iter()
+        .filter(|rt| rt.verbs.iter().any(|v| v == "watch"))
+        .filter(|rt| seen.insert(rt.group_resource()));
+    for rt in stored {
         let request = axum::http::Request::get(format!("{}/{}", rt.group_version_path(), rt.plural))
             .body(Vec::new())
             .expect("a list request builds");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::{
     body::{Body, Bytes},
     extract::{Request, State},
-    http::{HeaderMap, Method, StatusCode, header},
+    http::{HeaderMap, HeaderValue, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use base64::Engine;
@@ -148,10 +148,25 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         return Err(ApiError::method_not_allowed());
     }
     let headers = parts.headers;
+    if target.rt.group.is_empty() && target.rt.plural == "componentstatuses" {
+        return component_statuses(&state, &target, verb, &query, &headers);
+    }
     if let (Verb::Create, Some(review)) = (verb, authz::review_of(&target.rt)) {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
         return authz::create(review, &target.rt, identity, state.clock.now(), &headers, body).await;
     }
+    // A second served version (autoscaling/v1 HPAs): run against the stored version.
+    let converted = stored_version(&state, &target.rt);
+    let (target, headers, body) = match &converted {
+        Some(stored) => {
+            if matches!(verb, Verb::Watch | Verb::Patch) || target.subresource == Subresource::Status {
+                return Err(ApiError::method_not_allowed());
+            }
+            let (headers, body) = convert_request(&target.rt, verb, headers, body).await?;
+            (Target { rt: stored.clone(), ..target }, headers, body)
+        }
+        None => (target, headers, body),
+    };
     let defines_types =
         crd::defines_types(&target.rt) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
     let response = match verb {
@@ -167,7 +182,66 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     if defines_types {
         crd::reconcile(&state)?;
     }
-    Ok(response)
+    match converted {
+        Some(_) => convert_response(response).await,
+        None => Ok(response),
+    }
+}
+
+/// The stored type of `rt` when `rt` is a second version of a built-in kind
+/// (`kinds::ALSO_SERVED`), else `None`.
+fn stored_version(state: &AppState, rt: &ResourceType) -> Option<ResourceType> {
+    let kind = crate::sim::kinds::find(&rt.group, &rt.plural)?;
+    if kind.version == rt.version {
+        return None;
+    }
+    let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    resources::find(&types, kind.group, kind.version, kind.plural).cloned()
+}
+
+/// A create or update body of the served version `rt` as the stored version's
+/// (`kinds::autoscaling::conversion::to_v2`), re-encoded as JSON.
+async fn convert_request(
+    rt: &ResourceType,
+    verb: Verb,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<(HeaderMap, Body)> {
+    if !matches!(verb, Verb::Create | Verb::Update) {
+        return Ok((headers, body));
+    }
+    let bytes = request::read_body(&headers, body).await?;
+    let object = request::decode_object(&headers, &bytes, &rt.kind)?;
+    request::check_type(&object, &rt.api_version(), &rt.kind)?;
+    let converted = crate::sim::kinds::autoscaling::conversion::to_v2(&object).to_string();
+    let mut headers = headers;
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.remove(header::CONTENT_LENGTH);
+    Ok((headers, Body::from(converted)))
+}
+
+/// An answer of the stored version as the served version's: the object, or each item of a
+/// list (`conversion::to_v1`); a Table or a Status is the same in both.
+async fn convert_response(response: Response) -> Result<Response> {
+    use crate::sim::kinds::autoscaling::conversion::to_v1;
+    let (mut parts, body) = response.into_parts();
+    let bytes =
+        axum::body::to_bytes(body, usize::MAX).await.map_err(|e| ApiError::internal(e.to_string()))?;
+    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(Response::from_parts(parts, Body::from(bytes)));
+    };
+    match value["kind"].as_str() {
+        Some("HorizontalPodAutoscaler") => value = to_v1(&value),
+        Some("HorizontalPodAutoscalerList") => {
+            value["apiVersion"] = json!("autoscaling/v1");
+            for item in value["items"].as_array_mut().into_iter().flatten() {
+                *item = to_v1(item);
+            }
+        }
+        _ => return Ok(Response::from_parts(parts, Body::from(bytes))),
+    }
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Ok(Response::from_parts(parts, Body::from(value.to_string())))
 }
 
 fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
@@ -217,6 +291,50 @@ fn object_response(
 fn get(state: &AppState, target: &Target, headers: &HeaderMap) -> Result<Response> {
     let object = state.store.get_value(&target.rt, target.namespace(), target.name())?;
     Ok(object_response(state, &target.rt, headers, StatusCode::OK, &object))
+}
+
+/// `componentstatuses` (`kinds::core::componentstatus`): answered from the control plane's
+/// health, never from the store; every answer carries the resource's deprecation `Warning`.
+fn component_statuses(
+    state: &AppState,
+    target: &Target,
+    verb: Verb,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Response> {
+    use crate::sim::kinds::core::componentstatus;
+    // `List` filters by the request's selectors too (the statuses carry no labels, so any label
+    // selector leaves none).
+    let (labels, fields) = (query.label_selector()?, query.field_selector(&target.rt.group_resource())?);
+    let mut response = match (verb, target.name.as_deref()) {
+        (Verb::Get, Some(name)) => match componentstatus::get(name) {
+            Some(object) => object_response(state, &target.rt, headers, StatusCode::OK, &object),
+            None => ApiError::unknown(componentstatus::not_found_message(name)).into_response(),
+        },
+        _ => {
+            let items: Vec<Value> = componentstatus::statuses()
+                .into_iter()
+                .filter(|status| {
+                    labels.matches(&crate::k8s::selector::labels_of(status))
+                        && fields.matches(&crate::sim::kinds::selectable_fields("componentstatuses", status))
+                })
+                .collect();
+            if request::wants_table(headers) {
+                let table = crd::render_table(state, &target.rt, &items, "", state.clock.now());
+                json_response(StatusCode::OK, table.to_string())
+            } else {
+                let list = json!({"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items});
+                json_response(StatusCode::OK, list.to_string())
+            }
+        }
+    };
+    let warning = fieldvalidation::warning_headers(&[componentstatus::DEPRECATION_WARNING.to_string()]);
+    for warning in warning {
+        if let Ok(value) = warning.parse() {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    Ok(response)
 }
 
 /// The selectors of a list, watch or deletecollection request, as one predicate.

@@ -77,6 +77,7 @@ pub async fn serve(
         options.precondition_resource_version = Some(resource_version);
         guarded_by = Some(budget);
     }
+    add_disruption_target(state, &pods, namespace, name, &mut options)?;
     match state.store.delete(&pods, namespace, name, &options) {
         Ok(_) => {}
         // The unready pod changed (became ready?) since it was judged: the client retries.
@@ -90,6 +91,43 @@ pub async fn serve(
         Err(error) => return Err(error.into()),
     }
     Ok(super::status::created())
+}
+
+/// `addConditionAndDeletePod`: before the delete (not in a dry run) the latest pod gets the
+/// `DisruptionTarget` condition (`EvictionByEvictionAPI`, `Eviction API: evicting`) through its
+/// status, and a resourceVersion precondition moves to the revision that write made. A pod that
+/// no longer meets the preconditions is left as it is: the delete reports the conflict.
+fn add_disruption_target(
+    state: &AppState,
+    pods: &crate::sim::resources::ResourceType,
+    namespace: &str,
+    name: &str,
+    options: &mut store::DeleteOptions,
+) -> Result<()> {
+    if options.dry_run != DryRun::Off {
+        return Ok(());
+    }
+    let mut latest = state.store.get_value(pods, namespace, name)?;
+    let differs = |wanted: &Option<String>, actual: &Value| {
+        wanted.as_deref().is_some_and(|w| actual.as_str() != Some(w))
+    };
+    if differs(&options.precondition_uid, &latest["metadata"]["uid"])
+        || differs(&options.precondition_resource_version, &latest["metadata"]["resourceVersion"])
+    {
+        return Ok(());
+    }
+    let now = state.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let condition = json!({"type": "DisruptionTarget", "status": "True", "lastProbeTime": null,
+        "lastTransitionTime": now, "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"});
+    if !crate::k8s::schedule::set_pod_condition(&mut latest, condition) {
+        return Ok(());
+    }
+    let written = state.store.update(pods, latest, Subresource::Status, DryRun::Off)?;
+    if options.precondition_resource_version.is_some() {
+        options.precondition_resource_version =
+            written["metadata"]["resourceVersion"].as_str().map(str::to_string);
+    }
+    Ok(())
 }
 
 /// `canIgnorePDB`.

@@ -157,6 +157,20 @@ fn api_router(state: AppState) -> Router {
             "/api/v1/namespaces/{namespace}/pods/{name}/exec",
             axum::routing::get(podlog::exec).post(podlog::exec),
         )
+        .route(
+            "/api/v1/namespaces/{namespace}/pods/{name}/attach",
+            axum::routing::get(podlog::attach).post(podlog::attach),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/pods/{name}/portforward",
+            axum::routing::get(podlog::port_forward).post(podlog::port_forward),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers",
+            axum::routing::get(podlog::ephemeral_containers)
+                .patch(podlog::ephemeral_containers)
+                .put(podlog::ephemeral_containers),
+        )
         .fallback(api::handle)
         .with_state(state)
 }

@@ -1,5 +1,7 @@
-//! `pods/log` and `pods/exec`: logs are what the emulated NVIDIA containers wrote; the simulator
-//! runs no processes, so other running containers have empty logs and exec is refused.
+//! `pods/log`, `pods/exec`, `pods/attach`, `pods/portforward` and `pods/ephemeralcontainers`: logs
+//! are what the emulated NVIDIA containers wrote; the simulator runs no processes, so other
+//! running containers have empty logs and exec, attach, port-forward and ephemeral (debug)
+//! containers are refused with a reason.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
@@ -185,12 +187,68 @@ pub async fn exec(
     Path((namespace, name)): Path<(String, String)>,
     Query(query): Query<ExecQuery>,
 ) -> Result<Response> {
-    let pod = pod(&state, &namespace, &name)?;
-    let container = container(&pod, &name, query.container)?;
+    refuse_streaming(&state, &namespace, &name, query, "exec into")
+}
+
+/// The refusal of a streaming subresource (`exec`, `attach`) of a container of the pod: 400
+/// with what could not be done and why.
+fn refuse_streaming(
+    state: &AppState,
+    namespace: &str,
+    name: &str,
+    query: ExecQuery,
+    action: &str,
+) -> Result<Response> {
+    let pod = pod(state, namespace, name)?;
+    let container = container(&pod, name, query.container)?;
     let message = format!(
-        "cannot exec into container \"{container}\" in pod \"{name}\": the lab-runner simulator runs no processes"
+        "cannot {action} container \"{container}\" in pod \"{name}\": the lab-runner simulator runs no processes"
     );
     Err(ApiError::bad_request(message).into())
+}
+
+/// `GET`/`POST …/pods/{name}/attach`: refused as exec is (kubectl prints `error: unable to
+/// upgrade connection: <message>`).
+pub async fn attach(
+    State(state): State<AppState>,
+    Path((namespace, name)): Path<(String, String)>,
+    Query(query): Query<ExecQuery>,
+) -> Result<Response> {
+    refuse_streaming(&state, &namespace, &name, query, "attach to")
+}
+
+/// `GET`/`POST …/pods/{name}/portforward`: nothing listens in a pod, so it is refused.
+pub async fn port_forward(
+    State(state): State<AppState>,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Result<Response> {
+    pod(&state, &namespace, &name)?;
+    let message =
+        format!("cannot forward ports of pod \"{name}\": the lab-runner simulator runs no processes");
+    Err(ApiError::bad_request(message).into())
+}
+
+/// `…/pods/{name}/ephemeralcontainers`: a read answers the pod (the subresource's object), a
+/// write — `kubectl debug <pod>` adding a debug container — is refused with 403 and a reason,
+/// as the node debug pod is: no container would run.
+pub async fn ephemeral_containers(
+    State(state): State<AppState>,
+    method: axum::http::Method,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Result<Response> {
+    let pod = pod(&state, &namespace, &name)?;
+    if method == axum::http::Method::GET {
+        return Ok(([(header::CONTENT_TYPE, "application/json")], pod.to_string()).into_response());
+    }
+    Err(ApiError {
+        code: 403,
+        reason: "Forbidden",
+        details: Some(serde_json::json!({"name": name, "kind": "pods"})),
+        message: format!(
+            "pods \"{name}\" is forbidden: the simulator runs no containers, so no ephemeral container can run in pod {name:?}; read its state with kubectl describe pod {name} and kubectl logs {name}"
+        ),
+    }
+    .into())
 }
 
 #[cfg(test)]

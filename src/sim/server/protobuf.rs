@@ -141,6 +141,10 @@ pub fn decode(body: &[u8]) -> Result<Value> {
         ("autoscaling/v2", "HorizontalPodAutoscaler") => horizontal_pod_autoscaler(
             autoscaling::HorizontalPodAutoscaler::decode(raw.as_slice()).map_err(decode_error)?,
         )?,
+        ("autoscaling/v1", "HorizontalPodAutoscaler") => autoscaling_v1::horizontal_pod_autoscaler(
+            k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler::decode(raw.as_slice())
+                .map_err(decode_error)?,
+        )?,
         ("batch/v1", "Job") => job(batch::Job::decode(raw.as_slice()).map_err(decode_error)?)?,
         ("batch/v1", "CronJob") => cron_job(batch::CronJob::decode(raw.as_slice()).map_err(decode_error)?)?,
         ("policy/v1", "PodDisruptionBudget") => {
@@ -525,6 +529,28 @@ fn horizontal_pod_autoscaler(message: HorizontalPodAutoscaler) -> Result<Value> 
     convert!(message => HorizontalPodAutoscaler reject [] {
         "metadata": metadata, "spec": spec, "status": status => server_owned,
     })
+}
+
+/// `kubectl autoscale` of kubectl 1.32, which posts autoscaling/v1 (served beside v2,
+/// `kinds::autoscaling::conversion`).
+mod autoscaling_v1 {
+    use k8s_pb::api::autoscaling::v1::{
+        CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec,
+    };
+
+    use super::*;
+
+    message!(CrossVersionObjectReference reject [] { "kind": kind, "name": name, "apiVersion": api_version });
+    message!(HorizontalPodAutoscalerSpec reject [] {
+        "scaleTargetRef": scale_target_ref, "minReplicas": min_replicas => Pointer,
+        "maxReplicas": max_replicas, "targetCPUUtilizationPercentage": target_cpu_utilization_percentage => Pointer,
+    });
+
+    pub(super) fn horizontal_pod_autoscaler(message: HorizontalPodAutoscaler) -> Result<Value> {
+        convert!(message => HorizontalPodAutoscaler reject [] {
+            "metadata": metadata, "spec": spec, "status": status => server_owned,
+        })
+    }
 }
 
 use batch::{Job, JobSpec};

@@ -59,7 +59,12 @@ impl ApiError {
 
     /// 404 for a path no served resource matches (upstream's text).
     pub fn no_such_resource() -> ApiError {
-        ApiError::new(404, "NotFound", "the server could not find the requested resource")
+        // `apierrors.NewNotFound(schema.GroupResource{}, "")`: empty details, written as `{}`
+        // (kubectl debug reads `Details.Name` of such a 404 without a nil check).
+        ApiError {
+            details: Some(json!({})),
+            ..ApiError::new(404, "NotFound", "the server could not find the requested resource")
+        }
     }
 
     /// 404 NotFound for an object: `pods "x" not found`.

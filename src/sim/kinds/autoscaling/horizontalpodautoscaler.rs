@@ -14,9 +14,9 @@ use crate::sim::kinds::{
 
 /// autoscaling/v2 `horizontalpodautoscalers`.
 ///
-/// autoscaling/v2 only: kube-apiserver also serves autoscaling/v1 (kubectl 1.32's `autoscale`
-/// posts v1), which would need a v1 <-> v2 conversion the store does not have
-/// (docs/simulator.md). No metrics API is served, so the controller never has metrics.
+/// Stored as v2 and also served as autoscaling/v1 (`kinds::ALSO_SERVED`, the conversion in
+/// [`super::conversion`]), as kube-apiserver serves both (kubectl 1.32's `autoscale` posts v1).
+/// No metrics API is served, so the controller never has metrics.
 pub static KIND: Kind = Kind {
     group: "autoscaling",
     version: "v2",

@@ -8,6 +8,8 @@
 //! selector, tolerations, scheduling gates and node affinity). The controller is
 //! `controllers/job.rs`.
 
+use std::collections::BTreeSet;
+
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
@@ -17,12 +19,15 @@ use crate::{
         ALL_VERBS, Cause, Kind, Scope, Strategy,
         core::podspec::{
             default_template, drop_template_zero_values, normalize_template, validate_pod_spec,
-            validate_template_ranges, validate_template_restart_policy,
+            validate_template_ranges,
         },
         default_key,
-        field::{IMMUTABLE, go_label_selector, go_value, invalid, required, spec_non_negative},
+        field::{
+            IMMUTABLE, duplicate, go_label_selector, go_value, invalid, not_supported, required,
+            spec_non_negative, too_many,
+        },
         object_mut,
-        objectmeta::validate_labels,
+        objectmeta::{qualified_name_errors, validate_labels},
         printer::{
             AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images,
             format_selector, human_duration, int,
@@ -104,12 +109,16 @@ impl Strategy for JobStrategy {
         } else {
             causes.push(required("spec.template.spec.containers", ""));
         }
-        validate_template_restart_policy(object, &["OnFailure", "Never"], &mut causes);
+        validate_completion_mode(&object["spec"], &mut causes);
+        if !object["spec"]["podFailurePolicy"].is_null() {
+            validate_pod_failure_policy(&object["spec"], &mut causes);
+        }
+        validate_pod_replacement_policy(&object["spec"], &mut causes);
+        validate_restart_policy(&object["spec"], &mut causes);
         validate_template_ranges(object, &mut causes);
         if let Some(old) = old {
             validate_spec_update(object, old, &mut causes);
         }
-        validate_completion_mode(&object["spec"], &mut causes);
         causes
     }
 
@@ -219,6 +228,192 @@ fn validate_completion_mode(spec: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
+/// `validateJobSpec`'s restart policy: `Always` (or none) is refused as Required, anything but
+/// `OnFailure`/`Never` as NotSupported, and a Job with a `podFailurePolicy` takes `Never` only.
+fn validate_restart_policy(spec: &Value, causes: &mut Vec<Cause>) {
+    const PATH: &str = "spec.template.spec.restartPolicy";
+    let policy = &spec["template"]["spec"]["restartPolicy"];
+    match policy.as_str() {
+        None | Some("" | "Always") => causes.push(required(PATH, r#"valid values: "OnFailure", "Never""#)),
+        Some("OnFailure" | "Never") => {
+            if !spec["podFailurePolicy"].is_null() && policy != "Never" {
+                causes.push(invalid(
+                    PATH,
+                    &go_value(policy),
+                    r#"only "Never" is supported when podFailurePolicy is specified"#,
+                ));
+            }
+        }
+        Some(_) => causes.push(not_supported(PATH, policy, &["OnFailure", "Never"])),
+    }
+}
+
+/// `maxPodFailurePolicyRules`, `maxPodFailurePolicyOnExitCodesValues` and
+/// `maxPodFailurePolicyOnPodConditionsPatterns` (pkg/apis/batch/validation/validation.go).
+const MAX_POD_FAILURE_POLICY_RULES: usize = 20;
+const MAX_ON_EXIT_CODES_VALUES: usize = 255;
+const MAX_ON_POD_CONDITIONS_PATTERNS: usize = 20;
+/// `supportedPodFailurePolicyActions`, sorted as `sets.List` lists them.
+const POD_FAILURE_POLICY_ACTIONS: &[&str] = &["Count", "FailIndex", "FailJob", "Ignore"];
+
+/// `validatePodFailurePolicy` and `validatePodFailurePolicyRule`: at most 20 rules, each with a
+/// known action (FailIndex only beside `backoffLimitPerIndex`) and exactly one of `onExitCodes`
+/// and `onPodConditions`.
+fn validate_pod_failure_policy(spec: &Value, causes: &mut Vec<Cause>) {
+    let rules_path = "spec.podFailurePolicy.rules";
+    let rules = spec["podFailurePolicy"]["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if rules.len() > MAX_POD_FAILURE_POLICY_RULES {
+        causes.push(too_many(rules_path, rules.len(), MAX_POD_FAILURE_POLICY_RULES));
+    }
+    let container_names: Vec<&str> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|list| spec["template"]["spec"][list].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_path = format!("{rules_path}[{i}]");
+        let action_path = format!("{rule_path}.action");
+        match rule["action"].as_str() {
+            None | Some("") => causes
+                .push(required(action_path, r#"valid values: ["Count" "FailIndex" "FailJob" "Ignore"]"#)),
+            Some("FailIndex") => {
+                if spec["backoffLimitPerIndex"].is_null() {
+                    causes.push(invalid(
+                        action_path,
+                        "\"FailIndex\"",
+                        "requires the backoffLimitPerIndex to be set",
+                    ));
+                }
+            }
+            Some(action) if POD_FAILURE_POLICY_ACTIONS.contains(&action) => {}
+            Some(_) => causes.push(not_supported(action_path, &rule["action"], POD_FAILURE_POLICY_ACTIONS)),
+        }
+        let on_exit_codes = &rule["onExitCodes"];
+        let on_conditions = rule["onPodConditions"].as_array().filter(|list| !list.is_empty());
+        if !on_exit_codes.is_null() {
+            validate_on_exit_codes(
+                on_exit_codes,
+                &format!("{rule_path}.onExitCodes"),
+                &container_names,
+                causes,
+            );
+        }
+        if let Some(patterns) = on_conditions {
+            validate_on_pod_conditions(patterns, &format!("{rule_path}.onPodConditions"), causes);
+        }
+        // `field.OmitValueType{}`: the value is left out of the message.
+        match (on_exit_codes.is_null(), on_conditions.is_none()) {
+            (false, false) => causes.push(Cause {
+                reason: "FieldValueInvalid".into(),
+                message: "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported"
+                    .into(),
+                field: rule_path,
+            }),
+            (true, true) => causes.push(Cause {
+                reason: "FieldValueInvalid".into(),
+                message: "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"
+                    .into(),
+                field: rule_path,
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// `validatePodFailurePolicyRuleOnExitCodes`: the operator, a container of the template, 1 to
+/// 255 distinct values in increasing order, no 0 with `In`.
+fn validate_on_exit_codes(
+    requirement: &Value,
+    path: &str,
+    container_names: &[&str],
+    causes: &mut Vec<Cause>,
+) {
+    let operator = &requirement["operator"];
+    match operator.as_str() {
+        None | Some("") => {
+            causes.push(required(format!("{path}.operator"), r#"valid values: ["In" "NotIn"]"#))
+        }
+        Some("In" | "NotIn") => {}
+        Some(_) => causes.push(not_supported(format!("{path}.operator"), operator, &["In", "NotIn"])),
+    }
+    if let Some(name) = requirement["containerName"].as_str()
+        && !container_names.contains(&name)
+    {
+        causes.push(invalid(
+            format!("{path}.containerName"),
+            &format!("{name:?}"),
+            "must be one of the container or initContainer names in the pod template",
+        ));
+    }
+    let values_path = format!("{path}.values");
+    let values: Vec<i64> =
+        requirement["values"].as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
+    // `%#v` of the `[]int32`.
+    let shown = |values: &[i64]| -> String {
+        if values.is_empty() && requirement["values"].is_null() {
+            return "[]int32(nil)".into();
+        }
+        let parts: Vec<String> = values.iter().map(i64::to_string).collect();
+        format!("[]int32{{{}}}", parts.join(", "))
+    };
+    if values.is_empty() {
+        causes.push(invalid(&values_path, &shown(&values), "at least one value is required"));
+    } else if values.len() > MAX_ON_EXIT_CODES_VALUES {
+        causes.push(too_many(&values_path, values.len(), MAX_ON_EXIT_CODES_VALUES));
+    }
+    let mut seen = BTreeSet::new();
+    for (j, value) in values.iter().enumerate() {
+        let value_path = format!("{values_path}[{j}]");
+        if operator == "In" && *value == 0 {
+            causes.push(invalid(&value_path, "0", "must not be 0 for the In operator"));
+        }
+        if !seen.insert(*value) {
+            causes.push(duplicate(&value_path, &value.to_string()));
+        }
+    }
+    if values.windows(2).any(|pair| pair[0] > pair[1]) {
+        causes.push(invalid(&values_path, &shown(&values), "must be ordered"));
+    }
+}
+
+/// `validatePodFailurePolicyRuleOnPodConditions`: at most 20 patterns, each a qualified
+/// condition type and a status True, False or Unknown.
+fn validate_on_pod_conditions(patterns: &[Value], path: &str, causes: &mut Vec<Cause>) {
+    if patterns.len() > MAX_ON_POD_CONDITIONS_PATTERNS {
+        causes.push(too_many(path, patterns.len(), MAX_ON_POD_CONDITIONS_PATTERNS));
+    }
+    for (j, pattern) in patterns.iter().enumerate() {
+        let type_ = pattern["type"].as_str().unwrap_or_default();
+        for error in qualified_name_errors(type_) {
+            causes.push(invalid(format!("{path}[{j}].type"), &format!("{type_:?}"), &error));
+        }
+        let status_path = format!("{path}[{j}].status");
+        match pattern["status"].as_str() {
+            None | Some("") => {
+                causes.push(required(status_path, r#"valid values: ["False" "True" "Unknown"]"#))
+            }
+            Some("False" | "True" | "Unknown") => {}
+            Some(_) => {
+                causes.push(not_supported(status_path, &pattern["status"], &["False", "True", "Unknown"]))
+            }
+        }
+    }
+}
+
+/// `validatePodReplacementPolicy`: with a `podFailurePolicy` only `Failed`.
+fn validate_pod_replacement_policy(spec: &Value, causes: &mut Vec<Cause>) {
+    let policy = &spec["podReplacementPolicy"];
+    let Some(text) = policy.as_str() else { return };
+    let path = "spec.podReplacementPolicy";
+    if !spec["podFailurePolicy"].is_null() {
+        if text != "Failed" {
+            causes.push(not_supported(path, policy, &["Failed"]));
+        }
+    } else if !["Failed", "TerminatingOrFailed"].contains(&text) {
+        causes.push(not_supported(path, policy, &["Failed", "TerminatingOrFailed"]));
+    }
+}
+
 /// `ValidateJobSpecUpdate` in upstream's order: completions, selector, template, completionMode.
 fn validate_spec_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
     let (spec, old_spec) = (&object["spec"], &old["spec"]);
@@ -250,6 +445,12 @@ fn validate_spec_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
     }
     if spec["completionMode"] != old_spec["completionMode"] {
         causes.push(invalid("spec.completionMode", &go_value(&spec["completionMode"]), IMMUTABLE));
+    }
+    if spec["podFailurePolicy"] != old_spec["podFailurePolicy"] {
+        // Upstream prints the internal `batch.PodFailurePolicy` with `%#v` (pointers as
+        // addresses); the simulator names the type and elides the dump.
+        let shown = if spec["podFailurePolicy"].is_null() { "null" } else { "batch.PodFailurePolicy{…}" };
+        causes.push(invalid("spec.podFailurePolicy", shown, IMMUTABLE));
     }
 }
 
@@ -381,6 +582,79 @@ mod tests {
         // Once it started, the directives are fixed too.
         old["status"]["startTime"] = json!("2026-01-01T00:00:00Z");
         assert_eq!(messages("Job", &moved, &old).len(), 1);
+    }
+
+    /// Cases of `TestValidateJob` (pkg/apis/batch/validation/validation_test.go) on
+    /// `podFailurePolicy`, with upstream's field paths and texts.
+    #[test]
+    fn a_pod_failure_policy_is_validated_as_upstream() {
+        let with_policy = |rules: Value, restart: &str| {
+            let mut job = job();
+            job["spec"]["podFailurePolicy"] = json!({"rules": rules});
+            job["spec"]["podReplacementPolicy"] = json!("Failed");
+            job["spec"]["template"]["spec"]["restartPolicy"] = json!(restart);
+            job
+        };
+        let texts = |job: &Value| -> Vec<String> {
+            JobStrategy.validate(job, None).iter().map(Cause::to_string).collect()
+        };
+        let good = with_policy(
+            json!([{"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [1, 2, 3]}},
+                   {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+                   {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0, 5]}}]),
+            "Never",
+        );
+        assert!(texts(&good).is_empty(), "{:?}", texts(&good));
+        let bad = with_policy(
+            json!([{"action": "FailJob", "onExitCodes": {"containerName": "other", "operator": "In", "values": [0, 3, 3, 1]}},
+                   {"action": "", "onPodConditions": [{"type": "Bad Type", "status": "Maybe"}]},
+                   {"action": "UnknownAction", "onExitCodes": {"operator": "Out", "values": []}},
+                   {"action": "FailIndex", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                   {"action": "Ignore"},
+                   {"action": "Count", "onExitCodes": {"operator": "In", "values": [1]},
+                    "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]),
+            "OnFailure",
+        );
+        assert_eq!(
+            texts(&bad),
+            [
+                r#"spec.podFailurePolicy.rules[0].onExitCodes.containerName: Invalid value: "other": must be one of the container or initContainer names in the pod template"#,
+                "spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
+                "spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 3",
+                "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{0, 3, 3, 1}: must be ordered",
+                r#"spec.podFailurePolicy.rules[1].action: Required value: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]"#,
+                r#"spec.podFailurePolicy.rules[1].onPodConditions[0].type: Invalid value: "Bad Type": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+                r#"spec.podFailurePolicy.rules[1].onPodConditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown""#,
+                r#"spec.podFailurePolicy.rules[2].action: Unsupported value: "UnknownAction": supported values: "Count", "FailIndex", "FailJob", "Ignore""#,
+                r#"spec.podFailurePolicy.rules[2].onExitCodes.operator: Unsupported value: "Out": supported values: "In", "NotIn""#,
+                "spec.podFailurePolicy.rules[2].onExitCodes.values: Invalid value: []int32{}: at least one value is required",
+                r#"spec.podFailurePolicy.rules[3].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set"#,
+                r#"spec.podFailurePolicy.rules[3].onPodConditions[0].status: Required value: valid values: ["False" "True" "Unknown"]"#,
+                "spec.podFailurePolicy.rules[4]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required",
+                "spec.podFailurePolicy.rules[5]: Invalid value: specifying both OnExitCodes and OnPodConditions is not supported",
+                r#"spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when podFailurePolicy is specified"#,
+            ]
+        );
+        let mut replaced = good.clone();
+        replaced["spec"]["podReplacementPolicy"] = json!("TerminatingOrFailed");
+        assert_eq!(
+            texts(&replaced),
+            [
+                r#"spec.podReplacementPolicy: Unsupported value: "TerminatingOrFailed": supported values: "Failed""#
+            ]
+        );
+        let mut always = job();
+        always["spec"]["template"]["spec"]["restartPolicy"] = json!("Always");
+        assert_eq!(
+            texts(&always),
+            [r#"spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never""#]
+        );
+        let mut changed = good.clone();
+        changed["spec"]["podFailurePolicy"]["rules"][0]["action"] = json!("Count");
+        assert_eq!(
+            messages("Job", &changed, &good),
+            ["spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{…}: field is immutable"]
+        );
     }
 
     #[test]

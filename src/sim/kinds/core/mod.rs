@@ -1,6 +1,7 @@
 //! The core group (`v1`): one file per kind, and `podspec`, the PodSpec every pod and pod
 //! template shares.
 
+pub mod componentstatus;
 pub mod configmap;
 pub mod event;
 pub mod limitrange;

@@ -37,6 +37,12 @@ impl Strategy for PersistentVolumeClaimStrategy {
         crate::sim::kinds::QuotaCharge::ObjectCount { legacy_name: true }
     }
 
+    /// `ReturnDeletedObject: true` in the kind's `NewREST`
+    /// (pkg/registry/core/persistentvolumeclaim/storage/storage.go).
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     /// core/v1 `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`.
     fn defaults(&self, object: &mut Value) {
         if object["status"]["phase"].as_str().is_none_or(str::is_empty) {

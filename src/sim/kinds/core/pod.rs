@@ -36,7 +36,16 @@ pub static KIND: Kind = Kind {
     short_names: &["po"],
     categories: &["all"],
     verbs: ALL_VERBS,
-    subresources: &["status", "log", "exec", "binding", "eviction"],
+    subresources: &[
+        "status",
+        "log",
+        "exec",
+        "attach",
+        "portforward",
+        "ephemeralcontainers",
+        "binding",
+        "eviction",
+    ],
     strategy: &PodStrategy,
 };
 
