@@ -462,6 +462,22 @@ pub struct ClassUpArgs {
     /// One simulator process per learner (default for a new class), or one process for all.
     #[arg(long, value_enum)]
     pub processes: Option<ProcessesArg>,
+    /// What the class's timeline (CLASS/timeline.db) records from now on: nothing, verdict
+    /// changes with their evidence and starts/resets/restarts, or also answers and hints
+    /// (default for a new class: all).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub record: Option<RecordArg>,
+}
+
+/// What a class's timeline records (`class up --record`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecordArg {
+    /// Nothing.
+    None,
+    /// Verdict changes with their evidence, starts, resets and restarts.
+    Verdicts,
+    /// Also every answer (value, right or wrong, attempt) and each hint level shown.
+    All,
 }
 
 /// `class down`.
@@ -761,7 +777,9 @@ fn class_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
 
 /// `class`'s flags: the class directory chosen, the report's source, the board's learners.
 fn class_options(command: ClassCommand, session: &Session) -> Result<commands::class::Options> {
-    use crate::class::{BoardSource, ProcessModel, UpOptions, board, lifecycle::StartLabOptions};
+    use crate::class::{
+        BoardSource, ProcessModel, UpOptions, board, lifecycle::StartLabOptions, timeline::RecordMode,
+    };
     use commands::class::{Options, ReportSource};
     let processes = |p: ProcessesArg| match p {
         ProcessesArg::PerLearner => ProcessModel::PerLearner,
@@ -782,6 +800,11 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
             labs: session.labs.clone(),
             lang: session.lang,
             processes: args.processes.map(processes),
+            record: args.record.map(|r| match r {
+                RecordArg::None => RecordMode::None,
+                RecordArg::Verdicts => RecordMode::Verdicts,
+                RecordArg::All => RecordMode::All,
+            }),
         }),
         ClassCommand::Start(args) => Options::Start(StartLabOptions {
             dir: class_dir(args.state.state_dir)?,

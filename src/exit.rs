@@ -143,7 +143,9 @@ impl HasExitCode for class::Error {
             Error::Board(error) => error.exit_code(),
             Error::Report(error) => error.exit_code(),
             // A learner that is down cannot have its lab reset: its cluster cannot be reached.
-            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) => CLUSTER_ERROR,
+            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) | Error::Timeline(_) => {
+                CLUSTER_ERROR
+            }
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
         }

@@ -79,6 +79,7 @@ pub fn start_lab(options: &StartLabOptions) -> Result<Summary> {
         labs: options.labs.clone(),
         lang: options.lang,
         processes: None,
+        record: None,
     };
     change(&up, Intent::StartLab)
 }
@@ -763,6 +764,7 @@ mod tests {
             labs: LabSource::BuiltIn,
             lang: Lang::En,
             processes: None,
+            record: None,
         }
     }
 

@@ -109,7 +109,15 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
         Options::Kubeconfig { inputs, names, output } => {
             return kubeconfig(&inputs, &names, output.as_deref());
         }
-        Options::Up(options) => classroom::up(&options)?,
+        Options::Up(options) => {
+            let summary = classroom::up(&options)?;
+            if let Some(mode) = options.record {
+                classroom::timeline::Timeline::open(&options.dir)
+                    .and_then(|t| t.set_mode(mode))
+                    .map_err(classroom::Error::from)?;
+            }
+            summary
+        }
         Options::Start(options) => classroom::start_lab(&options)?,
         Options::Restart { dir, learners } => classroom::restart(&dir, &learners)?,
         Options::Reset { dir, learners } => classroom::reset(&dir, &learners, &session.labs, lang)?,
@@ -133,6 +141,7 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
     // What each learner got; a learner that failed is named on stderr with why, the others
     // keep running, and the exit code is the first failure's.
     print(&summary.render(lang))?;
+    summary.record_timeline()?;
     let mut err = std::io::stderr().lock();
     for (learner, error) in summary.failures() {
         writeln!(err, "error: {learner}: {error}")?;

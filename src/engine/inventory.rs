@@ -153,6 +153,9 @@ pub struct Inventory {
     pub answers: BTreeMap<String, String>,
     /// How many answers `answer` recorded, by task id.
     pub attempts: BTreeMap<String, u32>,
+    /// The highest hint level `check --hint` showed, by task (what the class's timeline
+    /// records; `reset` takes it back with the answers).
+    pub hints: BTreeMap<String, u8>,
 }
 
 impl Inventory {
@@ -250,6 +253,7 @@ impl Inventory {
             ("facts".to_string(), json(json!(self.facts))),
             ("answers".to_string(), json(json!(self.answers))),
             ("attempts".to_string(), json(json!(self.attempts))),
+            ("hints".to_string(), json(json!(self.hints))),
         ])
     }
 
@@ -278,6 +282,7 @@ impl Inventory {
             facts: field(data, "facts")?,
             answers: field(data, "answers")?,
             attempts: field(data, "attempts")?,
+            hints: field(data, "hints")?,
         })
     }
 }
@@ -316,6 +321,22 @@ pub async fn save(client: &kube::Client, inventory: &Inventory) -> Result<()> {
         Error::api(msg!("action-write-inventory", object = format!("{NAMESPACE}/{name}")), &e)
     })?;
     Ok(())
+}
+
+/// Records that `check --hint` showed these hint levels (by task), keeping the highest level
+/// of each, so the class's board can put them on the learner's timeline. Nothing when the lab
+/// was never started (there is no inventory to keep them in) or nothing is higher than recorded.
+pub async fn record_hints(client: &kube::Client, lab: &str, shown: &BTreeMap<String, u8>) -> Result<()> {
+    let Some(mut inventory) = load(client, lab).await? else { return Ok(()) };
+    let mut changed = false;
+    for (task, level) in shown {
+        let kept = inventory.hints.entry(task.clone()).or_default();
+        if level > kept {
+            *kept = *level;
+            changed = true;
+        }
+    }
+    if changed { save(client, &inventory).await } else { Ok(()) }
 }
 
 #[cfg(test)]

@@ -274,6 +274,7 @@ pub async fn execute(
                     inventory.facts.clear();
                     inventory.answers.clear();
                     inventory.attempts.clear();
+                    inventory.hints.clear();
                     inventory.stages.clear();
                     inventory.progress = Progress::Incomplete;
                     first_stage = false;

@@ -320,6 +320,7 @@ pub async fn start(
         inventory.facts.clear();
         inventory.answers.clear();
         inventory.attempts.clear();
+        inventory.hints.clear();
         inventory.set_variant(variant.as_deref());
     }
     inventory.progress = Progress::Incomplete;

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use self::progress::MEMORY_FILE;
 use self::progress::{Clocks, Progress};
-use super::{hosting, record::ClassRecord};
+use super::{hosting, record::ClassRecord, timeline};
 use crate::{
     engine::{
         self,
@@ -205,6 +205,8 @@ struct Graded {
     index: usize,
     /// Its new outcome.
     outcome: Outcome,
+    /// What the grading observed, for the class's timeline (none when it could not grade).
+    observed: Option<timeline::Observed>,
 }
 
 /// Why learner `context` of a class cannot be graded when its simulator is not running (`None`:
@@ -243,7 +245,9 @@ async fn watch_learner(
 ) {
     let context = options.contexts[index].clone();
     let target = ClusterTarget { kubeconfig: options.kubeconfig.clone(), context: Some(context.clone()) };
-    let send = |outcome: Outcome| graded.send(Graded { index, outcome }).is_ok();
+    let send = |outcome: Outcome, observed: Option<timeline::Observed>| {
+        graded.send(Graded { index, outcome, observed }).is_ok()
+    };
     let help = Help {
         reveal: options.reveal,
         answers: if options.reveal { Answers::Quoted } else { Answers::Concealed },
@@ -269,6 +273,9 @@ async fn watch_learner(
                     engine::watch::watch(&cluster, &bundle, Lang::En, help, watch_options, stop, |update| {
                         // While a kind's watch reconnects its objects may be stale: no verdict
                         // from them (grading never lies), the learner is an ERROR row until back.
+                        let observed = update.reconnecting.is_empty().then(|| {
+                            timeline::Observed::of(update.report, update.graded_from.inventory.as_ref())
+                        });
                         let outcome = match update.reconnecting.first() {
                             None => Ok(InLangs {
                                 en: update.report.clone(),
@@ -281,7 +288,7 @@ async fn watch_learner(
                                     })
                                 })),
                         };
-                        send(outcome);
+                        send(outcome, observed);
                     })
                     .await;
                 match watched {
@@ -297,7 +304,7 @@ async fn watch_learner(
                 }
             }
         };
-        if !send(outcome) {
+        if !send(outcome, None) {
             return;
         }
         tokio::select! {
@@ -316,6 +323,8 @@ struct Publisher {
     outcomes: Vec<Option<Outcome>>,
     clocks: Clocks,
     round: u64,
+    /// The class's timeline, when the board grades a class (and it could be opened).
+    recorder: Option<timeline::Recorder>,
 }
 
 impl Publisher {
@@ -323,7 +332,14 @@ impl Publisher {
         let lab = bundle.lab.id.value.clone();
         let remembered = options.memory.as_deref().and_then(|path| progress::read_memory(path, &lab));
         let clocks = Clocks::new(&lab, &options.contexts, remembered, Timestamp::now());
+        // A board never fails for its timeline: it says why it keeps none, and grades.
+        let recorder = options.class.as_ref().and_then(|(dir, _)| {
+            timeline::Recorder::open(dir, &lab, &options.contexts)
+                .inspect_err(|error| eprintln!("class board: no timeline kept: {error}"))
+                .ok()
+        });
         Publisher {
+            recorder,
             bundle,
             contexts: options.contexts.clone(),
             stalled_after: options.stalled_after,
@@ -336,7 +352,12 @@ impl Publisher {
 
     /// Records a learner's outcome: (whether it differs from the one before, whether its
     /// verdicts changed).
-    fn apply(&mut self, Graded { index, outcome }: Graded) -> (bool, bool) {
+    fn apply(&mut self, Graded { index, outcome, observed }: Graded) -> (bool, bool) {
+        if let (Some(recorder), Some(observed)) = (self.recorder.as_mut(), observed.as_ref())
+            && let Err(error) = recorder.observe(index, observed, Timestamp::now())
+        {
+            eprintln!("class board: timeline: {error}");
+        }
         if self.outcomes[index].as_ref() == Some(&outcome) {
             return (false, false);
         }
@@ -599,6 +620,7 @@ mod tests {
         let publishing = tokio::spawn(publish_snapshots(publisher, grades, publish));
         let outcome = |index: usize, reason: &str| Graded {
             index,
+            observed: None,
             outcome: Err(InLangs::make(|lang| format!("{reason} ({})", lang_code(lang)))),
         };
         let next = async |snapshots: &mut watch::Receiver<Option<Arc<InLangs<BoardSnapshot>>>>| {
