@@ -510,9 +510,30 @@ pub struct ClassReportArgs {
     /// The lab (default: the class's, or the reports').
     #[arg(long)]
     pub lab: Option<String>,
-    /// Output format.
+    /// Output format (csv: the class view per task, or the learner's timeline, for spreadsheets).
     #[arg(long, value_enum, default_value_t)]
-    pub format: FormatArg,
+    pub format: ClassReportFormatArg,
+    /// Print this learner's timeline (kept in the class directory) instead of the class report.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["files", "job"])]
+    pub learner: Option<String>,
+    /// Show the answers' values in the timeline and the most common wrong answers (for the
+    /// instructor's own screen).
+    #[arg(long)]
+    pub reveal: bool,
+}
+
+/// `class report --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ClassReportFormatArg {
+    /// A table for a terminal, with where the class is stuck.
+    #[default]
+    Human,
+    /// Versioned JSON (docs/report-format.md), with `classView`.
+    Json,
+    /// JUnit XML for CI systems.
+    Junit,
+    /// CSV for spreadsheets.
+    Csv,
 }
 
 /// `class board`.
@@ -780,7 +801,7 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
     use crate::class::{
         BoardSource, ProcessModel, UpOptions, board, lifecycle::StartLabOptions, timeline::RecordMode,
     };
-    use commands::class::{Options, ReportSource};
+    use commands::class::{Options, ReportFormat, ReportSource};
     let processes = |p: ProcessesArg| match p {
         ProcessesArg::PerLearner => ProcessModel::PerLearner,
         ProcessesArg::Shared => ProcessModel::Shared,
@@ -834,7 +855,13 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
             } else {
                 ReportSource::Class(class_dir(args.state.state_dir)?)
             };
-            Options::Report { source, lab: args.lab, format: args.format.into() }
+            let format = match args.format {
+                ClassReportFormatArg::Human => ReportFormat::Report(commands::Format::Human),
+                ClassReportFormatArg::Json => ReportFormat::Report(commands::Format::Json),
+                ClassReportFormatArg::Junit => ReportFormat::Report(commands::Format::Junit),
+                ClassReportFormatArg::Csv => ReportFormat::Csv,
+            };
+            Options::Report { source, lab: args.lab, format, learner: args.learner, reveal: args.reveal }
         }
         ClassCommand::ServeShared(ClassServeSharedArgs { state_dir }) => {
             Options::ServeShared { dir: state_dir }

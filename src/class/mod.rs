@@ -16,6 +16,7 @@ pub mod kubeconfig;
 pub mod lifecycle;
 pub mod record;
 pub mod report;
+pub mod stuck;
 pub mod timeline;
 
 use std::{

@@ -673,3 +673,25 @@ class-status-lab-pending = { $lab } (not started yet)
 class-status-lab-failed = { $lab } (start failed)
 class-board-learner-stopped = { $learner } is stopped: `lab-runner class up` starts it again
 class-board-learner-gone = { $learner }'s simulator (pid { $pid }) is gone: `lab-runner class restart { $learner }` brings it back with its work
+
+## Where the class is stuck (class report), and a learner's timeline (class report --learner)
+stuck-heading = where the class is stuck: { $lab } — { $learners } learner(s), from the class's timeline
+stuck-task = TASK
+stuck-passed = PASSED
+stuck-median = MEDIAN TO PASS
+stuck-slowest = SLOWEST
+stuck-wrong-answers = WRONG ANSWERS
+stuck-hints = HINTS
+stuck-hints-cell = { $shown } ({ $learners } learner(s))
+stuck-not-passing = { $task }: not passed yet: { $learners }
+stuck-evidence = { $task }: failing { $count }×: { $evidence }
+stuck-wrong = { $task }: wrong answer { $count }×: { $value }
+stuck-no-timeline = the class keeps no timeline ({ $path }): nothing recorded yet, or `class up --record none`
+timeline-heading = timeline of { $learner } in { $lab }: { $events } event(s)
+timeline-value-concealed = [answer]
+timeline-answer-right = answered { $value } (attempt { $attempt }): right
+timeline-answer-wrong = answered { $value } (attempt { $attempt }): not right
+timeline-hint = hint { $level } shown
+timeline-start = lab started
+timeline-reset = lab reset to its start
+timeline-restart = simulator restarted

@@ -612,3 +612,25 @@ class-status-lab-pending = { $lab }（未開始）
 class-status-lab-failed = { $lab }（開始に失敗）
 class-board-learner-stopped = { $learner } は停止しています。`lab-runner class up` で再び起動できます
 class-board-learner-gone = { $learner } のシミュレーター（pid { $pid }）が終了しています。`lab-runner class restart { $learner }` で作業を残したまま再起動できます
+
+## Where the class is stuck (class report), and a learner's timeline (class report --learner)
+stuck-heading = クラスがつまずいている所: { $lab } — 受講者 { $learners } 人、クラスのタイムラインから
+stuck-task = タスク
+stuck-passed = 合格
+stuck-median = 合格までの中央値
+stuck-slowest = 最も遅い
+stuck-wrong-answers = 誤答
+stuck-hints = ヒント
+stuck-hints-cell = { $shown }（受講者 { $learners } 人）
+stuck-not-passing = { $task }: まだ合格していません: { $learners }
+stuck-evidence = { $task }: 失敗 { $count } 回: { $evidence }
+stuck-wrong = { $task }: 誤答 { $count } 回: { $value }
+stuck-no-timeline = クラスのタイムラインがありません（{ $path }）: まだ何も記録されていないか、`class up --record none` です
+timeline-heading = { $lab } での { $learner } のタイムライン: { $events } 件
+timeline-value-concealed = [解答]
+timeline-answer-right = { $value } と解答しました（試行 { $attempt }）: 正解
+timeline-answer-wrong = { $value } と解答しました（試行 { $attempt }）: 不正解
+timeline-hint = ヒント { $level } を表示しました
+timeline-start = ラボを開始しました
+timeline-reset = ラボを開始時の状態に戻しました
+timeline-restart = シミュレーターを再起動しました
