@@ -735,7 +735,17 @@ pub fn down(dir: &Path, purge: bool) -> Result<Stopped> {
             let path = dir.join(&name);
             remove(path.clone(), std::fs::remove_dir_all(&path))?;
         }
-        for file in [KUBECONFIG_FILE, record::CLASS_FILE, super::board::MEMORY_FILE, "serve.log"] {
+        let timeline = super::timeline::TIMELINE_FILE;
+        let (wal, shm) = (format!("{timeline}-wal"), format!("{timeline}-shm"));
+        for file in [
+            KUBECONFIG_FILE,
+            record::CLASS_FILE,
+            super::board::MEMORY_FILE,
+            "serve.log",
+            timeline,
+            &wal,
+            &shm,
+        ] {
             let path = dir.join(file);
             remove(path.clone(), std::fs::remove_file(&path))?;
         }
