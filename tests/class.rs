@@ -149,6 +149,13 @@ fn answer_the_cause(state: &Path, learner: &str) {
     assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
 }
 
+/// `learner`'s timeline, from `class report --learner`.
+fn timeline(state: &Path, learner: &str, extra: &[&str]) -> String {
+    let output = class(&[&["report", "--learner", learner][..], extra].concat(), state);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
 /// Every learner's score and task verdicts, from `class report --format json`.
 fn progress(state: &Path) -> Vec<(String, u64, Vec<String>)> {
     let report = class(&["report", "--format", "json"], state);
@@ -673,6 +680,25 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     let rollout = evidence(&board.json("/report.json"), 0, "one-generation").join("\n");
     assert!(rollout.contains("node [answer]:") && !rollout.contains(&format!("{node}:")), "{rollout}");
 
+    // learner-02 asks for a hint: `check --hint` keeps the level in its cluster, the board puts
+    // it on learner-02's timeline. learner-01's timeline has its start and its answers, their
+    // values concealed.
+    let hint = lab_runner()
+        .args(["check", "stuck-rollout", "--hint", "1", "--kubeconfig"])
+        .arg(state.join("learner-02").join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(hint.status.code(), Some(1), "{}", stderr(&hint));
+    assert!(
+        wait_for(Duration::from_secs(20), || timeline(&state, "learner-02", &[]).contains("hint 1 shown"))
+            .is_some(),
+        "{}",
+        timeline(&state, "learner-02", &[])
+    );
+    let mine = timeline(&state, "learner-01", &[]);
+    assert!(mine.contains("lab started") && mine.contains("answered [answer] (attempt 1): right"), "{mine}");
+    assert!(!mine.contains("\"image\""), "no value without --reveal: {mine}");
+
     // learner-02's simulator is killed: the page says why that learner cannot be graded.
     let changed_at = board.json("/board.json")["progress"][0]["verdictsChangedAt"].clone();
     rustix::process::kill_process(
@@ -711,9 +737,16 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
 
     // A board started again keeps each learner's clock: learner-01's verdicts last changed when
     // it answered, not when this board started.
+    let recorded = timeline(&state, "learner-01", &["--format", "csv"]).lines().count();
     drop(board);
     let board = Board::start(&state, &[]);
     assert_eq!(board.json("/board.json")["progress"][0]["verdictsChangedAt"], changed_at);
+    // ... and records nothing twice in the timeline, which the instructor reads revealed.
+    assert_eq!(timeline(&state, "learner-01", &["--format", "csv"]).lines().count(), recorded);
+    assert!(timeline(&state, "learner-01", &["--reveal"]).contains("answered \"image\""));
+    let report = class(&["report"], &state);
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(report.contains("where the class is stuck: stuck-rollout — 2 learner(s)"), "{report}");
 
     // The instructor sees the value only when asking for it.
     let revealed = Board::start(&state, &["--reveal"]);
