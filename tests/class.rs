@@ -698,6 +698,27 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     let mine = timeline(&state, "learner-01", &[]);
     assert!(mine.contains("lab started") && mine.contains("answered [answer] (attempt 1): right"), "{mine}");
     assert!(!mine.contains("\"image\""), "no value without --reveal: {mine}");
+    // On the page: where the class is stuck, a chart per task drawn in the page (one bar per
+    // learner), and learner-01's timeline on a click of its name, its answer's value concealed.
+    let bars = r#"document.querySelectorAll('#stuck svg[data-task="cause"] rect').length"#;
+    assert!(
+        wait_for(Duration::from_secs(20), || browser.eval(bars) == 2).is_some(),
+        "a bar per learner in the cause chart: {}",
+        browser.eval("document.getElementById('stuck').outerHTML")
+    );
+    browser.eval(r#"document.querySelector('td.learner[data-learner="learner-01"]').click()"#);
+    let shown = "document.getElementById('timeline')?.textContent ?? ''";
+    assert!(
+        wait_for(Duration::from_secs(10), || browser
+            .eval(shown)
+            .as_str()
+            .unwrap_or("")
+            .contains("answered [answer]"))
+        .is_some(),
+        "learner-01's timeline on click: {}",
+        browser.eval(shown)
+    );
+    assert!(!browser.eval(shown).as_str().unwrap().contains("\"image\""));
 
     // learner-02's simulator is killed: the page says why that learner cannot be graded.
     let changed_at = board.json("/board.json")["progress"][0]["verdictsChangedAt"].clone();
@@ -733,6 +754,20 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     ja.eval(r#"document.querySelector('td[data-learner="learner-01"][data-task="cause"]').click()"#);
     let detail = ja.eval("document.getElementById('detail').textContent");
     assert!(detail.as_str().unwrap().contains("回答済み：正解"), "{detail}");
+    let stuck = "document.querySelector('#stuck h2')?.textContent ?? ''";
+    assert!(wait_for(Duration::from_secs(10), || ja.eval(stuck) == "クラスがつまずいている所").is_some());
+    ja.eval(r#"document.querySelector('td.learner[data-learner="learner-01"]').click()"#);
+    let shown = "document.getElementById('timeline')?.textContent ?? ''";
+    assert!(
+        wait_for(Duration::from_secs(10), || ja
+            .eval(shown)
+            .as_str()
+            .unwrap_or("")
+            .contains("[解答] と解答しました"))
+        .is_some(),
+        "{}",
+        ja.eval(shown)
+    );
     std::fs::write(artifacts.join("class-board-ja.png"), ja.screenshot()).unwrap();
 
     // A board started again keeps each learner's clock: learner-01's verdicts last changed when

@@ -256,6 +256,9 @@ impl Timeline {
         // go on while one writes, and a writer waits for the other instead of failing.
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
         conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
+        // As the simulator's store: a commit is not synced; what the OS has survives a crash of
+        // the process, and a power loss costs at most the last events.
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(db)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS events (

@@ -457,11 +457,37 @@ async fn publish_snapshots(
 struct AppState {
     snapshots: watch::Receiver<Option<Arc<InLangs<BoardSnapshot>>>>,
     lang: Lang,
+    /// Where the class keeps its timeline, when the board grades a class.
+    timeline: Option<Arc<TimelineSource>>,
+}
+
+/// What the board needs to show the class's timeline: the class, its lab and tasks.
+struct TimelineSource {
+    dir: PathBuf,
+    lab: String,
+    learners: Vec<String>,
+    tasks: Vec<String>,
+    reveal: bool,
 }
 
 #[derive(Deserialize)]
 struct LangQuery {
     lang: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TimelineQuery {
+    lang: Option<String>,
+    learner: String,
+}
+
+/// One event of a learner's timeline as the page shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShownEvent {
+    at: String,
+    task: Option<String>,
+    text: String,
 }
 
 impl AppState {
@@ -503,6 +529,52 @@ async fn board_json(State(state): State<AppState>, Query(query): Query<LangQuery
     Json(state.latest().await.get(state.lang(&query)).clone())
 }
 
+/// The events of the class's timeline, read afresh (a read of the database beside the board's
+/// writer; the page asks at most every few seconds).
+fn timeline_events(source: &TimelineSource, learner: Option<&str>) -> Option<Vec<timeline::Event>> {
+    let read = timeline::Timeline::open(&source.dir).and_then(|t| t.events(&source.lab, learner));
+    read.inspect_err(|error| eprintln!("class board: timeline: {error}")).ok()
+}
+
+/// `/stuck.json`: where the class is stuck (404 when the board grades no class).
+async fn stuck_json(State(state): State<AppState>) -> axum::response::Response {
+    let Some(source) = state.timeline.as_deref() else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    let Some(events) = timeline_events(source, None) else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let view = super::stuck::class_view(&source.lab, &source.learners, &source.tasks, &events, source.reveal);
+    Json(view).into_response()
+}
+
+/// `/timeline.json?learner=NAME`: that learner's timeline in the page's language, answers'
+/// values concealed unless the board was started with `--reveal`.
+async fn timeline_json(
+    State(state): State<AppState>,
+    Query(query): Query<TimelineQuery>,
+) -> axum::response::Response {
+    let Some(source) = state.timeline.as_deref() else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    if !source.learners.contains(&query.learner) {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    }
+    let lang = state.lang(&LangQuery { lang: query.lang });
+    let Some(events) = timeline_events(source, Some(&query.learner)) else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let shown: Vec<ShownEvent> = events
+        .iter()
+        .map(|event| ShownEvent {
+            at: event.at.round(k8s_openapi::jiff::Unit::Second).unwrap_or(event.at).to_string(),
+            task: event.kind.task().map(str::to_string),
+            text: super::stuck::describe(&event.kind, source.reveal, lang),
+        })
+        .collect();
+    Json(shown).into_response()
+}
+
 async fn events(
     State(state): State<AppState>,
     Query(query): Query<LangQuery>,
@@ -522,6 +594,7 @@ async fn events(
 fn router(
     snapshots: watch::Receiver<Option<Arc<InLangs<BoardSnapshot>>>>,
     lang: Lang,
+    timeline: Option<Arc<TimelineSource>>,
     gate: access::Gate,
 ) -> Router {
     Router::new()
@@ -529,8 +602,10 @@ fn router(
         .route("/report.json", get(report_json))
         .route("/board.json", get(board_json))
         .route("/events", get(events))
+        .route("/stuck.json", get(stuck_json))
+        .route("/timeline.json", get(timeline_json))
         .route(access::HEALTH_PATH, get(|| async { "ok\n" }))
-        .with_state(AppState { snapshots, lang })
+        .with_state(AppState { snapshots, lang, timeline })
         .layer(axum::middleware::from_fn_with_state(gate, access::guard))
 }
 
@@ -546,6 +621,15 @@ pub async fn serve(
     let (graded, grades) = mpsc::unbounded_channel();
     let gate = access::Gate::new(options.listen, options.token.as_deref());
     let lang = options.lang;
+    let timeline = options.class.as_ref().map(|(dir, _)| {
+        Arc::new(TimelineSource {
+            dir: dir.clone(),
+            lab: bundle.lab.id.value.clone(),
+            learners: options.contexts.clone(),
+            tasks: bundle.lab.tasks_in_needs_order().iter().map(|t| t.id.value.clone()).collect(),
+            reveal: options.reveal,
+        })
+    });
     let options = Arc::new(options);
     let bundle = Arc::new(bundle);
     let mut learners = tokio::task::JoinSet::new();
@@ -560,7 +644,7 @@ pub async fn serve(
     }
     drop(graded);
     let publishing = tokio::spawn(publish_snapshots(Publisher::new(bundle, &options), grades, publish));
-    let served = axum::serve(listener, router(snapshots, lang, gate)).await.map_err(Error::Serve);
+    let served = axum::serve(listener, router(snapshots, lang, timeline, gate)).await.map_err(Error::Serve);
     let _ = stop.send(true);
     learners.shutdown().await;
     publishing.abort();
@@ -588,7 +672,10 @@ mod tests {
             assert!(!PAGE.contains(needle), "the page must work offline; it names {needle}");
         }
         assert!(PAGE.contains("__LANG__"));
-        for key in ["title", "learner", "stalled", "evidence", "offline", "down"] {
+        for key in [
+            "title", "learner", "stalled", "evidence", "offline", "down", "stuck", "chart", "failing",
+            "timeline",
+        ] {
             assert_eq!(PAGE.matches(&format!("\"{key}\": \"")).count(), 2, "{key} in both en and ja");
         }
     }
