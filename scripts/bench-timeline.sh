@@ -63,10 +63,13 @@ run() {
   class_before="$(class_cpu "$board_pid")"
   for _ in $(seq "$flips"); do
     for image in "$fixed" "$broken"; do
+      local setters=()
       for n in $(seq -f '%02g' 1 "$learners"); do
         kubectl --context "learner-$n" -n gpu-operator set image "ds/$ds" "nvidia-container-toolkit-ctr=$image" >/dev/null &
+        setters+=($!)
       done
-      wait
+      # Only the setters: the board runs in the background too.
+      wait "${setters[@]}"
       sleep 3
     done
   done
