@@ -11,6 +11,8 @@ use std::process::ExitCode;
 use crate::{
     class, commands,
     engine::{self, cluster},
+    i18n::Message,
+    msg,
     sim::lifecycle,
 };
 
@@ -25,22 +27,69 @@ pub const CLUSTER_ERROR: u8 = 3;
 /// A wait ran out of time.
 pub const TIMED_OUT: u8 = 4;
 
-/// All codes with a one-line meaning, as printed in `--help` and the README.
-pub const TABLE: [(u8, &str); 5] = [
-    (OK, "all passed / done"),
-    (CHECKS_FAILED, "checks failed"),
-    (BAD_INPUT, "bad input (CLI usage, lab bundle, an invalid answer, a refused start)"),
-    (CLUSTER_ERROR, "cluster unreachable, API error, or the cluster does not fit the lab"),
-    (TIMED_OUT, "timed out waiting"),
+/// Every code, in order.
+pub const ALL: [u8; 5] = [OK, CHECKS_FAILED, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT];
+
+/// What `code` means, one line, as `--help` lists it (the README lists the same).
+pub fn meaning(code: u8) -> Message {
+    match code {
+        OK => msg!("exit-code-ok"),
+        CHECKS_FAILED => msg!("exit-code-checks-failed"),
+        BAD_INPUT => msg!("exit-code-bad-input"),
+        CLUSTER_ERROR => msg!("exit-code-cluster-error"),
+        _ => msg!("exit-code-timed-out"),
+    }
+}
+
+/// The codes each command can end with, by its path (`""` for `lab-runner` itself, `check`,
+/// `sim up`), as its `--help` lists them. Every command can be given bad input (a usage error
+/// at least), so every one lists 2; the rest follow from the errors the command can meet (the
+/// rows of [`HasExitCode`] below) and from what it returns itself.
+pub const BY_COMMAND: &[(&str, &[u8])] = &[
+    ("", &ALL),
+    // NotReproduced (the breakage did not show) is 1; a stage wait that runs out is 4.
+    ("start", &ALL),
+    // 1 when a task does not pass; 4 when `--watch --timeout` runs out.
+    ("check", &ALL),
+    ("answer", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    // Waiting for deletions can run out.
+    ("reset", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    // 1 when the lab's start is incomplete or it is not started.
+    ("status", &[OK, CHECKS_FAILED, BAD_INPUT, CLUSTER_ERROR]),
+    ("selftest", &ALL),
+    // The final `check`'s code, after a `start` that may time out.
+    ("demo", &ALL),
+    ("lint", &[OK, BAD_INPUT]),
+    ("labs", &[OK, BAD_INPUT]),
+    ("labs list", &[OK, BAD_INPUT]),
+    ("labs show", &[OK, BAD_INPUT]),
+    ("sim", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("sim up", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("sim down", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("sim status", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("sim serve", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("sim kubeconfig", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("class", &ALL),
+    // A learner's failure is the class's code: a lab's start may not reproduce (1) or time out.
+    ("class up", &ALL),
+    ("class start", &ALL),
+    ("class restart", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("class reset", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("class status", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("class down", &[OK, BAD_INPUT, CLUSTER_ERROR, TIMED_OUT]),
+    ("class board", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    // 1 when a learner's task does not pass.
+    ("class report", &[OK, CHECKS_FAILED, BAD_INPUT, CLUSTER_ERROR]),
+    ("class kubeconfig", &[OK, BAD_INPUT]),
+    ("class serve-shared", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("completions", &[OK, BAD_INPUT]),
 ];
 
-/// The exit codes as `lab-runner --help` ends with them (a test keeps it equal to [`TABLE`]).
-pub const HELP: &str = "Exit codes:
-  0  all passed / done
-  1  checks failed
-  2  bad input (CLI usage, lab bundle, an invalid answer, a refused start)
-  3  cluster unreachable, API error, or the cluster does not fit the lab
-  4  timed out waiting";
+/// The codes the command at `path` can end with (every code for a path the table lacks, which
+/// a test rules out).
+pub fn of_command(path: &str) -> &'static [u8] {
+    BY_COMMAND.iter().find(|(command, _)| *command == path).map_or(&ALL, |(_, codes)| codes)
+}
 
 /// Converts one of the constants above into a process exit code.
 pub fn code(value: u8) -> ExitCode {
@@ -185,9 +234,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_help_lists_every_code_of_the_table() {
-        let listed: String = TABLE.iter().map(|(code, meaning)| format!("\n  {code}  {meaning}")).collect();
-        assert_eq!(HELP, format!("Exit codes:{listed}"));
+    fn every_command_lists_0_and_2_in_order() {
+        for (command, codes) in BY_COMMAND {
+            assert!(codes.contains(&OK) && codes.contains(&BAD_INPUT), "{command}: {codes:?}");
+            assert!(codes.windows(2).all(|pair| pair[0] < pair[1]), "{command}: {codes:?}");
+        }
     }
 
     #[test]
@@ -196,8 +247,10 @@ mod tests {
         assert_eq!(Error::PortInUse { addr: DEFAULT_LISTEN }.exit_code(), BAD_INPUT);
         assert_eq!(Error::NotRunning { dir: "/d".into() }.exit_code(), CLUSTER_ERROR);
         assert_eq!(Error::StopTimedOut { pid: 1 }.exit_code(), TIMED_OUT);
-        assert_eq!(Error::ServerExited { message: String::new(), code: Some(2) }.exit_code(), 2);
-        assert_eq!(Error::ServerExited { message: String::new(), code: None }.exit_code(), CLUSTER_ERROR);
+        let exited =
+            |code| Error::ServerExited { message: None, status: String::new(), log: "/l".into(), code };
+        assert_eq!(exited(Some(2)).exit_code(), 2);
+        assert_eq!(exited(None).exit_code(), CLUSTER_ERROR);
     }
 
     #[test]

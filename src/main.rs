@@ -11,7 +11,10 @@ use lab_runner::{cli, commands};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let parsed = cli::parse();
-    let lang = cli::lang_of(&parsed, cli::locale().as_deref());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let locale = cli::locale();
+    // The help and a usage error are in the learner's language too: it is read before parsing.
+    let parsed = cli::parse(args.clone(), cli::lang_before_parsing(&args, locale.as_deref()));
+    let lang = cli::lang_of(&parsed, locale.as_deref());
     commands::finish(cli::resolve(parsed).and_then(commands::run), lang)
 }

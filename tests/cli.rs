@@ -9,6 +9,74 @@ fn help_lists_every_command() {
     insta::assert_snapshot!(stdout(&output));
 }
 
+/// Every command's path in the built tree (`[]`, `["check"]`, `["sim", "up"]`), clap's `help`
+/// command left out (its page is the command's own).
+fn command_paths(command: &clap::Command, path: Vec<String>, into: &mut Vec<Vec<String>>) {
+    into.push(path.clone());
+    for sub in command.get_subcommands().filter(|sub| sub.get_name() != "help") {
+        let mut sub_path = path.clone();
+        sub_path.push(sub.get_name().to_string());
+        command_paths(sub, sub_path, into);
+    }
+}
+
+/// Every command's `--help` through the binary, in English and in Japanese: one snapshot per
+/// language holding every page, and no English sentence on a Japanese page.
+#[test]
+fn every_help_page_in_both_languages() {
+    let mut paths = Vec::new();
+    command_paths(&lab_runner::cli::command(lab_runner::session::Lang::En), Vec::new(), &mut paths);
+    assert!(paths.len() > 20, "{paths:?}");
+    for lang in ["en", "ja"] {
+        let mut pages = String::new();
+        for path in &paths {
+            let output = lab_runner()
+                .args(["--lang", lang])
+                .args(path)
+                .arg("--help")
+                .env("COLUMNS", "100")
+                .output()
+                .unwrap();
+            let shown = format!("lab-runner --lang {lang} {} --help", path.join(" "));
+            assert_eq!(output.status.code(), Some(0), "{shown}: {}", stderr(&output));
+            let page = stdout(&output);
+            if lang == "ja" {
+                crate::i18n_flows::assert_japanese(&shown, &page);
+            }
+            pages += &format!("$ {shown}\n{page}\n");
+        }
+        insta::assert_snapshot!(format!("help_pages_{lang}"), pages);
+    }
+}
+
+/// clap's usage errors under `--lang ja`: Japanese sentences around the flags and values, the
+/// same exit code 2 as in English.
+#[test]
+fn usage_errors_in_japanese_exit_2() {
+    let mut transcript = String::new();
+    for args in [
+        &["check", "x", "--bogus-flag"][..],
+        &["check", "x", "--hint", "abc"],
+        &["check", "x", "--format", "xml"],
+        &["chek", "x"],
+        &["check"],
+        &["reset", "x", "--remove", "--to-stage", "a"],
+        &["check", "x", "--detail"],
+        &["sim", "up", "--port", "99999"],
+        &["class", "board", "--listen", "nowhere"],
+        &["check", "x", "--watch", "--timeout", "abc"],
+    ] {
+        let output = lab_runner().args(["--lang", "ja"]).args(args).output().unwrap();
+        let shown = format!("lab-runner --lang ja {}", args.join(" "));
+        assert_eq!(output.status.code(), Some(2), "{shown}: {}", stderr(&output));
+        let text = stderr(&output);
+        assert!(text.starts_with("エラー: "), "{shown}: {text}");
+        crate::i18n_flows::assert_japanese(&shown, &text);
+        transcript += &format!("$ {shown}\n{text}\n");
+    }
+    insta::assert_snapshot!(transcript);
+}
+
 #[test]
 fn completions_print_a_bash_script() {
     let output = lab_runner().args(["completions", "bash"]).output().unwrap();

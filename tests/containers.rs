@@ -130,7 +130,7 @@ async fn the_course_case_with_host_kubectl_and_a_restart_on_the_same_volume() {
     // The course's split: one node replaced by an image that cannot be pulled, stalled there.
     kubectl.ok(&["set", "image", "ds/gpu-ds", "main=nginx:1.27-does-not-exist"]);
     kubectl.wait_for(["3", "3", "2", "1", "2"]);
-    // `rollout status` waits, then gives up (k8s-fidelity.md §2: literal lines).
+    // `rollout status` waits, then gives up (kubectl rollout_status.go: literal lines).
     let waited = kubectl.run(&["rollout", "status", "ds/gpu-ds", "--timeout=5s"]);
     assert_eq!(waited.status.code(), Some(1));
     assert_eq!(stderr(&waited), "error: timed out waiting for the condition\n");

@@ -1,7 +1,8 @@
 //! The course's own case through the built binary and real kubectl 1.33: a stalled DaemonSet
 //! rollout, its undo and history, a dropped toleration, an unschedulable GPU pod, a gated pod and
 //! a Job, on `lab-runner sim up` at a fast speed. Literal lines are copied from
-//! k8s-fidelity.md (§2, §3.2, §4, §5) with the DaemonSet named `gpu-ds` as there; waits poll with
+//! kubectl's and the scheduler's sources (cited beside each), with the DaemonSet named `gpu-ds`
+//! as in the lab; waits poll with
 //! a deadline and assert end states only.
 
 use std::{
@@ -217,7 +218,7 @@ fn the_course_case_through_real_kubectl() {
     let status = table.split_whitespace().nth(2).unwrap();
     assert!(matches!(status, "ErrImagePull" | "ImagePullBackOff"), "{table}");
 
-    // `rollout status` waits, then gives up (k8s-fidelity.md §2: literal lines).
+    // `rollout status` waits, then gives up (kubectl rollout_status.go: literal lines).
     let waited = case.run(&["rollout", "status", "ds/gpu-ds", "--timeout=10s"]);
     assert_eq!(waited.status.code(), Some(1));
     assert_eq!(stderr(&waited), "error: timed out waiting for the condition\n");
@@ -277,9 +278,8 @@ fn the_course_case_through_real_kubectl() {
     assert!(pods.iter().all(|p| node_of(p) != "node-c"), "{pods:?}");
 
     // A pod asking for more GPUs than any node has: Pending with v1.33's FailedScheduling text.
-    // k8s-fidelity.md §5's format with one final period: v1.33 `FitError.Error`
-    // (pkg/scheduler/framework/types.go) appends the PostFilter message with `" %v"`; the notes'
-    // `..` is the older `SeparatorFormat = " %v."` (upstream wins, as the notes say).
+    // One final period: v1.33 `FitError.Error` (pkg/scheduler/framework/types.go) appends the
+    // PostFilter message with `" %v"`; older releases' `..` came from `SeparatorFormat = " %v."`.
     case.apply("gpu-pod.yaml", GPU_POD);
     let expected = "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.";
     let described = case.wait("the FailedScheduling event", |c| {

@@ -250,7 +250,7 @@ fn every_documented_command_line_parses() {
 
 /// Every subcommand path of `command` (`["sim", "up"]`), with its long flags, hidden ones left out.
 fn subcommands(command: &clap::Command, prefix: &[String], found: &mut Vec<(Vec<String>, Vec<String>)>) {
-    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
         let mut path = prefix.to_vec();
         path.push(sub.get_name().to_string());
         if sub.has_subcommands() {
@@ -285,7 +285,7 @@ fn readme_command_rows() -> Vec<(String, String)> {
 #[test]
 fn the_readme_names_every_command_and_flag() {
     let mut found = Vec::new();
-    subcommands(&lab_runner::cli::command(), &[], &mut found);
+    subcommands(&lab_runner::cli::command(lab_runner::session::Lang::En), &[], &mut found);
     let rows = readme_command_rows();
     for (path, flags) in found {
         // The row whose cell starts with the command's words, the last one possibly among
@@ -309,7 +309,9 @@ fn the_readme_names_every_command_and_flag() {
     }
     let readme = std::fs::read_to_string("README.md").unwrap();
     let global = readme.lines().skip_while(|l| !l.starts_with("Global options")).take(6).collect::<String>();
-    for arg in lab_runner::cli::command().get_arguments().filter(|a| a.is_global_set()) {
+    for arg in
+        lab_runner::cli::command(lab_runner::session::Lang::En).get_arguments().filter(|a| a.is_global_set())
+    {
         let long = format!("--{}", arg.get_long().unwrap());
         assert!(global.contains(&long), "README.md's global options do not name {long}");
     }
@@ -327,7 +329,8 @@ fn the_readme_lists_the_exit_codes_of_src_exit_rs() {
             Some((code, cells.get(2)?.to_string()))
         })
         .collect();
-    let table: Vec<(u8, String)> = lab_runner::exit::TABLE.iter().map(|(c, m)| (*c, m.to_string())).collect();
+    let meaning = |code: u8| lab_runner::exit::meaning(code).render(lab_runner::session::Lang::En);
+    let table: Vec<(u8, String)> = lab_runner::exit::ALL.iter().map(|code| (*code, meaning(*code))).collect();
     assert_eq!(rows, table);
 }
 
@@ -382,4 +385,59 @@ fn the_simulators_topology_example_loads() {
     let topology = lab_runner::sim::topology::Topology::parse(&yaml, "docs/simulator.md")
         .unwrap_or_else(|e| panic!("docs/simulator.md's topology example: {e}"));
     assert_eq!(topology.nodes.len(), 2);
+}
+
+/// Names of the design notes the project was written from, which live outside the repository:
+/// code, tests and docs cite upstream or `docs/` instead, so a reader with only the repository
+/// can follow every reference. Spelled in pieces so this file does not cite them itself.
+fn outside_notes() -> Vec<String> {
+    let pieces = [
+        ("k8s-", "fidelity"),
+        ("kubectl-", "api.md"),
+        ("gpu-", "domain.md"),
+        ("rust-", "stack"),
+        ("anchors", ".md"),
+        ("DESI", "GN §"),
+        ("DESI", "GN.md"),
+        ("../", "shared"),
+    ];
+    pieces.iter().map(|(head, tail)| format!("{head}{tail}")).collect()
+}
+
+#[test]
+fn the_repository_cites_no_notes_from_outside_it() {
+    fn walk(path: &Path, found: &mut Vec<PathBuf>) {
+        if path.is_dir() {
+            if path.file_name().is_some_and(|name| name == "target") {
+                return;
+            }
+            for entry in std::fs::read_dir(path).unwrap() {
+                walk(&entry.unwrap().path(), found);
+            }
+        } else {
+            found.push(path.to_path_buf());
+        }
+    }
+    let mut files = Vec::new();
+    for root in ["src", "tests", "docs", "benches", "scripts", "deploy", "fuzz", ".ci", "README.md"] {
+        if Path::new(root).exists() {
+            walk(Path::new(root), &mut files);
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("src/k8s/daemon.rs")), "walked {} files", files.len());
+    let names = outside_notes();
+    let mut citations = Vec::new();
+    for file in &files {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        for (index, line) in text.lines().enumerate() {
+            if let Some(name) = names.iter().find(|name| line.contains(name.as_str())) {
+                citations.push(format!("{}:{}: cites {name}", file.display(), index + 1));
+            }
+        }
+    }
+    assert!(
+        citations.is_empty(),
+        "cite upstream (file and function) or the repository's docs/ instead:\n{}",
+        citations.join("\n")
+    );
 }

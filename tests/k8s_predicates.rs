@@ -140,7 +140,7 @@ fn daemonset_targets_by_selector_and_taints() {
 
 #[test]
 fn gpu_daemonset_without_selector_leaves_a_pending_pod_on_non_gpu_nodes() {
-    // k8s-fidelity.md §1.2: the controller does not check resources, so the CPU worker gets a
+    // `NodeShouldRunDaemonPod` does not check resources (docs/daemonset.md), so the CPU worker gets a
     // pod too; the scheduler (evaluating only the pinned node) leaves it Pending.
     let nodes = cluster();
     let ds = gpu_ds(&[], "1");

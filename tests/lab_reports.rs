@@ -270,7 +270,7 @@ fn a_shortcut_shows_what_is_observed_in_both_languages() {
         ),
         (
             "ja",
-            "エラー: \"gpu-9\" はこのクラスタのノードではありません（`kubectl get nodes` を参照）。回答は記録されていません\n",
+            "エラー: \"gpu-9\" はこのクラスターのノードではありません（`kubectl get nodes` を参照）。回答は記録されていません\n",
         ),
     ] {
         let output = lab.lab_runner(&["--lang", lang, "answer", "stuck-rollout", "affected-node", "gpu-9"]);

@@ -146,7 +146,7 @@ fn client_side_apply_create_unchanged_change_and_removal() {
         let v1 = s.file("agent-v1.yaml", AGENT_V1);
         assert_eq!(s.ok(&format!("apply -f {v1}")), "daemonset.apps/agent created\n");
         // kubectl's three-way patch from last-applied, the file and the live object is `{}`:
-        // no PATCH is sent (kubectl-api.md §3).
+        // no PATCH is sent (kubectl pkg/cmd/apply/patcher.go skips an empty patch).
         assert_eq!(s.ok(&format!("apply -f {v1}")), "daemonset.apps/agent unchanged\n");
 
         let v2 = s.file("agent-v2.yaml", &AGENT_V1.replace("busybox:1.36", "busybox:1.37"));

@@ -1,6 +1,7 @@
 //! The simulated control plane on the manual clock: scheduler, kubelet, DaemonSet controller,
-//! garbage collector and events, one scenario per rule (k8s-fidelity.md §1, §5, §6), and the
-//! course's stuck-rollout case. Literal texts are copied from the reference notes.
+//! garbage collector and events, one scenario per rule (docs/daemonset.md, the scheduler's
+//! and the kubelet's upstream sources), and the course's stuck-rollout case. Literal texts are
+//! copied from upstream's sources and tests.
 
 use std::collections::BTreeMap;
 
@@ -284,10 +285,9 @@ async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_ups
         }),
     );
     cluster.run_for(600);
-    // k8s-fidelity.md §5, the example (3 nodes, control plane tainted, GPU workers too small),
-    // with one final period instead of the notes' `..`: v1.33's `FitError.Error`
-    // (pkg/scheduler/framework/types.go) appends the PostFilter message with `" %v"`; the
-    // doubled period came from the older `SeparatorFormat = " %v."`. Upstream wins over the notes.
+    // 3 nodes, control plane tainted, GPU workers too small, with one final period: v1.33's
+    // `FitError.Error` (pkg/scheduler/framework/types.go) appends the PostFilter message with
+    // `" %v"`; the doubled period older releases print came from `SeparatorFormat = " %v."`.
     let expected = "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.";
     let pod = cluster.get("pods", "trainer").unwrap();
     assert_eq!(pod["status"]["phase"], json!("Pending"));

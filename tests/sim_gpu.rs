@@ -1,5 +1,6 @@
-//! GPU emulation as pure functions: one test per row of gpu-domain.md §3.1 (what a node
-//! advertises) and per worked example of §4.2 (GFD labels), plus the config-manager cases.
+//! GPU emulation as pure functions: one test per row of docs/gpu.md's resource-name table (what a
+//! node advertises) and per label example NVIDIA publishes (GFD labels), plus the config-manager
+//! cases.
 
 use std::collections::BTreeMap;
 
@@ -688,7 +689,7 @@ mod cluster {
 use cluster::{CONFIGMAP, Gpu, NS, text_pairs};
 use serde_json::{Value, json};
 
-/// The lab's named configs (gpu-domain.md §1.2).
+/// The lab's named configs (k8s-device-plugin's README examples).
 fn lab_configs() -> Value {
     json!({
         "default": "version: v1\nflags:\n  migStrategy: none\n",
@@ -1305,8 +1306,8 @@ mod through_kubectl {
         ("ts-4-strict", TS_4_STRICT),
     ];
 
-    /// One row of gpu-domain.md §3.1 / one worked example of §4.2: node labels to set, then what
-    /// `kubectl get node -o jsonpath` reads back.
+    /// One row of docs/gpu.md's resource-name table / one published label example: node labels
+    /// to set, then what `kubectl get node -o jsonpath` reads back.
     struct Row {
         what: &'static str,
         node: &'static str,

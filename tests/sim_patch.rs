@@ -3,10 +3,10 @@
 
 use k8s_openapi::jiff::Timestamp;
 use lab_runner::sim::resources::{ResourceType, built_in, find};
-use lab_runner::sim::server::admission::{self, Cause};
 use lab_runner::sim::server::fieldvalidation::{self, Mode};
 use lab_runner::sim::server::openapi;
 use lab_runner::sim::server::patch::{self, ApplyOptions, Error, PatchKind};
+use lab_runner::sim::{kinds::Cause, registry::admission};
 use serde_json::{Value, json};
 
 fn rt(group: &str, plural: &str) -> ResourceType {
@@ -159,7 +159,7 @@ fn rollout_undo_replaces_the_template_wholesale() {
         ds(json!([{"name": "agent", "image": "agent:2", "env": [{"name": "NEW", "value": "1"}]}]));
     current["spec"]["template"]["metadata"]["annotations"] =
         json!({"kubectl.kubernetes.io/restartedAt": "now"});
-    // A ControllerRevision's data, verbatim (k8s-fidelity.md §3.3).
+    // A ControllerRevision's data, verbatim (kubectl rollback.go PATCHes it as is; docs/daemonset.md).
     let undo = json!({"spec": {"template": {"$patch": "replace", "metadata": {"labels": {"app": "agent"}},
         "spec": {"containers": [{"name": "agent", "image": "agent:1"}]}}}});
     let out = smp(DS, current, undo);
@@ -173,7 +173,7 @@ fn rollout_undo_replaces_the_template_wholesale() {
 #[test]
 fn client_side_apply_patch_from_kubectl_removes_list_elements() {
     // The three-way patch kubectl sent when a container, an env var and the tolerations were
-    // dropped from the manifest (kubectl-api.md §3 "apply (client-side)").
+    // dropped from the manifest (kubectl pkg/cmd/apply/patcher.go, a three-way strategic merge).
     let mut current = ds(json!([
         {"name": "agent", "image": "busybox:1.36", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]},
         {"name": "sidecar", "image": "busybox:1.36"},
@@ -276,7 +276,8 @@ fn ssa_metadata_only_apply_keeps_the_spec() {
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}});
     let first = apply(&deploy, None, &manifest, "kubectl", false, "2026-01-01T00:00:00Z").unwrap();
-    // kubectl's follow-up apply under another manager holds only metadata (kubectl-api.md §3).
+    // kubectl's follow-up apply under another manager holds only metadata (kubectl
+    // pkg/cmd/apply/apply.go, field manager `kubectl-last-applied`).
     // kubectl's server-side apply rewrote the client-side annotation to the applied config.
     let last_applied = &first["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"];
     assert!(

@@ -1,6 +1,7 @@
-//! ResourceQuota (k8s-fidelity.md §7): admission and the status controller in-process on the
-//! manual clock, and through real kubectl against `sim up`. The quota texts asserted are
-//! literals copied from the reference notes, not produced by the simulator's formatter.
+//! ResourceQuota (apiserver `pkg/admission/plugin/resourcequota/controller.go`): admission and
+//! the status controller in-process on the manual clock, and through real kubectl against
+//! `sim up`. The quota texts asserted are literals copied from upstream's format, not produced
+//! by the simulator's formatter.
 
 use std::process::Output;
 
@@ -21,7 +22,8 @@ use crate::support::{
     transcript::redacted,
 };
 
-/// k8s-fidelity.md §7, "kubectl output" (the apply line), copied verbatim.
+/// What kubectl prints for a create the quota refuses (`exceeded quota: …` inside kubectl's
+/// `error when creating` wrapping), copied verbatim.
 const APPLY_REJECTED: &str = r#"Error from server (Forbidden): error when creating "f.yaml": pods "gpu-pod-3" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2"#;
 
 fn rt(plural: &str) -> ResourceType {

@@ -104,7 +104,7 @@ fn a_port_in_use_is_bad_input() {
     let up =
         lab_runner().args(["sim", "up", "--port", &port, "--state-dir"]).arg(dir.path()).output().unwrap();
     assert_eq!(up.status.code(), Some(2));
-    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: port [PORT] on 127.0.0.1 is already in use: choose another with --port or --listen, or omit the port for a free one");
+    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: the simulator exited during start: port [PORT] on 127.0.0.1 is already in use: choose another with --port or --listen, or omit the port for a free one");
     assert!(!dir.path().join("sim.pid").exists());
 }
 
@@ -131,7 +131,7 @@ fn an_unwritable_state_dir_is_bad_input() {
     std::fs::write(&file, "").unwrap();
     let up = sim(&["up"], &file.join("sim"));
     assert_eq!(up.status.code(), Some(2));
-    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: state directory [DIR]/a-file/sim is not writable: Not a directory (os error 20)");
+    insta::assert_snapshot!(redacted(&stderr(&up), dir.path()), @"error: state directory [DIR]/a-file/sim is not writable: not a directory");
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn a_bad_topology_points_at_the_line() {
         .unwrap();
     assert_eq!(up.status.code(), Some(2));
     let line = redacted(&stderr(&up), dir.path());
-    assert!(line.starts_with("error: [DIR]/topology.yaml:4:5: unknown field `gpus`"), "{line}");
+    assert!(line.starts_with("error: topology [DIR]/topology.yaml:4:5: unknown field `gpus`"), "{line}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -322,7 +322,11 @@ fn the_kubeconfig_needs_a_state_dir_a_simulator_used() {
     insta::assert_snapshot!(redacted(&stderr(&out), dir.path()), @"error: no simulator state in [DIR]: start one with `lab-runner sim up` or `sim serve` first");
     let bad = lab_runner().args(["sim", "serve", "--listen", "localhost:6443"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("`localhost:6443` is not an address"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("invalid value 'localhost:6443' for '--listen <ADDR>'"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 /// Pods by name: (uid, resourceVersion, `<phase>` or `<phase>/ready`) as the API shows them.

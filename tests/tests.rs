@@ -10,6 +10,7 @@ mod docs;
 mod engine;
 mod engine_binary;
 mod engine_watch;
+mod glossary;
 mod i18n_flows;
 mod k8s_predicates;
 mod kubectl;

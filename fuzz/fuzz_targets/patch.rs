@@ -7,7 +7,8 @@
 
 use k8s_openapi::jiff::Timestamp;
 use lab_runner::sim::resources::built_in;
-use lab_runner::sim::server::{admission, fieldvalidation, patch};
+use lab_runner::sim::registry::admission;
+use lab_runner::sim::server::{fieldvalidation, patch};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -172,28 +172,29 @@ async fn watch(
         terminal.finish();
     }
     let watched = watched?;
-    let ending = match watched.ending {
-        engine::watch::Ending::AllPassed => tr!(lang, "watch-all-pass"),
-        engine::watch::Ending::Interrupted => tr!(lang, "watch-stopped"),
-        engine::watch::Ending::TimedOut => {
-            tr!(lang, "watch-timed-out", timeout = timeout.map(|t| t.typed.as_str()).unwrap_or(""))
+    let evaluations = crate::msg!("watch-evaluations", count = watched.checklist.evaluations());
+    let took = crate::i18n::duration(watched.elapsed);
+    let ended = match (&watched.ending, timeout) {
+        (engine::watch::Ending::AllPassed, _) => {
+            tr!(lang, "watch-ended-all-pass", duration = took, evaluations = evaluations)
         }
+        (engine::watch::Ending::TimedOut, Some(timeout)) => tr!(
+            lang,
+            "watch-ended-timed-out",
+            timeout = crate::i18n::duration(timeout.after),
+            evaluations = evaluations
+        ),
+        _ => tr!(lang, "watch-ended-stopped", duration = took, evaluations = evaluations),
     };
     let regressed = watched.checklist.regressed();
-    let evaluations = tr!(lang, "watch-evaluations", count = watched.checklist.evaluations());
-    let seconds = watched.elapsed.as_secs();
-    let ended = if regressed.is_empty() {
-        tr!(lang, "watch-ended", seconds = seconds, evaluations = &evaluations, ending = &ending)
-    } else {
-        let tasks = regressed.join(", ");
-        tr!(
+    let ended = match regressed.is_empty() {
+        true => ended,
+        false => tr!(
             lang,
             "watch-ended-regressed",
-            seconds = seconds,
-            evaluations = &evaluations,
-            ending = &ending,
-            tasks = tasks
-        )
+            ended = ended,
+            tasks = regressed.join(&tr!(lang, "list-separator"))
+        ),
     };
     eprintln!("{ended}");
     print_report(&watched.report, options.format, lang)?;

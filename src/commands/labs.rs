@@ -37,7 +37,7 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
             if let Some(wanted) = variant {
                 let Some(variant) = bundle.lab.variant(wanted) else {
                     let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
-                    let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                    let known = crate::i18n::list(&known);
                     return Err(Error::Engine(engine::Error::BadInput(crate::msg!(
                         "error-unknown-variant",
                         lab = lab,

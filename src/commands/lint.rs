@@ -31,7 +31,7 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
         let summary = if labs == 0 {
             tr!(lang, "lint-nothing")
         } else {
-            tr!(lang, "lint-clean", count = labs, ids = ids.join(", "))
+            tr!(lang, "lint-clean", count = labs, ids = crate::i18n::list(&ids))
         };
         return print(&(summary + "\n"));
     }

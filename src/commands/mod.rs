@@ -87,7 +87,7 @@ pub enum Error {
     #[error("--labs {0}: not a directory")]
     LabsDirMissing(PathBuf),
     /// A duration flag could not be read.
-    #[error("invalid duration {value:?} for {flag}: use a number with s, m or h, like 30s or 2m")]
+    #[error("invalid value '{value}' for '{flag}': {}", crate::cli::ValueError::NotADuration)]
     BadDuration {
         /// The flag.
         flag: &'static str,
@@ -121,17 +121,29 @@ pub enum Error {
 }
 
 impl Error {
-    /// The error's one line in `lang`: the engine's, the loader's and lint's errors are catalog
-    /// messages; the rest (command line, simulator, class) as their own text, which quotes what
-    /// failed.
+    /// The error's one line in `lang`: a catalog message for every error but the class's, which
+    /// are its own text.
     pub fn message(&self, lang: Lang) -> String {
-        use crate::i18n::Localized;
+        use crate::i18n::{Localized, outside};
         match self {
+            Error::LabsDirMissing(dir) => {
+                tr!(lang, "error-labs-dir-missing", dir = dir.display().to_string())
+            }
+            Error::BadDuration { flag, value } => tr!(
+                lang,
+                "usage-invalid-value-because",
+                arg = *flag,
+                value = value,
+                reason = crate::cli::ValueError::NotADuration.message()
+            ),
             Error::Engine(error) => error.message().render(lang),
             Error::Lab(error) => error.message().render(lang),
             Error::Lint(error) => error.message().render(lang),
             Error::Kubeconfigs(error) => error.message().render(lang),
-            other => other.to_string(),
+            Error::Sim(error) => error.message().render(lang),
+            Error::Report(error) => tr!(lang, "error-report", reason = outside::quoted(error.to_string())),
+            Error::Output(error) => tr!(lang, "error-output", reason = outside::cause(error)),
+            Error::Class(error) => error.to_string(),
         }
     }
 

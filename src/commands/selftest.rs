@@ -259,7 +259,7 @@ impl Drop for ScratchKubeconfig {
 fn kubeconfig_for_solutions(cluster: &ClusterTarget) -> Result<(ClusterTarget, Option<ScratchKubeconfig>)> {
     use std::os::unix::fs::OpenOptionsExt;
     let Some(context) = &cluster.context else { return Ok((cluster.clone(), None)) };
-    let unreadable = |reason: String| {
+    let unreadable = |reason: crate::i18n::Message| {
         Error::Engine(engine::Error::from(engine::cluster::Error::Kubeconfig {
             path: cluster.kubeconfig.as_ref().map(|p| p.display().to_string()),
             reason,
@@ -274,7 +274,7 @@ fn kubeconfig_for_solutions(cluster: &ClusterTarget) -> Result<(ClusterTarget, O
     let scratch = ScratchKubeconfig(path.clone());
     let mut file =
         std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
-    serde_json::to_writer(&mut file, &config).map_err(|e| unreadable(e.to_string()))?;
+    serde_json::to_writer(&mut file, &config).map_err(|e| unreadable(crate::i18n::outside::cause(&e)))?;
     file.flush()?;
     let target = ClusterTarget { kubeconfig: Some(path), context: Some(context.clone()) };
     Ok((target, Some(scratch)))

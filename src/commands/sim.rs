@@ -108,7 +108,7 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
         }
         Options::Status { state_dir } => {
             let status = runtime.block_on(lifecycle::status(&state_dir))?;
-            print!("{}", lifecycle::render_status(&status, &tr!(lang, "sim-status-running")));
+            print!("{}", lifecycle::render_status(&status, lang));
             Ok(exit::OK)
         }
     }

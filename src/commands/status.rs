@@ -5,6 +5,7 @@ use crate::{
     engine::{self, cluster::Cluster},
     exit,
     lab::{self, model::ObjectRef},
+    msg,
     session::{LabSource, Lang, Session},
     tr,
 };
@@ -33,45 +34,67 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
     on_cluster(&session.cluster, |cluster| on(cluster, &session.labs, session.lang, options))
 }
 
-/// `status` against `cluster`; exit 1 with the remedy first when the lab's start is incomplete.
+/// `status` against `cluster`; exit 1 with the remedy first when the lab is not started or its
+/// start is incomplete.
 pub async fn on(cluster: Cluster, labs: &LabSource, lang: Lang, options: &Options) -> Result<u8> {
-    let mut header = String::new();
-    let (view, lab) = match options {
+    let (view, lab, instructor) = match options {
         Options::DaemonSet { daemon_set, lab } => {
-            (engine::status::View::daemon_set(daemon_set.clone()), lab.as_deref())
+            (engine::status::View::daemon_set(daemon_set.clone()), lab.as_deref().map(|id| (id, None)), false)
         }
         Options::Lab { lab: id, instructor } => {
             let bundle = lab::loader::find(labs, id)?;
-            if *instructor {
-                let inventory = engine::inventory::load(&cluster.client, id).await?;
-                header = match inventory {
-                    None => tr!(lang, "status-not-started", lab = id),
-                    Some(inventory) => tr!(
-                        lang,
-                        "status-instructor",
-                        lab = id,
-                        variant = inventory.variant_in(&bundle.lab).as_deref().unwrap_or("-"),
-                        stages = inventory.stages.join(", "),
-                        facts = inventory.facts.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                } + "\n";
+            (engine::status::view_of(&bundle.lab), Some((id.as_str(), Some(bundle))), *instructor)
+        }
+    };
+    let (mut header, mut incomplete) = (String::new(), false);
+    if let Some((id, bundle)) = lab {
+        match (engine::inventory::load(&cluster.client, id).await?, bundle) {
+            // Nothing of the lab to show: what to run, instead of a table of absences.
+            (None, Some(_)) => {
+                print(&(tr!(lang, "status-not-started", lab = id) + "\n"))?;
+                return Ok(exit::CHECKS_FAILED);
             }
-            (engine::status::view_of(&bundle.lab), Some(id.as_str()))
+            (None, None) => {}
+            (Some(inventory), bundle) => {
+                // Half a start is no state to read: one line with the remedy, before the view.
+                if let Some(line) = inventory.incomplete_start(lang) {
+                    header = format!("{line}\n");
+                    incomplete = true;
+                }
+                if let (true, Some(bundle)) = (instructor, bundle) {
+                    header += &(instructor_line(id, &inventory, &bundle.lab, lang) + "\n");
+                }
+            }
         }
-    };
-    // Half a start is no state to read: one line with the remedy, before the view.
-    let incomplete = match lab {
-        Some(id) => {
-            engine::inventory::load(&cluster.client, id).await?.and_then(|i| i.incomplete_start(lang))
-        }
-        None => None,
-    };
-    let text = engine::status::status(&cluster, &view, lang).await?;
-    match incomplete {
-        Some(line) => {
-            print(&format!("{line}\n{header}{text}"))?;
-            Ok(exit::CHECKS_FAILED)
-        }
-        None => print(&format!("{header}{text}")),
     }
+    let text = engine::status::status(&cluster, &view, lang).await?;
+    print(&format!("{header}{text}"))?;
+    Ok(if incomplete { exit::CHECKS_FAILED } else { exit::OK })
+}
+
+/// What only an instructor sees: the variant started, the stages done, the values recorded.
+fn instructor_line(
+    id: &str,
+    inventory: &engine::inventory::Inventory,
+    lab: &lab::model::Lab,
+    lang: Lang,
+) -> String {
+    let variant = match inventory.variant_in(lab) {
+        Some(variant) => msg!("status-variant", variant = variant),
+        None => msg!("status-variant-none"),
+    };
+    // Items joined with `・`: the line itself is a list joined with `、`.
+    let listed = |items: Vec<String>| match items.is_empty() {
+        true => tr!(lang, "value-none"),
+        false => items.join(&tr!(lang, "list-separator-and")),
+    };
+    let facts = listed(inventory.facts.keys().cloned().collect());
+    tr!(
+        lang,
+        "status-instructor",
+        lab = id,
+        variant = variant,
+        stages = listed(inventory.stages.clone()),
+        facts = facts
+    )
 }

@@ -95,7 +95,7 @@ pub async fn answer(
     }
     let choices: Vec<&str> = quizzes(quiz_task).flat_map(|q| q.choices.iter().map(String::as_str)).collect();
     if !choices.is_empty() && !choices.iter().any(|c| same(c, value)) {
-        let list = choices.join(", ");
+        let list = crate::i18n::list(&choices);
         return Err(bad(msg!(
             "answer-not-a-choice",
             value = format!("{value:?}"),

@@ -173,7 +173,7 @@ pub async fn check_with(
 pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang: Lang) -> Report {
     let at = |n: u8| match n {
         1 => tr!(lang, "check-observation-first"),
-        _ => tr!(lang, "check-observation-second", apart = human_duration(apart)),
+        _ => tr!(lang, "check-observation-second", apart = crate::i18n::duration(apart)),
     };
     let find = |report: &Report, id: &str| report.tasks.iter().find(|t| t.id == id).cloned();
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
@@ -189,7 +189,8 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang
         } else {
             match (one.status, two.status) {
                 (TaskStatus::Pass, TaskStatus::Pass) => {
-                    let mut evidence = vec![tr!(lang, "check-held-both", apart = human_duration(apart))];
+                    let mut evidence =
+                        vec![tr!(lang, "check-held-both", apart = crate::i18n::duration(apart))];
                     evidence.extend(two.evidence.iter().cloned());
                     (TaskStatus::Pass, evidence, Vec::new())
                 }
@@ -218,23 +219,6 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang
     Report::new(&second.lab, &second.title, second.variant.clone(), results)
 }
 
-/// `45s`, `2m`, `1m30s`, `1h`: a duration as `--confirm` accepts it.
-pub fn human_duration(duration: Duration) -> String {
-    let seconds = duration.as_secs();
-    let (hours, minutes, seconds) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    let mut out = String::new();
-    if hours > 0 {
-        out.push_str(&format!("{hours}h"));
-    }
-    if minutes > 0 {
-        out.push_str(&format!("{minutes}m"));
-    }
-    if seconds > 0 || out.is_empty() {
-        out.push_str(&format!("{seconds}s"));
-    }
-    out
-}
-
 /// Sends each `dryRun=All` create a task declares as a probe (the only writes `check` makes,
 /// and the server persists nothing for them).
 pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<String, Probe> {
@@ -261,7 +245,7 @@ pub(crate) async fn run_probes(cluster: &Cluster, bundle: &Bundle) -> BTreeMap<S
             Err(kube::Error::Api(status)) if is_quota_rejection(status.code, &status.message) => {
                 Probe::Rejected(status.message.clone())
             }
-            Err(e) => Probe::NotSent(msg!("probe-request-failed", reason = super::cluster::one_line(&e))),
+            Err(e) => Probe::NotSent(msg!("probe-request-failed", reason = super::cluster::reason(&e))),
         };
         probes.insert(file.value.clone(), probe);
     }
@@ -529,14 +513,5 @@ mod tests {
         let statuses: Vec<&str> = confirmed.tasks.iter().map(|t| t.status.as_str()).collect();
         assert_eq!(statuses, ["FAIL", "BLOCKED", "PASS"]);
         assert_eq!(confirmed.score, 1);
-    }
-
-    #[test]
-    fn durations_read_as_typed() {
-        let text = |s| human_duration(Duration::from_secs(s));
-        assert_eq!(
-            [text(0), text(45), text(120), text(90), text(3600), text(3725)],
-            ["0s", "45s", "2m", "1m30s", "1h", "1h2m5s"]
-        );
     }
 }

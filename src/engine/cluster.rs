@@ -7,7 +7,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::{
     english_display,
-    i18n::{Localized, Message},
+    i18n::{Localized, Message, outside},
     msg,
     session::ClusterTarget,
 };
@@ -23,7 +23,7 @@ pub enum Error {
         /// The file, when one was given (else the default one is named).
         path: Option<String>,
         /// Why, on one line.
-        reason: String,
+        reason: Message,
     },
     /// A context asked for (`--context`, `--contexts`) is not in the kubeconfig.
     UnknownContext {
@@ -53,7 +53,7 @@ pub enum Error {
         /// The context used.
         context: String,
         /// The innermost cause, on one line.
-        reason: String,
+        reason: Message,
     },
 }
 
@@ -67,7 +67,12 @@ impl Localized for Error {
                 reason = reason
             ),
             Error::UnknownContext { path, context, known } => {
-                msg!("error-unknown-context", path = path, context = context, known = known.join(", "))
+                msg!(
+                    "error-unknown-context",
+                    path = path,
+                    context = context,
+                    known = crate::i18n::list(known)
+                )
             }
             Error::NoCurrentContext { path } => msg!(
                 "error-kubeconfig",
@@ -136,7 +141,7 @@ pub fn read_kubeconfig(target: &ClusterTarget) -> Result<Kubeconfig> {
         Some(file) => Kubeconfig::read_from(file),
         None => Kubeconfig::read(),
     }
-    .map_err(|e| Error::Kubeconfig { path, reason: one_line(&e) })
+    .map_err(|e| Error::Kubeconfig { path, reason: outside::cause(&e) })
 }
 
 /// Every context of `kubeconfig` named in `contexts` exists; else bad input listing the known ones.
@@ -166,7 +171,7 @@ pub fn require_contexts<'a>(
 /// [`REACH_TIMEOUT`]; otherwise one-line [`Error::Unreachable`].
 pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
     let path = target.kubeconfig.as_ref().map(|p| p.display().to_string());
-    let bad = |reason: String| Error::Kubeconfig { path: path.clone(), reason };
+    let bad = |reason: Message| Error::Kubeconfig { path: path.clone(), reason };
     let kubeconfig = read_kubeconfig(target)?;
     require_contexts(target, &kubeconfig, &target.context)?;
     let context = target
@@ -175,40 +180,37 @@ pub async fn connect(target: &ClusterTarget) -> Result<Cluster> {
         .or_else(|| kubeconfig.current_context.clone())
         .ok_or_else(|| Error::NoCurrentContext { path: path.clone() })?;
     let options = KubeConfigOptions { context: Some(context.clone()), ..Default::default() };
-    let mut config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|e| bad(one_line(&e)))?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|e| bad(outside::cause(&e)))?;
     config.connect_timeout = Some(Duration::from_secs(5));
     let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
     let unreachable =
-        |reason: String| Error::Unreachable { server: server.clone(), context: context.clone(), reason };
-    let watch = kube::Client::try_from(config.clone()).map_err(|e| unreachable(one_line(&e)))?;
+        |reason: Message| Error::Unreachable { server: server.clone(), context: context.clone(), reason };
+    let watch = kube::Client::try_from(config.clone()).map_err(|e| unreachable(outside::cause(&e)))?;
     config.read_timeout = Some(Duration::from_secs(30));
-    let client = kube::Client::try_from(config).map_err(|e| unreachable(one_line(&e)))?;
+    let client = kube::Client::try_from(config).map_err(|e| unreachable(outside::cause(&e)))?;
     match tokio::time::timeout(REACH_TIMEOUT, client.apiserver_version()).await {
         Err(_) => Err(Error::NoAnswer { server, context }),
-        Ok(Err(e)) => Err(unreachable(one_line(&e))),
+        Ok(Err(e)) => Err(unreachable(outside::cause(&e))),
         Ok(Ok(_)) => Ok(Cluster { client, server, context, watch }),
     }
 }
 
-/// The innermost cause of an error chain, lower-cased like Go's net errors
-/// (`connection refused`), without the `(os error N)` suffix.
+/// The innermost cause of an error chain on one line (see [`crate::i18n::outside::one_line`]).
 pub fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut innermost: &dyn std::error::Error = error;
-    while let Some(source) = innermost.source() {
-        innermost = source;
+    crate::i18n::outside::one_line(error)
+}
+
+/// Why a request failed, for a reader: the API server's own message (quoted) and code, or the
+/// connection's error named by its kind ([`outside::cause`]).
+pub fn reason(error: &kube::Error) -> Message {
+    match error {
+        kube::Error::Api(status) => {
+            msg!("kube-status", message = &status.message, code = status.code.to_string())
+        }
+        other => outside::cause(other),
     }
-    let text = innermost.to_string();
-    let text = match text.find(" (os error") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    };
-    let mut chars = text.chars();
-    let text = match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => error.to_string(),
-    };
-    text.replace('\n', " ")
 }
 
 /// Whether a failed read is worth retrying: throttling (429), server errors (5xx) and broken

@@ -221,7 +221,12 @@ impl Inventory {
         Some(if self.stages.is_empty() {
             crate::tr!(lang, "start-incomplete-before", lab = &self.lab)
         } else {
-            crate::tr!(lang, "start-incomplete-after", lab = &self.lab, stages = self.stages.join(", "))
+            crate::tr!(
+                lang,
+                "start-incomplete-after",
+                lab = &self.lab,
+                stages = crate::i18n::list(&self.stages)
+            )
         })
     }
 

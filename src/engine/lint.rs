@@ -6,7 +6,7 @@
 //! Vacuity is judged by [`crate::grade`] itself, built-in checks included: every task is graded
 //! against an empty cluster (each kind the task looks at observed, with no objects, no probe sent,
 //! the lab not started). A task that passes there would pass before the learner did anything
-//! (anchors.md §C1, NVIDIA aicr#1075).
+//! (NVIDIA aicr#1075).
 
 use std::path::Path;
 

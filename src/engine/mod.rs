@@ -1,8 +1,8 @@
 //! The lab engine: start, check, answer, reset, status and selftest against any cluster through `kube`, and lint.
 //!
-//! It speaks only the Kubernetes API (DESIGN §2.1): the same code runs against kind, k3s, a cloud
-//! cluster or the embedded simulator, which is never a special case here (the engine does not
-//! import `crate::sim`).
+//! It speaks only the Kubernetes API (docs/architecture.md, "Layers"): the same code runs against
+//! kind, k3s, a cloud cluster or the embedded simulator, which is never a special case here (the
+//! engine does not import `crate::sim`).
 
 pub mod answer;
 pub mod apply;
@@ -38,7 +38,7 @@ pub enum Error {
         /// What the engine was doing.
         action: Message,
         /// The server's answer, on one line.
-        reason: String,
+        reason: Message,
     },
     /// The cluster lacks what the lab needs (preflight), with what to do about it.
     Preflight {
@@ -97,11 +97,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An API error while doing `action` (a catalog message: `listing nodes`).
     pub fn api(action: Message, error: &kube::Error) -> Error {
-        let reason = match error {
-            kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
-            other => cluster::one_line(other),
-        };
-        Error::Api { action, reason }
+        Error::Api { action, reason: cluster::reason(error) }
     }
 }
 

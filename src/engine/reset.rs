@@ -67,7 +67,7 @@ pub fn stages_up_to<'a>(lab: &'a Lab, stage: Option<&str>) -> Result<Vec<&'a Sta
                 "error-unknown-stage",
                 lab = &lab.id.value,
                 stage = format!("{wanted:?}"),
-                known = known.join(", ")
+                known = crate::i18n::list(&known)
             )))
         }
     }
@@ -472,7 +472,7 @@ where
             return Err(Error::TimedOut {
                 what: msg!("reset-wait-deleted", object = shown),
                 seconds: 60,
-                last_seen: msg!("reset-still-there", finalizers = finalizers.join(", ")),
+                last_seen: msg!("reset-still-there", finalizers = crate::i18n::list(&finalizers)),
             });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

@@ -241,7 +241,12 @@ impl Action {
                         if *more > 0 {
                             held.push(tr!(lang, "reset-more", count = *more));
                         }
-                        tr!(lang, "reset-keep-holds-foreign", object = object, held = held.join(", "))
+                        tr!(
+                            lang,
+                            "reset-keep-holds-foreign",
+                            object = object,
+                            held = crate::i18n::list(&held)
+                        )
                     }
                     KeepReason::OwnedByLab(lab) => tr!(lang, "reset-keep-owned", object = object, lab = lab),
                     KeepReason::LearnerObjectKept => tr!(lang, "reset-keep-learner-object", object = object),
@@ -803,7 +808,7 @@ mod tests {
             [
                 "Pod team-b/x を削除（開始後に受講者が作成）",
                 "Pod team-b/x を保持（開始前から存在）",
-                "Node gpu-1 のラベルを復元（k を削除）"
+                "ノード gpu-1 のラベルを復元（k を削除）"
             ]
         );
     }

@@ -947,7 +947,7 @@ pub fn variants_to_test(lab: &Lab, asked: Option<&str>) -> Result<Vec<Option<Str
                 "error-unknown-variant",
                 lab = &lab.id.value,
                 variant = format!("{wanted:?}"),
-                known = if known.is_empty() { "-".to_string() } else { format!("{}, all", known.join(", ")) }
+                known = crate::i18n::list(known.iter().map(ToString::to_string).chain(["all".to_string()]))
             )))
         }
     }

@@ -72,7 +72,7 @@ pub fn choose_variant(lab: &Lab, options: &StartOptions, recorded: Option<&str>)
                 "error-unknown-variant",
                 lab = &lab.id.value,
                 variant = format!("{wanted:?}"),
-                known = if known.is_empty() { "-".to_string() } else { known.join(", ") }
+                known = crate::i18n::list(&known)
             )));
         }
         return Ok(Some(wanted.clone()));
@@ -140,7 +140,7 @@ pub async fn preflight(cluster: &Cluster, lab: &Lab) -> Result<()> {
                     "preflight-nodes-advertising",
                     min = min,
                     selector = wanted,
-                    resources = requirement.advertise.join(", "),
+                    resources = crate::i18n::list(&requirement.advertise),
                     description = description,
                     found = advertising,
                     total = total
@@ -312,7 +312,7 @@ pub async fn start(
             "start-collision",
             lab = id,
             count = collisions.len(),
-            objects = collisions.join(", ")
+            objects = crate::i18n::list(&collisions)
         )));
     }
     if recorded != variant {
@@ -846,7 +846,7 @@ async fn stalled(cluster: &Cluster, wait: &Wait, object: &Value, targeted: &[Lab
                 _ => Ok(Poll::Pending(msg!(
                     "start-seen-desired",
                     desired = desired,
-                    nodes = if dropped.is_empty() { "-".to_string() } else { dropped.join(", ") }
+                    nodes = crate::i18n::list(&dropped)
                 ))),
             }
         }

@@ -112,7 +112,7 @@ pub async fn status(cluster: &Cluster, view: &View, lang: Lang) -> Result<String
     if let Some((kind, reason)) = observation.failures.iter().next() {
         return Err(super::Error::Api {
             action: crate::msg!("action-list", plural = format!("{} {}", kind.api_version, kind.kind)),
-            reason: reason.clone(),
+            reason: crate::i18n::outside::quoted(reason.clone()),
         });
     }
     let observed = &observation.observed;
@@ -131,7 +131,7 @@ pub async fn status(cluster: &Cluster, view: &View, lang: Lang) -> Result<String
                 };
                 sections.push(render_expecting(&analysis, &expected, lang));
             }
-            Err(e) => sections.push(format!("{e}\n")),
+            Err(e) => sections.push(format!("{}\n", crate::i18n::Localized::message(&e).render(lang))),
         }
     }
     for (label, selectors) in &view.gpu_nodes {

@@ -17,7 +17,7 @@ use super::{
     cluster::{Cluster, list_all, with_retries},
 };
 use crate::{
-    i18n::{Arg, Message},
+    i18n::Message,
     k8s::cel,
     lab::model::{ConditionWanted, EventType, EventWanted, ObjectRef},
     msg,
@@ -58,7 +58,7 @@ pub fn condition_holds(object: &Value, wanted: &ConditionWanted) -> std::result:
             reason => format!("{}={} ({reason})", text(c, "type"), text(c, "status")),
         })
         .collect();
-    Err(msg!("start-seen-conditions", conditions = seen.join(", ")))
+    Err(msg!("start-seen-conditions", conditions = crate::i18n::list(seen)))
 }
 
 /// `Ok` when the CEL `expression` is true of `object` (bound as `object`); otherwise what it
@@ -120,7 +120,7 @@ pub async fn event_recorded(
     Ok(Err(if reasons.is_empty() {
         msg!("start-seen-no-events", reason = &wanted.reason)
     } else {
-        msg!("start-seen-events", reason = &wanted.reason, reasons = Arg::from(reasons.join(", ")))
+        msg!("start-seen-events", reason = &wanted.reason, reasons = crate::i18n::list(reasons))
     }))
 }
 

@@ -253,7 +253,7 @@ pub async fn watch(
             }
             _ = sleep_until_due(due), if due.is_some() => {
                 dirty = None;
-                let graded = evaluate(cluster, bundle, lang, &feeds, &kinds, inventory_feed).await?;
+                let graded = evaluate(cluster, bundle, &feeds, &kinds, inventory_feed).await?;
                 let report = graded.report(bundle, lang, help);
                 let changes = checklist.update(&report);
                 let reconnecting = feeds
@@ -285,9 +285,8 @@ pub async fn watch(
         // Stopped before the first evaluation: grade what has been listed (kinds still being
         // listed are ERROR rows, never PASS or FAIL).
         None => {
-            let report = evaluate(cluster, bundle, lang, &feeds, &kinds, inventory_feed)
-                .await?
-                .report(bundle, lang, help);
+            let report =
+                evaluate(cluster, bundle, &feeds, &kinds, inventory_feed).await?.report(bundle, lang, help);
             checklist.update(&report);
             report
         }
@@ -333,7 +332,6 @@ impl Graded {
 async fn evaluate(
     cluster: &Cluster,
     bundle: &Bundle,
-    lang: Lang,
     feeds: &[Feed],
     kinds: &[(KindKey, usize)],
     inventory_feed: usize,
@@ -363,13 +361,13 @@ async fn evaluate(
         FeedState::Failed(reason) => {
             return Err(Error::Api {
                 action: crate::msg!("action-watch", feed = &feed.label),
-                reason: reason.clone(),
+                reason: crate::i18n::outside::quoted(reason.clone()),
             });
         }
         FeedState::Listing => {
             return Err(Error::Api {
                 action: crate::msg!("action-watch", feed = &feed.label),
-                reason: crate::tr!(lang, "watch-stopped-before-listed"),
+                reason: crate::msg!("watch-stopped-before-listed"),
             });
         }
     };

@@ -220,10 +220,11 @@ impl DaemonSetState {
     }
 }
 
-/// The three ways the course's DaemonSet updates break (DESIGN §1), as the series each leaves
-/// behind: the DaemonSet's counters plus the pod-level series kube-state-metrics exports for the
-/// stuck pod (`kube_pod_container_status_waiting_reason`, `kube_pod_status_unschedulable`:
-/// kube-state-metrics/internal/store/pod.go). A rule must fire on every one of them.
+/// The three ways the course's DaemonSet updates break (the `stuck-rollout` lab's variants), as the
+/// series each leaves behind: the DaemonSet's counters plus the pod-level series
+/// kube-state-metrics exports for the stuck pod (`kube_pod_container_status_waiting_reason`,
+/// `kube_pod_status_unschedulable`: kube-state-metrics/internal/store/pod.go). A rule must fire on
+/// every one of them.
 pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(Message, Vec<Sample>)> {
     let pod = format!("{name}-x7k2p");
     let pod_series = |metric: &str, extra: &[(&str, &str)]| {

@@ -1,7 +1,7 @@
 //! The built-in domain checks, graded over the evidence: rollout, quota in force, quiz, schedulable, device-plugin config.
 //!
 //! Pure functions like the matchers: each returns a graded [`Outcome`] with evidence; what cannot
-//! be judged is ERROR, never PASS or FAIL (DESIGN §2.3).
+//! be judged is ERROR, never PASS or FAIL (`docs/report-format.md`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -469,8 +469,8 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
                 keys = quota
                     .pointer("/spec/hard")
                     .and_then(Value::as_object)
-                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
-                    .unwrap_or_default()
+                    .map(|m| crate::i18n::list(m.keys()))
+                    .unwrap_or_else(|| crate::i18n::list(Vec::<String>::new()))
             )),
         }
     }
@@ -493,7 +493,7 @@ pub fn quiz(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> Outc
         return outcome;
     }
     let line = match check.attempts {
-        Some(limit) if used >= limit => msg!("check-attempts-locked", used = used, limit = limit),
+        Some(limit) if used >= limit => msg!("check-attempts-locked", limit = limit),
         Some(limit) => msg!("check-attempts-of", used = used, limit = limit),
         None => msg!("check-answered", count = used),
     };
@@ -517,7 +517,7 @@ fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> 
     let Some(answer) = inventory.answers.get(task) else {
         let how = match enumerated_answers(check) {
             Some(values) => {
-                let values = values.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ");
+                let values = crate::i18n::list(values.iter().map(|v| format!("`{v}`")));
                 msg!("check-no-answer-choices", lab = inventory.lab, task = task, values = values)
             }
             None => msg!("check-no-answer", lab = inventory.lab, task = task),
@@ -660,8 +660,7 @@ pub fn schedulable(
             )]);
         }
     };
-    let fits =
-        |fits: &[schedule::FeasibleNode]| fits.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ");
+    let fits = |fits: &[schedule::FeasibleNode]| crate::i18n::list(fits.iter().map(|f| f.name.as_str()));
     match (want, &outcome) {
         (Schedulability::Schedulable, schedule::FilterOutcome::Feasible(feasible)) => {
             Outcome::Pass(vec![msg!("grade-pod-file-fits", file = &file.value, nodes = fits(feasible))])
@@ -693,7 +692,8 @@ pub fn schedulable(
 }
 
 /// What a device-plugin config (one key of the plugin ConfigMap) shares, per the v0.17 rules
-/// (gpu-domain.md §1: MPS wins over time-slicing when it has a resource with replicas > 1).
+/// (k8s-device-plugin `api/config/v1/sharing.go`: MPS wins over time-slicing when it has a
+/// resource with replicas > 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharingPlan {
     /// `none`, `time-slicing` or `mps`, as GFD labels `nvidia.com/gpu.sharing-strategy`.
@@ -793,7 +793,7 @@ pub fn device_plugin_config(
                 label = &check.label,
                 config = chosen,
                 configmap = &check.config_map.name,
-                keys = keys.join(", ")
+                keys = crate::i18n::list(&keys)
             ));
             continue;
         };
@@ -818,7 +818,7 @@ pub fn device_plugin_config(
         };
         let label = |key: &str| labels.get(key).cloned();
         // MIG mixed: each profile is its own resource; GFD labels its count and replicas
-        // (gpu-domain.md §3.1, §4.2), and the full-GPU labels of MIG-enabled GPUs say 0.
+        // (`docs/gpu.md`), and the full-GPU labels of MIG-enabled GPUs say 0.
         let mig_profiles = mixed_mig_profiles(text, &labels);
         if !mig_profiles.is_empty() {
             let mut problems = Vec::new();
@@ -842,7 +842,7 @@ pub fn device_plugin_config(
                     "grade-plugin-mig-in-effect",
                     node = name,
                     config = chosen,
-                    advertised = advertised.join(", ")
+                    advertised = crate::i18n::list(&advertised)
                 ));
             } else {
                 failed.extend(problems);

@@ -5,7 +5,7 @@
 //! here, the built-in domain checks in [`builtin`] and [`alert`]. Each returns an [`Outcome`] —
 //! PASS, FAIL or ERROR — with evidence a learner can read: catalog [`Message`]s, so grading never
 //! chooses a language (the report renders them in the session's). A kind that was not observed
-//! makes an expectation ERROR, never PASS or FAIL (DESIGN §2.3). The engine observes,
+//! makes an expectation ERROR, never PASS or FAIL (`docs/report-format.md`). The engine observes,
 //! [`evaluate_task`] grades, the report renders; lint grades the same way against an empty
 //! cluster.
 

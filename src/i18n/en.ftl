@@ -17,15 +17,14 @@ watch-watching = watching { $lab } on { $context } (Ctrl-C to stop)
 watch-listing = listing… { $watching }
 watch-reconnecting = reconnecting { $feed }: { $reason }
 watch-reconnecting-note = note: the watch on { $feed } is reconnecting ({ $reason }); its last objects are used
-watch-ended = watch ended after { $seconds }s and { $evaluations }: { $ending }
-watch-ended-regressed = watch ended after { $seconds }s and { $evaluations }: { $ending }; regressed: { $tasks }
+watch-ended-all-pass = every task passes: the watch ended after { $duration } and { $evaluations }
+watch-ended-stopped = the watch stopped after { $duration } and { $evaluations }
+watch-ended-timed-out = the watch timed out after { $timeout } and { $evaluations }
+watch-ended-regressed = { $ended }; regressed: { $tasks }
 watch-evaluations = { $count ->
     [one] { $count } evaluation
    *[other] { $count } evaluations
 }
-watch-all-pass = every task passes
-watch-stopped = stopped
-watch-timed-out = timed out after { $timeout }
 
 ## check's evidence frame (src/engine/check.rs)
 check-needs = needs { $task } ({ $status })
@@ -38,7 +37,10 @@ check-no-answer-choices = no answer yet: lab-runner answer { $lab } { $task } VA
 
 check-answer-right = answer "{ $answer }" is right
 check-answer-wrong = answer "{ $answer }" is not right
-check-attempts-locked = attempt { $used } of { $limit }: the answer is locked
+check-attempts-locked = { $limit ->
+    [one] one answer is allowed: no more answers are taken
+   *[other] { $limit } answers are allowed: no more answers are taken
+}
 check-attempts-of = attempt { $used } of { $limit }
 check-answered = { $count ->
     [one] answered once
@@ -61,15 +63,17 @@ status-ready = nodes whose pod is Ready
 status-up-to-date = nodes whose pod runs the current template
 status-available = nodes whose pod has been Ready for minReadySeconds
 status-misscheduled = pods on nodes that should not run one
-status-unavailable = DESIRED - AVAILABLE: what blocks a maxUnavailable rollout
+status-unavailable = DESIRED − AVAILABLE: when it reaches maxUnavailable, the rollout stops
 status-no-pod = no pod
 status-no-pod-expected = no pod (the lab expects one on this node; the DaemonSet does not target it)
 status-gpu-nodes = GPU nodes (config chosen by the label { $label })
 status-no-gpu-nodes = no node matches
 status-quotas = team quotas
 status-no-quota = no ResourceQuota
-status-not-started = lab { $lab }: not started on this cluster
-status-instructor = lab { $lab }: variant { $variant }, stages done [{ $stages }], facts captured [{ $facts }] (stored hashed)
+status-not-started = lab { $lab } is not started on this cluster: `lab-runner start { $lab }` starts it
+status-instructor = lab { $lab }: { $variant }, stages done: { $stages }, values recorded at start: { $facts } (stored hashed)
+status-variant = variant { $variant }
+status-variant-none = no variant
 status-needs-target = status needs a lab or --daemonset NAMESPACE/NAME
 status-bad-daemonset = --daemonset wants NAMESPACE/NAME, got "{ $given }"
 
@@ -372,6 +376,9 @@ alert-no-rule = no alerting rule found in { $target }
 ## the loader's problems (src/lab/loader/**)
 loader-yaml-error = { $reason }
 loader-yaml-error-at = { $path }: { $reason }
+loader-yaml-field-at = { $path }: { $problem }
+loader-yaml-unknown-field = unknown field `{ $field }`, expected one of { $expected }
+loader-yaml-missing-field = missing field `{ $field }`
 loader-cannot-read = cannot read: { $reason }
 loader-cannot-read-dir = cannot read { $path }: { $reason }
 loader-label-here = here
@@ -695,3 +702,295 @@ timeline-hint = hint { $level } shown
 timeline-start = lab started
 timeline-reset = lab reset to its start
 timeline-restart = simulator restarted
+## Issue #32: the help pages (src/cli/help.rs). A command's about is help-<path> (`help` for
+## lab-runner itself), its long about help-<path>-long, a flag's help help-<path>--<flag>, looked
+## up from the command towards lab-runner (help-sim--state-dir serves every sim command).
+help = Runs and grades the hands-on labs of a Kubernetes GPU-sharing course, with an embedded simulated GPU cluster
+help--kubeconfig = Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+help--context = The kubeconfig context to use (default: its current context)
+help--verbose = More output; repeat for more (-vv)
+help--lang = Language of everything printed (default: from LANG; ja when it starts with "ja")
+help--labs = Read lab bundles from this directory instead of the ones built into the binary
+help--lab = Lab id (see `lab-runner labs list`)
+help-start = Apply a lab's stages and wait until the cluster is in the lab's starting state
+help-start--variant = Which variant of the lab to start (default: chosen from --seed)
+help-start--seed = Seed that picks the default variant reproducibly
+help-start--reveal = Name the variant started (instructors; it answers a quiz, so learners do not see it)
+help-start--yes = Replace another variant whose breakage is applied without asking
+help-check = Grade the learner's work: PASS/FAIL/BLOCKED/ERROR per task, with evidence and hints
+help-check--format = Report format: human (coloured text for a terminal), json (versioned JSON, docs/report-format.md) or junit (JUnit XML for CI systems)
+help-check--hint = Show hints up to this tier (1 = nudge, 2 = pointer, 3 = command)
+help-check--reveal = Instructors: also show the reference solution of failing tasks and the variant started
+help-check--details = Show every task's description (a failing task's is always shown)
+help-check--confirm = Observe twice, this far apart, and pass only what held both times (e.g. 30s)
+help-check--watch = Re-evaluate on every change and show a live checklist; ends when every task passes (or on Ctrl-C, or at --timeout)
+help-check--timeout = With --watch: stop after this long (e.g. 10m) with exit 4 unless every task passed
+help-check--contexts = Grade these kubeconfig contexts (a class); `all` grades every context
+help-answer = Record the answer to a quiz task in the cluster
+help-answer--task = Quiz task id
+help-answer--value = The answer
+help-reset = Reset the cluster to the lab's starting state (instructors)
+help-reset--to-stage = Reset to the state after this stage instead of the first one
+help-reset--remove = Take the lab off the cluster: what it and its learners created deleted, every pre-image restored, its inventory deleted (the cluster as before the first `start`)
+help-reset--dry-run = Print the plan and change nothing
+help-reset--yes = Do not ask before deleting
+help-status = Show what a learner of the lab looks at: rollouts, GPU node configs, team quotas
+help-status--lab = Lab id (omit with --daemonset)
+help-status--daemonset = Show any DaemonSet as NAMESPACE/NAME
+help-status--reveal = Instructors: also show the variant and the values recorded at start (never shown otherwise)
+help-selftest = Prove every check fails before and passes after the reference solution
+help-selftest-long = Prove every check fails before and passes after the reference solution.
+    
+    Runs on a fresh embedded simulator unless --kubeconfig or --context names a cluster ($KUBECONFIG alone does not: the selftest resets the lab, deleting its namespaces).
+help-selftest--variant = Variant to test, or `all` (default: every variant)
+help-selftest--speed = Make the fresh simulator's delays pass this many times faster
+help-selftest--fixture = Apply the manifests in this directory (e.g. manifests/clusters/brownfield, a cluster that already runs things) before the selftest, as a platform team would have
+help-demo = Run a lab end to end on a fresh embedded simulator: start, status, solution, check
+help-demo--variant = Variant to run
+help-lint = Validate lab bundles: schema, references, hints, texts, no vacuous tasks
+help-lint--paths = Lab bundle directories or lab.yaml files (default: every built-in lab)
+help-labs = List or show the available labs
+help-labs-list = List labs: id, title, tasks and points
+help-labs-show = Show one lab: briefing, stages, tasks
+help-labs-show--variant = Instructors: also what this variant breaks, the quiz answers it accepts and the shortcuts the selftest proves do not pass (never shown otherwise)
+help-labs-show--reveal = Instructors: also the quiz answers (of every variant, for a lab with variants) and the shortcuts the selftest proves do not pass (never shown otherwise)
+help-sim = The embedded simulated GPU cluster
+help-sim--state-dir = State directory: store, certificates, kubeconfig, pid file
+help-sim--topology = Cluster topology file (default: the built-in lab topology)
+help-sim--nodes = Generate a topology with this many worker nodes instead
+help-sim--port = Port on 127.0.0.1 (default: any free port)
+help-sim--listen = Address to listen on, `IP:PORT` or `IP` (any free port), e.g. `0.0.0.0:6443` in a container (default: 127.0.0.1); TLS and tokens stay on
+help-sim--tls-san = Another name the server certificate carries (DNS name or IP address), besides 127.0.0.1 and localhost; repeatable
+help-sim--speed = Make simulated delays pass this many times faster
+help-sim--api-only = Serve the API only: no scheduler, kubelets or controllers reconcile what is written (like a kube-apiserver alone)
+help-sim-up = Start the simulator in the background and write its kubeconfig
+help-sim-down = Stop the background simulator
+help-sim-status = Show the background simulator: pid, endpoint, uptime, object counts
+help-sim-serve = Run the simulator in the foreground
+help-sim-kubeconfig = Print the simulator's admin kubeconfig (e.g. `docker exec CONTAINER lab-runner sim kubeconfig --server https://127.0.0.1:PORT` for a published container port)
+help-sim-kubeconfig--server = The server URL to write (default: the running simulator's endpoint)
+help-class = A class: many learner simulators on this host, one context each in one kubeconfig; or learners' own kubeconfigs merged into one
+help-class--state-dir = Class directory: class.json, kubeconfig, learner-01/ … (default: $XDG_STATE_HOME/lab-runner/class)
+help-class--tls-san = Another name the learners' certificates carry; repeatable
+help-class-up = Create a class of N learner simulators (one process each), or bring the recorded class back: start what is down on the same ports, and the lab in every learner that has not started it (never again in one who has). Writes DIR/kubeconfig (one context per learner) and DIR/learner-NN/kubeconfig
+help-class-up--learners = How many learners (1 to 100): needed to create a class; more than it has adds learners
+help-class-up--lab = Lab to start in every learner's cluster
+help-class-up--variant = The variant every learner gets
+help-class-up--seed = Seed the learners' variants come from: learner 1 gets what `start --seed S` picks, each next learner the next variant
+help-class-up--listen = Address the learners listen on, `IP` (any free port each) or `IP:PORT` (learner N on PORT+N-1) (default: 127.0.0.1)
+help-class-up--processes = One simulator process per learner (per-learner, the default for a new class) or one process for every learner (shared)
+help-class-up--record = What the class's timeline (CLASS/timeline.db) records from now on: none, verdicts (verdict changes with their evidence, starts, resets, restarts) or all (also answers and hints; the default for a new class)
+help-class-start = Start LAB in every learner that has not started it, and make it the class's lab (a class made without --lab, or the course's next lab)
+help-class-start--lab = The lab
+help-class-start--variant = The variant every learner gets
+help-class-start--seed = Seed the learners' variants come from (default: the class's)
+help-class-restart = Stop and start these learners' simulators again, on their ports, keeping their work
+help-class-restart--learners = The learners (learner-03 …), or `all`
+help-class-reset = Put the class's lab in these learners' clusters back to what its start left
+help-class-reset--learners = The learners (learner-03 …), or `all`
+help-class-status = Show every learner: up or down, endpoint, lab, score
+help-class-down = Stop every learner at once (state kept unless --purge)
+help-class-down--purge = Also delete the learners' state, the kubeconfigs and the class record
+help-class-board = Serve the instructor's live page: learners × tasks, updated as learners work
+help-class-board--state-dir = Class directory: grades every learner of the class in its lab (default: $XDG_STATE_HOME/lab-runner/class, unless --contexts is given)
+help-class-board--contexts = Grade these contexts of --kubeconfig instead of a class directory; `all`: every context
+help-class-board--lab = The lab to grade (default: the class's lab)
+help-class-board--listen = Address the page is served on
+help-class-board--retry = How soon a learner whose cluster cannot be reached is tried again (learners that are reached are graded again on every change, by their watches)
+help-class-board--stalled-after = Mark a learner who has not finished and whose verdicts have not changed for this long
+help-class-board--token = The token every request must carry (`generate`: a random one, printed in the URL at start); required on any address other than loopback
+help-class-board--reveal = Show quiz answers, variants and solutions on the board (never project it then)
+help-class-board--memory = Where each learner's "unchanged for" clock is kept across board restarts (default: the class directory's board.json; none with --contexts)
+help-class-report = One class report (the shape of `check --contexts all --format json`): the learners of a class graded now, report files, or the grade Job's results in the cluster
+help-class-report--state-dir = Class directory: grades every learner of the class now (the default when neither report files nor --job are given)
+help-class-report--files = Report files: a learner's `check --format json` each (named after the file, or its directory for `report.json`), or class reports
+help-class-report--job = A grading run of deploy/kubernetes (NAMESPACE/NAME, a Job made from the grade CronJob): its results ConfigMaps (also once the Job is gone), read with --kubeconfig/--context
+help-class-report--lab = The lab (default: the class's, or the reports')
+help-class-report--format = Output format: human, json, junit or csv (csv: the class view per task, or the learner's timeline, for spreadsheets)
+help-class-report--learner = Print this learner's timeline (kept in the class directory) instead of the class report
+help-class-report--reveal = Show the answers' values in the timeline and the most common wrong answers (for the instructor's own screen)
+help-class-kubeconfig = Merge learners' kubeconfigs (files or simulators' state directories) into one with a context per learner (named after the file or directory), leaving viewer contexts out
+help-class-kubeconfig--inputs = Learners' kubeconfig files or `sim up` state directories
+help-class-kubeconfig--name = The learners' names, once per input in order (default: from the file or directory names)
+help-class-kubeconfig--output = Write the merged kubeconfig here (mode 0600) instead of stdout
+help-class-serve-shared = Serve every learner of the class record in DIR, on its recorded port (what `class up --processes shared` runs)
+help-class-serve-shared--state-dir = Class directory
+help-completions = Print a shell completion script
+help-completions--shell = The shell
+
+## clap's own words on the help pages (src/cli/help.rs)
+help-heading-usage = Usage:
+help-heading-commands = Commands
+help-heading-arguments = Arguments
+help-heading-options = Options
+help-heading-exit-codes = Exit codes:
+help-with-notes = { $help }{ $notes }
+help-note-values = { " " }[possible values: { $values }]
+help-note-default = { " " }[default: { $value }]
+help-note-env = { " " }[env: { $name }]
+help-note-aliases = { " " }[aliases: { $aliases }]
+help-builtin-help = Print help
+help-builtin-help-summary = Print help (see more with '--help')
+help-builtin-help-long = Print help (see a summary with '-h')
+help-builtin-version = Print version
+help-builtin-help-command = Print this message or the help of the given subcommand(s)
+help-builtin-help-command-arg = Print help for the subcommand(s)
+
+## exit codes (src/exit.rs)
+exit-code-ok = all passed / done
+exit-code-checks-failed = checks failed (or, for status, the lab is not started or its start did not finish)
+exit-code-bad-input = bad input (CLI usage, lab bundle, an invalid answer, a refused start)
+exit-code-cluster-error = cluster unreachable, API error, or the cluster does not fit the lab
+exit-code-timed-out = timed out waiting
+
+## clap's usage errors (src/cli/usage_error.rs), worded as clap words them
+usage-try-help = For more information, try '--help'.
+usage-tip = tip: { $text }
+usage-unknown-argument = unexpected argument '{ $arg }' found
+usage-unknown-subcommand = unrecognized subcommand '{ $name }'
+usage-value-required = a value is required for '{ $arg }' but none was supplied
+usage-invalid-value = invalid value '{ $value }' for '{ $arg }'
+usage-invalid-value-because = invalid value '{ $value }' for '{ $arg }': { $reason }
+usage-possible-values = [possible values: { $values }]
+usage-missing-arguments = the following required arguments were not provided:
+usage-missing-subcommand = '{ $name }' requires a subcommand but one was not provided
+usage-possible-subcommands = [subcommands: { $values }]
+usage-too-many-values = unexpected value '{ $value }' for '{ $arg }' found; no more were expected
+usage-too-few-values = { $count } values required by '{ $arg }'; only { $given } { $given ->
+    [1] was provided
+   *[other] were provided
+}
+usage-wrong-number-of-values = { $count } values required for '{ $arg }' but { $given } { $given ->
+    [1] was provided
+   *[other] were provided
+}
+usage-no-equals = equal sign is needed when assigning values to '{ $arg }'
+usage-invalid-utf8 = invalid UTF-8 was detected in one or more arguments
+usage-subject-argument = the argument '{ $name }'
+usage-subject-subcommand = the subcommand '{ $name }'
+usage-argument-repeated = { $subject } cannot be used multiple times
+usage-conflict = { $subject } cannot be used with '{ $other }'
+usage-conflict-list = { $subject } cannot be used with:
+usage-conflict-unnamed = { $subject } cannot be used with one or more of the other specified arguments
+usage-other = { $text }
+usage-reason-other = { $text }
+usage-similar-subcommand = { $count ->
+    [one] a similar subcommand exists: { $names }
+   *[other] some similar subcommands exist: { $names }
+}
+usage-similar-argument = { $count ->
+    [one] a similar argument exists: { $names }
+   *[other] some similar arguments exist: { $names }
+}
+usage-similar-value = { $count ->
+    [one] a similar value exists: { $names }
+   *[other] some similar values exist: { $names }
+}
+usage-tip-pass-as-value = to pass '{ $value }' as a value, use '{ $usage }'
+usage-tip-remove-dashes = subcommand '{ $subcommand }' exists; to use it, remove the '--' before it
+usage-tip-exists = '{ $usage }' exists
+value-not-a-whole-number = expected a whole number from 0 to { $max }
+value-not-a-number = expected a number
+value-not-a-duration = use a number with s, m or h, like 30s or 2m
+value-not-a-listen-address = expected IP:PORT (e.g. 0.0.0.0:6443) or IP
+value-not-a-socket-address = expected IP:PORT (e.g. 127.0.0.1:8420)
+
+## durations (src/i18n/mod.rs)
+duration-s = { $s }s
+duration-m = { $m }m
+duration-m-s = { $m }m{ $s }s
+duration-h = { $h }h
+duration-h-m = { $h }h{ $m }m
+duration-d = { $d }d
+duration-d-h = { $d }d{ $h }h
+
+## words from outside: operating-system errors by kind, library texts (src/i18n/outside.rs).
+## In English the original text is shown as it is: it already names the kind.
+os-error = { $text }
+quoted-text = { $text }
+os-not-found = not found
+os-permission-denied = permission denied
+os-connection-refused = connection refused
+os-connection-reset = connection reset
+os-connection-aborted = connection aborted
+os-not-connected = not connected
+os-host-unreachable = host unreachable
+os-network-unreachable = network unreachable
+os-address-in-use = address in use
+os-address-not-available = address not available
+os-broken-pipe = broken pipe
+os-already-exists = already exists
+os-timed-out = timed out
+os-unexpected-eof = unexpected end of file
+os-invalid-data = invalid data
+os-is-a-directory = is a directory
+os-not-a-directory = not a directory
+os-directory-not-empty = directory not empty
+os-read-only-filesystem = read-only file system
+os-storage-full = no space left on the device
+os-out-of-memory = out of memory
+kube-status = { $message } ({ $code })
+value-none = none
+
+## the simulator's lifecycle (src/sim/lifecycle/**, src/commands/sim.rs)
+sim-status-pid = pid
+sim-status-endpoint = endpoint
+sim-status-uptime = uptime
+sim-status-kubeconfig = kubeconfig
+sim-status-revision = revision
+sim-status-objects = objects
+sim-status-no-objects = (none)
+sim-error-no-state-dir = cannot choose a state directory: set LAB_RUNNER_SIM_DIR or pass --state-dir
+sim-error-state-dir-unwritable = state directory { $dir } is not writable: { $reason }
+sim-error-port-in-use = port { $port } on { $ip } is already in use: choose another with --port or --listen, or omit the port for a free one
+sim-error-bind = cannot listen on { $addr }: { $reason }
+sim-error-already-running = a simulator is already running from { $dir } (pid { $pid }, { $endpoint }); stop it with `lab-runner sim down`
+sim-error-already-running-unknown = a simulator is already running from { $dir } (pid { $pid }); stop it with `lab-runner sim down`
+sim-error-no-state = no simulator state in { $dir }: start one with `lab-runner sim up` or `sim serve` first
+sim-error-not-running = no simulator is running from { $dir } (no pid file); `lab-runner sim up` starts one
+sim-error-stale-pid-file = no simulator is running from { $dir }: process { $pid } in its pid file is gone (stale pid file removed)
+sim-error-topology = topology { $at }: { $reason }
+sim-error-topology-config = topology: { $reason }
+sim-error-controllers = controllers: { $reason }
+sim-error-store = store { $path }: { $reason }
+sim-error-certificate = certificate ({ $what }): { $reason }
+sim-error-tls = TLS configuration: { $reason }
+sim-error-random = cannot generate a token: the system random number generator failed
+sim-error-spawn = cannot start `{ $program } sim serve`: { $reason }
+sim-error-server-exited = the simulator exited during start: { $reason }
+sim-error-server-exited-silently = the simulator exited during start ({ $status }); see { $log }
+sim-error-start-timed-out = the simulator did not answer within { $seconds }s (see { $log })
+sim-error-stop-timed-out = simulator process { $pid } did not exit within { $seconds }s of SIGTERM
+sim-error-signal = cannot signal simulator process { $pid }: { $reason }
+sim-error-unreachable = simulator process { $pid } runs but { $endpoint } does not answer: { $reason }
+sim-error-serve = serving failed: { $reason }
+error-file = { $path }: { $reason }
+error-labs-dir-missing = --labs { $dir }: not a directory
+error-report = { $reason }
+error-output = cannot write output: { $reason }
+
+## labs list and labs show (src/lab/show.rs)
+labs-none-built-in = No labs are built into this binary. Use --labs DIR to read lab bundles from a directory.
+labs-none-in-dir = No lab bundles in { $dir }.
+labs-course = Course: { $title }
+labs-column-title = TITLE
+labs-column-tasks = TASKS
+labs-column-points = POINTS
+labs-not-in-course = { $mark } not in the course ({ $file })
+labs-course-missing = { $at }: the course lists "{ $lab }", which has no lab bundle (see `lab-runner lint`)
+labs-variant-heading = Variant { $variant } (instructors):
+labs-quiz-answers-variantless = Quiz answers (instructors):
+labs-quiz-answers = Quiz answers in this variant:
+labs-answer-recorded = the value start recorded: { $fact }
+labs-answers = { $answers }
+labs-shortcuts = Shortcuts (selftest proves none passes):
+labs-stages = Stages:
+labs-variants = Variants (default chosen from --seed):
+labs-tasks = Tasks ({ $points } points):
+labs-kind-task = task
+labs-kind-quiz = quiz
+labs-task = { $task } [{ $kind }, { $points } pts] { $title }
+labs-needs = needs: { $needs }
+labs-apply = apply: { $manifests }
+labs-wait = wait: { $wait }
+labs-stage-variant = variant { $variant }: { $manifests }

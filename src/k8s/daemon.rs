@@ -7,8 +7,8 @@
 //! (`GetTargetNodeName`, `ReplaceDaemonSetPodNodeNameNodeAffinity`, `IsPodUpdated`,
 //! `GetTemplateGeneration`, `UnavailableCount`, `SurgeCount`), `pkg/controller/controller_utils.go`
 //! (`ComputeHash`), `pkg/api/v1/pod/util.go` (`IsPodReady`, `IsPodAvailable`) and
-//! `apimachinery/pkg/util/intstr` (`GetScaledValueFromIntOrPercent`). Behaviour spec:
-//! k8s-fidelity.md §1.2-§1.4, §1.7, §1.8.
+//! `apimachinery/pkg/util/intstr` (`GetScaledValueFromIntOrPercent`). The behaviour is
+//! described in `docs/daemonset.md`.
 
 use std::{cmp::Ordering, collections::BTreeMap};
 
@@ -74,7 +74,7 @@ pub enum NotRunReason {
     NodeNotFound,
 }
 
-/// `NodeShouldRunDaemonPod` as an explicit state (k8s-fidelity.md §1.2).
+/// `NodeShouldRunDaemonPod` (`daemon_controller.go`) as an explicit state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodePlacement {
     /// `(true, true)`: a daemon pod should run here.
@@ -555,8 +555,9 @@ pub fn update_budget(ds: &DaemonSet, desired: i64) -> Result<UpdateBudget> {
 ///
 /// Upstream hashes a `spew` deep dump of the Go struct, which cannot be reproduced byte for
 /// byte; this hashes the template's JSON (k8s-openapi serializes fields in a fixed order and maps
-/// sorted), which gives what the notes require: deterministic, equal templates give equal
-/// hashes, the same alphabet and length (k8s-fidelity.md §1.8).
+/// sorted), which gives what the simulator needs (`docs/daemonset.md`): deterministic, equal
+/// templates give equal hashes, the same alphabet and length (`apimachinery/pkg/util/rand`
+/// `SafeEncodeString`).
 ///
 /// ```
 /// use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -675,7 +676,7 @@ pub struct DaemonSetCounters {
     pub number_unavailable: i32,
 }
 
-/// `updateDaemonSetStatus`'s counting (k8s-fidelity.md §1.4): for each node, `shouldRun` adds
+/// `updateDaemonSetStatus`'s counting (`daemon_controller.go`): for each node, `shouldRun` adds
 /// to DESIRED and, with a pod, to CURRENT; only the oldest pod on the node is looked at for
 /// READY, AVAILABLE (`minReadySeconds` against `now`) and UP-TO-DATE (`hash` or template
 /// generation); pods on nodes that should not run one are misscheduled; pods on nodes not in
@@ -696,10 +697,20 @@ pub fn daemonset_status(
     hash: &str,
     now: Timestamp,
 ) -> DaemonSetCounters {
-    let placement = DaemonPlacement::new(ds);
-    let placements: Vec<NodePlacement> = nodes.iter().map(|node| placement.check(node)).collect();
-    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
+    let (placements, by_node) = place(ds, nodes, pods);
     daemonset_status_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
+}
+
+/// What the `_placed` functions take: each node's placement, in `nodes` order, and the claimed
+/// pods by node ([`nodes_to_daemon_pods`], terminal deleted pods skipped).
+fn place<'p>(
+    ds: &DaemonSet,
+    nodes: &[Node],
+    pods: &'p [Pod],
+) -> (Vec<NodePlacement>, BTreeMap<String, Vec<&'p Pod>>) {
+    let placement = DaemonPlacement::new(ds);
+    let placements = nodes.iter().map(|node| placement.check(node)).collect();
+    (placements, nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip))
 }
 
 /// [`daemonset_status`] with each node's placement and the pods by node
@@ -772,16 +783,15 @@ fn pod_name(pod: &Pod) -> String {
     pod.metadata.name.clone().unwrap_or_default()
 }
 
-/// One pass of the RollingUpdate strategy (k8s-fidelity.md §1.7, `update.go` `rollingUpdate`
-/// in v1.33). Nodes are visited in name order (upstream iterates a Go map: the order, and so
-/// which node is updated first, is unspecified there).
+/// One pass of the RollingUpdate strategy (`update.go` `rollingUpdate` in v1.33; described in
+/// `docs/daemonset.md`). Nodes are visited in name order (upstream iterates a Go map: the order,
+/// and so which node is updated first, is unspecified there).
 ///
 /// Without surge: a node with excess pods, no pod, or both an old and a new pod counts as
 /// unavailable, as does an unavailable new pod; an unavailable old pod is replaced at once (and,
-/// since v1.31 — PR #123233, after the notes' v1.28 reading — also counts as unavailable); an
-/// available old pod is a candidate while fewer than `maxUnavailable` are unavailable; the
-/// candidates are cut to the remaining budget. Misscheduled nodes (pods but `shouldRun` false)
-/// take part like any other.
+/// since v1.31, PR #123233, also counts as unavailable); an available old pod is a candidate
+/// while fewer than `maxUnavailable` are unavailable; the candidates are cut to the remaining
+/// budget. Misscheduled nodes (pods but `shouldRun` false) take part like any other.
 ///
 /// With surge: an old pod without a new one gets a new pod at once when unavailable (or is
 /// deleted if the node should no longer run one), else becomes a surge candidate within
@@ -802,98 +812,149 @@ pub fn rolling_update_plan(
     hash: &str,
     now: Timestamp,
 ) -> Result<RollingUpdatePlan> {
-    let mut by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
-    let placement = DaemonPlacement::new(ds);
+    let (placements, by_node) = place(ds, nodes, pods);
+    rolling_update_plan_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
+}
+
+/// [`rolling_update_plan`] with each node's placement and the pods by node
+/// ([`nodes_to_daemon_pods`], terminal deleted pods skipped) already worked out, as the
+/// simulator's controller has them once per sync.
+pub fn rolling_update_plan_placed<'n>(
+    ds: &DaemonSet,
+    placed: impl IntoIterator<Item = (&'n Node, &'n NodePlacement)>,
+    by_node: &BTreeMap<String, Vec<&Pod>>,
+    hash: &str,
+    now: Timestamp,
+) -> Result<RollingUpdatePlan> {
+    let placement_of: BTreeMap<&str, &NodePlacement> = placed
+        .into_iter()
+        .map(|(node, placement)| (node.metadata.name.as_deref().unwrap_or(""), placement))
+        .collect();
+    // `updatedDesiredNodeCounts`: the claimed pods by node, plus every node that should run one.
+    let mut groups: BTreeMap<&str, &[&Pod]> =
+        by_node.iter().map(|(node, pods)| (node.as_str(), pods.as_slice())).collect();
     let mut desired = 0;
-    for node in nodes {
-        if placement.check(node).should_run() {
+    for (name, placement) in &placement_of {
+        if placement.should_run() {
             desired += 1;
-            by_node.entry(node.metadata.name.clone().unwrap_or_default()).or_default();
+            groups.entry(name).or_default();
         }
     }
     let budget = update_budget(ds, desired)?;
-    let generation = template_generation(ds).ok().flatten();
-    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
-    let available = |pod: &Pod| is_pod_available(pod, min_ready_seconds, now);
-    let mut plan = RollingUpdatePlan::default();
-
+    let rolling = RollingPass {
+        generation: template_generation(ds).ok().flatten(),
+        min_ready_seconds: ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0),
+        hash,
+        now,
+    };
     if budget.max_surge == 0 {
+        return Ok(rolling.without_surge(&groups, budget.max_unavailable));
+    }
+    let should_run_on = |name: &str| -> Result<bool> {
+        let placement = placement_of.get(name).ok_or_else(|| Error::NodeNotFound(name.to_string()))?;
+        Ok(placement.should_run())
+    };
+    rolling.with_surge(&groups, budget.max_surge, desired, should_run_on)
+}
+
+/// What one `rollingUpdate` pass reads besides the pods: the current template and the clock.
+struct RollingPass<'h> {
+    generation: Option<i64>,
+    min_ready_seconds: i32,
+    hash: &'h str,
+    now: Timestamp,
+}
+
+impl RollingPass<'_> {
+    fn available(&self, pod: &Pod) -> bool {
+        is_pod_available(pod, self.min_ready_seconds, self.now)
+    }
+
+    /// `maxSurge == 0`: delete old pods within `maxUnavailable`; the replacements come from a
+    /// later `manage` pass.
+    fn without_surge(&self, groups: &BTreeMap<&str, &[&Pod]>, max_unavailable: i64) -> RollingUpdatePlan {
+        let mut plan = RollingUpdatePlan::default();
         let mut unavailable = 0;
         let mut candidates = Vec::new();
-        for group in by_node.values() {
-            match updated_pods_on_node(group, hash, generation) {
+        for group in groups.values() {
+            match updated_pods_on_node(group, self.hash, self.generation) {
                 None | Some((None, None)) | Some((Some(_), Some(_))) => unavailable += 1,
                 Some((Some(new), None)) => {
-                    if !available(new) {
+                    if !self.available(new) {
                         unavailable += 1;
                     }
                 }
                 Some((None, Some(old))) => {
-                    if !available(old) {
+                    if !self.available(old) {
                         plan.delete_pods.push(pod_name(old));
                         unavailable += 1;
-                    } else if unavailable < budget.max_unavailable {
+                    } else if unavailable < max_unavailable {
                         candidates.push(pod_name(old));
                     }
                 }
             }
         }
-        let room = (budget.max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
+        let room = (max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
         plan.delete_pods.extend(candidates.into_iter().take(room));
-        return Ok(plan);
+        plan
     }
 
-    let node_by_name: BTreeMap<&str, &Node> =
-        nodes.iter().map(|node| (node.metadata.name.as_deref().unwrap_or(""), node)).collect();
-    let should_run_on = |name: &str| -> Result<bool> {
-        let node = node_by_name.get(name).ok_or_else(|| Error::NodeNotFound(name.to_string()))?;
-        Ok(placement.check(node).should_run())
-    };
-    let (mut surge, mut available_count) = (0i64, 0i64);
-    let (mut allowed_new, mut candidates, mut sunset) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, group) in &by_node {
-        let Some((new, old)) = updated_pods_on_node(group, hash, generation) else {
-            surge += 1;
-            continue;
-        };
-        if let Some(counted) = old.or(new)
-            && available(counted)
-        {
-            available_count += 1;
+    /// `maxSurge > 0`: create new pods beside old ones within `maxSurge`, delete an old pod once
+    /// its new one is available.
+    fn with_surge(
+        &self,
+        groups: &BTreeMap<&str, &[&Pod]>,
+        max_surge: i64,
+        desired: i64,
+        should_run_on: impl Fn(&str) -> Result<bool>,
+    ) -> Result<RollingUpdatePlan> {
+        let mut plan = RollingUpdatePlan::default();
+        let (mut surge, mut available_count) = (0i64, 0i64);
+        let (mut allowed_new, mut candidates, mut sunset) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, group) in groups {
+            let Some((new, old)) = updated_pods_on_node(group, self.hash, self.generation) else {
+                surge += 1;
+                continue;
+            };
+            if let Some(counted) = old.or(new)
+                && self.available(counted)
+            {
+                available_count += 1;
+            }
+            match (new, old) {
+                (_, None) => {}
+                (None, Some(old)) if !self.available(old) => {
+                    if should_run_on(name)? {
+                        allowed_new.push(name.to_string());
+                    } else {
+                        plan.delete_pods.push(pod_name(old));
+                    }
+                }
+                (None, Some(old)) => {
+                    if !should_run_on(name)? {
+                        sunset.push(pod_name(old));
+                    } else if surge < max_surge {
+                        candidates.push(name.to_string());
+                    }
+                }
+                (Some(new), Some(old)) => {
+                    if self.available(new) {
+                        plan.delete_pods.push(pod_name(old));
+                    } else {
+                        surge += 1;
+                    }
+                }
+            }
         }
-        match (new, old) {
-            (_, None) => {}
-            (None, Some(old)) if !available(old) => {
-                if should_run_on(name)? {
-                    allowed_new.push(name.clone());
-                } else {
-                    plan.delete_pods.push(pod_name(old));
-                }
-            }
-            (None, Some(old)) => {
-                if !should_run_on(name)? {
-                    sunset.push(pod_name(old));
-                } else if surge < budget.max_surge {
-                    candidates.push(name.clone());
-                }
-            }
-            (Some(new), Some(old)) => {
-                if available(new) {
-                    plan.delete_pods.push(pod_name(old));
-                } else {
-                    surge += 1;
-                }
-            }
-        }
+        // Keep 100% availability when the scheduling constraints move: pods on nodes that should
+        // no longer run one go only while more pods are available than desired.
+        let deletable = (available_count - desired).clamp(0, sunset.len() as i64) as usize;
+        plan.delete_pods.extend(sunset.into_iter().take(deletable));
+        let room = (max_surge - surge).clamp(0, candidates.len() as i64) as usize;
+        plan.create_on_nodes = allowed_new;
+        plan.create_on_nodes.extend(candidates.into_iter().take(room));
+        Ok(plan)
     }
-    // Keep 100% availability when the scheduling constraints move: pods on nodes that should no
-    // longer run one go only while more pods are available than desired.
-    let deletable = (available_count - desired).clamp(0, sunset.len() as i64) as usize;
-    plan.delete_pods.extend(sunset.into_iter().take(deletable));
-    let room = (budget.max_surge - surge).clamp(0, candidates.len() as i64) as usize;
-    plan.create_on_nodes = allowed_new;
-    plan.create_on_nodes.extend(candidates.into_iter().take(room));
-    Ok(plan)
 }
 
 /// Event reason for a failed daemon pod the controller deletes (`FailedDaemonPodReason`).
@@ -901,11 +962,20 @@ pub const FAILED_DAEMON_POD_REASON: &str = "FailedDaemonPod";
 /// Event reason for a succeeded daemon pod the controller deletes (`SucceededDaemonPodReason`).
 pub const SUCCEEDED_DAEMON_POD_REASON: &str = "SucceededDaemonPod";
 
+/// The type of a [`DaemonSetEvent`] (an Event's `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaemonSetEventType {
+    /// `Normal`: an expected step.
+    Normal,
+    /// `Warning`: something a user should look at.
+    Warning,
+}
+
 /// An event the controller records on the DaemonSet while managing its pods.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DaemonSetEvent {
     /// `Normal` or `Warning`.
-    pub type_: &'static str,
+    pub type_: DaemonSetEventType,
     /// The reason.
     pub reason: &'static str,
     /// The message.
@@ -948,7 +1018,8 @@ fn allows_surge(ds: &DaemonSet) -> bool {
             .is_some_and(|surge| scaled_value(surge, 1, Rounding::Up, "MaxSurge").is_ok_and(|v| v > 0))
 }
 
-/// One `manage` pass over every node (k8s-fidelity.md §1.6), in node order:
+/// One `manage` pass over every node (`daemon_controller.go` `manage`, `podsShouldBeOnNode`),
+/// in node order:
 /// - should run and has no pod → create one;
 /// - should continue running → terminating pods are left alone (so a node whose only pod is
 ///   terminating gets no new pod until that object is gone); `Failed` pods are reported in
@@ -972,83 +1043,38 @@ fn allows_surge(ds: &DaemonSet) -> bool {
 /// assert_eq!(plan.create_on_nodes, vec!["gpu-1".to_string()]);
 /// ```
 pub fn manage_plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str, now: Timestamp) -> ManagePlan {
-    let by_node = nodes_to_daemon_pods(pods, DeletedTerminalPods::Skip);
-    let surge = allows_surge(ds);
-    let min_ready_seconds = ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
-    let namespace = ds.metadata.namespace.as_deref().unwrap_or("");
-    let daemon_placement = DaemonPlacement::new(ds);
+    let (placements, by_node) = place(ds, nodes, pods);
+    manage_plan_placed(ds, nodes.iter().zip(&placements), &by_node, hash, now)
+}
+
+/// [`manage_plan`] with each node's placement and the pods by node ([`nodes_to_daemon_pods`],
+/// terminal deleted pods skipped) already worked out, as the simulator's controller has them
+/// once per sync.
+pub fn manage_plan_placed<'n>(
+    ds: &DaemonSet,
+    placed: impl IntoIterator<Item = (&'n Node, &'n NodePlacement)>,
+    by_node: &BTreeMap<String, Vec<&Pod>>,
+    hash: &str,
+    now: Timestamp,
+) -> ManagePlan {
+    let pass = ManagePass {
+        surge: allows_surge(ds),
+        min_ready_seconds: ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0),
+        namespace: ds.metadata.namespace.as_deref().unwrap_or(""),
+        hash,
+        now,
+    };
     let mut plan = ManagePlan::default();
-    for node in nodes {
-        let node_name = node.metadata.name.clone().unwrap_or_default();
-        let placement = daemon_placement.check(node);
-        let daemon_pods = by_node.get(&node_name).map(Vec::as_slice).unwrap_or_default();
-        let exists = !daemon_pods.is_empty();
-        if placement.should_run() && !exists {
-            plan.create_on_nodes.push(node_name);
+    let mut known = std::collections::BTreeSet::new();
+    for (node, placement) in placed {
+        let node_name = node.metadata.name.as_deref().unwrap_or("");
+        known.insert(node_name);
+        let daemon_pods = by_node.get(node_name).map(Vec::as_slice).unwrap_or_default();
+        if placement.should_run() && daemon_pods.is_empty() {
+            plan.create_on_nodes.push(node_name.to_string());
         } else if placement.should_continue_running() {
-            let mut running: Vec<&Pod> = Vec::new();
-            for pod in daemon_pods.iter().copied().filter(|pod| pod.metadata.deletion_timestamp.is_none()) {
-                let name = pod_name(pod);
-                match super::resources::pod_phase_class(pod) {
-                    super::resources::PodPhaseClass::Terminal
-                        if pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed") =>
-                    {
-                        plan.failed_pods.push(FailedDaemonPod {
-                            node: node_name.clone(),
-                            pod: name.clone(),
-                            event: DaemonSetEvent {
-                                type_: "Warning",
-                                reason: FAILED_DAEMON_POD_REASON,
-                                message: format!(
-                                    "Found failed daemon pod {namespace}/{name} on node {node_name}, will try to kill it"
-                                ),
-                            },
-                        });
-                    }
-                    super::resources::PodPhaseClass::Terminal => {
-                        plan.events.push(DaemonSetEvent {
-                            type_: "Normal",
-                            reason: SUCCEEDED_DAEMON_POD_REASON,
-                            message: format!(
-                                "Found succeeded daemon pod {namespace}/{name} on node {node_name}, will try to delete it"
-                            ),
-                        });
-                        plan.delete_pods.push(name);
-                    }
-                    super::resources::PodPhaseClass::Active => running.push(pod),
-                }
-            }
-            running.sort_by(|a, b| compare_daemon_pods(a, b));
-            if !surge {
-                plan.delete_pods.extend(running.iter().skip(1).map(|pod| pod_name(pod)));
-                continue;
-            }
-            if running.len() <= 1 {
-                if running.is_empty() && placement.should_run() {
-                    plan.create_on_nodes.push(node_name);
-                }
-                continue;
-            }
-            // Surge: keep the oldest pod of the current hash and the oldest other one.
-            let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
-            for pod in running {
-                let slot = if pod_label(pod, CONTROLLER_REVISION_HASH_LABEL) == Some(hash) {
-                    &mut oldest_new
-                } else {
-                    &mut oldest_old
-                };
-                if slot.is_none() {
-                    *slot = Some(pod);
-                } else {
-                    plan.delete_pods.push(pod_name(pod));
-                }
-            }
-            if let (Some(new), Some(old)) = (oldest_new, oldest_old)
-                && (!is_pod_ready(old) || is_pod_available(new, min_ready_seconds, now))
-            {
-                plan.delete_pods.push(pod_name(old));
-            }
-        } else if exists {
+            pass.pods_should_be_on_node(&mut plan, node_name, placement, daemon_pods);
+        } else {
             plan.delete_pods.extend(
                 daemon_pods
                     .iter()
@@ -1057,20 +1083,105 @@ pub fn manage_plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str, now
             );
         }
     }
-    // `getUnscheduledPodsWithoutNode`.
-    let known: std::collections::BTreeSet<&str> =
-        nodes.iter().map(|node| node.metadata.name.as_deref().unwrap_or("")).collect();
-    for (node_name, group) in &by_node {
+    // `getUnscheduledPodsWithoutNode`. A pod already being deleted is not deleted again (an
+    // unbound pod goes at once upstream, so none is ever seen terminating there).
+    for (node_name, group) in by_node {
         if known.contains(node_name.as_str()) {
             continue;
         }
         for pod in group {
-            if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty) {
+            if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty)
+                && pod.metadata.deletion_timestamp.is_none()
+            {
                 plan.delete_pods.push(pod_name(pod));
             }
         }
     }
     plan
+}
+
+/// What one `manage` pass reads besides the nodes and pods.
+struct ManagePass<'a> {
+    surge: bool,
+    min_ready_seconds: i32,
+    namespace: &'a str,
+    hash: &'a str,
+    now: Timestamp,
+}
+
+impl ManagePass<'_> {
+    /// `podsShouldBeOnNode` for a node where the daemon pods may continue running.
+    fn pods_should_be_on_node(
+        &self,
+        plan: &mut ManagePlan,
+        node_name: &str,
+        placement: &NodePlacement,
+        daemon_pods: &[&Pod],
+    ) {
+        let namespace = self.namespace;
+        let mut running: Vec<&Pod> = Vec::new();
+        for pod in daemon_pods.iter().copied().filter(|pod| pod.metadata.deletion_timestamp.is_none()) {
+            let name = pod_name(pod);
+            match super::resources::pod_phase_class(pod) {
+                super::resources::PodPhaseClass::Terminal
+                    if pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed") =>
+                {
+                    plan.failed_pods.push(FailedDaemonPod {
+                        node: node_name.to_string(),
+                        pod: name.clone(),
+                        event: DaemonSetEvent {
+                            type_: DaemonSetEventType::Warning,
+                            reason: FAILED_DAEMON_POD_REASON,
+                            message: format!(
+                                "Found failed daemon pod {namespace}/{name} on node {node_name}, will try to kill it"
+                            ),
+                        },
+                    });
+                }
+                super::resources::PodPhaseClass::Terminal => {
+                    plan.events.push(DaemonSetEvent {
+                        type_: DaemonSetEventType::Normal,
+                        reason: SUCCEEDED_DAEMON_POD_REASON,
+                        message: format!(
+                            "Found succeeded daemon pod {namespace}/{name} on node {node_name}, will try to delete it"
+                        ),
+                    });
+                    plan.delete_pods.push(name);
+                }
+                super::resources::PodPhaseClass::Active => running.push(pod),
+            }
+        }
+        running.sort_by(|a, b| compare_daemon_pods(a, b));
+        if !self.surge {
+            plan.delete_pods.extend(running.iter().skip(1).map(|pod| pod_name(pod)));
+            return;
+        }
+        if running.len() <= 1 {
+            if running.is_empty() && placement.should_run() {
+                plan.create_on_nodes.push(node_name.to_string());
+            }
+            return;
+        }
+        // Surge: keep the oldest pod of the current hash and the oldest other one.
+        let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
+        for pod in running {
+            let slot = if pod_label(pod, CONTROLLER_REVISION_HASH_LABEL) == Some(self.hash) {
+                &mut oldest_new
+            } else {
+                &mut oldest_old
+            };
+            if slot.is_none() {
+                *slot = Some(pod);
+            } else {
+                plan.delete_pods.push(pod_name(pod));
+            }
+        }
+        if let (Some(new), Some(old)) = (oldest_new, oldest_old)
+            && (!is_pod_ready(old) || is_pod_available(new, self.min_ready_seconds, self.now))
+        {
+            plan.delete_pods.push(pod_name(old));
+        }
+    }
 }
 
 /// Which template generation a daemon pod runs.
@@ -1194,8 +1305,8 @@ pub fn rollout_view(
 }
 
 /// What `kubectl rollout status daemonset/<name>` prints for a DaemonSet, and whether it is done
-/// (`kubectl:pkg/polymorphichelpers/rollout_status.go` `DaemonSetStatusViewer`, k8s-fidelity.md
-/// §2). Each message ends with a newline, as kubectl writes it.
+/// (`kubectl:pkg/polymorphichelpers/rollout_status.go` `DaemonSetStatusViewer`).
+/// Each message ends with a newline, as kubectl writes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RolloutStatus {
     /// Still rolling: print the message and keep watching.

@@ -1,6 +1,6 @@
 //! `normalize()`: strips what changes between runs (uids, resource versions, timestamps) from an object.
 //!
-//! One function serves `check` (comparing live objects) and the tests' snapshots (DESIGN §5, §7.5),
+//! One function serves `check` (comparing live objects) and the tests' snapshots,
 //! so what a snapshot shows is exactly what grading compares.
 
 use serde_json::Value;

@@ -766,8 +766,8 @@ mod tests {
     }
 
     #[test]
-    fn literal_reason_texts_from_the_notes() {
-        // k8s-fidelity.md §5, copied as literals.
+    fn literal_reason_texts_from_upstream() {
+        // noderesources/fit.go `fitsRequest`'s reasons, copied as literals.
         assert_eq!(Insufficiency::TooManyPods.to_string(), "Too many pods");
         assert_eq!(Insufficiency::Insufficient("cpu".into()).to_string(), "Insufficient cpu");
         assert_eq!(

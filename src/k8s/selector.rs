@@ -320,16 +320,16 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
-    /// Checks every field is selectable for `group_resource` (`field label not supported: X`).
-    pub fn check_supported(&self, group_resource: &str) -> Result<()> {
-        let supported = selectable_field_names(group_resource);
+    /// Checks every field is one of `supported`, the kind's selectable fields (`field label not
+    /// supported: X`).
+    pub fn check_supported(&self, supported: &[&str]) -> Result<()> {
         match self.requirements.iter().find(|req| !supported.contains(&req.field.as_str())) {
             Some(req) => Err(Error::FieldNotSupported(req.field.clone())),
             None => Ok(()),
         }
     }
 
-    /// True when `fields` (from [`selectable_fields`]) satisfy every term.
+    /// True when `fields` (an object's selectable fields) satisfy every term.
     pub fn matches(&self, fields: &Fields) -> bool {
         self.requirements.iter().all(|req| {
             let value = fields.get(&req.field).unwrap_or("");
@@ -393,17 +393,16 @@ fn unescape(text: &str) -> String {
 /// #17): the names are the kind's static list and the values share one allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fields {
-    /// The kind's field names ([`selectable_field_names`]); `metadata.namespace`, when the list
-    /// lacks it, is the value after the last.
+    /// The kind's field names; `metadata.namespace`, when the list lacks it, is the value after
+    /// the last.
     names: &'static [&'static str],
     /// The values one after another: value `i` ends at `ends[i]`.
     text: Box<str>,
     ends: [u32; MAX_FIELDS],
 }
 
-/// The most fields a kind has (Events: 13), plus `metadata.namespace`.
-const MAX_FIELDS: usize = 14;
-const _: () = assert!(EVENT.len() < MAX_FIELDS && POD.len() < MAX_FIELDS);
+/// The most fields a kind may have (Events: 13), plus `metadata.namespace`.
+pub const MAX_FIELDS: usize = 14;
 
 impl Default for Fields {
     fn default() -> Self {
@@ -412,15 +411,31 @@ impl Default for Fields {
 }
 
 impl Fields {
-    /// The value of field `name`, if the kind has that field.
+    /// The fields `names` (a kind's list, fewer than [`MAX_FIELDS`]) and `metadata.namespace`,
+    /// each valued by `value`.
     ///
     /// ```
-    /// use lab_runner::k8s::selector::selectable_fields;
-    /// let fields = selectable_fields("pods", &serde_json::json!({"status": {"phase": "Running"}}));
+    /// use lab_runner::k8s::selector::{Fields, field_text};
+    /// let pod = serde_json::json!({"status": {"phase": "Running"}});
+    /// let fields = Fields::new(&["spec.nodeName", "status.phase"], |name| field_text(&pod, name));
     /// assert_eq!(fields.get("status.phase"), Some("Running"));
     /// assert_eq!(fields.get("spec.nodeName"), Some(""));
+    /// assert_eq!(fields.get("metadata.namespace"), Some(""));
     /// assert_eq!(fields.get("data"), None);
     /// ```
+    pub fn new(names: &'static [&'static str], value: impl Fn(&str) -> String) -> Fields {
+        let mut fields = Fields { names, ..Fields::default() };
+        let mut text = String::new();
+        let extra_namespace = (!names.contains(&"metadata.namespace")).then_some("metadata.namespace");
+        for (index, name) in names.iter().copied().chain(extra_namespace).enumerate().take(MAX_FIELDS) {
+            text.push_str(&value(name));
+            fields.ends[index] = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        }
+        fields.text = text.into_boxed_str();
+        fields
+    }
+
+    /// The value of field `name`, if the kind has that field.
     pub fn get(&self, name: &str) -> Option<&str> {
         let index = match self.names.iter().position(|field| *field == name) {
             Some(index) => index,
@@ -438,98 +453,63 @@ impl Fields {
     }
 }
 
-const GENERIC: &[&str] = &["metadata.name", "metadata.namespace"];
-const POD: &[&str] = &[
-    "metadata.name",
-    "metadata.namespace",
-    "spec.nodeName",
-    "spec.restartPolicy",
-    "spec.schedulerName",
-    "spec.serviceAccountName",
-    "spec.hostNetwork",
-    "status.phase",
-    "status.podIP",
-    "status.nominatedNodeName",
-];
-const EVENT: &[&str] = &[
-    "metadata.name",
-    "metadata.namespace",
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-];
-const NODE: &[&str] = &["metadata.name", "spec.unschedulable"];
-const NAMESPACE: &[&str] = &["metadata.name", "status.phase"];
-const SECRET: &[&str] = &["metadata.name", "metadata.namespace", "type"];
-const REPLICASET: &[&str] = &["metadata.name", "metadata.namespace", "status.replicas"];
-const JOB: &[&str] = &["metadata.name", "metadata.namespace", "status.successful"];
-const SERVICE: &[&str] = &["metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"];
-
-/// The field names `group_resource` (`pods`, `daemonsets.apps`) can be selected on.
-pub fn selectable_field_names(group_resource: &str) -> &'static [&'static str] {
-    match group_resource {
-        "pods" => POD,
-        "events" => EVENT,
-        "nodes" => NODE,
-        "namespaces" => NAMESPACE,
-        "secrets" => SECRET,
-        "replicasets.apps" => REPLICASET,
-        "jobs.batch" => JOB,
-        "services" => SERVICE,
-        _ => GENERIC,
+/// The value of the field `name` (`spec.nodeName`) of `object` as upstream renders a selectable
+/// field: a missing field is `""`, booleans `true`/`false`, integers in decimal.
+///
+/// ```
+/// use lab_runner::k8s::selector::field_text;
+/// let pod = serde_json::json!({"spec": {"nodeName": "gpu-1", "hostNetwork": true}});
+/// assert_eq!(field_text(&pod, "spec.nodeName"), "gpu-1");
+/// assert_eq!(field_text(&pod, "spec.hostNetwork"), "true");
+/// assert_eq!(field_text(&pod, "status.phase"), "");
+/// ```
+pub fn field_text(object: &Value, name: &str) -> String {
+    let mut at = object;
+    for key in name.split('.') {
+        at = &at[key];
+    }
+    match at {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
     }
 }
 
-/// The selectable fields of `object`, an object of `group_resource`, with their values as
-/// upstream renders them (a missing field is `""`, booleans `true`/`false`, integers in decimal).
-pub fn selectable_fields(group_resource: &str, object: &Value) -> Fields {
-    let text_at = |path: &[&str]| -> String {
-        let mut at = object;
-        for key in path {
-            at = &at[*key];
+/// `metav1.LabelSelectorAsSelector(..).String()` of a JSON `LabelSelector`: requirements sorted
+/// by key; `""` when empty.
+///
+/// ```
+/// use lab_runner::k8s::selector::selector_string;
+/// let selector = serde_json::json!({"matchLabels": {"app": "web"},
+///     "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]}]});
+/// assert_eq!(selector_string(&selector), "app=web,tier in (a,b)");
+/// ```
+pub fn selector_string(selector: &Value) -> String {
+    let text = |value: &Value| value.as_str().unwrap_or("").to_string();
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    if let Some(labels) = selector["matchLabels"].as_object() {
+        for (key, value) in labels {
+            requirements.push((key.clone(), format!("{key}={}", text(value))));
         }
-        match at {
-            Value::String(s) => s.clone(),
-            Value::Bool(b) => b.to_string(),
-            Value::Number(n) => n.to_string(),
-            _ => String::new(),
-        }
-    };
-    let names = selectable_field_names(group_resource);
-    let mut fields = Fields { names, ..Fields::default() };
-    let mut text = String::new();
-    let extra_namespace = (!names.contains(&"metadata.namespace")).then_some("metadata.namespace");
-    for (index, name) in names.iter().copied().chain(extra_namespace).enumerate().take(MAX_FIELDS) {
-        let value = match (group_resource, name) {
-            // `spec.hostNetwork` and `spec.unschedulable` default to false when absent.
-            ("pods", "spec.hostNetwork") | ("nodes", "spec.unschedulable") => {
-                let v = text_at(&name.split('.').collect::<Vec<_>>());
-                if v.is_empty() { "false".to_string() } else { v }
-            }
-            ("pods", "status.podIP") => match text_at(&["status", "podIP"]) {
-                ip if ip.is_empty() => object["status"]["podIPs"][0]["ip"].as_str().unwrap_or("").to_string(),
-                ip => ip,
-            },
-            ("events", "source") => text_at(&["source", "component"]),
-            ("jobs.batch", "status.successful") | ("replicasets.apps", "status.replicas") => {
-                let v = text_at(&name.split('.').collect::<Vec<_>>());
-                if v.is_empty() { "0".to_string() } else { v }
-            }
-            _ => text_at(&name.split('.').collect::<Vec<_>>()),
-        };
-        text.push_str(&value);
-        fields.ends[index] = u32::try_from(text.len()).unwrap_or(u32::MAX);
     }
-    fields.text = text.into_boxed_str();
-    fields
+    for expression in selector["matchExpressions"].as_array().into_iter().flatten() {
+        let key = text(&expression["key"]);
+        let mut values: Vec<String> =
+            expression["values"].as_array().into_iter().flatten().map(text).collect();
+        values.sort();
+        let values = values.join(",");
+        let requirement = match expression["operator"].as_str().unwrap_or("") {
+            "In" => format!("{key} in ({values})"),
+            "NotIn" => format!("{key} notin ({values})"),
+            "Exists" => key.clone(),
+            "DoesNotExist" => format!("!{key}"),
+            _ => continue,
+        };
+        requirements.push((key, requirement));
+    }
+    requirements.sort();
+    requirements.into_iter().map(|(_, r)| r).collect::<Vec<_>>().join(",")
 }
 
 /// The labels of `object` as a map (non-string values are ignored).
@@ -618,49 +598,5 @@ mod tests {
         );
         assert!(LabelSelector::parse("a in x").is_err());
         assert!(LabelSelector::parse("a=b c").is_err());
-    }
-
-    #[test]
-    fn field_selectors_compare_rendered_fields() {
-        let pod = json!({"metadata": {"name": "web-0", "namespace": "default"},
-                         "spec": {"nodeName": "node-a"}, "status": {"phase": "Running"}});
-        let fields = selectable_fields("pods", &pod);
-        assert_eq!(fields.get("spec.hostNetwork"), Some("false"));
-        let sel = FieldSelector::parse("spec.nodeName=node-a,status.phase!=Succeeded").unwrap();
-        sel.check_supported("pods").unwrap();
-        assert!(sel.matches(&fields));
-        assert!(!FieldSelector::parse("metadata.name==web-1").unwrap().matches(&fields));
-        let unsupported = FieldSelector::parse("spec.nodeName=x").unwrap().check_supported("configmaps");
-        assert_eq!(unsupported.unwrap_err().to_string(), "field label not supported: spec.nodeName");
-        assert!(FieldSelector::parse("nonsense").is_err());
-    }
-
-    #[test]
-    fn packed_fields_read_back_every_value_in_the_kinds_order() {
-        let node = json!({"metadata": {"name": "gpu-1"}, "spec": {"unschedulable": true}});
-        let fields = selectable_fields("nodes", &node);
-        let all: Vec<(&str, &str)> = fields.iter().collect();
-        assert_eq!(
-            all,
-            [("metadata.name", "gpu-1"), ("spec.unschedulable", "true"), ("metadata.namespace", "")]
-        );
-        let event = json!({"metadata": {"name": "e.1", "namespace": "ns"}, "type": "Warning",
-                           "involvedObject": {"kind": "Pod", "name": "p", "uid": "u-1"}, "reason": "BackOff"});
-        let fields = selectable_fields("events", &event);
-        assert_eq!(fields.iter().count(), EVENT.len());
-        assert_eq!(fields.get("involvedObject.uid"), Some("u-1"));
-        assert_eq!(fields.get("involvedObject.fieldPath"), Some(""));
-        assert_eq!(fields.get("type"), Some("Warning"));
-        assert_eq!(fields.get("metadata.namespace"), Some("ns"));
-        assert_eq!(Fields::default().get("metadata.name"), None);
-    }
-
-    #[test]
-    fn event_source_and_escapes() {
-        let event = json!({"metadata": {"name": "e", "namespace": "ns"}, "source": {"component": "kubelet"},
-                           "involvedObject": {"kind": "Pod", "name": "a,b"}});
-        let fields = selectable_fields("events", &event);
-        assert!(FieldSelector::parse("source=kubelet,involvedObject.name=a\\,b").unwrap().matches(&fields));
-        assert!(FieldSelector::parse("involvedObject.namespace=").unwrap().matches(&fields));
     }
 }

@@ -198,7 +198,7 @@ fn exists_toleration(key: &str, effect: TaintEffect) -> Toleration {
 }
 
 /// The tolerations the DaemonSet controller adds to every daemon pod, in upstream's order
-/// (`daemonset_util.go` `AddOrUpdateDaemonPodTolerations`, k8s-fidelity.md §1.2): not-ready and
+/// (`daemonset_util.go` `AddOrUpdateDaemonPodTolerations`): not-ready and
 /// unreachable `NoExecute` (no tolerationSeconds), then disk-pressure, memory-pressure,
 /// pid-pressure and unschedulable `NoSchedule`, and network-unavailable `NoSchedule` only for
 /// `hostNetwork: true` pods. All use operator `Exists`.
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn daemon_default_tolerations_are_the_upstream_list() {
-        // k8s-fidelity.md §1.2, copied as literals.
+        // daemonset_util.go `AddOrUpdateDaemonPodTolerations`, copied as literals.
         let expected = [
             ("node.kubernetes.io/not-ready", "NoExecute"),
             ("node.kubernetes.io/unreachable", "NoExecute"),

@@ -1,7 +1,7 @@
 //! The lab bundle v1 model: what `lab.yaml` holds, as Rust types (serde + JSON Schema).
 //!
 //! Every struct rejects unknown fields, so a typo is an error at its line and column rather than
-//! a silently ignored setting (KUTTL ignores them; anchors.md §C1). Ids that other parts of the
+//! a silently ignored setting (as KUTTL's test steps do). Ids that other parts of the
 //! file refer to are [`Spanned`] so the loader can point at them. The format is documented in
 //! `docs/lab-format.md`; `docs/lab.schema.json` is generated from these types.
 

@@ -8,15 +8,11 @@ use super::{
     loader::{Bundle, Course},
     model::{Expectation, Stage, TaskKind, Variant, Wait},
 };
-use crate::session::{LabSource, Lang};
-
-/// Words of the listing in each language.
-fn word(lang: Lang, en: &'static str, ja: &'static str) -> &'static str {
-    match lang {
-        Lang::En => en,
-        Lang::Ja => ja,
-    }
-}
+use crate::{
+    i18n::list as listed,
+    session::{LabSource, Lang},
+    tr,
+};
 
 /// `labs list`: id, title, number of tasks and total points per lab, or an honest line when there
 /// are none. With a course file, the course title comes first and the labs follow in course order,
@@ -25,18 +21,8 @@ fn word(lang: Lang, en: &'static str, ja: &'static str) -> &'static str {
 pub fn list(bundles: &[Bundle], course: Option<&Course>, source: &LabSource, lang: Lang) -> String {
     if bundles.is_empty() && course.is_none() {
         return match source {
-            LabSource::BuiltIn => word(
-                lang,
-                "No labs are built into this binary yet (the course labs arrive with issue #8).\n\
-                 Use --labs DIR to read lab bundles from a directory.\n",
-                "このバイナリにはまだラボが組み込まれていません（コースのラボは issue #8 で追加されます）。\n\
-                 --labs DIR でディレクトリからラボを読み込めます。\n",
-            )
-            .to_string(),
-            LabSource::Dir(dir) => match lang {
-                Lang::En => format!("No lab bundles in {}.\n", dir.display()),
-                Lang::Ja => format!("{} にラボはありません。\n", dir.display()),
-            },
+            LabSource::BuiltIn => tr!(lang, "labs-none-built-in") + "\n",
+            LabSource::Dir(dir) => tr!(lang, "labs-none-in-dir", dir = dir.display().to_string()) + "\n",
         };
     }
     let Some(course) = course else {
@@ -60,35 +46,18 @@ pub fn list(bundles: &[Bundle], course: Option<&Course>, source: &LabSource, lan
     for bundle in &extra {
         rows.push([vec![NOT_IN_COURSE.to_string()], row(bundle, lang)].concat());
     }
-    let mut out = match lang {
-        Lang::En => format!("Course: {}\n\n", course.title.get(lang)),
-        Lang::Ja => format!("コース: {}\n\n", course.title.get(lang)),
-    };
+    let mut out = tr!(lang, "labs-course", title = course.title.get(lang)) + "\n\n";
     out.push_str(&tidy(table(true, rows, lang)));
     if !extra.is_empty() || !missing.is_empty() {
         out.push('\n');
     }
     if !extra.is_empty() {
-        let _ = match lang {
-            Lang::En => writeln!(out, "{NOT_IN_COURSE} not in the course ({})", course.file()),
-            Lang::Ja => writeln!(out, "{NOT_IN_COURSE} コースに含まれていないラボ（{}）", course.file()),
-        };
+        let file = course.file().to_string();
+        let _ = writeln!(out, "{}", tr!(lang, "labs-not-in-course", mark = NOT_IN_COURSE, file = file));
     }
     for entry in missing {
-        let _ = match lang {
-            Lang::En => writeln!(
-                out,
-                "! {}: the course lists {:?}, which has no lab bundle (see `lab-runner lint`)",
-                course.location_of(entry),
-                entry.value
-            ),
-            Lang::Ja => writeln!(
-                out,
-                "! {}: コースに {:?} がありますが、そのラボはありません（`lab-runner lint` を参照）",
-                course.location_of(entry),
-                entry.value
-            ),
-        };
+        let at = course.location_of(entry).to_string();
+        let _ = writeln!(out, "! {}", tr!(lang, "labs-course-missing", at = at, lab = &entry.value));
     }
     out
 }
@@ -112,12 +81,12 @@ fn row(bundle: &Bundle, lang: Lang) -> Vec<String> {
 fn table(numbered: bool, rows: Vec<Vec<String>>, lang: Lang) -> Table {
     let mut table = Table::new();
     table.load_style(NOTHING).force_no_tty().set_content_arrangement(ContentArrangement::Disabled);
-    let mut header: Vec<&str> = if numbered { vec!["#"] } else { Vec::new() };
+    let mut header: Vec<String> = if numbered { vec!["#".to_string()] } else { Vec::new() };
     header.extend([
-        "ID",
-        word(lang, "TITLE", "タイトル"),
-        word(lang, "TASKS", "タスク"),
-        word(lang, "POINTS", "点数"),
+        "ID".to_string(),
+        tr!(lang, "labs-column-title"),
+        tr!(lang, "labs-column-tasks"),
+        tr!(lang, "labs-column-points"),
     ]);
     table.set_header(header);
     for row in rows {
@@ -147,8 +116,7 @@ pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> 
     match variant {
         Some(variant) => show_variant(&mut out, bundle, variant, lang),
         None if lab.variants.is_empty() => {
-            let _ =
-                writeln!(out, "\n{}:", word(lang, "Quiz answers (instructors)", "クイズの正解（講師向け）"));
+            let _ = writeln!(out, "\n{}", tr!(lang, "labs-quiz-answers-variantless"));
             show_answers(&mut out, bundle, None, lang);
         }
         None => {
@@ -157,15 +125,7 @@ pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> 
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "\n{}:",
-        word(
-            lang,
-            "Shortcuts (selftest proves none passes)",
-            "近道（どれも合格しないことを selftest が確認）"
-        )
-    );
+    let _ = writeln!(out, "\n{}", tr!(lang, "labs-shortcuts"));
     for task in lab.tasks.iter().filter(|t| !t.shortcuts.is_empty()) {
         for shortcut in &task.shortcuts {
             let _ = writeln!(
@@ -183,15 +143,9 @@ pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> 
 /// What a variant breaks and the quiz answers accepted in it.
 fn show_variant(out: &mut String, bundle: &Bundle, variant: &Variant, lang: Lang) {
     let id = variant.id.value.as_str();
-    let _ = writeln!(
-        out,
-        "\n{} {id} ({}):",
-        word(lang, "Variant", "バリアント"),
-        word(lang, "instructors", "講師向け")
-    );
+    let _ = writeln!(out, "\n{}", tr!(lang, "labs-variant-heading", variant = id));
     let _ = writeln!(out, "  {}", variant.description.get(lang).trim_end());
-    let _ =
-        writeln!(out, "\n{}:", word(lang, "Quiz answers in this variant", "このバリアントでのクイズの正解"));
+    let _ = writeln!(out, "\n{}", tr!(lang, "labs-quiz-answers"));
     show_answers(out, bundle, Some(id), lang);
 }
 
@@ -204,14 +158,9 @@ fn show_answers(out: &mut String, bundle: &Bundle, variant: Option<&str>, lang: 
             let mut accepted: Vec<&str> = quiz.accept.iter().map(String::as_str).collect();
             let by_variant = variant.and_then(|id| quiz.accept_by_variant.get(id));
             accepted.extend(by_variant.into_iter().flatten().map(String::as_str));
-            let answer = match (&quiz.fact, accepted.is_empty()) {
-                (Some(fact), _) => format!(
-                    "{} {}",
-                    word(lang, "the fact start captured:", "start が記録した事実:"),
-                    fact.key()
-                ),
-                (None, false) => accepted.join(", "),
-                (None, true) => "-".to_string(),
+            let answer = match &quiz.fact {
+                Some(fact) => tr!(lang, "labs-answer-recorded", fact = fact.key()),
+                None => tr!(lang, "labs-answers", answers = listed(&accepted)),
             };
             let _ = writeln!(out, "  {}: {answer}", task.id.value);
         }
@@ -224,44 +173,35 @@ pub fn show(bundle: &Bundle, lang: Lang) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}\n", lab.id.value, lab.title.get(lang));
     let _ = writeln!(out, "{}", lab.briefing.get(lang).trim_end());
-    let _ = writeln!(out, "\n{}:", word(lang, "Stages", "ステージ"));
+    let _ = writeln!(out, "\n{}", tr!(lang, "labs-stages"));
     for (n, stage) in lab.stages.iter().enumerate() {
         show_stage(&mut out, n + 1, stage, lang);
     }
     if !lab.variants.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n{}:",
-            word(lang, "Variants (default chosen from --seed)", "バリアント（既定は --seed で選択）")
-        );
+        let _ = writeln!(out, "\n{}", tr!(lang, "labs-variants"));
         let width = lab.variants.iter().map(|v| v.id.value.len()).max().unwrap_or(0);
         for variant in &lab.variants {
             let _ = writeln!(out, "  {:width$}  {}", variant.id.value, variant.description.get(lang));
         }
     }
-    let _ = writeln!(
-        out,
-        "\n{} ({} {}):",
-        word(lang, "Tasks", "タスク"),
-        lab.total_points(),
-        word(lang, "points", "点")
-    );
+    let _ = writeln!(out, "\n{}", tr!(lang, "labs-tasks", points = lab.total_points()));
     for task in &lab.tasks {
         let kind = match task.kind {
-            TaskKind::Task => word(lang, "task", "作業"),
-            TaskKind::Quiz => word(lang, "quiz", "設問"),
+            TaskKind::Task => tr!(lang, "labs-kind-task"),
+            TaskKind::Quiz => tr!(lang, "labs-kind-quiz"),
         };
-        let _ = writeln!(
-            out,
-            "  {} [{kind}, {} {}] {}",
-            task.id.value,
-            task.points.value,
-            word(lang, "pts", "点"),
-            task.title.get(lang)
+        let line = tr!(
+            lang,
+            "labs-task",
+            task = &task.id.value,
+            kind = kind,
+            points = task.points.value,
+            title = task.title.get(lang)
         );
+        let _ = writeln!(out, "  {line}");
         if !task.needs.is_empty() {
-            let needs: Vec<&str> = task.needs.iter().map(|n| n.value.as_str()).collect();
-            let _ = writeln!(out, "      {}: {}", word(lang, "needs", "前提"), needs.join(", "));
+            let needs = listed(task.needs.iter().map(|n| n.value.as_str()));
+            let _ = writeln!(out, "      {}", tr!(lang, "labs-needs", needs = needs));
         }
         for line in task.description.get(lang).trim_end().lines() {
             let _ = writeln!(out, "      {line}");
@@ -274,17 +214,17 @@ fn show_stage(out: &mut String, number: usize, stage: &Stage, lang: Lang) {
     let manifests: Vec<&str> = stage.manifests.iter().map(|m| m.value.as_str()).collect();
     let _ = writeln!(out, "  {number}. {}", stage.id.value);
     if !manifests.is_empty() {
-        let _ = writeln!(out, "     {}: {}", word(lang, "apply", "適用"), manifests.join(", "));
+        let _ = writeln!(out, "     {}", tr!(lang, "labs-apply", manifests = listed(&manifests)));
     }
     for wait in &stage.waits {
-        let _ = writeln!(out, "     {}: {}", word(lang, "wait", "待機"), describe_wait(wait));
+        let _ = writeln!(out, "     {}", tr!(lang, "labs-wait", wait = describe_wait(wait)));
     }
     for (name, variant) in &stage.variants {
         let manifests: Vec<&str> = variant.manifests.iter().map(|m| m.value.as_str()).collect();
-        let _ =
-            writeln!(out, "     {} {name}: {}", word(lang, "variant", "バリアント"), manifests.join(", "));
+        let line = tr!(lang, "labs-stage-variant", variant = name, manifests = listed(&manifests));
+        let _ = writeln!(out, "     {line}");
         for wait in &variant.waits {
-            let _ = writeln!(out, "       {}: {}", word(lang, "wait", "待機"), describe_wait(wait));
+            let _ = writeln!(out, "       {}", tr!(lang, "labs-wait", wait = describe_wait(wait)));
         }
     }
 }

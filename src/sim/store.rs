@@ -7,8 +7,12 @@
 //! its serialized JSON plus the labels and selectable fields selectors need, so lists and watch
 //! fan-out never touch the database; the database is read only at open.
 //!
-//! Object semantics (uid, creationTimestamp, generation, status resets, graceful deletion,
-//! finalizers, namespace cascade) are upstream's registry strategies; see [`registry`].
+//! The store only stores: object semantics (uid, creationTimestamp, generation, admission,
+//! graceful deletion, finalizers, namespace cascade) are the generic registry's, whose write
+//! path (`Store::create`, `update`, `modify`, `bind`, `delete`, …) is defined in
+//! [`crate::sim::registry`] on top of [`Store::write`]. The store calls neither the registry nor
+//! the kinds' strategies (but for the selectable fields it keeps beside each object) nor the
+//! server.
 //!
 //! ```no_run
 //! use lab_runner::sim::{resources, store::Store};
@@ -30,14 +34,16 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::{clock::Clock, resources::ResourceType, server::admission::Cause};
+use super::{
+    clock::Clock,
+    kinds::{self, Cause},
+    resources::ResourceType,
+};
 use crate::k8s::selector::{self, Fields};
 
 mod claims;
 pub mod db;
 mod history;
-mod meta;
-mod registry;
 
 pub use claims::CLAIMED_TYPES;
 pub use history::{DEFAULT_WINDOW, Event, EventType};
@@ -168,7 +174,7 @@ pub struct Stored {
     pub json: Arc<str>,
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
-    /// Selectable fields (see [`selector::selectable_fields`]).
+    /// Selectable fields (see [`kinds::selectable_fields`]).
     pub fields: Fields,
     /// The owner reference marked `controller: true`, if any: controllers find their dependents
     /// and route changes by it without parsing the objects (issue #17).
@@ -188,7 +194,7 @@ impl Stored {
             // Go's bytes, as kube-apiserver serves them (see `gojson`).
             json: crate::sim::gojson::to_string(value).into(),
             labels: selector::labels_of(value),
-            fields: selector::selectable_fields(group_resource, value),
+            fields: kinds::selectable_fields(group_resource, value),
             controller: ControllerRef::of(value),
             table_row: OnceLock::new(),
         })
@@ -561,152 +567,6 @@ impl Store {
         )
     }
 
-    /// Creates an object of type `rt` (namespace from `metadata.namespace`), applying API
-    /// defaults, validation and the create-time metadata; returns the stored object.
-    pub fn create(&self, rt: &ResourceType, object: Value) -> Result<Value> {
-        self.create_with(rt, object, DryRun::Off)
-    }
-
-    /// [`Store::create`] with `dryRun`.
-    pub fn create_with(&self, rt: &ResourceType, object: Value, dry_run: DryRun) -> Result<Value> {
-        self.write(dry_run, |txn| registry::create(txn, rt, object)?.value())
-    }
-
-    /// Writes several objects of type `rt`, each succeeding or failing alone, in one transaction:
-    /// one lock and one database commit for the lot (the event recorder's writes of a
-    /// controller step). A failed write leaves nothing behind, as if it had its own transaction;
-    /// the later ones see the earlier ones' writes (a quota charged twice is charged twice).
-    /// The outer error is the commit's own (then nothing of the batch was written).
-    pub fn write_each(&self, rt: &ResourceType, writes: Vec<BatchWrite>) -> Result<Vec<Result<()>>> {
-        let group_resource = rt.group_resource();
-        let mut outcomes = Vec::with_capacity(writes.len());
-        self.write(DryRun::Off, |txn| {
-            for write in writes {
-                let savepoint = txn.savepoint();
-                let outcome = match write {
-                    BatchWrite::Create(object) => registry::create(txn, rt, object).map(drop),
-                    BatchWrite::Update(object) => {
-                        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
-                        let namespace = if rt.namespaced() { namespace } else { "" };
-                        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                        match txn.get(&group_resource, namespace, name) {
-                            Some(current) => {
-                                registry::update(txn, rt, &current, object, Subresource::Main).map(drop)
-                            }
-                            None => Err(not_found(&group_resource, name)),
-                        }
-                    }
-                };
-                if outcome.is_err() {
-                    txn.roll_back(savepoint);
-                }
-                outcomes.push(outcome);
-            }
-            Ok::<_, Error>(())
-        })?;
-        Ok(outcomes)
-    }
-
-    /// Replaces an object (PUT) or its status (`Subresource::Status`), with optimistic
-    /// concurrency on `metadata.resourceVersion` when the object carries one.
-    pub fn update(
-        &self,
-        rt: &ResourceType,
-        object: Value,
-        subresource: Subresource,
-        dry_run: DryRun,
-    ) -> Result<Value> {
-        let namespace =
-            if rt.namespaced() { object["metadata"]["namespace"].as_str().unwrap_or_default() } else { "" };
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        let namespace = namespace.to_string();
-        self.write(dry_run, |txn| {
-            let current = txn
-                .get(&rt.group_resource(), &namespace, &name)
-                .ok_or_else(|| not_found(&rt.group_resource(), &name))?;
-            registry::update(txn, rt, &current, object, subresource)?.value()
-        })
-    }
-
-    /// Reads the current object (`None` when absent), lets `change` compute the new one, and
-    /// writes it, all under the store lock (upstream `GuaranteedUpdate`; no retry is needed).
-    /// Absent + `Ok(object)` creates it. Used for PATCH and server-side apply.
-    pub fn modify<E: From<Error>>(
-        &self,
-        rt: &ResourceType,
-        namespace: &str,
-        name: &str,
-        subresource: Subresource,
-        dry_run: DryRun,
-        change: impl FnOnce(Option<Value>) -> Result<Value, E>,
-    ) -> Result<(Value, Outcome), E> {
-        let namespace = if rt.namespaced() { namespace } else { "" };
-        self.write(dry_run, |txn| {
-            let current = txn.get(&rt.group_resource(), namespace, name);
-            let current_value = current.as_ref().map(|stored| stored.value()).transpose()?;
-            let changed = change(current_value)?;
-            match current {
-                None => Ok((registry::create(txn, rt, changed)?.value()?, Outcome::Created)),
-                Some(current) => Ok((
-                    registry::update(txn, rt, &current, changed, subresource)?.value()?,
-                    Outcome::Updated,
-                )),
-            }
-        })
-    }
-
-    /// Binds a pod to a node (`pods/binding`, what the scheduler posts): `spec.nodeName`, the
-    /// binding's annotations and the PodScheduled condition in one write; see `registry::bind`
-    /// for what it refuses.
-    pub fn bind(&self, rt: &ResourceType, namespace: &str, name: &str, binding: &Binding) -> Result<Value> {
-        self.write(binding.dry_run, |txn| {
-            let current = txn
-                .get(&rt.group_resource(), namespace, name)
-                .ok_or_else(|| not_found(&rt.group_resource(), name))?;
-            registry::bind(txn, &current, binding)?.value()
-        })
-    }
-
-    /// Deletes an object as upstream does: preconditions, finalizers, graceful pod deletion,
-    /// namespace cascade.
-    pub fn delete(
-        &self,
-        rt: &ResourceType,
-        namespace: &str,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<Deletion> {
-        let namespace = if rt.namespaced() { namespace } else { "" };
-        self.write(options.dry_run, |txn| {
-            let current = txn
-                .get(&rt.group_resource(), namespace, name)
-                .ok_or_else(|| not_found(&rt.group_resource(), name))?;
-            registry::delete(txn, &current, options)
-        })
-    }
-
-    /// Deletes every object of `rt` (in `namespace`, or all) that `keep` accepts, in one
-    /// transaction; returns what each delete did.
-    pub fn delete_collection(
-        &self,
-        rt: &ResourceType,
-        namespace: Option<&str>,
-        keep: &dyn Fn(&Stored) -> bool,
-        options: &DeleteOptions,
-    ) -> Result<Vec<Deletion>> {
-        let page = self.list(&rt.group_resource(), namespace, keep, None, None);
-        self.write(options.dry_run, |txn| {
-            let mut done = Vec::new();
-            for stored in page.items {
-                // Skip objects a cascade in this same transaction already removed.
-                if let Some(current) = txn.get(&stored.group_resource, &stored.namespace, &stored.name) {
-                    done.push(registry::delete(txn, &current, options)?);
-                }
-            }
-            Ok(done)
-        })
-    }
-
     /// Starts a watch of `group_resource` (all namespaces; the caller filters).
     pub fn watch(&self, group_resource: &str, from: WatchFrom) -> Result<WatchStart> {
         let inner = self.lock();
@@ -785,7 +645,7 @@ impl Store {
 
     /// Runs `f` against a transaction and commits what it wrote (unless `dry_run`): one SQLite
     /// transaction, then memory and watchers, all under the lock.
-    fn write<T, E: From<Error>>(
+    pub(crate) fn write<T, E: From<Error>>(
         &self,
         dry_run: DryRun,
         f: impl FnOnce(&mut Txn<'_>) -> Result<T, E>,
@@ -879,35 +739,37 @@ fn without_version(json: &str) -> Option<Value> {
     Some(value)
 }
 
-fn not_found(resource: &str, name: &str) -> Error {
+pub(crate) fn not_found(resource: &str, name: &str) -> Error {
     Error::NotFound { resource: resource.to_string(), name: name.to_string() }
 }
 
 type Key = (String, String, String);
 
-/// The writes of one operation before they commit, readable by the operation itself.
-struct Txn<'a> {
+/// The writes of one operation before they commit, readable by the operation itself (the
+/// registry's write path runs inside one, `Store::write`).
+pub(crate) struct Txn<'a> {
     inner: &'a Inner,
     next: u64,
     changes: Vec<Event>,
     overlay: HashMap<Key, Option<Arc<Stored>>>,
-    now: Timestamp,
+    /// The clock's time when the transaction started: every timestamp it writes.
+    pub(crate) now: Timestamp,
 }
 
 /// Where a [`Txn`] stood before one write of a batch, to undo that write alone.
-struct Savepoint {
+pub(crate) struct Savepoint {
     next: u64,
     changes: usize,
 }
 
 impl Txn<'_> {
-    fn savepoint(&self) -> Savepoint {
+    pub(crate) fn savepoint(&self) -> Savepoint {
         Savepoint { next: self.next, changes: self.changes.len() }
     }
 
     /// Undoes the writes since `savepoint`, newest first: each key goes back to the object its
     /// change replaced (the committed one, read through, or an earlier write of this batch).
-    fn roll_back(&mut self, savepoint: Savepoint) {
+    pub(crate) fn roll_back(&mut self, savepoint: Savepoint) {
         for change in self.changes.drain(savepoint.changes..).rev() {
             let object = &change.object;
             let key = (object.group_resource.clone(), object.namespace.clone(), object.name.clone());
@@ -930,7 +792,7 @@ impl Txn<'_> {
         self.next = savepoint.next;
     }
 
-    fn get(&self, group_resource: &str, namespace: &str, name: &str) -> Option<Arc<Stored>> {
+    pub(crate) fn get(&self, group_resource: &str, namespace: &str, name: &str) -> Option<Arc<Stored>> {
         let key = (group_resource.to_string(), namespace.to_string(), name.to_string());
         if let Some(overlaid) = self.overlay.get(&key) {
             return overlaid.clone();
@@ -939,7 +801,7 @@ impl Txn<'_> {
     }
 
     /// Writes `object` at the next revision (its `metadata.resourceVersion` is set).
-    fn put(&mut self, group_resource: &str, mut object: Value) -> Result<Arc<Stored>> {
+    pub(crate) fn put(&mut self, group_resource: &str, mut object: Value) -> Result<Arc<Stored>> {
         self.next += 1;
         object["metadata"]["resourceVersion"] = Value::String(self.next.to_string());
         let stored = Arc::new(Stored::new(self.next, group_resource, &object)?);
@@ -952,7 +814,7 @@ impl Txn<'_> {
     }
 
     /// Removes the object; the `DELETED` event carries its last state at the new revision.
-    fn remove(&mut self, current: &Arc<Stored>) -> Result<Arc<Stored>> {
+    pub(crate) fn remove(&mut self, current: &Arc<Stored>) -> Result<Arc<Stored>> {
         self.next += 1;
         let mut object = current.value()?;
         object["metadata"]["resourceVersion"] = Value::String(self.next.to_string());
@@ -964,7 +826,7 @@ impl Txn<'_> {
     }
 
     /// The objects of one type in `namespace`, with this transaction's own writes, by name.
-    fn list_in(&self, group_resource: &str, namespace: &str) -> Vec<Arc<Stored>> {
+    pub(crate) fn list_in(&self, group_resource: &str, namespace: &str) -> Vec<Arc<Stored>> {
         let mut found: BTreeMap<String, Arc<Stored>> = BTreeMap::new();
         if let Some(objects) = self.inner.objects.get(group_resource) {
             let lower = (namespace.to_string(), String::new());
@@ -987,7 +849,7 @@ impl Txn<'_> {
     }
 
     /// Every object currently in `namespace`, across types.
-    fn in_namespace(&self, namespace: &str) -> Vec<Arc<Stored>> {
+    pub(crate) fn in_namespace(&self, namespace: &str) -> Vec<Arc<Stored>> {
         let mut found: BTreeMap<Key, Arc<Stored>> = BTreeMap::new();
         let lower = (namespace.to_string(), String::new());
         for (group_resource, objects) in &self.inner.objects {

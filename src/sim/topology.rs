@@ -17,7 +17,7 @@ use crate::k8s::quantity::Quantity;
 pub const DEFAULT_TOPOLOGY: &str = include_str!("../../manifests/clusters/default.yaml");
 /// What the built-in topology is called in messages.
 pub const DEFAULT_TOPOLOGY_NAME: &str = "manifests/clusters/default.yaml";
-/// The kubelet version every simulated node reports (DESIGN §4: Kubernetes 1.33).
+/// The kubelet version every simulated node reports (the simulator is Kubernetes 1.33, `docs/simulator.md`).
 pub const KUBELET_VERSION: &str = "v1.33.4";
 
 /// Errors loading a topology.
@@ -197,7 +197,7 @@ impl QuantityText {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuSpec {
-    /// Model, e.g. `A100-40GB`, `A100-80GB`, `H100-80GB`, `H200-141GB` (gpu-domain.md §4.3).
+    /// Model, e.g. `A100-40GB`, `A100-80GB`, `H100-80GB`, `H200-141GB` (`docs/gpu.md`).
     pub model: String,
     /// Physical GPUs on the node.
     pub count: u32,

@@ -1,4 +1,4 @@
-//! The real kubectl clients (1.32, 1.33, 1.37), found by path: skipped with a printed reason when missing, a failure under `CI=true` (DESIGN §7.3).
+//! The real kubectl clients (1.32, 1.33, 1.37), found by path: skipped with a printed reason when missing, a failure under `CI=true`.
 
 use std::path::PathBuf;
 

@@ -395,7 +395,7 @@ fn describe(miss: Miss<'_>, kind: &str, null: bool) -> (Message, Option<Message>
             };
             let help = match suggestion {
                 Some(suggestion) => msg!("lint-did-you-mean", suggestion = at.key(suggestion).to_string()),
-                None => msg!("lint-known-fields", parent = path(&at), known = known.join(", ")),
+                None => msg!("lint-known-fields", parent = path(&at), known = crate::i18n::list(known)),
             };
             (message, Some(help))
         }

@@ -312,7 +312,8 @@ fn now() -> Timestamp {
 
 #[test]
 fn stuck_rollout_shows_3_3_2_1_2() {
-    // DESIGN §1 / issue 5: maxUnavailable 1, new image cannot be pulled on one node.
+    // The course's stuck rollout (issue 5): maxUnavailable 1, the new image cannot be pulled on
+    // one node.
     let nodes = vec![node("gpu-1"), node("gpu-2"), node("gpu-3")];
     let pods = vec![
         waiting(daemon_pod("gpu-ds-new", "gpu-1", "new")),
@@ -602,8 +603,9 @@ fn fnv32a_known_vectors() {
 }
 
 #[test]
-fn safe_encode_maps_digits_as_the_notes_say() {
-    // k8s-fidelity.md §1.8, copied: '0'→'4' '1'→'5' '2'→'6' '3'→'7' '4'→'8' '5'→'9' '6'→'b' '7'→'c' '8'→'d' '9'→'f'
+fn safe_encode_maps_digits_onto_the_safe_alphabet() {
+    // apimachinery/pkg/util/rand `SafeEncodeString`'s alphabet:
+    // '0'→'4' '1'→'5' '2'→'6' '3'→'7' '4'→'8' '5'→'9' '6'→'b' '7'→'c' '8'→'d' '9'→'f'
     assert_eq!(safe_encode("0123456789"), "456789bcdf");
 }
 
@@ -787,7 +789,7 @@ fn with_status(generation: i64, observed: i64, updated: i32, desired: i32, avail
 
 #[test]
 fn rollout_status_truth_table_from_kubectl() {
-    // k8s-fidelity.md §2, rollout_status_test.go table, messages copied as literals.
+    // kubectl's pkg/polymorphichelpers/rollout_status_test.go table, messages copied as literals.
     let waiting = |text: &str| RolloutStatus::Waiting(format!("{text}\n"));
     assert_eq!(
         rollout_status(&with_status(0, 1, 0, 1, 0)),
@@ -805,7 +807,7 @@ fn rollout_status_truth_table_from_kubectl() {
         rollout_status(&with_status(2, 1, 2, 2, 2)),
         waiting("Waiting for daemon set spec update to be observed...")
     );
-    // The stuck rollout stops at this line (k8s-fidelity.md §2, with the notes' DS name).
+    // The stuck rollout stops at this line (docs/daemonset.md, with the lab's DaemonSet name).
     let mut stuck = with_status(2, 2, 1, 3, 2);
     stuck.metadata.name = Some("gpu-ds".into());
     assert_eq!(
@@ -905,9 +907,9 @@ fn manage_reports_failed_and_deletes_succeeded_pods() {
     assert_eq!(plan.delete_pods, vec!["y".to_string()]);
     assert_eq!(plan.failed_pods.len(), 1);
     assert_eq!(plan.failed_pods[0].pod, "x");
-    // k8s-fidelity.md §1.6, copied as literals.
+    // daemon_controller.go `podsShouldBeOnNode`'s event texts, copied as literals.
     assert_eq!(plan.failed_pods[0].event.reason, "FailedDaemonPod");
-    assert_eq!(plan.failed_pods[0].event.type_, "Warning");
+    assert_eq!(plan.failed_pods[0].event.type_, DaemonSetEventType::Warning);
     assert_eq!(
         plan.failed_pods[0].event.message,
         "Found failed daemon pod kube-system/x on node gpu-1, will try to kill it"
@@ -915,7 +917,7 @@ fn manage_reports_failed_and_deletes_succeeded_pods() {
     assert_eq!(
         plan.events,
         vec![DaemonSetEvent {
-            type_: "Normal",
+            type_: DaemonSetEventType::Normal,
             reason: "SucceededDaemonPod",
             message: "Found succeeded daemon pod kube-system/y on node gpu-2, will try to delete it".into(),
         }]

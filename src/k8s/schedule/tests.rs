@@ -203,7 +203,8 @@ fn five_node_example_from_the_brief() {
 
 #[test]
 fn gpu_domain_worked_example_selector() {
-    // gpu-domain.md §6, first worked example: 1 full GPU node, 2 CPU-only nodes, nodeSelector.
+    // docs/gpu.md's case: 1 full GPU node, 2 CPU-only nodes, a nodeSelector (framework/types.go
+    // `FitError.Error`, the NodeAffinity and NodeResourcesFit reasons).
     let nodes = vec![
         node("gpu-1").label("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB").gpus("1").build(),
         node("cpu-1").build(),
@@ -219,8 +220,8 @@ fn gpu_domain_worked_example_selector() {
 
 #[test]
 fn gpu_domain_worked_example_tainted_gpu_node_v133_tail() {
-    // gpu-domain.md §6, second example: the head is the note's literal; v1.33 predates #131345,
-    // so the tail is the one the note gives for older versions.
+    // A tainted GPU node and two CPU-only nodes: v1.33 predates kubernetes/kubernetes#131345,
+    // so a node with no GPU allocatable is still Unschedulable ("No preemption victims found").
     let nodes = vec![
         node("gpu-1").taint("nvidia.com/gpu", Some("present"), "NoSchedule").gpus("4").build(),
         node("cpu-1").build(),
@@ -235,7 +236,7 @@ fn gpu_domain_worked_example_tainted_gpu_node_v133_tail() {
 
 #[test]
 fn captured_mixed_example() {
-    // gpu-domain.md §6, captured: a taint with a value, and two nodes short of CPU.
+    // A message seen on a cluster: a taint with a value, and two nodes short of CPU.
     let nodes = vec![
         node("n1").taint("machine-check-exception", Some("memory"), "NoExecute").build(),
         node("n2").build(),
@@ -252,7 +253,7 @@ fn captured_mixed_example() {
 
 #[test]
 fn fidelity_example_differs_from_v128_only_by_the_final_period() {
-    // k8s-fidelity.md §5 quotes the v1.28 text, which ends in `..`; v1.33's FitError.Error
+    // The v1.28 text ends in `..` (`SeparatorFormat = " %v."`); v1.33's FitError.Error
     // appends the PostFilter message with " %v" (no extra period), so ours is that text minus
     // one final period.
     let v128 = "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..";
@@ -265,7 +266,7 @@ fn fidelity_example_differs_from_v128_only_by_the_final_period() {
 
 #[test]
 fn daemonset_pod_pinned_by_match_fields_only_evaluates_its_node() {
-    // k8s-fidelity.md §5, the ≥v1.31 form (absent nodes), again minus the v1.28-era `..`.
+    // The ≥v1.31 form (NodeToStatus' absent nodes), again minus the v1.28-era `..`.
     let newer = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling..";
     let nodes = vec![node("cpu-1").build(), node("gpu-1").gpus("1").build(), node("gpu-2").gpus("1").build()];
     let incoming = pod("ds-x").gpus("1").pinned_to("cpu-1").build();
@@ -327,7 +328,7 @@ fn preemption_policy_never() {
         text,
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: not eligible due to preemptionPolicy=Never."
     );
-    // The literal postfix in gpu-domain.md §6 / default_preemption.go.
+    // The literal postfix of default_preemption.go `PostFilter`.
     assert!(text.ends_with("preemption: not eligible due to preemptionPolicy=Never."));
 }
 
@@ -433,8 +434,9 @@ fn first_failing_filter_wins_in_plugin_order() {
 }
 
 #[test]
-fn literal_reason_strings_from_the_notes() {
-    // k8s-fidelity.md §5, copied as literals.
+fn literal_reason_strings_from_upstream() {
+    // The filter plugins' reasons (node_unschedulable.go, node_name.go, node_affinity.go), copied
+    // as literals.
     assert_eq!(REASON_UNSCHEDULABLE, "node(s) were unschedulable");
     assert_eq!(REASON_NODE_NAME, "node(s) didn't match the requested node name");
     assert_eq!(REASON_NODE_AFFINITY, "node(s) didn't match Pod's node affinity/selector");

@@ -192,9 +192,11 @@ impl SourceFile {
                 .to_string();
         let location = error.location().filter(|l| l.line() > 0);
         let path = location.and_then(|l| yaml_path_at(&self.text, l.line(), l.column()));
-        let message = match path {
-            Some(path) => msg!("loader-yaml-error-at", path = path, reason = reason),
-            None => msg!("loader-yaml-error", reason = reason),
+        let message = match (path, serde_field_problem(&reason)) {
+            (Some(path), Some(problem)) => msg!("loader-yaml-field-at", path = path, problem = problem),
+            (None, Some(problem)) => problem,
+            (Some(path), None) => msg!("loader-yaml-error-at", path = path, reason = reason),
+            (None, None) => msg!("loader-yaml-error", reason = reason),
         };
         match location {
             Some(location) => self.at(location, msg!("loader-label-here"), message, None),
@@ -326,11 +328,40 @@ pub fn sort_problems(problems: &mut [Problem]) {
     problems.sort_by(|a, b| (&a.file, a.position).cmp(&(&b.file, b.position)));
 }
 
+/// serde's words for a field it does not know or misses (`unknown field `titel`, expected one
+/// of id, title, …`, `missing field `id``), as a message in the reader's language; `None` for
+/// any other parser message, which is quoted as it is.
+fn serde_field_problem(reason: &str) -> Option<Message> {
+    let line = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(rest) = line.strip_prefix("unknown field `") {
+        let (field, rest) = rest.split_once('`')?;
+        let expected =
+            rest.strip_prefix(", expected one of ").or_else(|| rest.strip_prefix(", expected "))?;
+        let names = expected.split(", ").map(|name| name.trim_matches('`'));
+        return Some(msg!("loader-yaml-unknown-field", field = field, expected = crate::i18n::list(names)));
+    }
+    let field = line.strip_prefix("missing field `")?.strip_suffix('`')?;
+    Some(msg!("loader-yaml-missing-field", field = field))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const YAML: &str = "a: 1\nlist:\n  - x: 1\n    y: [p, {q: 2}]\n  - é: 3\nflow: {k: v}\n";
+
+    #[test]
+    fn serdes_field_problems_read_in_the_readers_language() {
+        let unknown = serde_field_problem("unknown field `titel`, expected one of\n id, title").unwrap();
+        assert_eq!(unknown.render(Lang::En), "unknown field `titel`, expected one of id, title");
+        assert_eq!(
+            unknown.render(Lang::Ja),
+            "フィールド `titel` はありません（使えるフィールド: id、title）"
+        );
+        let missing = serde_field_problem("missing field `id`").unwrap();
+        assert_eq!(missing.render(Lang::Ja), "必須のフィールド `id` がありません");
+        assert_eq!(serde_field_problem("invalid type: string \"x\", expected u32"), None);
+    }
 
     #[test]
     fn yaml_paths_of_nodes_at_positions() {

@@ -93,7 +93,7 @@ impl Localized for Error {
                 msg!("error-invalid-course", file = file, count = problems.len())
             }
             Error::UnknownLab { id, known, built_in } => {
-                let known = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                let known = crate::i18n::list(known);
                 if *built_in {
                     msg!("error-unknown-built-in-lab", id = id, known = known)
                 } else {
@@ -451,7 +451,7 @@ pub fn read_course(source: &LabSource) -> Result<CourseRead> {
         }
         seen.insert(&entry.value, entry.referenced.line());
         if !known.contains(&entry.value) {
-            let listed = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+            let listed = crate::i18n::list(&known);
             problems.push(file.at(
                 entry.referenced,
                 msg!("loader-label-no-such-lab"),

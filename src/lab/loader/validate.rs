@@ -133,7 +133,7 @@ impl Checker<'_> {
             }
             for (name, variant) in &stage.variants {
                 if !variant_ids.contains(name.as_str()) {
-                    let known = variant_ids.iter().copied().collect::<Vec<_>>().join(", ");
+                    let known = crate::i18n::list(variant_ids.iter().copied());
                     self.at(
                         &stage.id,
                         msg!("loader-label-in-this-stage"),
@@ -267,7 +267,7 @@ impl Checker<'_> {
                 (error.line, error.column),
                 msg!("loader-label-here"),
                 message,
-                Some(msg!("loader-cel-error-help", variables = variables.join(", "))),
+                Some(msg!("loader-cel-error-help", variables = crate::i18n::list(variables))),
             );
             self.problems.push(problem);
         }
@@ -314,7 +314,7 @@ impl Checker<'_> {
                 let Expectation::Quiz(quiz) = expectation else { continue };
                 let Some(Fact::Captured(fact)) = &quiz.fact else { continue };
                 if !known.contains(&fact.as_str()) {
-                    let listed = if known.is_empty() { "-".to_string() } else { known.join(", ") };
+                    let listed = crate::i18n::list(&known);
                     self.at(
                         &task.id,
                         msg!("loader-label-this-task"),
@@ -438,7 +438,7 @@ impl Checker<'_> {
                         None,
                     );
                 } else if !ids.contains(need.value.as_str()) {
-                    let known = ids.iter().copied().collect::<Vec<_>>().join(", ");
+                    let known = crate::i18n::list(ids.iter().copied());
                     self.at(
                         need,
                         msg!("loader-label-unknown-task"),

@@ -1,9 +1,9 @@
 //! What the simulated kubelet and controllers are configured with: the image catalog and timings.
 //!
 //! Both come from the topology file (`images:` and `timings:`, carried verbatim by
-//! `sim::topology::Topology`) on top of built-in defaults. The timing defaults follow
-//! k8s-fidelity.md §8; the back-off schedule is upstream's (`pkg/kubelet/kubelet.go`,
-//! `backOffPeriod = 10s`, `MaxContainerBackOff = 300s`).
+//! `sim::topology::Topology`) on top of built-in defaults. The timing defaults are the
+//! simulator's own (`docs/simulator.md`, "Topology files"); the back-off schedule is upstream's
+//! (`pkg/kubelet/kubelet.go`, `backOffPeriod = 10s`, `MaxContainerBackOff = 300s`).
 
 use std::collections::BTreeMap;
 
@@ -102,7 +102,8 @@ pub struct Catalog {
     images: BTreeMap<String, CatalogImage>,
 }
 
-/// Images the course's labs use (gpu-domain.md §7 for the NVIDIA ones).
+/// Images the course's labs use (the NVIDIA ones: the tags of the GPU Operator's releases,
+/// `docs/gpu.md`).
 const DEFAULT_IMAGES: &[(&str, u64)] = &[
     ("registry.k8s.io/pause:3.10", 320_368),
     ("registry.k8s.io/pause:3.9", 321_520),

@@ -4,8 +4,10 @@
 //! Upstream: `pkg/controller/daemon/daemon_controller.go` (`syncDaemonSet`, `manage`,
 //! `podsShouldBeOnNode`, `syncNodes`, `updateDaemonSetStatus`, `storeDaemonSetStatus`) and
 //! `pkg/controller/daemon/update.go` (`rollingUpdate`, `constructHistory`, `cleanupHistory`,
-//! `getPatch`). Behaviour spec with line references: k8s-fidelity.md §1. The placement, pod
-//! identity, budgets, hash and counters are the pure functions of `k8s::daemon`.
+//! `getPatch`); the behaviour is described in `docs/daemonset.md`. What to create and delete —
+//! placement, pod identity, budgets, the `manage` and `rollingUpdate` plans, hash and counters —
+//! is decided by the pure functions of `k8s::daemon`; this controller reads the store, carries
+//! the plans out and writes revisions and status.
 //!
 //! Expectations: upstream never creates/deletes in `manage` and deletes in `rollingUpdate` in
 //! one sync (the second waits for the first's expectations). Writes here are synchronous, so
@@ -34,8 +36,9 @@ use super::{
 };
 use crate::{
     k8s::daemon::{
-        self as logic, CONTROLLER_REVISION_HASH_LABEL, DaemonPlacement, DeletedTerminalPods, NodePlacement,
-        UpdateStrategy, is_pod_available, is_pod_ready, nodes_to_daemon_pods,
+        self as logic, CONTROLLER_REVISION_HASH_LABEL, DaemonPlacement, DaemonSetEventType,
+        DeletedTerminalPods, NodePlacement, UpdateStrategy, is_pod_available, is_pod_ready,
+        nodes_to_daemon_pods,
     },
     sim::{
         gojson,
@@ -64,10 +67,6 @@ pub(crate) struct DaemonSets {
 
 /// A DaemonSet's claimed pods as last decoded: name → (store revision, pod).
 type DecodedPods = HashMap<String, (u64, Arc<Pod>)>;
-
-fn pod_name(pod: &Pod) -> String {
-    pod.metadata.name.clone().unwrap_or_default()
-}
 
 fn pod_hash(pod: &Pod) -> Option<&str> {
     pod.metadata.labels.as_ref()?.get(CONTROLLER_REVISION_HASH_LABEL).map(String::as_str)
@@ -261,187 +260,39 @@ impl DaemonSets {
         Ok(Some(History { hash, old }))
     }
 
-    /// `manage` + `podsShouldBeOnNode` + `syncNodes`. Returns whether it created or deleted.
+    /// `manage` + `podsShouldBeOnNode` ([`logic::manage_plan_placed`]), carried out by
+    /// `syncNodes`. Returns whether it created or deleted.
     fn manage(&self, env: &mut Env<'_>, sync: &Sync<'_>, by_node: &ByNode<'_>, hash: &str) -> Result<bool> {
-        // `util.AllowsSurge`: SurgeCount over 1 node, an error meaning no surge.
-        let surge = logic::update_budget(&sync.ds, 1).is_ok_and(|budget| budget.max_surge > 0)
-            && logic::update_strategy(&sync.ds) == UpdateStrategy::RollingUpdate;
-        let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
-        let now = env.ctx.now;
-        let mut create_on: Vec<String> = Vec::new();
-        let mut delete: Vec<&Pod> = Vec::new();
+        let plan = logic::manage_plan_placed(&sync.ds, sync.placed(env.nodes), by_node, hash, env.ctx.now);
         let source = Source::component(COMPONENT);
-        for (node, placement) in sync.placed(env.nodes) {
-            let node_name = node.metadata.name.clone().unwrap_or_default();
-            let on_node: &[&Pod] = by_node.get(&node_name).map(Vec::as_slice).unwrap_or(&[]);
-            let exists = !on_node.is_empty();
-            if placement.should_run() && !exists {
-                create_on.push(node_name);
-            } else if placement.should_continue_running() {
-                let mut running: Vec<&Pod> = Vec::new();
-                for pod in on_node.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()) {
-                    match pod.status.as_ref().and_then(|s| s.phase.as_deref()) {
-                        Some("Failed") => {
-                            let message = format!(
-                                "Found failed daemon pod {}/{} on node {node_name}, will try to kill it",
-                                sync.key.0,
-                                pod_name(pod)
-                            );
-                            let involved = &sync.involved;
-                            env.recorder.record(
-                                &env.ctx,
-                                involved,
-                                EventType::Warning,
-                                "FailedDaemonPod",
-                                &message,
-                                &source,
-                            );
-                            delete.push(pod);
-                        }
-                        Some("Succeeded") => {
-                            let message = format!(
-                                "Found succeeded daemon pod {}/{} on node {node_name}, will try to delete it",
-                                sync.key.0,
-                                pod_name(pod)
-                            );
-                            let involved = &sync.involved;
-                            env.recorder.record(
-                                &env.ctx,
-                                involved,
-                                EventType::Normal,
-                                "SucceededDaemonPod",
-                                &message,
-                                &source,
-                            );
-                            delete.push(pod);
-                        }
-                        _ => running.push(pod),
-                    }
-                }
-                if !surge {
-                    delete.extend(running.iter().skip(1));
-                    continue;
-                }
-                if running.len() <= 1 {
-                    if running.is_empty() && placement.should_run() {
-                        create_on.push(node_name);
-                    }
-                    continue;
-                }
-                let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
-                for pod in running {
-                    if pod_hash(pod) == Some(hash) {
-                        if oldest_new.is_none() {
-                            oldest_new = Some(pod);
-                            continue;
-                        }
-                    } else if oldest_old.is_none() {
-                        oldest_old = Some(pod);
-                        continue;
-                    }
-                    delete.push(pod);
-                }
-                if let (Some(new), Some(old)) = (oldest_new, oldest_old)
-                    && (!is_pod_ready(old) || is_pod_available(new, min_ready, now))
-                {
-                    delete.push(old);
-                }
-            } else if exists {
-                delete.extend(on_node.iter().copied().filter(|p| p.metadata.deletion_timestamp.is_none()));
-            }
+        let failed = plan.failed_pods.iter().map(|failed| &failed.event);
+        for event in failed.chain(&plan.events) {
+            let type_ = match event.type_ {
+                DaemonSetEventType::Normal => EventType::Normal,
+                DaemonSetEventType::Warning => EventType::Warning,
+            };
+            env.recorder.record(&env.ctx, &sync.involved, type_, event.reason, &event.message, &source);
         }
-        // Unscheduled pods whose target node is gone (`getUnscheduledPodsWithoutNode`).
-        let known: BTreeSet<&str> = env.nodes.iter().filter_map(|n| n.metadata.name.as_deref()).collect();
-        for (node_name, on_node) in by_node {
-            if !known.contains(node_name.as_str()) {
-                delete.extend(on_node.iter().copied().filter(|p| {
-                    p.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty)
-                        && p.metadata.deletion_timestamp.is_none()
-                }));
-            }
-        }
-        let names: Vec<String> = delete.iter().map(|p| pod_name(p)).collect();
-        self.sync_nodes(env, sync, &names, &create_on, hash)
+        // Upstream backs off per node (1 s doubling to 15 min) before deleting a failed pod again;
+        // the simulator deletes it at once.
+        let mut delete = plan.delete_pods;
+        delete.extend(plan.failed_pods.into_iter().map(|failed| failed.pod));
+        self.sync_nodes(env, sync, &delete, &plan.create_on_nodes, hash)
     }
 
-    /// `rollingUpdate` (update.go): deletes old pods within maxUnavailable, or with maxSurge
-    /// creates new pods beside old ones. Returns whether it changed anything.
-    fn rolling_update<'p>(
+    /// `rollingUpdate` (update.go, [`logic::rolling_update_plan_placed`]): deletes old pods
+    /// within maxUnavailable, or with maxSurge creates new pods beside old ones. Returns whether
+    /// it changed anything.
+    fn rolling_update(
         &self,
         env: &mut Env<'_>,
         sync: &Sync<'_>,
-        pods_by_node: &ByNode<'p>,
+        by_node: &ByNode<'_>,
         hash: &str,
     ) -> Result<bool> {
-        let now = env.ctx.now;
-        let min_ready = sync.ds.spec.as_ref().and_then(|s| s.min_ready_seconds).unwrap_or(0);
-        let generation = logic::template_generation(&sync.ds).ok().flatten();
-        // `updatedDesiredNodeCounts`: claimed pods by node plus every desired node.
-        let mut by_node: std::collections::BTreeMap<&str, &[&'p Pod]> =
-            pods_by_node.iter().map(|(node, pods)| (node.as_str(), pods.as_slice())).collect();
-        let mut desired = 0i64;
-        for (node, placement) in sync.placed(env.nodes) {
-            if placement.should_run() {
-                desired += 1;
-                by_node.entry(node.metadata.name.as_deref().unwrap_or_default()).or_default();
-            }
-        }
-        let budget = logic::update_budget(&sync.ds, desired)?;
-        // Upstream iterates a Go map (random order); node-name order here, deterministically.
-        let on_node = |pods: &[&'p Pod]| logic::updated_pods_on_node(pods, hash, generation);
-        let available = |pod: &Pod| is_pod_available(pod, min_ready, now);
-        if budget.max_surge == 0 {
-            let mut unavailable = 0i64;
-            let mut replacements: Vec<String> = Vec::new();
-            let mut candidates: Vec<String> = Vec::new();
-            for pods in by_node.values() {
-                match on_node(pods) {
-                    None | Some((None, None)) | Some((Some(_), Some(_))) => unavailable += 1,
-                    Some((Some(new), None)) => {
-                        if !available(new) {
-                            unavailable += 1;
-                        }
-                    }
-                    Some((None, Some(old))) => {
-                        if !available(old) {
-                            replacements.push(pod_name(old));
-                        } else if unavailable < budget.max_unavailable {
-                            candidates.push(pod_name(old));
-                        }
-                    }
-                }
-            }
-            let remaining = (budget.max_unavailable - unavailable).clamp(0, candidates.len() as i64) as usize;
-            replacements.extend(candidates.into_iter().take(remaining));
-            return self.sync_nodes(env, sync, &replacements, &[], hash);
-        }
-        let mut surge = 0i64;
-        let mut allowed: Vec<String> = Vec::new();
-        let mut candidates: Vec<String> = Vec::new();
-        let mut delete: Vec<String> = Vec::new();
-        for (node_name, pods) in &by_node {
-            match on_node(pods) {
-                None => surge += 1,
-                Some((_, None)) => {}
-                Some((None, Some(old))) => {
-                    if !available(old) {
-                        allowed.push(node_name.to_string());
-                    } else if surge < budget.max_surge {
-                        candidates.push(node_name.to_string());
-                    }
-                }
-                Some((Some(new), Some(old))) => {
-                    if available(new) {
-                        delete.push(pod_name(old));
-                    } else {
-                        surge += 1;
-                    }
-                }
-            }
-        }
-        let remaining = (budget.max_surge - surge).clamp(0, candidates.len() as i64) as usize;
-        allowed.extend(candidates.into_iter().take(remaining));
-        self.sync_nodes(env, sync, &delete, &allowed, hash)
+        let plan =
+            logic::rolling_update_plan_placed(&sync.ds, sync.placed(env.nodes), by_node, hash, env.ctx.now)?;
+        self.sync_nodes(env, sync, &plan.delete_pods, &plan.create_on_nodes, hash)
     }
 
     /// `syncNodes`: deletes, then creates (at most [`BURST_REPLICAS`] each), with the

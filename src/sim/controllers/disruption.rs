@@ -86,7 +86,7 @@ impl Disruption {
             );
         }
         if !unmanaged.is_empty() {
-            let selector = crate::sim::server::table::selector_string(&pdb["spec"]["selector"]);
+            let selector = crate::k8s::selector::selector_string(&pdb["spec"]["selector"]);
             let text = format!(
                 "Pods selected by this PodDisruptionBudget (selector: &LabelSelector{{{selector}}}) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set \".spec.minAvailable\" field of the PDB to an integer value."
             );

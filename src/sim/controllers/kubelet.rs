@@ -7,7 +7,7 @@
 //! (`backOffPeriod` 10s, `MaxContainerBackOff` 300s), `pkg/kubelet/kuberuntime/
 //! kuberuntime_container.go` (`Error: <reason>`, `Created container: <name>`,
 //! `Started container <name>`, `Stopping container <name>`), `pkg/kubelet/status/generate.go`
-//! (conditions, `containers with unready status: [...]`). Behaviour spec: k8s-fidelity.md §6.
+//! (conditions, `containers with unready status: [...]`).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -146,7 +146,8 @@ fn go_duration(seconds: f64) -> String {
     if minutes > 0 { format!("{minutes}m{secs}") } else { secs }
 }
 
-/// containerd's error for a reference no registry has (k8s-fidelity.md §6 item 4).
+/// containerd's error for a reference no registry has (its `failed to resolve reference` text,
+/// as a real node shows it).
 fn not_found_error(image: &str) -> String {
     let full = normalize_image(image);
     format!(
@@ -714,165 +715,25 @@ impl Kubelet {
         let unchanged_since_reconciled =
             reconciled.is_some() && value["metadata"]["resourceVersion"].as_str() == reconciled;
         let before = value["status"].clone();
-        let mut statuses = Vec::new();
-        let mut unready = Vec::new();
-        let mut all_running = true;
-        let mut terminated_codes: Vec<i64> = Vec::new();
-        let mut still_running = false;
-        for container in &run.containers {
-            let (state, ready, started, image, image_id, container_id) = match &container.step {
-                Step::Pulling { shown, .. } => (
-                    shown.clone().unwrap_or_else(|| json!({"waiting": {"reason": "ContainerCreating"}})),
-                    false,
-                    false,
-                    None,
-                    None,
-                    None,
-                ),
-                Step::PullFailed { cri_error, .. } => (
-                    json!({"waiting": {"reason": "ErrImagePull", "message": cri_error}}),
-                    false,
-                    false,
-                    None,
-                    None,
-                    None,
-                ),
-                Step::PullBackOff { message, .. } => (
-                    json!({"waiting": {"reason": "ImagePullBackOff", "message": message}}),
-                    false,
-                    false,
-                    None,
-                    None,
-                    None,
-                ),
-                Step::NeverPull { message } => (
-                    json!({"waiting": {"reason": "ErrImageNeverPull", "message": message}}),
-                    false,
-                    false,
-                    None,
-                    None,
-                    None,
-                ),
-                Step::Terminated { terminated, container_id, image_id } => (
-                    terminated.clone(),
-                    false,
-                    false,
-                    Some(normalize_image(&container.image)),
-                    Some(image_id.clone()),
-                    Some(container_id.clone()),
-                ),
-                Step::CrashBackOff { message, .. } => (
-                    json!({"waiting": {"reason": "CrashLoopBackOff", "message": message}}),
-                    false,
-                    false,
-                    Some(normalize_image(&container.image)),
-                    None,
-                    None,
-                ),
-                Step::Running { started, ready_at, container_id, image_id, .. } => (
-                    json!({"running": {"startedAt": timestamp(*started)}}),
-                    now >= *ready_at,
-                    true,
-                    Some(normalize_image(&container.image)),
-                    Some(image_id.clone()),
-                    Some(container_id.clone()),
-                ),
-            };
-            if !started {
-                all_running = false;
-            }
-            match &container.step {
-                Step::Terminated { terminated, .. } => {
-                    terminated_codes.push(terminated["terminated"]["exitCode"].as_i64().unwrap_or(0))
-                }
-                _ => still_running = true,
-            }
-            if !ready {
-                unready.push(container.name.clone());
-            }
-            let mut status = json!({
-                "name": container.name,
-                "image": image.unwrap_or_else(|| container.image.clone()),
-                "imageID": image_id.unwrap_or_default(),
-                "ready": ready,
-                "restartCount": container.restarts,
-                "started": started,
-                "state": state,
-                "lastState": container.last_state,
-            });
-            if let Some(id) = container_id {
-                status["containerID"] = json!(id);
-            }
-            statuses.push(status);
-        }
-        let started = timestamp(run.started);
-        let condition = |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| {
-            let mut condition = json!({
-                "type": type_,
-                "status": if ok { "True" } else { "False" },
-                "lastProbeTime": null,
-                "lastTransitionTime": timestamp(now),
-            });
-            if let Some(reason) = reason {
-                condition["reason"] = json!(reason);
-            }
-            if let Some(message) = message {
-                condition["message"] = json!(message);
-            }
-            condition
-        };
-        let ready = unready.is_empty();
-        // `getPhase` (kubelet_pods.go): every container exited and none restarts → Succeeded when
-        // all exited 0, else Failed.
-        let terminal_phase = (!still_running && !terminated_codes.is_empty())
-            .then(|| if terminated_codes.iter().all(|code| *code == 0) { "Succeeded" } else { "Failed" });
-        let (reason, message) = if ready {
-            (None, None)
-        } else if terminal_phase == Some("Succeeded") {
-            // `GeneratePodReadyCondition` (status/generate.go): a succeeded pod is `PodCompleted`.
-            (Some("PodCompleted"), None)
-        } else {
-            (
-                Some("ContainersNotReady"),
-                Some(format!("containers with unready status: [{}]", unready.join(" "))),
-            )
-        };
-        let mut wanted = [
-            condition("PodReadyToStartContainers", terminal_phase.is_none(), None, None),
-            condition("Initialized", true, None, None),
-            condition("Ready", ready, reason, message.clone()),
-            condition("ContainersReady", ready, reason, message),
-        ];
-        // Keep the scheduler's PodScheduled condition, and upstream's condition order.
+        let containers = container_statuses(run, now);
         let mut status = value["status"].clone();
         if !status.is_object() {
             status = json!({});
         }
-        let scheduled = crate::k8s::condition::find(&status["conditions"], "PodScheduled")
-            .cloned()
-            .unwrap_or_else(|| condition("PodScheduled", true, None, None));
-        let mut holder = json!({"status": {"conditions": status["conditions"].clone()}});
-        for wanted in wanted.iter_mut() {
-            crate::k8s::schedule::set_pod_condition(&mut holder, wanted.clone());
-        }
-        let kept: Vec<Value> = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
-            .iter()
-            .filter_map(|type_| crate::k8s::condition::find(&holder["status"]["conditions"], type_).cloned())
-            .chain(std::iter::once(scheduled))
-            .collect();
-        status["conditions"] = json!(kept);
+        status["conditions"] = json!(pod_conditions(&status["conditions"], &containers, now));
         let restarting = run.containers.iter().any(|c| c.restarts > 0);
-        status["phase"] = json!(match terminal_phase {
-            Some(phase) => phase,
-            None if (all_running || restarting) && !run.containers.is_empty() => "Running",
+        status["phase"] = json!(match containers.terminal_phase {
+            Some(phase) => phase.as_str(),
+            None if (containers.all_running || restarting) && !run.containers.is_empty() => "Running",
             None => "Pending",
         });
         status["hostIP"] = json!(run.host_ip);
         status["hostIPs"] = json!([{"ip": run.host_ip}]);
         status["podIP"] = json!(run.pod_ip);
         status["podIPs"] = json!([{"ip": run.pod_ip}]);
-        status["startTime"] = json!(started);
-        status["containerStatuses"] = json!(statuses);
+        status["startTime"] = json!(timestamp(run.started));
+        status["containerStatuses"] = json!(containers.statuses);
+        let all_running = containers.all_running;
         // The NVIDIA config-manager containers' outcome (sim::gpu, issue #6).
         let nvidia = value["spec"]["initContainers"]
             .as_array()
@@ -905,6 +766,190 @@ impl Kubelet {
             Err(error) => Err(Error::Store(error)),
         }
     }
+}
+
+/// What the kubelet shows of one container (`convertToAPIContainerStatuses`, kubelet_pods.go).
+struct ShownContainer {
+    state: Value,
+    ready: bool,
+    started: bool,
+    /// The image as the runtime names it, once pulled (else the spec's).
+    image: Option<String>,
+    image_id: Option<String>,
+    container_id: Option<String>,
+}
+
+impl ContainerRun {
+    fn shown(&self, now: Timestamp) -> ShownContainer {
+        let waiting = |state: Value| ShownContainer {
+            state,
+            ready: false,
+            started: false,
+            image: None,
+            image_id: None,
+            container_id: None,
+        };
+        match &self.step {
+            Step::Pulling { shown, .. } => {
+                waiting(shown.clone().unwrap_or_else(|| json!({"waiting": {"reason": "ContainerCreating"}})))
+            }
+            Step::PullFailed { cri_error, .. } => {
+                waiting(json!({"waiting": {"reason": "ErrImagePull", "message": cri_error}}))
+            }
+            Step::PullBackOff { message, .. } => {
+                waiting(json!({"waiting": {"reason": "ImagePullBackOff", "message": message}}))
+            }
+            Step::NeverPull { message } => {
+                waiting(json!({"waiting": {"reason": "ErrImageNeverPull", "message": message}}))
+            }
+            Step::Terminated { terminated, container_id, image_id } => ShownContainer {
+                state: terminated.clone(),
+                image: Some(normalize_image(&self.image)),
+                image_id: Some(image_id.clone()),
+                container_id: Some(container_id.clone()),
+                ..waiting(Value::Null)
+            },
+            Step::CrashBackOff { message, .. } => ShownContainer {
+                image: Some(normalize_image(&self.image)),
+                ..waiting(json!({"waiting": {"reason": "CrashLoopBackOff", "message": message}}))
+            },
+            Step::Running { started, ready_at, container_id, image_id, .. } => ShownContainer {
+                state: json!({"running": {"startedAt": timestamp(*started)}}),
+                ready: now >= *ready_at,
+                started: true,
+                image: Some(normalize_image(&self.image)),
+                image_id: Some(image_id.clone()),
+                container_id: Some(container_id.clone()),
+            },
+        }
+    }
+}
+
+/// A finished pod's phase (`getPhase`, kubelet_pods.go).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TerminalPhase {
+    /// Every container exited 0.
+    Succeeded,
+    /// Every container exited, one of them not with 0.
+    Failed,
+}
+
+impl TerminalPhase {
+    fn as_str(self) -> &'static str {
+        match self {
+            TerminalPhase::Succeeded => "Succeeded",
+            TerminalPhase::Failed => "Failed",
+        }
+    }
+}
+
+/// The containers' statuses, and what the pod's phase and conditions follow from.
+struct ContainerStatuses {
+    statuses: Vec<Value>,
+    /// Names of the containers that are not ready.
+    unready: Vec<String>,
+    /// Every container has started.
+    all_running: bool,
+    /// Set when every container exited and none restarts.
+    terminal_phase: Option<TerminalPhase>,
+}
+
+fn container_statuses(run: &PodRun, now: Timestamp) -> ContainerStatuses {
+    let mut statuses = Vec::new();
+    let mut unready = Vec::new();
+    let mut all_running = true;
+    let mut terminated_codes: Vec<i64> = Vec::new();
+    let mut still_running = false;
+    for container in &run.containers {
+        let shown = container.shown(now);
+        if !shown.started {
+            all_running = false;
+        }
+        match &container.step {
+            Step::Terminated { terminated, .. } => {
+                terminated_codes.push(terminated["terminated"]["exitCode"].as_i64().unwrap_or(0))
+            }
+            _ => still_running = true,
+        }
+        if !shown.ready {
+            unready.push(container.name.clone());
+        }
+        let mut status = json!({
+            "name": container.name,
+            "image": shown.image.unwrap_or_else(|| container.image.clone()),
+            "imageID": shown.image_id.unwrap_or_default(),
+            "ready": shown.ready,
+            "restartCount": container.restarts,
+            "started": shown.started,
+            "state": shown.state,
+            "lastState": container.last_state,
+        });
+        if let Some(id) = shown.container_id {
+            status["containerID"] = json!(id);
+        }
+        statuses.push(status);
+    }
+    // `getPhase` (kubelet_pods.go): every container exited and none restarts → Succeeded when
+    // all exited 0, else Failed.
+    let terminal_phase = (!still_running && !terminated_codes.is_empty()).then(|| {
+        if terminated_codes.iter().all(|code| *code == 0) {
+            TerminalPhase::Succeeded
+        } else {
+            TerminalPhase::Failed
+        }
+    });
+    ContainerStatuses { statuses, unready, all_running, terminal_phase }
+}
+
+/// The pod's conditions as the kubelet writes them (`status/generate.go`), in upstream's order,
+/// after `current`'s (the scheduler's `PodScheduled` kept; a condition whose status did not change
+/// keeps its `lastTransitionTime`).
+fn pod_conditions(current: &Value, containers: &ContainerStatuses, now: Timestamp) -> Vec<Value> {
+    let condition = |type_: &str, ok: bool, reason: Option<&str>, message: Option<String>| {
+        let mut condition = json!({
+            "type": type_,
+            "status": if ok { "True" } else { "False" },
+            "lastProbeTime": null,
+            "lastTransitionTime": timestamp(now),
+        });
+        if let Some(reason) = reason {
+            condition["reason"] = json!(reason);
+        }
+        if let Some(message) = message {
+            condition["message"] = json!(message);
+        }
+        condition
+    };
+    let ready = containers.unready.is_empty();
+    let (reason, message) = if ready {
+        (None, None)
+    } else if containers.terminal_phase == Some(TerminalPhase::Succeeded) {
+        // `GeneratePodReadyCondition` (status/generate.go): a succeeded pod is `PodCompleted`.
+        (Some("PodCompleted"), None)
+    } else {
+        (
+            Some("ContainersNotReady"),
+            Some(format!("containers with unready status: [{}]", containers.unready.join(" "))),
+        )
+    };
+    let wanted = [
+        condition("PodReadyToStartContainers", containers.terminal_phase.is_none(), None, None),
+        condition("Initialized", true, None, None),
+        condition("Ready", ready, reason, message.clone()),
+        condition("ContainersReady", ready, reason, message),
+    ];
+    let scheduled = crate::k8s::condition::find(current, "PodScheduled")
+        .cloned()
+        .unwrap_or_else(|| condition("PodScheduled", true, None, None));
+    let mut holder = json!({"status": {"conditions": current.clone()}});
+    for wanted in wanted {
+        crate::k8s::schedule::set_pod_condition(&mut holder, wanted);
+    }
+    ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"]
+        .iter()
+        .filter_map(|type_| crate::k8s::condition::find(&holder["status"]["conditions"], type_).cloned())
+        .chain(std::iter::once(scheduled))
+        .collect()
 }
 
 /// The Events of the config-manager containers the GPU agents restarted or backed off, as the

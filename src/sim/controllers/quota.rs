@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Error, Result};
 use crate::sim::{
+    registry::quota::{self, Amount, Evaluator, Usage},
     resources::{self, ResourceType},
-    server::quota::{self, Amount, Evaluator, Usage},
     store::{self, DryRun, EventType, Stored, Subresource},
 };
 

@@ -4,7 +4,7 @@
 //! Upstream: `pkg/scheduler/schedule_one.go` — success writes the binding and the Normal event
 //! `Scheduled` ("Successfully assigned <ns>/<pod> to <node>"); failure sets
 //! `PodScheduled=False/Unschedulable` with the full FitError and emits the Warning
-//! `FailedScheduling` with the message truncated to 1024 bytes (k8s-fidelity.md §5). A pod that
+//! `FailedScheduling` with the message truncated to 1024 bytes (`truncateMessage`). A pod that
 //! failed is retried on cluster events that may make it fit (node added or changed, a pod
 //! deleted or finished), as the scheduling queue's `MoveAllToActiveOrBackoffQueue` does.
 

@@ -1,5 +1,6 @@
 //! What a node advertises in `status.capacity`/`allocatable` for the device plugin's state: the
-//! resource-name matrix of gpu-domain.md §3.1, with stale resources kept at 0.
+//! resource-name matrix of `docs/gpu.md` (k8s-device-plugin `internal/rm/rm.go`), with stale
+//! resources kept at 0.
 
 use std::collections::BTreeMap;
 
@@ -87,7 +88,7 @@ pub fn advertised(
 }
 
 /// The node's extended resources after an update: `advertised`, plus every `nvidia.com/*` key the
-/// node had before at `"0"` (the kubelet keeps registered extended resources; gpu-domain.md §3.1).
+/// node had before at `"0"` (the kubelet keeps registered extended resources; `docs/gpu.md`).
 /// `previous` is the node's current capacity map (other keys are ignored).
 pub fn node_resources(
     previous: &BTreeMap<String, String>,

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 
 use super::{
     advertise::{self, PluginState},
-    config::{Binary, PluginEnv, Renaming, SharingStrategy},
+    config::{Binary, EffectiveConfig, PluginEnv, Renaming, SharingStrategy},
     gfd,
     hardware::{MigGeometry, NodeGpus},
-    mig::{MIG_CONFIG_LABEL, MigManager, MigManagerPhase},
+    mig::{LabelPatch, MIG_CONFIG_LABEL, MigManager, MigManagerPhase},
     plugin::{CONFIG_LABEL, ConfigManagerEnv, ContainerState, DevicePluginPod},
 };
 use crate::sim::{
@@ -40,7 +40,7 @@ pub enum Error {
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The device-plugin / GFD image (gpu-domain.md §7: GFD ships in the same image).
+/// The device-plugin / GFD image (GFD ships in the same image: `docs/gpu.md`).
 pub const DEVICE_PLUGIN_IMAGE: &str = "nvcr.io/nvidia/k8s-device-plugin";
 /// The MIG manager image.
 pub const MIG_MANAGER_IMAGE: &str = "nvcr.io/nvidia/cloud-native/k8s-mig-manager";
@@ -325,6 +325,41 @@ pub struct GpuAgents {
     mig_pods: BTreeMap<String, (String, String)>,
 }
 
+/// The NVIDIA pods on the GPU nodes.
+struct NvidiaPods {
+    /// The Running ones by node, with what each is.
+    running: BTreeMap<String, Vec<(Component, Pod, Container)>>,
+    /// The uids of every pod not finished nor being deleted: agents outlive a pod's Running
+    /// phase while its init container crash-loops (Pending).
+    live: BTreeSet<String>,
+}
+
+fn nvidia_pods(store: &Store, hardware: &GpuHardware) -> NvidiaPods {
+    let candidates = |stored: &Stored| stored.json.contains("nvcr.io/nvidia/");
+    let mut found = NvidiaPods { running: BTreeMap::new(), live: BTreeSet::new() };
+    for stored in store.list("pods", None, &candidates, None, None).items {
+        let Ok(pod) = serde_json::from_str::<Pod>(&stored.json) else { continue };
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        if !hardware.contains_key(&node)
+            || matches!(phase, Some("Succeeded" | "Failed"))
+            || pod.metadata.deletion_timestamp.is_some()
+        {
+            continue;
+        }
+        if let Some(uid) = &pod.metadata.uid {
+            found.live.insert(uid.clone());
+        }
+        if phase != Some("Running") {
+            continue;
+        }
+        if let Some((component, container)) = classify(&pod) {
+            found.running.entry(node).or_default().push((component, pod, container));
+        }
+    }
+    found
+}
+
 impl GpuAgents {
     /// Reconciles every GPU node with the NVIDIA pods running on it; returns when it next needs
     /// to run (a MIG reconfiguration finishing).
@@ -338,38 +373,16 @@ impl GpuAgents {
         if hardware.is_empty() {
             return Ok(None);
         }
-        let candidates = |stored: &Stored| stored.json.contains("nvcr.io/nvidia/");
-        let mut running: BTreeMap<String, Vec<(Component, Pod, Container)>> = BTreeMap::new();
-        // Agents outlive a pod's Running phase while its init container crash-loops (Pending).
-        let mut live: BTreeSet<String> = BTreeSet::new();
-        for stored in store.list("pods", None, &candidates, None, None).items {
-            let Ok(pod) = serde_json::from_str::<Pod>(&stored.json) else { continue };
-            let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
-            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-            if !hardware.contains_key(&node)
-                || matches!(phase, Some("Succeeded" | "Failed"))
-                || pod.metadata.deletion_timestamp.is_some()
-            {
-                continue;
-            }
-            if let Some(uid) = &pod.metadata.uid {
-                live.insert(uid.clone());
-            }
-            if phase != Some("Running") {
-                continue;
-            }
-            if let Some((component, container)) = classify(&pod) {
-                running.entry(node).or_default().push((component, pod, container));
-            }
-        }
+        let NvidiaPods { mut running, live } = nvidia_pods(store, hardware);
         self.agents.retain(|uid, _| live.contains(uid));
         // The kubelet starts the agents and feeds them label changes and restarts
         // (`kubelet_sync`); here their volumes follow the periodic syncs.
         let mut volumes = ConfigMapReader::new(store);
         let mut next_wake = None;
+        let mut wake_at = |at: Timestamp| next_wake = Some(next_wake.map_or(at, |t: Timestamp| t.min(at)));
         for agent in self.agents.values_mut() {
             if let Some(at) = agent.sync_volume(&volumes.read(agent.configmap.as_ref()), now) {
-                next_wake = Some(next_wake.map_or(at, |t: Timestamp| t.min(at)));
+                wake_at(at);
             }
         }
         for (node_name, (gpus, boot_geometry)) in hardware {
@@ -379,46 +392,18 @@ impl GpuAgents {
             let pods = running.remove(node_name).unwrap_or_default();
 
             // MIG manager first: the plugin advertises the geometry it leaves.
-            let mut label_patch: BTreeMap<String, Option<String>> = BTreeMap::new();
             let manager_pod = pods.iter().find(|(c, _, _)| *c == Component::MigManager);
-            match manager_pod {
-                Some((_, pod, container)) => {
-                    let uid = pod.metadata.uid.clone().unwrap_or_default();
-                    self.mig_pods.insert(node_name.clone(), (uid, container.name.clone()));
-                }
-                None => {
-                    self.mig_pods.remove(node_name);
-                }
-            }
-            if manager_pod.is_some() {
-                let manager = self
-                    .mig
-                    .entry(node_name.clone())
-                    .or_insert_with(|| MigManager::new(gpus.model, "all-disabled", boot_geometry.clone()));
-                let desired = labels.get(MIG_CONFIG_LABEL).cloned();
-                if self.mig_seen.get(node_name) != Some(&desired) {
-                    self.mig_seen.insert(node_name.clone(), desired);
-                    label_patch.extend(manager.on_labels(&labels, now));
-                }
-                label_patch.extend(manager.tick(now));
-                if let MigManagerPhase::Applying { done_at, .. } = &manager.phase {
-                    next_wake = Some(next_wake.map_or(*done_at, |t: Timestamp| t.min(*done_at)));
-                }
-            } else {
-                self.mig_seen.remove(node_name);
+            let (mut label_patch, done_at) =
+                self.sync_mig_manager(node_name, gpus, boot_geometry, &labels, manager_pod, now);
+            if let Some(at) = done_at {
+                wake_at(at);
             }
             let geometry = self.mig.get(node_name).map_or(boot_geometry.clone(), |m| m.geometry.clone());
 
-            let serving = |component: Component| {
-                self.agents
-                    .values()
-                    .filter(|a| a.node == *node_name && a.component == component)
-                    .find_map(|a| a.pod.serving())
-            };
-
             // Device plugin → capacity and allocatable.
-            let state =
-                serving(Component::DevicePlugin).map_or(PluginState::NotRunning, PluginState::Serving);
+            let state = self
+                .serving(node_name, Component::DevicePlugin)
+                .map_or(PluginState::NotRunning, PluginState::Serving);
             let advertised = advertise::advertised(gpus, &geometry, state).unwrap_or_default();
             let mut status_changed = false;
             for field in ["capacity", "allocatable"] {
@@ -439,30 +424,9 @@ impl GpuAgents {
             }
 
             // GFD → labels (kept as they are when GFD is not running, as NFD keeps them).
-            if let Some(config) = serving(Component::FeatureDiscovery) {
-                let mut wanted = gfd::gfd_labels(gpus, &geometry, config, now.as_second());
-                let written = self.gfd_written.entry(node_name.clone()).or_default();
-                let timestamp = "nvidia.com/gfd.timestamp";
-                let same = wanted.iter().all(|(k, v)| k == timestamp || labels.get(k) == Some(v))
-                    && written.iter().all(|k| wanted.contains_key(k));
-                if same && labels.contains_key(timestamp) {
-                    wanted.remove(timestamp);
-                }
-                for key in written.iter().filter(|k| !wanted.contains_key(*k) && *k != timestamp) {
-                    label_patch.insert(key.clone(), None);
-                }
-                for (key, value) in &wanted {
-                    if labels.get(key) != Some(value) {
-                        label_patch.insert(key.clone(), Some(value.clone()));
-                    }
-                }
-                // What GFD writes now is what it owns from here on: a key it removed above is
-                // no longer its own, or `same` stays false and every sync rewrites the timestamp.
-                let owns_timestamp = written.contains(timestamp) || wanted.contains_key(timestamp);
-                *written = wanted.into_keys().collect();
-                if owns_timestamp {
-                    written.insert(timestamp.to_string());
-                }
+            if let Some(config) = self.serving(node_name, Component::FeatureDiscovery).cloned() {
+                let wanted = gfd::gfd_labels(gpus, &geometry, &config, now.as_second());
+                label_patch.extend(self.gfd_label_patch(node_name, &labels, wanted));
             }
             label_patch.retain(|key, value| labels.get(key) != value.as_ref());
             if !label_patch.is_empty() {
@@ -482,6 +446,84 @@ impl GpuAgents {
             }
         }
         Ok(next_wake)
+    }
+
+    /// The config a running `component` of `node` serves, if one does.
+    fn serving(&self, node: &str, component: Component) -> Option<&EffectiveConfig> {
+        self.agents
+            .values()
+            .filter(|a| a.node == node && a.component == component)
+            .find_map(|a| a.pod.serving())
+    }
+
+    /// The node's MIG manager, when its pod runs: the label patch it makes, and when the
+    /// reconfiguration it is applying finishes.
+    fn sync_mig_manager(
+        &mut self,
+        node_name: &str,
+        gpus: &NodeGpus,
+        boot_geometry: &MigGeometry,
+        labels: &BTreeMap<String, String>,
+        manager_pod: Option<&(Component, Pod, Container)>,
+        now: Timestamp,
+    ) -> (LabelPatch, Option<Timestamp>) {
+        let mut label_patch = LabelPatch::new();
+        let Some((_, pod, container)) = manager_pod else {
+            self.mig_pods.remove(node_name);
+            self.mig_seen.remove(node_name);
+            return (label_patch, None);
+        };
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        self.mig_pods.insert(node_name.to_string(), (uid, container.name.clone()));
+        let manager = self
+            .mig
+            .entry(node_name.to_string())
+            .or_insert_with(|| MigManager::new(gpus.model, "all-disabled", boot_geometry.clone()));
+        let desired = labels.get(MIG_CONFIG_LABEL).cloned();
+        if self.mig_seen.get(node_name) != Some(&desired) {
+            self.mig_seen.insert(node_name.to_string(), desired);
+            label_patch.extend(manager.on_labels(labels, now));
+        }
+        label_patch.extend(manager.tick(now));
+        let done_at = match &manager.phase {
+            MigManagerPhase::Applying { done_at, .. } => Some(*done_at),
+            _ => None,
+        };
+        (label_patch, done_at)
+    }
+
+    /// The label patch that brings the node to the GFD labels `wanted`, removing the ones GFD
+    /// wrote before and no longer writes; the timestamp label is rewritten only with a change.
+    fn gfd_label_patch(
+        &mut self,
+        node_name: &str,
+        labels: &BTreeMap<String, String>,
+        mut wanted: BTreeMap<String, String>,
+    ) -> LabelPatch {
+        let mut label_patch = LabelPatch::new();
+        let written = self.gfd_written.entry(node_name.to_string()).or_default();
+        let timestamp = "nvidia.com/gfd.timestamp";
+        let same = wanted.iter().all(|(k, v)| k == timestamp || labels.get(k) == Some(v))
+            && written.iter().all(|k| wanted.contains_key(k));
+        if same && labels.contains_key(timestamp) {
+            wanted.remove(timestamp);
+        }
+        for key in written.iter().filter(|k| !wanted.contains_key(*k) && *k != timestamp) {
+            label_patch.insert(key.clone(), None);
+        }
+        for (key, value) in &wanted {
+            if labels.get(key) != Some(value) {
+                label_patch.insert(key.clone(), Some(value.clone()));
+            }
+        }
+        // What GFD writes now is what it owns from here on: a key it removed above is
+        // no longer its own, or `same` stays false and every sync rewrites the timestamp.
+        let owns_timestamp = written.contains(timestamp) || wanted.contains_key(timestamp);
+        *written = wanted.into_keys().collect();
+        if owns_timestamp {
+            written.insert(timestamp.to_string());
+        }
+        label_patch
     }
 
     /// The kubelet's side of an NVIDIA pod it is about to write the status of: once its
@@ -672,8 +714,8 @@ impl GpuAgents {
     /// The kubelet's status of an NVIDIA pod with config-manager containers, as its agent runs
     /// them: an init container that cannot select a config crash-loops (`Init:CrashLoopBackOff`,
     /// the pod stays Pending), a sidecar that cannot crash-loops while the pod keeps running
-    /// (gpu-domain.md §2.3); restart counts and back-off are the kubelet's. `status` is the
-    /// status the kubelet is about to write.
+    /// (cmd/config-manager/main.go exits 1; `docs/gpu.md`); restart counts and back-off are the
+    /// kubelet's. `status` is the status the kubelet is about to write.
     pub fn overlay_pod_status(&self, pod: &Pod, status: &mut Value) {
         let Some(agent) = pod.metadata.uid.as_ref().and_then(|uid| self.agents.get(uid)) else { return };
         if agent.pod.config_manager.is_none() {

@@ -1,5 +1,5 @@
 //! The device plugin's `version: v1` config file: parsing with the real plugin's validation
-//! errors and warnings, and the effective config once env vars override it (gpu-domain.md §1).
+//! errors and warnings, and the effective config once env vars override it (`docs/gpu.md`).
 
 use serde::Deserialize;
 

@@ -1,5 +1,5 @@
 //! GPU Feature Discovery's node labels as a pure function of hardware, MIG geometry and the
-//! effective config (gpu-domain.md §4; internal/lm/resource.go and mig-strategy.go in v0.17.4).
+//! effective config (`docs/gpu.md`; internal/lm/resource.go and mig-strategy.go in v0.17.4).
 
 use std::collections::BTreeMap;
 

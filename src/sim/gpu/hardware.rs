@@ -1,5 +1,5 @@
 //! GPU hardware: the models a simulated node can carry, their MIG profile tables, and the named
-//! mig-parted configs with the geometry each gives per model (gpu-domain.md §3.2, §4.3).
+//! mig-parted configs with the geometry each gives per model (`docs/gpu.md`).
 
 use std::collections::BTreeMap;
 
@@ -66,11 +66,11 @@ const fn profile(
     MigProfile { name, max_per_gpu, memory_mib, multiprocessors, slices, engines }
 }
 
-// Max instances: gpu-domain.md §3.2 (MIG user guide + operator default-mig-parted-config).
-// Memory/SM/engine values quoted in gpu-domain.md §4.2 (H100 1g.10gb 9984/16, 2g.20gb 20096/32,
-// 3g.40gb 40320/60; A100-40GB 1g.5gb 4864/14, 7g.40gb 40192/98 with engines 7/5/0/1/1) are
-// [src]; the others follow `nvidia-smi mig -lgip` sizes and are [unconfirmed]. `+me` profiles
-// are left out: their resource names are unconfirmed (gpu-domain.md §9.9).
+// Max instances: NVIDIA's MIG user guide and the GPU Operator's default-mig-parted-config.
+// Memory/SM/engine values from NVIDIA's published label dumps (H100 1g.10gb 9984/16, 2g.20gb
+// 20096/32, 3g.40gb 40320/60) and a captured A100-40GB node (1g.5gb 4864/14, 7g.40gb 40192/98 with
+// engines 7/5/0/1/1); the others follow `nvidia-smi mig -lgip` sizes, unconfirmed. `+me` profiles
+// are left out: their resource names are unconfirmed (`docs/gpu.md`).
 const A100_40GB_PROFILES: &[MigProfile] = &[
     profile("1g.5gb", 7, 4864, 14, 1, [1, 0, 0, 0, 0]),
     profile("1g.10gb", 4, 9856, 14, 1, [1, 1, 0, 1, 0]),
@@ -127,18 +127,19 @@ impl GpuModel {
         }
     }
 
-    /// `nvidia.com/gpu.product` as GFD prints it: the NVML name sanitised (gpu-domain.md §4.3).
+    /// `nvidia.com/gpu.product` as GFD prints it: the NVML name sanitised (k8s-device-plugin
+    /// `internal/lm/resource.go`).
     pub fn product(self) -> &'static str {
         match self {
             GpuModel::A100_40GB => "NVIDIA-A100-SXM4-40GB",
             GpuModel::A100_80GB => "NVIDIA-A100-SXM4-80GB",
             GpuModel::H100_80GB => "NVIDIA-H100-80GB-HBM3",
-            // [unconfirmed] in gpu-domain.md §4.3: from the nvidia-smi name `NVIDIA H200`.
+            // Unconfirmed (no GFD dump of an H200 seen): from the nvidia-smi name `NVIDIA H200`.
             GpuModel::H200_141GB => "NVIDIA-H200",
         }
     }
 
-    /// `nvidia.com/gpu.memory`: MiB of the full GPU (gpu-domain.md §4.3).
+    /// `nvidia.com/gpu.memory`: MiB of the full GPU (`docs/gpu.md`).
     pub fn memory_mib(self) -> u64 {
         match self {
             GpuModel::A100_40GB => 40960,
@@ -179,7 +180,7 @@ impl GpuModel {
         self.mig_profiles().iter().find(|p| p.name == name)
     }
 
-    /// The `all-balanced` mix per GPU (operator default config, gpu-domain.md §3.2).
+    /// The `all-balanced` mix per GPU (the GPU Operator's default-mig-parted-config).
     fn balanced(self) -> [(&'static str, u32); 3] {
         match self {
             GpuModel::A100_40GB => [("1g.5gb", 2), ("2g.10gb", 1), ("3g.20gb", 1)],
@@ -255,7 +256,7 @@ pub fn mig_config_names() -> Vec<String> {
     names
 }
 
-/// The geometry the named mig-parted config gives on `model` (gpu-domain.md §3.2): e.g.
+/// The geometry the named mig-parted config gives on `model` (`docs/gpu.md`): e.g.
 /// `all-1g.10gb` is 7 × `1g.10gb` on an A100-80GB/H100-80GB and 4 on an A100-40GB.
 pub fn mig_geometry(model: GpuModel, config: &str) -> Result<MigGeometry> {
     match config {

@@ -1,6 +1,6 @@
 //! The MIG manager (k8s-mig-manager): `nvidia.com/mig.config` drives the node's MIG geometry
 //! and `nvidia.com/mig.config.state`, as a state machine stepped by label changes and the clock
-//! (mig-parted pkg/mig/reconfigure/reconfigure.go; gpu-domain.md §3.3).
+//! (mig-parted pkg/mig/reconfigure/reconfigure.go; `docs/gpu.md`).
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! GPU emulation: hardware and MIG tables, the NVIDIA device plugin with its config-manager,
 //! GPU Feature Discovery and the MIG manager, as pure state the simulated kubelet drives
-//! (DESIGN §4 "GPU emulation"; facts in docs/reference/gpu-domain.md).
+//! (described in `docs/gpu.md`).
 
 pub mod advertise;
 pub mod agent;

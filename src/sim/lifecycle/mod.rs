@@ -21,6 +21,12 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
+use crate::{
+    english_display,
+    i18n::{Localized, Message, outside},
+    msg,
+};
+
 pub use self::{
     process::{
         PidState, Started, Status, answers_version, down, kubeconfig_for, pid_state, process_alive,
@@ -52,10 +58,8 @@ const POLL: Duration = Duration::from_millis(50);
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// No state directory was given and neither XDG_STATE_HOME nor HOME is set. Exit 2.
-    #[error("cannot choose a state directory: set LAB_RUNNER_SIM_DIR or pass --state-dir")]
     NoStateDir,
     /// The state directory cannot be created or written. Exit 2.
-    #[error("state directory {path} is not writable: {source}")]
     StateDirUnwritable {
         /// The directory.
         path: PathBuf,
@@ -63,17 +67,12 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The port is taken by another process. Exit 2.
-    #[error(
-        "port {} on {} is already in use: choose another with --port or --listen, or omit the port for a free one",
-        .addr.port(), .addr.ip()
-    )]
     PortInUse {
         /// The address asked for.
         addr: SocketAddr,
     },
     /// Binding failed for another reason (e.g. a privileged port, an address this host does
     /// not have). Exit 2.
-    #[error("cannot listen on {addr}: {source}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
@@ -81,33 +80,25 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A simulator already runs with this state directory. Exit 2.
-    #[error(
-        "a simulator is already running from {dir} (pid {pid}, {endpoint}); stop it with `lab-runner sim down`"
-    )]
     AlreadyRunning {
         /// The state directory.
         dir: PathBuf,
         /// Its pid.
         pid: u32,
-        /// Its endpoint.
-        endpoint: String,
+        /// Its endpoint, when its run record says.
+        endpoint: Option<String>,
     },
     /// The state directory holds no simulator's CA and tokens (none ever started there). Exit 3.
-    #[error("no simulator state in {dir}: start one with `lab-runner sim up` or `sim serve` first")]
     NoState {
         /// The state directory.
         dir: PathBuf,
     },
     /// No simulator runs with this state directory. Exit 3.
-    #[error("no simulator is running from {dir} (no pid file)")]
     NotRunning {
         /// The state directory.
         dir: PathBuf,
     },
     /// The pid file names a process that is gone; the file was removed. Exit 3.
-    #[error(
-        "no simulator is running from {dir}: process {pid} in its pid file is gone (stale pid file removed)"
-    )]
     StalePidFile {
         /// The state directory.
         dir: PathBuf,
@@ -115,25 +106,18 @@ pub enum Error {
         pid: u32,
     },
     /// The topology file is unreadable or invalid. Exit 2.
-    #[error(transparent)]
     Topology(#[from] topology::Error),
     /// The CA or server certificate could not be made or stored. Exit 2.
-    #[error(transparent)]
     Tls(#[from] tls::Error),
     /// The tokens could not be made or stored. Exit 2.
-    #[error(transparent)]
     Tokens(#[from] auth::Error),
     /// The kubeconfig could not be written. Exit 2.
-    #[error(transparent)]
     Kubeconfig(#[from] kubeconfig::Error),
     /// The topology's `images:` or `timings:` do not fit the controllers' configuration. Exit 2.
-    #[error("topology: {0}")]
     ControllerConfig(#[from] crate::sim::controllers::config::Error),
     /// The controllers could not start. Exit 3.
-    #[error("controllers: {0}")]
     Controllers(#[from] crate::sim::controllers::Error),
     /// The store could not be opened, read or seeded. Exit 3.
-    #[error("store {path}: {message}")]
     Store {
         /// The store file.
         path: PathBuf,
@@ -141,7 +125,6 @@ pub enum Error {
         message: String,
     },
     /// A state file could not be read or written. Exit 2.
-    #[error("{path}: {source}")]
     StateFile {
         /// The file.
         path: PathBuf,
@@ -149,36 +132,34 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The background server could not be started. Exit 3.
-    #[error("cannot start `{program} sim serve`: {source}")]
     Spawn {
         /// The executable.
         program: PathBuf,
         /// The cause.
         source: std::io::Error,
     },
-    /// The background server exited during start; `message` is its error line. Exit: the
-    /// server's own code, else 3.
-    #[error("{message}")]
+    /// The background server exited during start. Exit: the server's own code, else 3.
     ServerExited {
-        /// The server's last error line (or a description).
-        message: String,
+        /// The server's last error line (its log is in English), when it printed one.
+        message: Option<String>,
+        /// How it exited.
+        status: String,
+        /// Its log file.
+        log: PathBuf,
         /// Its exit code, when it exited with one other than 0 (a lab-runner code, passed on).
         code: Option<u8>,
     },
     /// The background server did not answer in time (it was stopped). Exit 4.
-    #[error("the simulator did not answer within {}s (see {log})", START_TIMEOUT.as_secs())]
     StartTimedOut {
         /// Its log file.
         log: PathBuf,
     },
     /// The server did not exit in time after SIGTERM. Exit 4.
-    #[error("simulator process {pid} did not exit within {}s of SIGTERM", STOP_TIMEOUT.as_secs())]
     StopTimedOut {
         /// Its pid.
         pid: u32,
     },
     /// Signalling the server failed (e.g. it belongs to another user). Exit 3.
-    #[error("cannot signal simulator process {pid}: {source}")]
     Signal {
         /// Its pid.
         pid: u32,
@@ -186,19 +167,105 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The server's process runs but its API does not answer. Exit 3.
-    #[error("simulator process {pid} runs but {endpoint} does not answer: {message}")]
     Unreachable {
         /// Its pid.
         pid: u32,
         /// Its endpoint.
         endpoint: String,
         /// What failed.
-        message: String,
+        reason: Message,
     },
     /// The server failed while running. Exit 3.
-    #[error("serving failed: {0}")]
     Serve(std::io::Error),
 }
+
+impl Localized for Error {
+    fn message(&self) -> Message {
+        let shown = |path: &Path| path.display().to_string();
+        match self {
+            Error::NoStateDir => msg!("sim-error-no-state-dir"),
+            Error::StateDirUnwritable { path, source } => {
+                msg!("sim-error-state-dir-unwritable", dir = shown(path), reason = outside::cause(source))
+            }
+            Error::PortInUse { addr } => {
+                msg!("sim-error-port-in-use", port = addr.port().to_string(), ip = addr.ip().to_string())
+            }
+            Error::Bind { addr, source } => {
+                msg!("sim-error-bind", addr = addr.to_string(), reason = outside::cause(source))
+            }
+            Error::AlreadyRunning { dir, pid, endpoint: Some(endpoint) } => msg!(
+                "sim-error-already-running",
+                dir = shown(dir),
+                pid = pid.to_string(),
+                endpoint = endpoint
+            ),
+            Error::AlreadyRunning { dir, pid, endpoint: None } => {
+                msg!("sim-error-already-running-unknown", dir = shown(dir), pid = pid.to_string())
+            }
+            Error::NoState { dir } => msg!("sim-error-no-state", dir = shown(dir)),
+            Error::NotRunning { dir } => msg!("sim-error-not-running", dir = shown(dir)),
+            Error::StalePidFile { dir, pid } => {
+                msg!("sim-error-stale-pid-file", dir = shown(dir), pid = pid.to_string())
+            }
+            Error::Topology(topology::Error::Read { path, source }) => {
+                msg!("error-file", path = path, reason = outside::cause(source))
+            }
+            Error::Topology(topology::Error::Parse { location: at, message })
+            | Error::Topology(topology::Error::Invalid { file: at, message }) => {
+                msg!("sim-error-topology", at = at, reason = outside::quoted(message))
+            }
+            Error::Tls(tls::Error::Io { path, source })
+            | Error::Tokens(auth::Error::Io { path, source })
+            | Error::Kubeconfig(kubeconfig::Error::Write { path, source }) => {
+                msg!("error-file", path = shown(path), reason = outside::cause(source))
+            }
+            Error::Tls(tls::Error::Certificate { what, source }) => msg!(
+                "sim-error-certificate",
+                what = outside::quoted(what),
+                reason = outside::quoted(source.to_string())
+            ),
+            Error::Tls(tls::Error::Rustls(error)) => {
+                msg!("sim-error-tls", reason = outside::quoted(error.to_string()))
+            }
+            Error::Tokens(auth::Error::Random) => msg!("sim-error-random"),
+            Error::ControllerConfig(error) => {
+                msg!("sim-error-topology-config", reason = outside::quoted(error.to_string()))
+            }
+            Error::Controllers(error) => {
+                msg!("sim-error-controllers", reason = outside::quoted(error.to_string()))
+            }
+            Error::Store { path, message } => {
+                msg!("sim-error-store", path = shown(path), reason = outside::quoted(message))
+            }
+            Error::StateFile { path, source } => {
+                msg!("error-file", path = shown(path), reason = outside::cause(source))
+            }
+            Error::Spawn { program, source } => {
+                msg!("sim-error-spawn", program = shown(program), reason = outside::cause(source))
+            }
+            Error::ServerExited { message: Some(line), .. } => {
+                msg!("sim-error-server-exited", reason = outside::quoted(line))
+            }
+            Error::ServerExited { message: None, status, log, .. } => {
+                msg!("sim-error-server-exited-silently", status = status, log = shown(log))
+            }
+            Error::StartTimedOut { log } => {
+                msg!("sim-error-start-timed-out", seconds = START_TIMEOUT.as_secs(), log = shown(log))
+            }
+            Error::StopTimedOut { pid } => {
+                msg!("sim-error-stop-timed-out", pid = pid.to_string(), seconds = STOP_TIMEOUT.as_secs())
+            }
+            Error::Signal { pid, source } => {
+                msg!("sim-error-signal", pid = pid.to_string(), reason = outside::cause(source))
+            }
+            Error::Unreachable { pid, endpoint, reason } => {
+                msg!("sim-error-unreachable", pid = pid.to_string(), endpoint = endpoint, reason = reason)
+            }
+            Error::Serve(source) => msg!("sim-error-serve", reason = outside::cause(source)),
+        }
+    }
+}
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -12,8 +12,14 @@ use super::{
 use crate::sim::{
     auth::{ADMIN_TOKEN_FILE, VIEWER_TOKEN_FILE},
     kubeconfig::{self, Access},
-    resources, server,
+    resources,
     tls::CA_CERT_FILE,
+};
+use crate::{
+    i18n::{Message, outside},
+    msg,
+    session::Lang,
+    tr,
 };
 
 /// What the pid file says.
@@ -86,8 +92,7 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
     ensure_writable(dir)?;
     let removed_stale_pid = match pid_state(dir)? {
         PidState::Running(pid) => {
-            let endpoint =
-                run_record(dir).map(|r| r.endpoint).unwrap_or_else(|| "endpoint unknown".to_string());
+            let endpoint = run_record(dir).map(|r| r.endpoint);
             return Err(Error::AlreadyRunning { dir: dir.clone(), pid, endpoint });
         }
         PidState::Stale(pid) => {
@@ -120,16 +125,9 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
             child.try_wait().map_err(|source| Error::Spawn { program: program.clone(), source })?
         {
             let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-            let message = log
-                .lines()
-                .rev()
-                .find_map(|line| line.strip_prefix("error: "))
-                .map(str::to_string)
-                .unwrap_or_else(|| {
-                    format!("the simulator exited during start ({status}); see {}", log_path.display())
-                });
+            let message = log.lines().rev().find_map(|line| line.strip_prefix("error: ")).map(str::to_string);
             let code = status.code().and_then(|c| u8::try_from(c).ok()).filter(|c| *c != 0);
-            return Err(Error::ServerExited { message, code });
+            return Err(Error::ServerExited { message, status: status.to_string(), log: log_path, code });
         }
         if let Some(record) = run_record(dir).filter(|r| r.pid == child.id())
             && answers_version(&record.kubeconfig).await
@@ -150,6 +148,9 @@ pub async fn up(options: &ServeOptions) -> Result<Started> {
 /// served process installs its own log subscriber from them, writing to `serve.log`).
 fn serve_command(program: &Path, options: &ServeOptions) -> std::process::Command {
     let mut command = std::process::Command::new(program);
+    // Its log is in English whatever the learner reads: `up` finds the server's `error:` line
+    // there and shows it, quoted, in the learner's language.
+    command.env("LAB_RUNNER_LANG", "en");
     command.args(["sim", "serve", "--state-dir"]).arg(&options.state_dir);
     match &options.topology {
         TopologySource::BuiltIn => {}
@@ -250,13 +251,13 @@ pub async fn status(dir: &Path) -> Result<Status> {
 /// none left out, sorted) and the newest list resourceVersion.
 async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> {
     let unreachable =
-        |message: String| Error::Unreachable { pid: record.pid, endpoint: record.endpoint.clone(), message };
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(&record.kubeconfig).map_err(|e| unreachable(e.to_string()))?;
+        |reason: Message| Error::Unreachable { pid: record.pid, endpoint: record.endpoint.clone(), reason };
+    let kubeconfig = kube::config::Kubeconfig::read_from(&record.kubeconfig)
+        .map_err(|e| unreachable(outside::cause(&e)))?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
-        .map_err(|e| unreachable(e.to_string()))?;
-    let client = kube::Client::try_from(config).map_err(|e| unreachable(e.to_string()))?;
+        .map_err(|e| unreachable(outside::cause(&e)))?;
+    let client = kube::Client::try_from(config).map_err(|e| unreachable(outside::cause(&e)))?;
     let mut counts = Vec::new();
     let mut revision = 0;
     for rt in resources::built_in().iter().filter(|rt| rt.verbs.iter().any(|v| v == "list")) {
@@ -265,8 +266,8 @@ async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> 
             .expect("a list request builds");
         let list: serde_json::Value = tokio::time::timeout(Duration::from_secs(10), client.request(request))
             .await
-            .map_err(|_| unreachable("no answer within 10s".to_string()))?
-            .map_err(|e| unreachable(e.to_string()))?;
+            .map_err(|_| unreachable(msg!("error-no-answer", seconds = 10)))?
+            .map_err(|e| unreachable(outside::cause(&e)))?;
         let items = list["items"].as_array().map_or(0, Vec::len) as u64;
         if items > 0 {
             counts.push((rt.group_resource(), items));
@@ -279,23 +280,33 @@ async fn object_counts(record: &RunRecord) -> Result<(Vec<(String, u64)>, u64)> 
     Ok((counts, revision))
 }
 
-/// `sim status`'s text under `heading` (the caller's words for "simulator running").
-pub fn render_status(status: &Status, heading: &str) -> String {
+/// `sim status`'s text in `lang`: a heading, the server's facts under labels in one column,
+/// then the objects per group-resource.
+pub fn render_status(status: &Status, lang: Lang) -> String {
+    use unicode_width::UnicodeWidthStr;
     let record = &status.record;
-    let uptime = server::table::human_duration(status.uptime.as_secs());
-    let mut out = format!(
-        "{heading}\n  pid         {}\n  endpoint    {}\n  uptime      {uptime}\n  kubeconfig  {}\n  revision    {}\nobjects\n",
-        record.pid,
-        record.endpoint,
-        record.kubeconfig.display(),
-        status.revision
-    );
+    let uptime = std::time::Duration::from_secs(u64::try_from(status.uptime.as_secs()).unwrap_or(0));
+    let uptime = crate::i18n::duration(uptime).render(lang);
+    let rows = [
+        (tr!(lang, "sim-status-pid"), record.pid.to_string()),
+        (tr!(lang, "sim-status-endpoint"), record.endpoint.clone()),
+        (tr!(lang, "sim-status-uptime"), uptime),
+        (tr!(lang, "sim-status-kubeconfig"), record.kubeconfig.display().to_string()),
+        (tr!(lang, "sim-status-revision"), status.revision.to_string()),
+    ];
+    let width = rows.iter().map(|(label, _)| label.width()).max().unwrap_or(0);
+    let mut out = tr!(lang, "sim-status-running") + "\n";
+    for (label, value) in rows {
+        let pad = " ".repeat(width - label.width());
+        out.push_str(&format!("  {label}{pad}  {value}\n"));
+    }
+    out.push_str(&(tr!(lang, "sim-status-objects") + "\n"));
     let width = status.counts.iter().map(|(kind, _)| kind.len()).max().unwrap_or(0);
     for (kind, count) in &status.counts {
         out.push_str(&format!("  {kind:width$}  {count}\n"));
     }
     if status.counts.is_empty() {
-        out.push_str("  (none)\n");
+        out.push_str(&format!("  {}\n", tr!(lang, "sim-status-no-objects")));
     }
     out
 }
@@ -403,7 +414,7 @@ mod tests {
             counts: vec![("daemonsets.apps".to_string(), 2), ("nodes".to_string(), 5)],
             revision: 57,
         };
-        insta::assert_snapshot!(render_status(&status, "simulator running"), @r"
+        insta::assert_snapshot!(render_status(&status, Lang::En), @r"
         simulator running
           pid         4242
           endpoint    https://127.0.0.1:6443
@@ -411,6 +422,17 @@ mod tests {
           kubeconfig  /state/kubeconfig
           revision    57
         objects
+          daemonsets.apps  2
+          nodes            5
+        ");
+        insta::assert_snapshot!(render_status(&status, Lang::Ja), @r"
+        シミュレーター稼働中
+          pid             4242
+          エンドポイント  https://127.0.0.1:6443
+          稼働時間        5 分 3 秒
+          kubeconfig      /state/kubeconfig
+          リビジョン      57
+        オブジェクト
           daemonsets.apps  2
           nodes            5
         ");

@@ -74,8 +74,7 @@ pub async fn serve(
     ensure_writable(dir)?;
     let removed_stale_pid = match pid_state(dir)? {
         PidState::Running(pid) if pid != std::process::id() => {
-            let endpoint =
-                run_record(dir).map(|r| r.endpoint).unwrap_or_else(|| "endpoint unknown".to_string());
+            let endpoint = run_record(dir).map(|r| r.endpoint);
             return Err(Error::AlreadyRunning { dir: dir.clone(), pid, endpoint });
         }
         PidState::Stale(pid) => {
@@ -113,7 +112,7 @@ pub async fn serve(
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
     crate::sim::server::ensure_system_priority_classes(&state)
         .map_err(|e| Error::Store { path: store_path.clone(), message: e.to_string() })?;
-    // The control plane and kubelets run beside the API, on the store (DESIGN §4).
+    // The control plane and kubelets run beside the API, on the store.
     let controllers = match options.control_plane {
         ControlPlane::Running => Some(crate::sim::controllers::spawn(state.clone(), controller_config)?),
         ControlPlane::ApiOnly => None,

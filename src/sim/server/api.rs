@@ -23,6 +23,7 @@ use super::{
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
     sim::{
+        kinds::apiextensions::customresource::CustomResource,
         resources::{self, ResourceType},
         store::{Deletion, DryRun, Outcome, Stored, Subresource},
     },
@@ -462,6 +463,31 @@ async fn create(
     Ok(with_warnings(response, &warnings))
 }
 
+/// The strategy of `rt`'s custom resources when their CRD version has a schema, read before a
+/// write's transaction (the store lock is not re-entrant).
+fn custom_resource(state: &AppState, rt: &ResourceType) -> Option<CustomResource> {
+    crd::custom_resource(state, rt).filter(CustomResource::has_schema)
+}
+
+/// Admits the next state of an object written by an update, patch or apply (`current`: the
+/// stored object): a custom resource as its CRD version says (`custom`, read before the
+/// transaction; [`crd::admit_custom`]), a CRD's rules compiled; nothing for the other kinds.
+fn admit_next(
+    state: &AppState,
+    rt: &ResourceType,
+    custom: Option<&CustomResource>,
+    object: &mut Value,
+    current: Option<&Value>,
+    query: &Query,
+) -> Result<()> {
+    match custom {
+        Some(custom) => crd::admit_custom(custom, object, current, query.get("fieldValidation"))?,
+        None if crd::defines_types(rt) => crd::admit(state, rt, object, None)?,
+        None => {}
+    }
+    Ok(())
+}
+
 async fn update(
     state: &AppState,
     target: &Target,
@@ -480,17 +506,17 @@ async fn update(
         }
         _ => object["metadata"]["name"] = json!(target.name()),
     }
-    // A custom resource is validated against the stored object it replaces (transition rules).
-    let admission = crd::admission(state, &target.rt);
-    if admission.is_none() {
-        crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
-    }
     let rt = &target.rt;
     let now = state.clock.now();
+    // A custom resource is validated against the stored object it replaces (transition rules).
+    let custom = custom_resource(state, rt);
+    if custom.is_none() {
+        crd::admit(state, rt, &mut object, query.get("fieldValidation"))?;
+    }
     let (updated, _) = target.modify(state, params.dry_run, |current| {
         let current = target.existing(current)?;
-        if let Some(admission) = &admission {
-            admission.admit(&mut object, Some(&current), query.get("fieldValidation"))?;
+        if let Some(custom) = &custom {
+            crd::admit_custom(custom, &mut object, Some(&current), query.get("fieldValidation"))?;
         }
         let sub = subresource_name(target.subresource);
         patch::record_update(rt, &params.manager, sub, Some(&current), &mut object, now)?;
@@ -532,32 +558,24 @@ async fn patch(
         }
         applied["metadata"]["name"] = json!(target.name());
         let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
-        let admission = crd::admission(state, rt);
+        let custom = custom_resource(state, rt);
         target.modify(state, params.dry_run, |current| {
             let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
             if current.is_none() {
                 next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
             }
-            if let Some(admission) = &admission {
-                admission.admit(&mut next, current.as_ref(), query.get("fieldValidation"))?;
-            } else if crd::defines_types(rt) {
-                crd::admit(state, rt, &mut next, None)?;
-            }
+            admit_next(state, rt, custom.as_ref(), &mut next, current.as_ref(), query)?;
             Ok(next)
         })?
     } else {
-        let admission = crd::admission(state, rt);
+        let custom = custom_resource(state, rt);
         target.modify(state, params.dry_run, |current| {
             let current = target.existing(current)?;
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
             typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
-            if let Some(admission) = &admission {
-                admission.admit(&mut patched, Some(&current), query.get("fieldValidation"))?;
-            } else if crd::defines_types(rt) {
-                crd::admit(state, rt, &mut patched, None)?;
-            }
+            admit_next(state, rt, custom.as_ref(), &mut patched, Some(&current), query)?;
             let sub = subresource_name(target.subresource);
             patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;
             Ok(patched)

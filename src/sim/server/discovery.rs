@@ -2,7 +2,8 @@
 //!
 //! Everything is computed from `state.types`, so CRDs appear once they are added there. The
 //! aggregated form is chosen by the `Accept` header and answered with the exact `Content-Type`
-//! kubectl requires (kubectl-api.md §2.1, §4 pitfall 1); shapes follow
+//! kubectl requires (client-go `discovery/discovery_client.go` reads the aggregated form only under
+//! that media type, else kubectl says `the server doesn't have a resource type`); shapes follow
 //! staging/src/k8s.io/api/apidiscovery/v2/types.go and apimachinery's `APIResourceList`.
 
 use axum::{
@@ -17,7 +18,7 @@ use serde_json::{Value, json};
 use super::AppState;
 use crate::sim::resources::{ResourceType, Scope};
 
-/// The Kubernetes version the simulator reports (DESIGN §4: pinned to 1.33).
+/// The Kubernetes version the simulator reports (the simulator is Kubernetes 1.33, `docs/simulator.md`).
 pub const GIT_VERSION: &str = "v1.33.4";
 
 /// The response `Content-Type` of aggregated discovery; without it kubectl reads the body as

@@ -114,7 +114,7 @@ fn judge(state: &AppState, pod: &Value, dry_run: DryRun) -> Result<Verdict> {
         let Ok(value) = stored.value() else { return false };
         // An invalid selector matches nothing; "if a PDB with a nil or empty selector creeps
         // in, it should match nothing, not everything."
-        match LabelSelector::parse(&super::table::selector_string(&value["spec"]["selector"])) {
+        match LabelSelector::parse(&crate::k8s::selector::selector_string(&value["spec"]["selector"])) {
             Ok(selector) => !selector.is_empty() && selector.matches(&labels),
             Err(_) => false,
         }

@@ -4,7 +4,6 @@
 //! reaches [`api::handle`] as the router's fallback. The router does no authentication: the
 //! serving layer wraps it.
 
-pub mod admission;
 pub mod api;
 pub mod authz;
 pub mod binding;
@@ -14,14 +13,11 @@ pub mod discovery;
 pub mod eviction;
 pub mod fieldvalidation;
 pub mod health;
-pub mod kind_admission;
 pub mod managedfields;
-pub mod objectmeta;
 pub mod openapi;
 pub mod patch;
 pub mod podlog;
 pub mod protobuf;
-pub mod quota;
 pub mod request;
 pub mod scale;
 pub mod schema;
@@ -104,7 +100,7 @@ pub fn ensure_system_namespaces(state: &SimState) -> store::Result<()> {
 pub fn ensure_system_priority_classes(state: &SimState) -> store::Result<()> {
     let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
     let Some(classes) = types.iter().find(|t| t.plural == "priorityclasses") else { return Ok(()) };
-    for (name, value, description) in kind_admission::SYSTEM_PRIORITY_CLASSES {
+    for (name, value, description) in crate::sim::kinds::scheduling::priorityclass::SYSTEM_PRIORITY_CLASSES {
         if state.store.get(&classes.group_resource(), "", name).is_none() {
             state.store.create(
                 classes,

@@ -7,9 +7,9 @@
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value};
 
-use super::admission::Cause;
 use super::managedfields::{self, Target};
 use super::schema::{Field, Node, Shape, catalog};
+use crate::sim::kinds::Cause;
 use crate::sim::resources::ResourceType;
 
 /// Errors from applying a patch.
@@ -289,7 +289,7 @@ pub fn server_side_apply_at(
     let node = catalog().for_type(rt);
     // Quantities as the stored object holds them, so `cpu: 1` re-applied is no change.
     let mut applied = applied.clone();
-    super::admission::normalize_quantities(rt, &mut applied);
+    rt.strategy().canonicalize_quantities(&mut applied);
     let mut next = managedfields::apply(
         current,
         &applied,

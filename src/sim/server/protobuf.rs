@@ -5,7 +5,7 @@
 //! serviceaccount|service|role|clusterrole|rolebinding|clusterrolebinding|
 //! priorityclass`, `autoscale`, `auth can-i`) send
 //! protobuf and do not retry in JSON after a 415
-//! (kubectl-api.md §2.2). The wire format is upstream's
+//! (client-go's typed clientsets prefer protobuf). The wire format is upstream's
 //! (apimachinery/pkg/runtime/serializer/protobuf/protobuf.go): the 4-byte magic `k8s\0`, then a
 //! `runtime.Unknown{typeMeta, raw, contentEncoding, contentType}` whose `raw` is the typed
 //! message. Each converter destructures its message exhaustively, so every field is either

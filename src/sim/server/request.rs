@@ -97,7 +97,7 @@ impl Query {
     /// `fieldSelector`, checked against the fields `group_resource` supports.
     pub fn field_selector(&self, group_resource: &str) -> Result<FieldSelector> {
         let selector = FieldSelector::parse(self.get("fieldSelector").unwrap_or(""))?;
-        selector.check_supported(group_resource)?;
+        selector.check_supported(crate::sim::kinds::selectable_field_names(group_resource))?;
         Ok(selector)
     }
 

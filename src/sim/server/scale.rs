@@ -39,7 +39,7 @@ pub fn scale_of(object: &Value) -> Value {
         spec["replicas"] = json!(replicas);
     }
     let mut status = json!({"replicas": object["status"]["replicas"].as_i64().unwrap_or(0)});
-    let selector = super::table::selector_string(&object["spec"]["selector"]);
+    let selector = crate::k8s::selector::selector_string(&object["spec"]["selector"]);
     if !selector.is_empty() {
         status["selector"] = json!(selector);
     }

@@ -1,4 +1,4 @@
-//! API errors as `Status` objects (`kubectl-api.md` §2.7), with upstream's codes and texts.
+//! API errors as `Status` objects (apimachinery `pkg/api/errors`), with upstream's codes and texts.
 
 use axum::{
     http::{StatusCode, header},

@@ -1,5 +1,5 @@
 //! Watch streams: newline-delimited JSON events, chunked and flushed per event
-//! (`kubectl-api.md` §2.5).
+//! (apiserver `pkg/endpoints/handlers/watch.go` `serveWatch`).
 //!
 //! * `resourceVersion=N`: every change after N, replayed from the store's history, then live;
 //!   older than the history window → one `ERROR` event carrying a 410 `Expired` Status, as

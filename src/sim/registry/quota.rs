@@ -104,7 +104,7 @@ impl Amount {
     /// Parses quantity text, keeping its format; `None` when it is not a quantity.
     ///
     /// ```
-    /// use lab_runner::sim::server::quota::Amount;
+    /// use lab_runner::sim::registry::quota::Amount;
     /// assert_eq!(Amount::parse("2048Mi").unwrap().to_string(), "2Gi");
     /// assert_eq!(Amount::parse("1000m").unwrap().to_string(), "1");
     /// assert_eq!(Amount::parse("1500").unwrap().to_string(), "1500");

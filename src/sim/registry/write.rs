@@ -1,5 +1,5 @@
-//! Write semantics of the generic registry (`apiserver/pkg/registry/generic/registry/store.go`)
-//! and the per-type strategies: create, update, status update, delete, namespace cascade.
+//! Create, update (of the object or its status), binding and delete as the generic registry runs
+//! them (`apiserver/pkg/registry/generic/registry/store.go`), with the namespace cascade.
 
 use std::sync::Arc;
 
@@ -7,13 +7,14 @@ use k8s_openapi::jiff::SignedDuration;
 use serde_json::{Value, json};
 
 use super::{
-    Binding, DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, meta, not_found,
+    admission::{self, admit, invalid},
+    meta,
 };
 use crate::sim::{
+    kinds::{self, field::required},
     resources::ResourceType,
-    server::{
-        admission::{self, Cause},
-        kind_admission, quota,
+    store::{
+        Binding, DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, not_found,
     },
 };
 
@@ -26,53 +27,8 @@ pub const OPTIMISTIC_LOCK_MESSAGE: &str =
 const SYSTEM_METADATA: &[&str] =
     &["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"];
 
-fn qualified_kind(rt: &ResourceType) -> String {
-    if rt.group.is_empty() { rt.kind.clone() } else { format!("{}.{}", rt.kind, rt.group) }
-}
-
-fn invalid(rt: &ResourceType, name: &str, causes: Vec<Cause>) -> Error {
-    Error::Invalid {
-        qualified_kind: qualified_kind(rt),
-        kind: rt.kind.clone(),
-        group: rt.group.clone(),
-        name: name.to_string(),
-        causes,
-    }
-}
-
 fn has_status(rt: &ResourceType) -> bool {
     rt.subresources.iter().any(|sub| sub == "status")
-}
-
-fn name_of(object: &Value) -> &str {
-    object["metadata"]["name"].as_str().unwrap_or_default()
-}
-
-fn admit(rt: &ResourceType, object: &mut Value, old: Option<&Value>) -> Result<()> {
-    admission::apply_defaults(rt, object);
-    kind_admission::apply_defaults(rt, object);
-    let mut causes = admission::validate(rt, object, old);
-    causes.extend(admission::ranges::validate(rt, object));
-    causes.extend(admission::immutable::validate(rt, object, old));
-    causes.extend(kind_admission::validate(rt, object, old));
-    if causes.is_empty() { Ok(()) } else { Err(invalid(rt, name_of(object), causes)) }
-}
-
-/// The per-type `PrepareForCreate`/`PrepareForUpdate`/`Validate` steps that write fields: the
-/// DaemonSet template generation, a gated pod's PodScheduled condition, a Job's generated
-/// selector and labels.
-fn prepare_for_write(
-    group_resource: &str,
-    object: &mut Value,
-    old: Option<&Value>,
-    now: k8s_openapi::jiff::Timestamp,
-) {
-    match (group_resource, old) {
-        ("daemonsets.apps", _) => crate::k8s::daemon::prepare_template_generation(object, old),
-        ("pods", None) => crate::k8s::schedule::apply_scheduling_gated_condition(object, now),
-        ("jobs.batch", None) => crate::k8s::job::generate_selector(object),
-        _ => {}
-    }
 }
 
 /// Create (`rest.BeforeCreate` + the type's `PrepareForCreate`, then validation and storage).
@@ -119,12 +75,7 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
         metadata.insert("name".into(), Value::String(name.clone()));
     }
     if name.is_empty() {
-        let cause = Cause {
-            reason: "FieldValueRequired".into(),
-            message: "Required value: name or generateName is required".into(),
-            field: "metadata.name".into(),
-        };
-        return Err(invalid(rt, "", vec![cause]));
+        return Err(invalid(rt, "", vec![required("metadata.name", "name or generateName is required")]));
     }
     if rt.namespaced() {
         match txn.get("namespaces", "", &namespace) {
@@ -143,61 +94,27 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     }
     metadata.insert("uid".into(), Value::String(meta::new_uid()));
     metadata.insert("creationTimestamp".into(), Value::String(meta::timestamp(txn.now)));
-    if meta::tracks_generation(&group_resource) {
+    let strategy = rt.strategy();
+    if strategy.tracks_generation() {
         metadata.insert("generation".into(), json!(1));
     } else {
         metadata.remove("generation");
     }
-    meta::reset_status_for_create(&group_resource, has_status(rt), &mut object);
+    strategy.decode_defaults(&mut object);
+    strategy.reset_status_for_create(&mut object, has_status(rt));
     meta::normalise_quantities(&group_resource, &mut object);
-    prepare_for_write(&group_resource, &mut object, None, txn.now);
-    if group_resource == "pods" {
-        let get =
-            |group_resource: &str, name: &str| txn.get(group_resource, "", name).and_then(|s| s.value().ok());
-        let list = |group_resource: &str| -> Vec<Value> {
-            txn.list_in(group_resource, "").iter().filter_map(|s| s.value().ok()).collect()
-        };
-        kind_admission::admit_pod(&mut object, &get, &list).map_err(|message| Error::Forbidden {
-            resource: group_resource.clone(),
-            name: name_of(&object).to_string(),
-            message,
-        })?;
-    }
+    strategy.prepare_for_create(&mut object, txn.now);
+    admission::mutate_on_create(txn, &group_resource, &mut object)?;
     admit(rt, &mut object, None)?;
-    charge_quotas(txn, &group_resource, &namespace, &object)?;
+    admission::charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
-}
-
-/// ResourceQuota admission, a validating plugin: after name generation and validation, in the
-/// same transaction as the create, so the quotas' `status.used` is charged atomically (upstream
-/// CAS-updates the quota before the object is stored). A dry run discards both.
-fn charge_quotas(txn: &mut Txn<'_>, group_resource: &str, namespace: &str, object: &Value) -> Result<()> {
-    // `QuotaAdmission.Validate`: cluster-scoped objects and namespaces are not quota'd.
-    if namespace.is_empty() {
-        return Ok(());
-    }
-    let quotas = txn.list_in("resourcequotas", namespace);
-    if quotas.is_empty() {
-        return Ok(());
-    }
-    let quotas = quotas.iter().map(|stored| stored.value()).collect::<Result<Vec<_>>>()?;
-    let charged =
-        quota::admit(group_resource, object, &quotas, txn.now).map_err(|error| Error::Forbidden {
-            resource: group_resource.to_string(),
-            name: name_of(object).to_string(),
-            message: error.to_string(),
-        })?;
-    for quota in charged {
-        txn.put("resourcequotas", quota)?;
-    }
-    Ok(())
 }
 
 /// `BindingREST.setPodNodeAndMetadata` (pkg/registry/core/pod/storage/storage.go): the pod's
 /// `spec.nodeName` and its PodScheduled=True condition (`podutil.UpdatePodCondition`: the
 /// transition time moves only when the status changes) in one write, so a watcher sees one
 /// MODIFIED event as on a real cluster; an ordinary update of `nodeName` is refused
-/// (`admission::pod_update`). Refused, with upstream's texts, for another uid (the
+/// (`kinds::core::pod`). Refused, with upstream's texts, for another uid (the
 /// binding's precondition), a pod being deleted, one already assigned and a gated one.
 pub(super) fn bind(txn: &mut Txn<'_>, current: &Arc<Stored>, binding: &Binding) -> Result<Arc<Stored>> {
     let old = current.value()?;
@@ -318,18 +235,14 @@ pub(super) fn update(
     {
         map.remove("status");
     }
-    if group_resource == "namespaces"
-        && let Some(map) = new.as_object_mut()
-    {
-        meta::label_namespace_name(map);
-    }
+    let strategy = rt.strategy();
+    strategy.decode_defaults(&mut new);
     meta::normalise_quantities(&group_resource, &mut new);
     admit(rt, &mut new, Some(&old))?;
-    prepare_for_write(&group_resource, &mut new, Some(&old), txn.now);
+    strategy.prepare_for_update(&mut new, &old);
     if subresource == Subresource::Main
-        && meta::tracks_generation(&group_resource)
-        && meta::generation_relevant(&group_resource, &new)
-            != meta::generation_relevant(&group_resource, &old)
+        && strategy.tracks_generation()
+        && strategy.generation_relevant(&new) != strategy.generation_relevant(&old)
     {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         new["metadata"]["generation"] = json!(generation);
@@ -387,7 +300,8 @@ pub(super) fn delete(txn: &mut Txn<'_>, current: &Arc<Stored>, options: &DeleteO
         return delete_namespace(txn, current, object);
     }
     let already_deleting = is_deleting(&object);
-    let grace = grace_period(&group_resource, &object, options);
+    let strategy = kinds::strategy(&group_resource);
+    let grace = strategy.grace_period(&object, options.grace_period_seconds);
 
     // Propagation finalizers (`store.go` `updateForGracefulDeletionAndFinalizers`).
     let mut finalizers: Vec<String> = object["metadata"]["finalizers"]
@@ -430,7 +344,7 @@ pub(super) fn delete(txn: &mut Txn<'_>, current: &Arc<Stored>, options: &DeleteO
         return Ok(Deletion::Removed(remove(txn, current)?.value()?));
     }
     mark_deleting(txn, &mut object, grace, &finalizers);
-    if meta::tracks_generation(&group_resource)
+    if strategy.tracks_generation()
         && let Some(generation) = object["metadata"]["generation"].as_i64()
         && generation > 0
     {
@@ -438,20 +352,6 @@ pub(super) fn delete(txn: &mut Txn<'_>, current: &Arc<Stored>, options: &DeleteO
     }
     let stored = txn.put(&group_resource, object)?;
     Ok(Deletion::Pending(stored.value()?))
-}
-
-/// The grace period a delete gets: only pods are graceful; an unbound or terminal pod goes at
-/// once (`pkg/registry/core/pod/strategy.go`, `CheckGracefulDelete`).
-fn grace_period(group_resource: &str, object: &Value, options: &DeleteOptions) -> Option<i64> {
-    if group_resource != "pods" {
-        return None;
-    }
-    let requested = options
-        .grace_period_seconds
-        .unwrap_or_else(|| object["spec"]["terminationGracePeriodSeconds"].as_i64().unwrap_or(30));
-    let unbound = object["spec"]["nodeName"].as_str().is_none_or(str::is_empty);
-    let terminal = matches!(object["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
-    Some(if unbound || terminal { 0 } else { requested.max(0) })
 }
 
 fn mark_deleting(txn: &Txn<'_>, object: &mut Value, grace: i64, finalizers: &[String]) {

@@ -12,10 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    Cause,
-    validation::{go_value, invalid, required, validate_only_deleted_scheduling_gates},
-};
+use crate::sim::kinds::field::{Cause, forbidden, go_value, invalid, required};
 
 /// `updatablePodSpecFields`, joined with `,` as upstream joins them.
 const UPDATABLE_POD_SPEC_FIELDS: &[&str] = &[
@@ -25,14 +22,6 @@ const UPDATABLE_POD_SPEC_FIELDS: &[&str] = &[
     "`spec.tolerations` (only additions to existing tolerations)",
     "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
 ];
-
-fn forbidden(field: &str, detail: String) -> Cause {
-    Cause {
-        reason: "FieldValueForbidden".into(),
-        message: format!("Forbidden: {detail}"),
-        field: field.into(),
-    }
-}
 
 /// The causes of updating the pod `old` (as stored) to `object`.
 pub fn validate(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
@@ -55,7 +44,7 @@ pub fn validate(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
     if &munged != old_spec {
         causes.push(forbidden(
             "spec",
-            format!(
+            &format!(
                 "pod updates may not change fields other than {}\n{}",
                 UPDATABLE_POD_SPEC_FIELDS.join(","),
                 spec_diff(old_spec, &munged)
@@ -73,8 +62,7 @@ fn list<'a>(spec: &'a Value, field: &str) -> &'a [Value] {
 fn container_updates(spec: &Value, old_spec: &Value, field: &str, causes: &mut Vec<Cause>) -> bool {
     let (containers, old_containers) = (list(spec, field), list(old_spec, field));
     if containers.len() != old_containers.len() {
-        causes
-            .push(forbidden(&format!("spec.{field}"), "pod updates may not add or remove containers".into()));
+        causes.push(forbidden(format!("spec.{field}"), "pod updates may not add or remove containers"));
         return false;
     }
     for (index, container) in containers.iter().enumerate() {
@@ -127,7 +115,7 @@ fn only_added_tolerations(spec: &Value, old_spec: &Value, causes: &mut Vec<Cause
     if list(old_spec, "tolerations").iter().any(|old| !tolerations.contains(&without_seconds(old))) {
         causes.push(forbidden(
             "spec.tolerations",
-            "existing toleration can not be modified except its tolerationSeconds".into(),
+            "existing toleration can not be modified except its tolerationSeconds",
         ));
     }
 }
@@ -205,6 +193,28 @@ fn spec_diff(old_spec: &Value, munged: &Value) -> String {
 fn go_field_name(json_name: &str) -> String {
     let mut chars = json_name.chars();
     chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// `validateOnlyDeletedSchedulingGates` (pkg/apis/core/validation/validation.go, from
+/// `ValidatePodUpdate`): an update may remove scheduling gates, never add one.
+fn validate_only_deleted_scheduling_gates(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
+    let names = |pod: &Value| -> Vec<String> {
+        pod.pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|gate| gate["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let before = names(old);
+    for (index, gate) in names(object).iter().enumerate() {
+        if !before.contains(gate) {
+            causes.push(forbidden(
+                format!("spec.schedulingGates[{index}].name"),
+                &format!("only deletion is allowed, but found new scheduling gate '{gate}'"),
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `ValidateObjectMeta` as upstream runs it on every write: names per kind, generateName, label keys and values, annotations' total size.
+//! `ValidateObjectMeta` as upstream runs it on every write: names, generateName, labels, annotations.
 //!
 //! Texts from apimachinery `pkg/util/validation/validation.go` (`IsDNS1123Subdomain`,
 //! `IsDNS1123Label`, `IsDNS1035Label`, `IsQualifiedName`, `IsValidLabelValue`) and
@@ -9,8 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::admission::Cause;
-use crate::sim::resources::ResourceType;
+use super::field::Cause;
 
 /// `TotalAnnotationSizeLimitB` (objectmeta.go): 256 KiB of keys and values together.
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
@@ -23,7 +22,7 @@ const LABEL_VALUE_ERROR: &str = "a valid label must be an empty string or consis
 
 /// Which rule a kind's names follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NameRule {
+pub enum NameRule {
     /// `NameIsDNSSubdomain` (most kinds).
     Subdomain,
     /// `NameIsDNSLabel` (Namespace).
@@ -32,15 +31,6 @@ enum NameRule {
     Dns1035,
     /// `path.ValidatePathSegmentName` (RBAC kinds).
     PathSegment,
-}
-
-fn rule_for(rt: &ResourceType) -> NameRule {
-    match (rt.group.as_str(), rt.kind.as_str()) {
-        ("", "Namespace") => NameRule::Label,
-        ("", "Service") => NameRule::Dns1035,
-        ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
-        _ => NameRule::Subdomain,
-    }
 }
 
 fn max_len(max: usize) -> String {
@@ -189,11 +179,10 @@ fn invalid(field: &str, value: &str, detail: String) -> Cause {
     }
 }
 
-/// The causes `ValidateObjectMeta` finds in `object`'s metadata (names, generateName, labels,
-/// annotations); the empty-name and namespace checks stay in [`super::admission`].
-pub fn validate(rt: &ResourceType, object: &Value) -> Vec<Cause> {
+/// The causes `ValidateObjectMeta` finds in `object`'s metadata, its names following `rule` (names, generateName, labels,
+/// annotations); the empty-name and namespace checks are the registry's.
+pub fn validate(rule: NameRule, object: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let rule = rule_for(rt);
     let metadata = object.get("metadata");
     let text = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str).unwrap_or_default();
     let generate_name = text("generateName");
@@ -256,14 +245,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::sim::resources::{built_in, find};
+    use crate::sim::resources::{ResourceType, built_in, find};
 
     fn rt(group: &str, plural: &str) -> ResourceType {
         find(&built_in(), group, "v1", plural).unwrap().clone()
     }
 
     fn fields(group: &str, plural: &str, metadata: Value) -> Vec<String> {
-        validate(&rt(group, plural), &json!({"metadata": metadata}))
+        validate(rt(group, plural).strategy().name_rule(), &json!({"metadata": metadata}))
             .into_iter()
             .map(|c| format!("{}: {}", c.field, c.message))
             .collect()

@@ -1,0 +1,4 @@
+//! apiextensions.k8s.io/v1: one file per kind.
+
+pub mod customresource;
+pub mod customresourcedefinition;

@@ -1,0 +1,4 @@
+//! authorization.k8s.io/v1: one file per kind.
+
+pub mod selfsubjectaccessreview;
+pub mod selfsubjectrulesreview;

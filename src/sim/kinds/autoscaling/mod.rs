@@ -1,0 +1,3 @@
+//! autoscaling/v2: one file per kind.
+
+pub mod horizontalpodautoscaler;

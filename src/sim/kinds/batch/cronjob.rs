@@ -1,0 +1,178 @@
+//! CronJobs (batch/v1): the CronJob strategy and its row.
+//!
+//! Upstream: pkg/registry/batch/cronjob/strategy.go, `SetDefaults_CronJob`, `ValidateCronJobSpec`.
+//! Schedules parse with `sim::cron`; the controller is `controllers/cronjob.rs`.
+
+use serde_json::{Value, json};
+
+use crate::sim::kinds::{
+    ALL_VERBS, Cause, Kind, Scope, Strategy,
+    core::podspec::default_template,
+    printer::{
+        AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, format_selector,
+        since,
+    },
+};
+
+/// batch/v1 `cronjobs`.
+pub static KIND: Kind = Kind {
+    group: "batch",
+    version: "v1",
+    kind: "CronJob",
+    plural: "cronjobs",
+    scope: Scope::Namespaced,
+    short_names: &["cj"],
+    categories: &["all"],
+    verbs: ALL_VERBS,
+    subresources: &["status"],
+    strategy: &CronJobStrategy,
+};
+
+/// The CronJob strategy.
+#[derive(Debug)]
+pub struct CronJobStrategy;
+
+impl Strategy for CronJobStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    /// batch/v1 `SetDefaults_CronJob`; the job template's pod spec gets the pod defaults (the
+    /// generated defaulter), not the Job's own.
+    fn defaults(&self, object: &mut Value) {
+        let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+        for (key, value) in [
+            ("concurrencyPolicy", json!("Allow")),
+            ("suspend", json!(false)),
+            ("successfulJobsHistoryLimit", json!(3)),
+            ("failedJobsHistoryLimit", json!(1)),
+        ] {
+            if spec.get(key).is_none_or(Value::is_null) {
+                spec.insert(key.into(), value);
+            }
+        }
+        if let Some(job_spec) =
+            spec.get_mut("jobTemplate").and_then(|t| t.get_mut("spec")).and_then(Value::as_object_mut)
+        {
+            default_template(job_spec);
+        }
+    }
+
+    fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        validate_cron_job(&object["spec"], &mut causes);
+        causes
+    }
+
+    fn printer(&self) -> &'static Printer {
+        &PRINTER
+    }
+}
+
+#[rustfmt::skip]
+static PRINTER: Printer = Printer { row: cronjob_row, columns: &[
+    NAME,
+    Column("Schedule", "string", 0, "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+    Column("Timezone", "string", 0, "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"),
+    Column("Suspend", "boolean", 0, "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false."),
+    Column("Active", "integer", 0, "A list of pointers to currently running jobs."),
+    Column("Last Schedule", "string", 0, "Information when was the last time the job was successfully scheduled."),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    Column("Selector", "string", 1, "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"),
+] };
+
+/// printers.go `printCronJob`: `<none>` for an unset time zone or a CronJob never scheduled;
+/// `printBoolPtr` for `suspend`.
+fn cronjob_row(cj: &Value, now: Ages) -> Vec<Value> {
+    let spec = &cj["spec"];
+    let last_schedule = match &cj["status"]["lastScheduleTime"] {
+        Value::Null => "<none>".to_string(),
+        at => since(at, now),
+    };
+    let suspend = match spec["suspend"].as_bool() {
+        Some(true) => "True",
+        Some(false) => "False",
+        None => "<unset>",
+    };
+    let job_spec = &spec["jobTemplate"]["spec"];
+    let (names, images) = containers_and_images(&job_spec["template"]);
+    let selector = if job_spec["selector"].is_null() {
+        "<none>".to_string()
+    } else {
+        format_selector(&job_spec["selector"])
+    };
+    vec![
+        cj["metadata"]["name"].clone(),
+        spec["schedule"].clone(),
+        json!(spec["timeZone"].as_str().unwrap_or("<none>")),
+        json!(suspend),
+        json!(cj["status"]["active"].as_array().map_or(0, Vec::len)),
+        json!(last_schedule),
+        age(cj, now),
+        names,
+        images,
+        json!(selector),
+    ]
+}
+
+/// `ValidateCronJobSpec` (pkg/apis/batch/validation/validation.go): the schedule parses
+/// (`validateScheduleFormat`), the time zone is known, the policy is supported, and the job
+/// template's pods restart `OnFailure` or `Never`.
+fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
+    match spec["schedule"].as_str().filter(|s| !s.is_empty()) {
+        None => causes.push(Cause {
+            reason: "FieldValueRequired".into(),
+            message: "Required value".into(),
+            field: "spec.schedule".into(),
+        }),
+        Some(schedule) => {
+            if let Err(error) = crate::sim::cron::parse(schedule) {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!("Invalid value: {schedule:?}: {error}"),
+                    field: "spec.schedule".into(),
+                });
+            } else if schedule.contains("TZ") && spec["timeZone"].is_string() {
+                causes.push(Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "Invalid value: {schedule:?}: cannot use both timeZone field and TZ or CRON_TZ in schedule"
+                    ),
+                    field: "spec.schedule".into(),
+                });
+            }
+        }
+    }
+    if let Some(zone) = spec["timeZone"].as_str()
+        && k8s_openapi::jiff::tz::TimeZone::get(zone).is_err()
+    {
+        causes.push(Cause {
+            reason: "FieldValueInvalid".into(),
+            message: format!("Invalid value: {zone:?}: unknown time zone {zone}"),
+            field: "spec.timeZone".into(),
+        });
+    }
+    if let Some(policy) = spec["concurrencyPolicy"].as_str()
+        && !["Allow", "Forbid", "Replace"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!(
+                "Unsupported value: {policy:?}: supported values: \"Allow\", \"Forbid\", \"Replace\""
+            ),
+            field: "spec.concurrencyPolicy".into(),
+        });
+    }
+    let restart = &spec["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"];
+    if let Some(policy) = restart.as_str()
+        && !["OnFailure", "Never"].contains(&policy)
+    {
+        causes.push(Cause {
+            reason: "FieldValueNotSupported".into(),
+            message: format!("Unsupported value: {policy:?}: supported values: \"OnFailure\", \"Never\""),
+            field: "spec.jobTemplate.spec.template.spec.restartPolicy".into(),
+        });
+    }
+}

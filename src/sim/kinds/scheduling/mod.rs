@@ -1,0 +1,3 @@
+//! scheduling.k8s.io/v1: one file per kind.
+
+pub mod priorityclass;
