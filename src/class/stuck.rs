@@ -254,24 +254,14 @@ pub fn render(view: &ClassView, lang: Lang) -> String {
             );
             out.push('\n');
         }
-        for counted in &task.common_failing_evidence {
-            out += &tr!(
-                lang,
-                "stuck-evidence",
-                task = task.id.as_str(),
-                count = counted.count,
-                evidence = counted.value.as_str()
-            );
-            out.push('\n');
-        }
-        for counted in &task.common_wrong_answers {
-            out += &tr!(
-                lang,
-                "stuck-wrong",
-                task = task.id.as_str(),
-                count = counted.count,
-                value = counted.value.as_str()
-            );
+        let evidence = task.common_failing_evidence.iter().map(|c| (false, c));
+        for (wrong, counted) in evidence.chain(task.common_wrong_answers.iter().map(|c| (true, c))) {
+            let (task, count, value) = (task.id.as_str(), counted.count, counted.value.as_str());
+            out += &if wrong {
+                tr!(lang, "stuck-wrong", task = task, count = count, value = value)
+            } else {
+                tr!(lang, "stuck-evidence", task = task, count = count, value = value)
+            };
             out.push('\n');
         }
     }
