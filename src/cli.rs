@@ -190,9 +190,15 @@ pub struct AnswerArgs {
 pub struct ResetArgs {
     /// Lab id.
     pub lab: String,
-    /// Reset to the state after this stage instead of the first one.
+    /// Reset to the state after this stage instead of the state `start` leaves (every stage).
     #[arg(long, value_name = "STAGE")]
     pub to_stage: Option<String>,
+    /// Start the lab again with this variant instead of the one it runs (instructors).
+    #[arg(long, conflicts_with_all = ["remove", "seed"])]
+    pub variant: Option<String>,
+    /// Pick the variant to start again with from this seed, as `start --seed` does.
+    #[arg(long, conflicts_with = "remove")]
+    pub seed: Option<u64>,
     /// Take the lab off the cluster: what it and its learners created deleted, every pre-image
     /// restored, its inventory deleted (the cluster as before the first `start`).
     #[arg(long, conflicts_with = "to_stage")]
@@ -789,8 +795,9 @@ fn resolve_command(command: Command, session: &Session) -> Result<commands::Comm
         }
         Command::Check(args) => Run::Check(check_options(args)?),
         Command::Answer(AnswerArgs { lab, task, value }) => Run::Answer(answer::Options { lab, task, value }),
-        Command::Reset(ResetArgs { lab, to_stage, remove, dry_run, yes }) => {
-            let goal = if remove { reset::Goal::Remove } else { reset::Goal::Start { to_stage } };
+        Command::Reset(ResetArgs { lab, to_stage, variant, seed, remove, dry_run, yes }) => {
+            let goal =
+                if remove { reset::Goal::Remove } else { reset::Goal::Start { to_stage, variant, seed } };
             Run::Reset(reset::Options { lab, goal, dry_run, yes })
         }
         Command::Status(args) => Run::Status(status_options(args)?),

@@ -143,19 +143,21 @@ async fn left_over(client: &kube::Client, before: &BTreeMap<String, (String, Val
 }
 
 async fn reset(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
-    let (inventory, plan) = engine::reset::load_plan(cluster, bundle).await.expect("a reset plan");
-    engine::reset::execute(cluster, bundle, inventory, &plan, Lang::En).await.expect("reset runs");
-    plan.iter().map(ToString::to_string).collect()
+    let planned = engine::reset::load_plan(cluster, bundle).await.expect("a reset plan");
+    let plan = planned.actions.iter().map(ToString::to_string).collect();
+    engine::reset::execute(cluster, bundle, planned, Lang::En).await.expect("reset runs");
+    plan
 }
 
 async fn remove(cluster: &Cluster, bundle: &Bundle) -> Vec<String> {
-    let (inventory, plan) = engine::reset::load_remove_plan(cluster, bundle).await.expect("a remove plan");
-    engine::reset::execute(cluster, bundle, inventory, &plan, Lang::En).await.expect("reset --remove runs");
-    plan.iter().map(ToString::to_string).collect()
+    let planned = engine::reset::load_remove_plan(cluster, bundle).await.expect("a remove plan");
+    let plan = planned.actions.iter().map(ToString::to_string).collect();
+    engine::reset::execute(cluster, bundle, planned, Lang::En).await.expect("reset --remove runs");
+    plan
 }
 
 fn variant(id: &str) -> StartOptions {
-    StartOptions { variant: Some(id.into()), seed: None, yes: false }
+    StartOptions { variant: Some(id.into()), ..StartOptions::default() }
 }
 
 fn assert_kept(
@@ -165,6 +167,30 @@ fn assert_kept(
 ) {
     let changed = changed(before, after);
     assert!(changed.is_empty(), "pre-existing objects changed {when}:\n{}", changed.join("\n"));
+}
+
+/// The labels gpu-sharing's first stage sets on purpose on the node it adopts (gpu-3: the MIG
+/// manager's default config, and the lab's own labels); its `reset --remove` takes them off.
+const ADOPTED_NODE_LABELS: [&str; 3] = ["nvidia.com/mig.config", "lab-runner.io/lab", "lab-runner.io/stage"];
+
+/// As [`assert_kept`] while gpu-sharing runs: its adopted node's labels aside.
+fn assert_kept_but_adopted(
+    before: &BTreeMap<String, (String, Value)>,
+    after: &BTreeMap<String, (String, Value)>,
+    when: &str,
+) {
+    let strip = |snapshot: &BTreeMap<String, (String, Value)>| {
+        let mut snapshot = snapshot.clone();
+        for (shown, value) in snapshot.values_mut() {
+            if shown.starts_with("Node ")
+                && let Some(labels) = value.pointer_mut("/metadata/labels").and_then(Value::as_object_mut)
+            {
+                labels.retain(|key, _| !ADOPTED_NODE_LABELS.contains(&key.as_str()));
+            }
+        }
+        snapshot
+    };
+    assert_kept(&strip(before), &strip(after), when);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,23 +206,42 @@ async fn stuck_rollout_leaves_the_brownfield_cluster_exactly_as_it_found_it() {
     let recorded = inventory::load(&sim.client, "stuck-rollout").await.unwrap().expect("an inventory");
     assert_eq!(recorded.progress, inventory::Progress::Complete);
 
-    // A learner's object in the lab's namespace, and the platform's rule untouched.
-    let learner: Api<k8s_openapi::api::core::v1::ConfigMap> =
+    // In gpu-operator, which existed before the lab: the learner's alert rule (a task asks for
+    // a PrometheusRule there) and, made after start too, the operator's own ConfigMap.
+    let rules = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "monitoring.coreos.com",
+        "v1",
+        "PrometheusRule",
+    ));
+    let learner: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(sim.client.clone(), "gpu-operator", &rules);
+    let rule: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+        "apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+        "metadata": {"name": "learner-alert"}, "spec": {"groups": []},
+    }))
+    .unwrap();
+    learner.create(&Default::default(), &rule).await.unwrap();
+    let operator: Api<k8s_openapi::api::core::v1::ConfigMap> =
         Api::namespaced(sim.client.clone(), "gpu-operator");
-    let note: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(
-        serde_json::json!({"metadata": {"name": "learner-notes"}, "data": {"k": "v"}}),
+    let operators: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "operator-made-later"}, "data": {"k": "v"}}),
     )
     .unwrap();
-    learner.create(&Default::default(), &note).await.unwrap();
+    operator.create(&Default::default(), &operators).await.unwrap();
 
     let plan = reset(&cluster, &bundle).await;
     insta::assert_snapshot!("brownfield_stuck_rollout_reset_plan", plan.join("\n"));
     assert_kept(&before, &snapshot(&sim.client).await, "by reset");
-    assert!(learner.get_opt("learner-notes").await.unwrap().is_none(), "the learner's object is deleted");
+    assert!(learner.get_opt("learner-alert").await.unwrap().is_none(), "the learner's rule is deleted");
+    assert!(
+        operator.get_opt("operator-made-later").await.unwrap().is_some(),
+        "what another made in a namespace that existed before is theirs"
+    );
+    operator.delete("operator-made-later", &Default::default()).await.unwrap();
 
     // What `reset --remove --dry-run` prints, in Japanese (`--lang ja`).
-    let (_, dry) = engine::reset::load_remove_plan(&cluster, &bundle).await.unwrap();
-    let ja: Vec<String> = dry.iter().map(|a| a.render(Lang::Ja)).collect();
+    let dry = engine::reset::load_remove_plan(&cluster, &bundle).await.unwrap();
+    let ja: Vec<String> = dry.actions.iter().map(|a| a.render(Lang::Ja)).collect();
     insta::assert_snapshot!("brownfield_stuck_rollout_remove_plan_ja", ja.join("\n"));
     let plan = remove(&cluster, &bundle).await;
     insta::assert_snapshot!("brownfield_stuck_rollout_remove_plan", plan.join("\n"));
@@ -295,10 +340,11 @@ async fn two_labs(brownfield: bool, order: [&str; 2]) {
     engine::start::start(&cluster, &sharing, Lang::En, &StartOptions::default())
         .await
         .expect("gpu-sharing starts");
-    assert_kept(&before, &snapshot(&sim.client).await, "by starting both labs");
+    assert_kept_but_adopted(&before, &snapshot(&sim.client).await, "by starting both labs");
     for bundle in [&stuck, &sharing] {
         reset(&cluster, bundle).await;
-        assert_kept(&before, &snapshot(&sim.client).await, &format!("by reset {}", bundle.lab.id.value));
+        let when = format!("by reset {}", bundle.lab.id.value);
+        assert_kept_but_adopted(&before, &snapshot(&sim.client).await, &when);
     }
     let [first, second] = order.map(lab);
     let plan = remove(&cluster, &first).await;
@@ -323,7 +369,11 @@ async fn two_labs(brownfield: bool, order: [&str; 2]) {
         inventory::load(&sim.client, &second.lab.id.value).await.unwrap().is_some(),
         "the other lab stays started"
     );
-    assert_kept(&before, &snapshot(&sim.client).await, &format!("by reset --remove {}", order[0]));
+    assert_kept_but_adopted(
+        &before,
+        &snapshot(&sim.client).await,
+        &format!("by reset --remove {}", order[0]),
+    );
     remove(&cluster, &second).await;
     assert_kept(&before, &snapshot(&sim.client).await, &format!("by reset --remove {}", order[1]));
     let left = left_over(&sim.client, &before).await;
@@ -431,13 +481,23 @@ async fn another_variant_over_an_applied_one_needs_yes_and_not_after_reset() {
     let message = error.to_string();
     assert!(message.contains("pass --yes to proceed"), "{message}");
     assert!(!message.contains("image") && !message.contains("resources"), "names no variant: {message}");
-    // The same variant again needs no confirmation; after a reset to the first stage neither does
-    // another one.
+    // The same variant again needs no confirmation. A reset brings back the state start left,
+    // the same variant's breakage included: another one still needs --yes, or a reset to it.
     engine::start::start(&cluster, &bundle, Lang::En, &variant("image")).await.expect("the same variant");
     reset(&cluster, &bundle).await;
+    let again = engine::start::start(&cluster, &bundle, Lang::En, &variant("resources")).await;
+    assert_eq!(again.unwrap_err().exit_code(), lab_runner::exit::BAD_INPUT);
+    let to_resources =
+        engine::reset::ResetOptions { variant: Some("resources".into()), ..Default::default() };
+    let planned = engine::reset::load_plan_to(&cluster, &bundle, &to_resources).await.unwrap();
+    engine::reset::execute(&cluster, &bundle, planned, Lang::En).await.expect("reset --variant resources");
     engine::start::start(&cluster, &bundle, Lang::En, &variant("resources")).await.expect("after reset");
-    let yes = StartOptions { variant: Some("toleration".into()), seed: None, yes: true };
+    // --yes over another variant's breakage starts over from a clean state (a reset to it), so
+    // the learner's changes cannot keep the new breakage from reproducing.
+    let yes = StartOptions { variant: Some("toleration".into()), yes: true, ..StartOptions::default() };
     engine::start::start(&cluster, &bundle, Lang::En, &yes).await.expect("--yes proceeds");
+    let recorded = engine::inventory::load(&cluster.client, "stuck-rollout").await.unwrap().unwrap();
+    assert!(recorded.variant_is("toleration") && recorded.answers.is_empty());
     driver.abort();
 }
 

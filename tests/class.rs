@@ -97,6 +97,55 @@ fn class_up_status_check_down() {
     );
     assert!(learners.iter().all(|l| !l["report"]["tasks"].as_array().unwrap().is_empty()));
 
+    // Who can write what: a learner's credentials cannot write the lab's records nor read the key
+    // they are sealed with; they answer through entries of their own, counted once each.
+    runtime.block_on(a_learner_cannot_write_the_records(&learner_01));
+    let as_learner =
+        |args: &[&str]| lab_runner().arg("--kubeconfig").arg(&learner_01).args(args).output().unwrap();
+    let first = as_learner(&["answer", "stuck-rollout", "ci-wait", "1"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(stdout(&first).starts_with("answer for ci-wait recorded (attempt 1 of 1)"), "{}", stdout(&first));
+    let second = as_learner(&["answer", "stuck-rollout", "ci-wait", "0"]);
+    assert_eq!(second.status.code(), Some(2), "{}", stdout(&second));
+    let reveal = as_learner(&["check", "stuck-rollout", "--reveal"]);
+    assert_eq!(reveal.status.code(), Some(2), "--reveal is the instructor's: {}", stdout(&reveal));
+    let restart = as_learner(&["start", "stuck-rollout", "--variant", "image", "--yes"]);
+    assert_eq!(restart.status.code(), Some(2), "start is the instructor's: {}", stdout(&restart));
+    // The learner's own check cannot judge a keyed quiz; the instructor's does, with the attempt.
+    let own = as_learner(&["check", "stuck-rollout", "--format", "json"]);
+    let own: serde_json::Value = serde_json::from_slice(&own.stdout).unwrap();
+    let ci_wait = |report: &serde_json::Value| {
+        report["tasks"].as_array().unwrap().iter().find(|t| t["id"] == "ci-wait").cloned().unwrap()
+    };
+    assert_eq!(ci_wait(&own)["status"], "ERROR", "{own}");
+    let instructor = lab_runner()
+        .args(["check", "stuck-rollout", "--format", "json", "--context", "learner-01", "--kubeconfig"])
+        .arg(state.join("kubeconfig"))
+        .output()
+        .unwrap();
+    let instructor: serde_json::Value = serde_json::from_slice(&instructor.stdout).unwrap();
+    let graded = ci_wait(&instructor);
+    assert!(matches!(graded["status"].as_str(), Some("PASS" | "FAIL")), "{graded}");
+    // Its one attempt is used: the evidence says the quiz takes no more answers.
+    assert!(
+        graded["evidence"].to_string().contains("one answer is allowed: no more answers are taken"),
+        "{graded}"
+    );
+
+    // The learner's hints are recorded before they are shown, as entries of their own they can
+    // neither change nor delete, and the board puts them on the learner's timeline.
+    let hinted = as_learner(&["check", "stuck-rollout", "--hint", "2", "--format", "json"]);
+    assert_eq!(hinted.status.code(), Some(1), "{}", stderr(&hinted));
+    let hinted: serde_json::Value = serde_json::from_slice(&hinted.stdout).unwrap();
+    let shown =
+        hinted["tasks"].as_array().unwrap().iter().filter(|t| !t["hints"].as_array().unwrap().is_empty());
+    assert!(shown.count() > 0, "{hinted}");
+    runtime.block_on(a_learner_cannot_take_back_a_hint(&learner_01));
+    let board = Board::start(&state, &[]);
+    let hints = || timeline(&state, "learner-01", &[]);
+    assert!(wait_for(Duration::from_secs(20), || hints().contains("hint 2 shown")).is_some(), "{}", hints());
+    drop(board);
+
     // `class report` is the same class report, from the class directory.
     let class_report = class(&["report", "--format", "json"], &state);
     assert_eq!(class_report.status.code(), Some(1), "{}", stderr(&class_report));
@@ -136,6 +185,58 @@ fn class_up_status_check_down() {
     let purge = class(&["down", "--purge"], &state);
     assert_eq!(purge.status.code(), Some(0), "{}", stderr(&purge));
     assert!(!state.exists());
+}
+
+/// A learner's kubeconfig against their own cluster: the lab's records (namespace lab-runner)
+/// can be read but neither changed nor deleted, their key cannot be read, and the rest of the
+/// cluster is theirs.
+async fn a_learner_cannot_write_the_records(learner_kubeconfig: &Path) {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+    let options = kube::config::KubeConfigOptions::default();
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig(learner_kubeconfig), &options).await.unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let code = |result: Result<(), kube::Error>| match result {
+        Ok(()) => 200,
+        Err(kube::Error::Api(status)) => status.code,
+        Err(other) => panic!("{other}"),
+    };
+    let records: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "lab-runner");
+    let inventory = "lab-runner-inventory-stuck-rollout";
+    assert_eq!(code(records.get(inventory).await.map(|_| ())), 200, "the records can be read");
+    let reset = serde_json::json!({"data": {"attempts": "{}"}});
+    let patched = records.patch(inventory, &Default::default(), &kube::api::Patch::Merge(&reset)).await;
+    assert_eq!(code(patched.map(|_| ())), 403, "the records cannot be changed");
+    assert_eq!(code(records.delete(inventory, &Default::default()).await.map(|_| ())), 403);
+    let keys: kube::Api<Secret> = kube::Api::namespaced(client.clone(), "lab-runner");
+    assert_eq!(code(keys.get("lab-runner-key-stuck-rollout").await.map(|_| ())), 403, "nor the key read");
+    let every_secret: kube::Api<Secret> = kube::Api::all(client.clone());
+    assert_eq!(code(every_secret.list(&Default::default()).await.map(|_| ())), 403);
+    let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
+    assert_eq!(code(namespaces.delete("lab-runner", &Default::default()).await.map(|_| ())), 403);
+    assert_eq!(code(namespaces.list(&Default::default()).await.map(|_| ())), 200, "the rest is theirs");
+}
+
+/// A learner's hint entries in their own cluster: there, immutable, neither deleted nor changed
+/// with the learner's token.
+async fn a_learner_cannot_take_back_a_hint(learner_kubeconfig: &Path) {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let options = kube::config::KubeConfigOptions::default();
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig(learner_kubeconfig), &options).await.unwrap();
+    let records: kube::Api<ConfigMap> =
+        kube::Api::namespaced(kube::Client::try_from(config).unwrap(), "lab-runner");
+    let listed =
+        records.list(&kube::api::ListParams::default().labels("lab-runner.io/hint-for")).await.unwrap();
+    let entry = listed.items.first().expect("a hint entry");
+    assert_eq!(entry.immutable, Some(true));
+    let name = entry.metadata.name.clone().unwrap();
+    let refused =
+        |result: Result<(), kube::Error>| matches!(result, Err(kube::Error::Api(s)) if s.code == 403);
+    assert!(refused(records.delete(&name, &Default::default()).await.map(|_| ())), "not deleted");
+    let lowered = serde_json::json!({"data": {"level": "1"}});
+    let patched = records.patch(&name, &Default::default(), &kube::api::Patch::Merge(&lowered)).await;
+    assert!(refused(patched.map(|_| ())), "not changed");
 }
 
 /// `learner` answers stuck-rollout's `cause` quiz (rightly, for the `image` variant) with the

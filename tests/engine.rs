@@ -62,7 +62,7 @@ async fn delete_debug_pod(client: &kube::Client) {
 }
 
 fn image_variant() -> StartOptions {
-    StartOptions { variant: Some("image".into()), seed: None, yes: false }
+    StartOptions { variant: Some("image".into()), seed: None, yes: false, hosted: false }
 }
 
 /// Plays the DaemonSet controller and kubelet: one pod per GPU node, `revision(node)` says
@@ -127,7 +127,8 @@ async fn play_controller(client: &kube::Client, current: &[bool; 3], pulling: Op
 /// waits because nothing reconciles the in-process DaemonSet).
 async fn capture_affected_node(client: &kube::Client, node: &str) {
     let mut inventory = inventory::load(client, LAB).await.unwrap().unwrap();
-    inventory.facts.insert("affectedNode".into(), inventory::HashedFact::new(node));
+    let fact = inventory.fact(node).unwrap();
+    inventory.facts.insert("affectedNode".into(), fact);
     inventory::save(client, &inventory).await.unwrap();
 }
 
@@ -186,7 +187,7 @@ async fn start_applies_labelled_objects_records_an_inventory_and_is_idempotent()
 #[tokio::test]
 async fn an_unknown_variant_is_refused_before_anything_is_applied() {
     let (sim, cluster) = seeded();
-    let options = StartOptions { variant: Some("toleration".into()), seed: None, yes: false };
+    let options = StartOptions { variant: Some("toleration".into()), seed: None, yes: false, hosted: false };
     let error = engine::start::start(&cluster, &bundle(), Lang::En, &options).await.unwrap_err();
     assert_eq!(
         error.to_string(),
@@ -338,6 +339,10 @@ async fn reset_restores_pre_images_and_spares_what_the_lab_does_not_own() {
     };
     let kube_system: Api<ConfigMap> = Api::namespaced(client.clone(), "kube-system");
     kube_system.create(&PostParams::default(), &plugin_config(json!({"default": "v1"}))).await.unwrap();
+    let nodes: Api<Node> = Api::all(client.clone());
+    let label = |key: &str, value: &str| json!({"metadata": {"labels": {key: value}}});
+    // A label on a node before the lab: the node gets back exactly the labels it had then.
+    nodes.patch("gpu-2", &PatchParams::default(), &Patch::Merge(&label("team", "foreign"))).await.unwrap();
     engine::start::start(&cluster, &bundle(), Lang::En, &image_variant()).await.unwrap();
 
     // Foreign objects: in kube-system, in another namespace, a label on a node.
@@ -360,9 +365,7 @@ async fn reset_restores_pre_images_and_spares_what_the_lab_does_not_own() {
         .create(&PostParams::default(), &foreign("other"))
         .await
         .unwrap();
-    let nodes: Api<Node> = Api::all(client.clone());
-    let label = |key: &str, value: &str| json!({"metadata": {"labels": {key: value}}});
-    nodes.patch("gpu-2", &PatchParams::default(), &Patch::Merge(&label("team", "foreign"))).await.unwrap();
+    nodes.patch("gpu-2", &PatchParams::default(), &Patch::Merge(&label("added", "later"))).await.unwrap();
     // What the learner did inside the lab: a pod in lab-ds, a config label, an edited ConfigMap.
     Api::<ConfigMap>::namespaced(client.clone(), "lab-ds")
         .create(&PostParams::default(), &foreign("lab-ds"))
@@ -385,17 +388,19 @@ async fn reset_restores_pre_images_and_spares_what_the_lab_does_not_own() {
         .await
         .unwrap();
 
-    let (inventory, steps) = engine::reset::load_plan(&cluster, &bundle()).await.unwrap();
-    let plan: Vec<String> = steps.iter().map(ToString::to_string).collect();
+    let to_baseline = engine::reset::ResetOptions { to_stage: Some("baseline".into()), ..Default::default() };
+    let planned = engine::reset::load_plan_to(&cluster, &bundle(), &to_baseline).await.unwrap();
+    let plan: Vec<String> = planned.actions.iter().map(ToString::to_string).collect();
     insta::assert_snapshot!("reset_plan", plan.join("\n"));
-    engine::reset::execute(&cluster, &bundle(), inventory, &steps, Lang::En).await.unwrap();
+    engine::reset::execute(&cluster, &bundle(), planned, Lang::En).await.unwrap();
 
     assert!(kube_system.get_opt("foreign").await.unwrap().is_some(), "kube-system/foreign survives");
     assert!(
         Api::<ConfigMap>::namespaced(client.clone(), "other").get_opt("foreign").await.unwrap().is_some()
     );
     let gpu2 = nodes.get("gpu-2").await.unwrap().metadata.labels.unwrap();
-    assert_eq!(gpu2.get("team").map(String::as_str), Some("foreign"), "a foreign node label survives");
+    assert_eq!(gpu2.get("team").map(String::as_str), Some("foreign"), "a label from before start survives");
+    assert!(!gpu2.contains_key("added"), "a node gets back exactly the labels it had before start");
     let gpu1 = nodes.get("gpu-1").await.unwrap().metadata.labels.unwrap();
     assert!(
         !gpu1.contains_key("nvidia.com/device-plugin.config"),
@@ -604,9 +609,11 @@ async fn start_confirms_the_breakage_and_a_fix_through_the_api_passes() {
          symptom: imagePullBackOff\n  timeout: 60s\n",
     );
     let started = engine::start::start(&cluster, &lab, Lang::En, &image_variant()).await.unwrap();
-    // The affected node, and the three GPU nodes the rollout check must cover (name; name + uid).
-    let nodes = (0..3).flat_map(|i| [format!("startNode.{i}.name"), format!("startNode.{i}.uid")]);
-    assert_eq!(started.facts, std::iter::once("affectedNode".to_string()).chain(nodes).collect::<Vec<_>>());
+    // The affected node; and the three GPU nodes the rollout check must cover, in the records.
+    assert_eq!(started.facts, ["affectedNode"]);
+    let recorded = inventory::load(&sim.client, LAB).await.unwrap().unwrap();
+    let covered: Vec<&str> = recorded.start_nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(covered.len(), 3, "{covered:?}");
 
     // The learner finds the node the way the reference solution does: the toolkit pod that is
     // not Running (its waiting reason alternates between ErrImagePull and ImagePullBackOff).
@@ -726,6 +733,7 @@ async fn check_lists_only_what_the_tasks_can_match_one_request_per_kind() {
         [
             "GET /api/v1/namespaces/lab-ds/pods?",
             "GET /api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-broken-daemonset",
+            "GET /api/v1/namespaces/lab-runner/secrets/lab-runner-key-broken-daemonset",
             "GET /api/v1/nodes?",
             "GET /apis/apps/v1/namespaces/lab-ds/daemonsets?&fieldSelector=metadata.name%3Dtoolkit",
         ]

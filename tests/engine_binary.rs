@@ -170,10 +170,13 @@ fn assert_read_only_lists(requests: &[String], times: usize, user: &str) {
     let by_name = "fieldSelector=metadata.name%3Dnvidia-container-toolkit-daemonset";
     let named = requests.iter().filter(|r| r.contains("/daemonsets?") && r.contains(by_name)).count();
     assert_eq!(named, times, "{requests:#?}");
-    // Besides the lists: one GET of the inventory per observation and one of /version to connect.
+    // Besides the lists: one GET of the inventory and one of its key per observation, and one of
+    // /version to connect.
     let inventory = "/api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-stuck-rollout";
     assert_eq!(parts.iter().filter(|(_, _, p)| p == inventory).count(), times, "{requests:#?}");
-    assert_eq!(requests.len(), times * (KINDS_LISTED.len() + 1) + 1, "{requests:#?}");
+    let key = "/api/v1/namespaces/lab-runner/secrets/lab-runner-key-stuck-rollout";
+    assert_eq!(parts.iter().filter(|(_, _, p)| p == key).count(), times, "{requests:#?}");
+    assert_eq!(requests.len(), times * (KINDS_LISTED.len() + 2) + 1, "{requests:#?}");
 }
 
 fn statuses(json: &str) -> Vec<(String, String)> {

@@ -33,7 +33,7 @@ async fn started(bundle: &Bundle) -> (Harness, Cluster) {
     lifecycle::seed(&sim.state.store, &types, &Topology::default_lab(), sim.state.clock.now())
         .expect("the topology seeds");
     let cluster = Cluster::from_client(sim.client.clone(), "in-process", "harness");
-    let options = StartOptions { variant: Some("image".into()), seed: None, yes: false };
+    let options = StartOptions { variant: Some("image".into()), seed: None, yes: false, hosted: false };
     engine::start::start(&cluster, bundle, Lang::En, &options).await.unwrap();
     (sim, cluster)
 }
@@ -42,7 +42,8 @@ async fn started(bundle: &Bundle) -> (Harness, Cluster) {
 async fn set_answer(client: &kube::Client, fact: Option<&str>, answer: &str) {
     let mut inventory = inventory::load(client, LAB).await.unwrap().unwrap();
     if let Some(node) = fact {
-        inventory.facts.insert("affectedNode".into(), inventory::HashedFact::new(node));
+        let fact = inventory.fact(node).unwrap();
+        inventory.facts.insert("affectedNode".into(), fact);
     }
     inventory.answers.insert("find-node".into(), answer.into());
     inventory::save(client, &inventory).await.unwrap();

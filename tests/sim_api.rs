@@ -66,12 +66,19 @@ async fn watch_lines(sim: &Harness, uri: &str) -> impl futures::Stream<Item = Va
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "application/json");
     let chunks = response.into_body().into_data_stream();
-    // Every event arrives as its own chunk ending in a newline (flushed per event).
-    Box::pin(chunks.map(|chunk| {
-        let chunk = chunk.unwrap();
-        assert!(chunk.ends_with(b"\n"), "one event per chunk");
-        serde_json::from_slice::<Value>(&chunk).unwrap()
-    }))
+    // Events are newline-delimited; one may arrive in several chunks (an initial object is sent
+    // as its stored text between a head and a tail), but the last chunk of a flush ends a line.
+    let lines = futures::stream::unfold((chunks, Vec::new()), |(mut chunks, mut pending)| async move {
+        loop {
+            if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                return Some((serde_json::from_slice::<Value>(&line).unwrap(), (chunks, pending)));
+            }
+            let chunk = chunks.next().await?.unwrap();
+            pending.extend_from_slice(&chunk);
+        }
+    });
+    Box::pin(lines)
 }
 
 async fn next(events: &mut (impl futures::Stream<Item = Value> + Unpin)) -> Value {
@@ -934,4 +941,77 @@ async fn shared_watch_encoding_keeps_each_watchers_selector_view() {
     assert_eq!(left["type"], "DELETED");
     let nothing = tokio::time::timeout(Duration::from_millis(200), other_namespace.next()).await;
     assert!(nothing.is_err(), "another namespace's watcher gets nothing: {nothing:?}");
+}
+
+/// POSTs `object` to `uri` and returns what the server created (201 required).
+async fn created(sim: &Harness, uri: &str, object: Value) -> Value {
+    let (code, created) = call(sim, "POST", uri, Some("application/json"), object.to_string()).await;
+    assert_eq!(code, 201, "{created}");
+    created
+}
+
+/// The ConfigMap `default/settings` (`k: v`), created.
+async fn create_settings(sim: &Harness) -> Value {
+    let settings = json!({"metadata": {"name": "settings"}, "data": {"k": "v"}});
+    created(sim, "/api/v1/namespaces/default/configmaps", settings).await
+}
+
+/// DELETE answers as `Store.finalizeDelete` does (k8s.io/apiserver/pkg/registry/generic/registry/
+/// store.go): a kind without `ReturnDeletedObject` (ConfigMap, StatefulSet) gets a `Status`
+/// naming what went; a pod (`ReturnDeletedObject: true`) comes back as itself.
+#[tokio::test]
+async fn delete_answers_a_status_unless_the_kind_returns_the_deleted_object() {
+    let sim = Harness::start();
+    let settings = create_settings(&sim).await;
+    let (code, body) =
+        call(&sim, "DELETE", "/api/v1/namespaces/default/configmaps/settings", None, Body::empty()).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+               "details": {"name": "settings", "kind": "configmaps", "uid": settings["metadata"]["uid"]}})
+    );
+    let sts = json!({"metadata": {"name": "db"}, "spec": {"selector": {"matchLabels": {"app": "db"}},
+        "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]}}}});
+    let db = created(&sim, "/apis/apps/v1/namespaces/default/statefulsets", sts).await;
+    let (_, body) =
+        call(&sim, "DELETE", "/apis/apps/v1/namespaces/default/statefulsets/db", None, Body::empty()).await;
+    assert_eq!(
+        body["details"],
+        json!({"name": "db", "group": "apps", "kind": "statefulsets", "uid": db["metadata"]["uid"]})
+    );
+    created(&sim, "/api/v1/namespaces/default/pods", serde_json::to_value(pod("lonely", None, &[])).unwrap())
+        .await;
+    let (_, body) = call(&sim, "DELETE", "/api/v1/namespaces/default/pods/lonely", None, Body::empty()).await;
+    assert_eq!((body["kind"].as_str(), body["metadata"]["name"].as_str()), (Some("Pod"), Some("lonely")));
+}
+
+/// `includeObject` on a Table list (apimachinery `IncludeObjectPolicy`): `Object` puts the whole
+/// object in each row — what `kubectl get --sort-by=.lastTimestamp` sorts on — `None` leaves it
+/// out, the default carries `PartialObjectMetadata`.
+#[tokio::test]
+async fn table_rows_carry_the_object_include_object_asks_for() {
+    let sim = Harness::start();
+    create_settings(&sim).await;
+    let table = |include: &'static str| {
+        let sim = sim.clone();
+        async move {
+            let uri = format!("/api/v1/namespaces/default/configmaps{include}");
+            let request = axum::http::Request::get(uri)
+                .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+                .body(Body::empty())
+                .unwrap();
+            let response = sim.request(request).await;
+            let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            serde_json::from_slice::<Value>(&bytes).unwrap()
+        }
+    };
+    let whole = table("?includeObject=Object").await;
+    let row = &whole["rows"][0];
+    assert_eq!(
+        (row["object"]["kind"].as_str(), &row["object"]["data"]),
+        (Some("ConfigMap"), &json!({"k": "v"}))
+    );
+    assert_eq!(table("").await["rows"][0]["object"]["kind"], json!("PartialObjectMetadata"));
+    assert!(table("?includeObject=None").await["rows"][0].get("object").is_none());
 }

@@ -1578,3 +1578,160 @@ async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
     assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(0));
     assert_eq!(condition(&hpa(&cluster, "web"), "ScalingActive")["reason"], "ScalingDisabled");
 }
+
+fn pinned_pod(name: &str, node: &str, resources: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "nginx:1.27", "resources": resources}]},
+    })
+}
+
+/// Kubelet admission (`predicateAdmitHandler.Admit`, pkg/kubelet/lifecycle/predicate.go, and the
+/// device manager's `Allocate` before it): pods bound past the scheduler fail on the node with
+/// `OutOf<resource>` against what the kubelet already admitted there, or `UnexpectedAdmissionError`
+/// when the GPUs are taken; a GPU resource the node does not advertise at all is dropped from the
+/// check (`removeMissingExtendedResources`) and the pod runs, as upstream's caveat says.
+#[tokio::test]
+async fn the_kubelet_rejects_pods_bound_past_the_scheduler_that_exceed_its_node() {
+    let mut cluster = Cluster::new(vec![node("small", json!([]), 1), node("plain", json!([]), 0)]);
+    cluster.create(
+        "pods",
+        pinned_pod("first", "small", json!({"requests": {"cpu": "6"}, "limits": {"nvidia.com/gpu": "1"}})),
+    );
+    cluster.run_for(5);
+    cluster.create("pods", pinned_pod("cpu", "small", json!({"requests": {"cpu": "4"}})));
+    cluster.create("pods", pinned_pod("memory", "small", json!({"requests": {"memory": "64Gi"}})));
+    cluster.create("pods", pinned_pod("gpu", "small", json!({"limits": {"nvidia.com/gpu": "1"}})));
+    cluster.create("pods", pinned_pod("no-gpu-node", "plain", json!({"limits": {"nvidia.com/gpu": "1"}})));
+    cluster.run_for(10);
+    let status = |name: &str| {
+        let pod = cluster.get("pods", name).unwrap();
+        let field = |f: &str| pod["status"][f].as_str().unwrap_or_default().to_string();
+        (field("phase"), field("reason"), field("message"))
+    };
+    assert_eq!(status("first").0, "Running");
+    assert_eq!(
+        status("cpu"),
+        (
+            "Failed".into(),
+            "OutOfcpu".into(),
+            "Pod was rejected: Node didn't have enough resource: cpu, requested: 4000, used: 6000, capacity: 8000".into()
+        )
+    );
+    assert_eq!(
+        status("memory"),
+        (
+            "Failed".into(),
+            "OutOfmemory".into(),
+            "Pod was rejected: Node didn't have enough resource: memory, requested: 68719476736, used: 0, capacity: 34359738368".into()
+        )
+    );
+    assert_eq!(
+        status("gpu"),
+        (
+            "Failed".into(),
+            "UnexpectedAdmissionError".into(),
+            "Pod was rejected: Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected".into()
+        )
+    );
+    assert_eq!(status("no-gpu-node").0, "Running");
+    let event = cluster.events_for("cpu").into_iter().find(|e| e["reason"] == json!("OutOfcpu")).unwrap();
+    assert_eq!(event["type"], json!("Warning"));
+    assert_eq!(
+        event["message"],
+        json!("Node didn't have enough resource: cpu, requested: 4000, used: 6000, capacity: 8000")
+    );
+}
+
+/// DefaultPreemption (pkg/scheduler/framework/plugins/defaultpreemption, framework/preemption
+/// `prepareCandidate`): a higher-priority pod that fits once a lower-priority one goes nominates
+/// the node, the victim gets `DisruptionTarget` (`PreemptionByScheduler`), a `Preempted` event
+/// and a graceful delete; a second low pod the preemptor fits beside is reprieved; once the
+/// victim is gone the preemptor is bound there.
+#[tokio::test]
+async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits() {
+    let mut cluster = Cluster::new(vec![node("only", json!([]), 0)]);
+    let classes = resources::find(&resources::built_in(), "scheduling.k8s.io", "v1", "priorityclasses")
+        .unwrap()
+        .clone();
+    for (name, value) in [("low", 100), ("high", 1000)] {
+        let class = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value});
+        cluster.sim.state.store.create(&classes, class).unwrap();
+    }
+    let with_priority = |name: &str, class: &str, cpu: &str| {
+        let mut pod = plain_pod(name, "nginx:1.27");
+        pod["spec"]["priorityClassName"] = json!(class);
+        pod["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": cpu}});
+        pod
+    };
+    cluster.create("pods", with_priority("big-low", "low", "6"));
+    cluster.create("pods", with_priority("small-low", "low", "1"));
+    cluster.run_for(10);
+    cluster.create("pods", with_priority("urgent", "high", "4"));
+    cluster.control.settle().unwrap();
+    let victim = cluster.get("pods", "big-low").unwrap();
+    assert!(victim["metadata"]["deletionTimestamp"].is_string(), "{victim}");
+    let disruption = victim["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == json!("DisruptionTarget"))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&disruption["status"], &disruption["reason"], &disruption["message"]),
+        (
+            &json!("True"),
+            &json!("PreemptionByScheduler"),
+            &json!("default-scheduler: preempting to accommodate a higher priority pod")
+        )
+    );
+    let urgent = cluster.get("pods", "urgent").unwrap();
+    assert_eq!(urgent["status"]["nominatedNodeName"], json!("only"));
+    let preempted =
+        cluster.events_for("big-low").into_iter().find(|e| e["reason"] == json!("Preempted")).unwrap();
+    assert_eq!(
+        preempted["message"],
+        json!(format!("Preempted by pod {} on node only", urgent["metadata"]["uid"].as_str().unwrap()))
+    );
+    assert!(cluster.get("pods", "small-low").unwrap()["metadata"]["deletionTimestamp"].is_null());
+    cluster.run_for(60);
+    assert!(cluster.get("pods", "big-low").is_none());
+    let urgent = cluster.get("pods", "urgent").unwrap();
+    assert_eq!(
+        (&urgent["spec"]["nodeName"], &urgent["status"]["phase"]),
+        (&json!("only"), &json!("Running"))
+    );
+}
+
+/// VolumeBinding's PreFilter (pkg/scheduler/framework/plugins/volumebinding): a pod naming a
+/// claim that does not exist, or one not bound (the simulator provisions no volumes), stays
+/// Pending with the scheduler's FitError.
+#[tokio::test]
+async fn a_pod_with_a_missing_or_unbound_claim_stays_pending_with_the_schedulers_message() {
+    let mut cluster = Cluster::three_workers();
+    let claims = resources::find(&resources::built_in(), "", "v1", "persistentvolumeclaims").unwrap().clone();
+    let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+                       "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+    cluster.sim.state.store.create(&claims, claim).unwrap();
+    for (name, claim) in [("unbound", "data"), ("missing", "nope")] {
+        let mut pod = plain_pod(name, "nginx:1.27");
+        pod["spec"]["volumes"] = json!([{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]);
+        cluster.create("pods", pod);
+    }
+    cluster.run_for(10);
+    let condition = |name: &str| {
+        let pod = cluster.get("pods", name).unwrap();
+        assert!(pod["spec"]["nodeName"].is_null(), "{pod}");
+        pod["status"]["conditions"][0]["message"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        condition("unbound"),
+        "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(
+        condition("missing"),
+        "0/3 nodes are available: persistentvolumeclaim \"nope\" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    );
+}

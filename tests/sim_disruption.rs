@@ -314,3 +314,67 @@ async fn a_pod_for_another_scheduler_runs_where_its_binding_puts_it() {
     assert_eq!(pod["spec"]["nodeName"], "node-b");
     assert_eq!(pod["status"]["phase"], "Running", "{pod}");
 }
+
+/// `spec.timeZone` (pkg/apis/batch/validation/validation.go `validateTimeZone`, the controller's
+/// `getTimeZone`): an IANA zone is accepted and the schedule runs in it — `0 9 * * *` in
+/// Asia/Tokyo fires at 00:00 UTC; a `CRON_TZ=` prefix is refused on create with upstream's text
+/// (`validateScheduleFormat`).
+#[tokio::test]
+async fn a_cron_job_schedules_in_its_time_zone_and_a_cron_tz_prefix_is_refused() {
+    let mut cluster = Cluster::new();
+    for zone in ["UTC", "Etc/UTC", "Asia/Tokyo"] {
+        let mut cj = cron_job("0 9 * * *", "Allow");
+        cj["metadata"]["name"] = json!(format!("at-{}", zone.replace('/', "-").to_lowercase()));
+        cj["spec"]["timeZone"] = json!(zone);
+        cluster.create("batch", "cronjobs", cj);
+    }
+    // 2026-01-01T00:00Z is 09:00 in Tokyo: the next run there is 2026-01-02T00:00Z; the UTC ones
+    // run at 09:00Z the same day.
+    cluster.run_for(9 * 3600 + 30);
+    let names = job_names(&cluster);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("at-utc-") || n.starts_with("at-etc-utc-")), "{names:?}");
+    cluster.run_for(15 * 3600);
+    let tokyo: Vec<String> =
+        job_names(&cluster).into_iter().filter(|n| n.starts_with("at-asia-tokyo-")).collect();
+    let midnight = "2026-01-02T00:00:00Z".parse::<k8s_openapi::jiff::Timestamp>().unwrap().as_second() / 60;
+    assert_eq!(tokyo, vec![format!("at-asia-tokyo-{midnight}")]);
+    let mut prefixed = cron_job("CRON_TZ=Asia/Tokyo 0 9 * * *", "Allow");
+    prefixed["metadata"]["name"] = json!("prefixed");
+    let error = cluster.sim.state.store.create(&rt("batch", "cronjobs"), prefixed).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "CronJob.batch \"prefixed\" is invalid: spec.schedule: Invalid value: \"CRON_TZ=Asia/Tokyo 0 9 * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+    );
+}
+
+/// The Priority plugin's `validatePriorityClass` (plugin/pkg/admission/priority/admission.go):
+/// one global default; a second one, created or marked later, is forbidden; re-marking the
+/// default itself is not.
+#[tokio::test]
+async fn a_second_global_default_priority_class_is_forbidden() {
+    let cluster = Cluster::new();
+    let class = |name: &str, global_default: bool| {
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+               "value": 1000, "globalDefault": global_default})
+    };
+    let classes = rt("scheduling.k8s.io", "priorityclasses");
+    let store = &cluster.sim.state.store;
+    store.create(&classes, class("first", true)).unwrap();
+    let error = store.create(&classes, class("second", true)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "priorityclasses.scheduling.k8s.io \"second\" is forbidden: PriorityClass first is already marked as default. Only one default can exist"
+    );
+    let mut second = store.create(&classes, class("second", false)).unwrap();
+    second["globalDefault"] = json!(true);
+    let error = store.update(&classes, second, Subresource::Main, DryRun::Off).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .ends_with("PriorityClass first is already marked as default. Only one default can exist")
+    );
+    let mut first = store.get_value(&classes, "", "first").unwrap();
+    first["description"] = json!("the default");
+    store.update(&classes, first, Subresource::Main, DryRun::Off).unwrap();
+}

@@ -14,25 +14,7 @@ use lab_runner::sim::{
 };
 use serde_json::{Value, json};
 
-/// One raw request; returns the status code and the JSON body.
-async fn call(
-    sim: &Harness,
-    method: &str,
-    uri: &str,
-    content_type: &str,
-    body: impl Into<Body>,
-) -> (u16, Value) {
-    let request = axum::http::Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", content_type)
-        .body(body.into())
-        .unwrap();
-    let response = sim.request(request).await;
-    let code = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes))))
-}
+use crate::support::http::call;
 
 /// The patch of the issue: a 1 KB annotation map, then `copies` copies of the map into itself,
 /// each doubling the object.
@@ -298,7 +280,11 @@ async fn the_amplifying_patch_is_refused_by_a_real_server_that_stays_small() {
 #[tokio::test]
 async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
     let sim = Harness::start();
-    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let tokens = Tokens {
+        admin: "admin-token".into(),
+        viewer: "viewer-token".into(),
+        learner: "learner-token".into(),
+    };
     let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
     let get = |uri: &str, authorization: Option<&str>| {
         let mut request = axum::http::Request::builder().uri(uri);
@@ -319,11 +305,18 @@ async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
             (status, content_type, String::from_utf8(body.to_vec()).unwrap())
         }
     };
-    for path in ["/healthz", "/livez", "/readyz", "/readyz/ping"] {
+    for path in ["/healthz", "/livez", "/readyz"] {
         assert_eq!(get(path, None).await, (200, "text/plain; charset=utf-8".into(), "ok".into()), "{path}");
     }
-    assert_eq!(get("/livez?verbose", None).await.2, "[+]ping ok\nlivez check passed\n");
-    assert_eq!(get("/readyz/etcd", None).await.0, 404);
+    assert_eq!(
+        get("/livez?verbose", None).await.2,
+        "[+]ping ok\n[+]etcd ok\n[+]poststarthook/scheduling/bootstrap-system-priority-classes ok\nlivez check passed\n"
+    );
+    // One check's own path is not among system:public-info-viewer's nonResourceURLs (the three
+    // roots and /version): it needs a token.
+    assert_eq!(get("/readyz/ping", None).await.0, 401);
+    assert_eq!(get("/readyz/ping", Some("Bearer viewer-token")).await.2, "ok");
+    assert_eq!(get("/readyz/nothing", Some("Bearer viewer-token")).await.0, 404);
     assert_eq!(get("/readyz", Some("Bearer wrong-token")).await.0, 401);
     assert_eq!(get("/readyz", Some("Bearer viewer-token")).await.0, 200);
     assert_ne!(get("/api/v1/namespaces", None).await.0, 200, "a resource needs a token");
@@ -332,7 +325,11 @@ async fn the_health_paths_answer_without_a_token_as_kube_apiserver_does() {
 #[tokio::test]
 async fn the_bearer_scheme_is_matched_case_insensitively() {
     let sim = Harness::start();
-    let tokens = Tokens { admin: "admin-token".into(), viewer: "viewer-token".into() };
+    let tokens = Tokens {
+        admin: "admin-token".into(),
+        viewer: "viewer-token".into(),
+        learner: "learner-token".into(),
+    };
     let router = auth::layer(sim.router(), std::sync::Arc::new(tokens));
     for (authorization, code) in [
         ("Bearer admin-token", 200),

@@ -294,3 +294,38 @@ fn protobuf_creates_of_rbac_kinds_and_services() {
         s.ok("get service ext -n team-a -o jsonpath={.spec.type}/{.spec.externalName}");
     });
 }
+
+/// `kubectl auth whoami` posts a SelfSubjectReview (authentication.k8s.io/v1, served on 1.33;
+/// pkg/registry/authentication/selfsubjectreview/rest.go answers with the caller's user info);
+/// `kubectl get --sort-by=.data.k` sorts by a field the Table rows carry only with
+/// `includeObject=Object`; `kubectl version` reads `/version` with 1.33's emulation and minimum-compatibility fields;
+/// DELETE of a ConfigMap answers a `Status` (`Store.finalizeDelete`) that kubectl reports as
+/// deleted.
+#[test]
+fn whoami_sort_by_version_and_delete_answer_as_a_1_33_server() {
+    for client in clients().iter().filter(|c| c.version == "1.33") {
+        let sim = Sim::up(&["--nodes", "1", "--api-only"]);
+        let mut s = Recorder::new(&sim, client, &[]);
+        let admin = s.ok("auth whoami");
+        assert_eq!(
+            admin,
+            "ATTRIBUTE   VALUE\nUsername    lab-runner-admin\nGroups      [system:masters system:authenticated]\n"
+        );
+        let viewer =
+            s.ok("--context lab-runner-sim-viewer auth whoami -o jsonpath={.status.userInfo.username}");
+        assert_eq!(viewer, "lab-runner-viewer");
+        let version = s.ok("get --raw /version");
+        assert!(
+            version.contains("\n  \"emulationMinor\": \"33\",\n  \"minCompatibilityMajor\": \"1\",\n"),
+            "{version}"
+        );
+        // `--sort-by` outside the metadata asks the Table for whole objects (`includeObject=Object`).
+        s.ok("create configmap zulu --from-literal=k=1");
+        s.ok("create configmap alpha --from-literal=k=2");
+        let sorted = s.ok("get configmaps --sort-by=.data.k");
+        let (zulu, alpha) = (sorted.find("zulu").unwrap(), sorted.find("alpha").unwrap());
+        assert!(zulu < alpha, "{sorted}");
+        s.ok("create configmap gone --from-literal=a=b");
+        assert_eq!(s.ok("delete configmap gone"), "configmap \"gone\" deleted\n");
+    }
+}

@@ -32,4 +32,6 @@ mod sim_quota;
 mod sim_rbac;
 mod sim_scale;
 mod sim_serve;
+mod sim_transport;
+mod sim_validation;
 mod support;

@@ -540,7 +540,7 @@ async fn start_lab_in(
     if inventory.is_some_and(|i| i.progress == engine::inventory::Progress::Complete) {
         return Ok(LabOutcome::FoundStarted);
     }
-    let start = engine::start::StartOptions { variant, seed: None, yes: true };
+    let start = engine::start::StartOptions { variant, seed: None, yes: true, hosted: true };
     engine::start::start(&cluster, bundle, lang, &start).await.map_err(engine_error)?;
     Ok(LabOutcome::Started)
 }
@@ -697,10 +697,11 @@ async fn reset_in(
         |source: engine::Error| Error::Engine { learner: name.to_string(), source: Box::new(source) };
     let cluster =
         engine::cluster::connect(&instructor_target(dir, name)).await.map_err(|e| engine_error(e.into()))?;
-    let (inventory, plan) = engine::reset::load_plan(&cluster, bundle).await.map_err(engine_error)?;
-    let variant = variant.or_else(|| inventory.as_ref().and_then(|i| i.variant_in(&bundle.lab)));
-    engine::reset::execute(&cluster, bundle, inventory, &plan, lang).await.map_err(engine_error)?;
-    let start = engine::start::StartOptions { variant, seed: None, yes: true };
+    let asked = engine::reset::ResetOptions { variant: variant.clone(), ..Default::default() };
+    let planned = engine::reset::load_plan_to(&cluster, bundle, &asked).await.map_err(engine_error)?;
+    let variant = variant.or_else(|| planned.variant.clone());
+    engine::reset::execute(&cluster, bundle, planned, lang).await.map_err(engine_error)?;
+    let start = engine::start::StartOptions { variant, seed: None, yes: true, hosted: true };
     engine::start::start(&cluster, bundle, lang, &start).await.map_err(engine_error)?;
     Ok(())
 }

@@ -33,7 +33,10 @@ use crate::{
     engine, lab,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
-        auth::ADMIN_TOKEN_FILE, kubeconfig::KUBECONFIG_FILE, lifecycle as sim_lifecycle, tls::CA_CERT_FILE,
+        auth::{ADMIN_TOKEN_FILE, LEARNER_TOKEN_FILE},
+        kubeconfig::KUBECONFIG_FILE,
+        lifecycle as sim_lifecycle,
+        tls::CA_CERT_FILE,
     },
     tr,
 };
@@ -305,13 +308,16 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
-/// One learner's access: endpoint, CA and admin token, read from its simulator's directory.
+/// One learner's access: endpoint, CA and admin token, read from its simulator's directory, and
+/// the learner token their own kubeconfig carries instead (it cannot write the lab's records: see
+/// docs/classroom.md, "Who can write what").
 #[derive(Clone)]
 struct Access {
     name: String,
     server: String,
     ca_pem: String,
     token: String,
+    learner_token: String,
 }
 
 /// The access of `name`, whose simulator keeps its state in `sim_dir`; `None` before its first
@@ -323,6 +329,7 @@ fn read_access(sim_dir: &Path, name: &str, server: String) -> Option<Access> {
         server,
         ca_pem: read(CA_CERT_FILE)?,
         token: read(ADMIN_TOKEN_FILE)?.trim().to_string(),
+        learner_token: read(LEARNER_TOKEN_FILE)?.trim().to_string(),
     })
 }
 
@@ -334,7 +341,7 @@ fn render_kubeconfig(learners: &[Access]) -> String {
     let mut clusters = String::new();
     let mut users = String::new();
     let mut contexts = String::new();
-    for Access { name, server, ca_pem, token } in learners {
+    for Access { name, server, ca_pem, token, .. } in learners {
         let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
         clusters += &format!(
             "- name: {name}\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n"
@@ -388,6 +395,7 @@ fn write_kubeconfigs(record: &ClassRecord, dir: &Path) -> Result<Vec<(String, St
         let Some(access) = read_access(&record.sim_dir(dir, &name), &name, endpoint) else { continue };
         let learner = Access {
             server: learner_server(&access.server, record.listen, &record.tls_sans),
+            token: access.learner_token.clone(),
             ..access.clone()
         };
         let own = render_kubeconfig(std::slice::from_ref(&learner));
@@ -780,6 +788,7 @@ mod tests {
             server: format!("https://127.0.0.1:{}", 40000 + n),
             ca_pem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into(),
             token: format!("token{n}"),
+            learner_token: format!("learner{n}"),
         };
         let config =
             kube::config::Kubeconfig::from_yaml(&render_kubeconfig(&[access(1), access(2)])).unwrap();

@@ -90,24 +90,9 @@ pub async fn on(
 ) -> Result<u8> {
     let bundle = lab::loader::find(labs, &options.lab)?;
     let report = engine::check::check_with(&cluster, &bundle, lang, options.help, observations).await?;
-    record_hints(&cluster, &report).await;
+    engine::hints::record(&cluster, &bundle.lab, &engine::hints::shown(&report)).await?;
     print_report(&report, options.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
-}
-
-/// Keeps the hint levels the report shows in the lab's inventory, where a class's board finds
-/// them for the learner's timeline (docs/classroom.md). A learner whose context may not write
-/// (a viewer) still gets the report: the record is best effort and never changes the grading.
-async fn record_hints(cluster: &Cluster, report: &report::Report) {
-    let shown: std::collections::BTreeMap<String, u8> = report
-        .tasks
-        .iter()
-        .filter(|t| !t.hints.is_empty())
-        .map(|t| (t.id.clone(), u8::try_from(t.hints.len()).unwrap_or(u8::MAX)))
-        .collect();
-    if !shown.is_empty() {
-        let _ = engine::inventory::record_hints(&cluster.client, &report.lab, &shown).await;
-    }
 }
 
 /// A check report on stdout in the chosen format.
@@ -197,6 +182,7 @@ async fn watch(
         ),
     };
     eprintln!("{ended}");
+    engine::hints::record(&cluster, &bundle.lab, &engine::hints::shown(&watched.report)).await?;
     print_report(&watched.report, options.format, lang)?;
     Ok(match watched.ending {
         engine::watch::Ending::TimedOut => exit::TIMED_OUT,

@@ -24,10 +24,14 @@ pub struct Options {
 /// The state `reset` goes back to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Goal {
-    /// What `start` leaves: the first stage, or the state after this one (`--to-stage`).
+    /// What `start` leaves: every stage, or the state after this one (`--to-stage`).
     Start {
         /// `--to-stage`, if given.
         to_stage: Option<String>,
+        /// `--variant`: start again with this variant instead of the one recorded.
+        variant: Option<String>,
+        /// `--seed`: pick the variant to start again with from this seed.
+        seed: Option<u64>,
     },
     /// The lab off the cluster, the cluster as before its first `start` (`--remove`).
     Remove,
@@ -36,7 +40,7 @@ pub enum Goal {
 /// `reset` against the session's cluster; an unknown stage is bad input, reported before the
 /// cluster is contacted.
 pub fn run(session: &Session, options: &Options) -> Result<u8> {
-    if let Goal::Start { to_stage } = &options.goal {
+    if let Goal::Start { to_stage, .. } = &options.goal {
         let bundle = lab::loader::find(&session.labs, &options.lab)?;
         engine::reset::stages_up_to(&bundle.lab, to_stage.as_deref())?;
     }
@@ -47,13 +51,18 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
 pub async fn on(cluster: Cluster, labs: &LabSource, lang: Lang, options: &Options) -> Result<u8> {
     use std::io::IsTerminal;
     let bundle = lab::loader::find(labs, &options.lab)?;
-    let (inventory, steps) = match &options.goal {
+    let planned = match &options.goal {
         Goal::Remove => engine::reset::load_remove_plan(&cluster, &bundle).await?,
-        Goal::Start { to_stage } => {
-            engine::reset::load_plan_to(&cluster, &bundle, to_stage.as_deref()).await?
+        Goal::Start { to_stage, variant, seed } => {
+            let asked = engine::reset::ResetOptions {
+                to_stage: to_stage.clone(),
+                variant: variant.clone(),
+                seed: *seed,
+            };
+            engine::reset::load_plan_to(&cluster, &bundle, &asked).await?
         }
     };
-    let plan: String = steps.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
+    let plan: String = planned.actions.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     if options.dry_run {
         return print(&format!("{}\n{plan}", tr!(lang, "reset-would", lab = &options.lab)));
     }
@@ -70,7 +79,7 @@ pub async fn on(cluster: Cluster, labs: &LabSource, lang: Lang, options: &Option
             return Err(Error::Engine(engine::Error::BadInput(crate::msg!("reset-cancelled"))));
         }
     }
-    let done = engine::reset::execute(&cluster, &bundle, inventory, &steps, lang).await?;
+    let done = engine::reset::execute(&cluster, &bundle, planned, lang).await?;
     let lines: String = done.iter().map(|s| format!("  {}\n", s.render(lang))).collect();
     print(&format!("{}\n{lines}", tr!(lang, "reset-done", lab = &options.lab)))
 }

@@ -37,6 +37,7 @@ pub async fn on(cluster: Cluster, labs: &LabSource, lang: Lang, options: &Option
         variant: options.variant.clone(),
         seed: options.seed,
         yes: options.yes,
+        hosted: false,
     };
     let started = match engine::start::start(&cluster, &bundle, lang, &start).await {
         Err(engine::Error::VariantChange { lab, running, wanted }) if std::io::stdin().is_terminal() => {

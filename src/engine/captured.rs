@@ -1,4 +1,4 @@
-//! Capturing at `start` the nodes a `rollout` check must cover (names and uids, salted and hashed like every fact); `grade::captured` grades against them.
+//! Capturing at `start` the nodes a `rollout` check must cover (names and uids, in the sealed records); `grade::captured` grades against them.
 
 use k8s_openapi::api::core::v1::Node;
 use kube::api::Api;
@@ -7,10 +7,10 @@ use serde_json::Value;
 use super::{
     Error, Result,
     cluster::{Cluster, list_all},
-    inventory::{HashedFact, Inventory},
+    inventory::{Inventory, StartNode},
 };
 use crate::{
-    grade::{captured::keys, observed::selector_matches},
+    grade::observed::selector_matches,
     lab::model::{Expectation, Lab, LabelSelector},
     msg,
 };
@@ -33,12 +33,11 @@ fn selectors(lab: &Lab) -> Vec<&LabelSelector> {
 /// already holds them (a second `start` must not recapture a relabelled cluster).
 pub async fn capture(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
     let selectors = selectors(lab);
-    if selectors.is_empty() || inventory.facts.contains_key(&keys(0).0) {
+    if selectors.is_empty() || !inventory.start_nodes.is_empty() {
         return Ok(());
     }
     let api: Api<Node> = Api::all(cluster.client.clone());
     let nodes = list_all(&api).await.map_err(|e| Error::api(msg!("action-list-nodes-to-record"), &e))?.items;
-    let mut index = 0;
     for node in nodes {
         let value = serde_json::to_value(&node).unwrap_or(Value::Null);
         if !selectors.iter().any(|s| selector_matches(s, &value)) {
@@ -46,10 +45,7 @@ pub async fn capture(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) ->
         }
         let name = node.metadata.name.unwrap_or_default();
         let uid = node.metadata.uid.unwrap_or_default();
-        let (name_key, uid_key) = keys(index);
-        inventory.facts.insert(name_key, HashedFact::new(&name));
-        inventory.facts.insert(uid_key, HashedFact::new(&format!("{name} {uid}")));
-        index += 1;
+        inventory.start_nodes.push(StartNode { name, uid });
     }
     Ok(())
 }

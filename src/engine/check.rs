@@ -3,7 +3,10 @@
 //! both times.
 //! Read-only: GET and LIST requests only, plus the `dryRun=All` probes a task declares.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
 
 use super::{Result, cluster::Cluster, inventory, observe};
 use crate::{
@@ -27,6 +30,9 @@ pub struct Help {
     pub reveal: bool,
     /// Show every task's description, not only those of failing tasks.
     pub details: bool,
+    /// Grade every task on its own checks, its `needs` taken as met (never BLOCKED): `selftest`
+    /// judges a shortcut or an alternative by the task's checks alone.
+    pub alone: bool,
     /// Whether a quiz's evidence quotes the answer given.
     pub answers: Answers,
 }
@@ -130,11 +136,46 @@ fn conceal_quiz_evidence(lines: &[crate::i18n::Message]) -> Vec<crate::i18n::Mes
 
 /// Observes the cluster and grades every task of `bundle`.
 pub async fn check(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -> Result<Report> {
+    Ok(check_locked(cluster, bundle, lang, help).await?.0)
+}
+
+/// [`check`], with the quizzes whose answer was locked at that observation.
+async fn check_locked(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    lang: Lang,
+    help: Help,
+) -> Result<(Report, BTreeSet<String>)> {
     let lab = &bundle.lab;
-    let inventory = inventory::load(&cluster.client, &lab.id.value).await?;
+    let mut inventory = inventory::load(&cluster.client, &lab.id.value).await?;
+    if let Some(inventory) = &mut inventory {
+        // What --reveal shows (the variant, which answers a quiz) is the instructor's: credentials
+        // that cannot read the records' key (a hosted class's learner's) are refused it.
+        if help.reveal && inventory.integrity == inventory::Integrity::Unverifiable {
+            return Err(super::Error::BadInput(crate::msg!("check-reveal-needs-key", lab = &lab.id.value)));
+        }
+        inventory::count_learner_entries(&cluster.client, lab, inventory).await?;
+    }
     let mut observation = observe::observe(&cluster.client, &grade::Plan::for_tasks(&lab.tasks)).await;
     observation.probes = run_probes(cluster, bundle).await;
-    Ok(grade_observation(bundle, inventory.as_ref(), &observation, lang, help))
+    let locked = locked_quizzes(lab, inventory.as_ref());
+    Ok((grade_observation(bundle, inventory.as_ref(), &observation, lang, help), locked))
+}
+
+/// The quiz tasks whose answer is locked (every attempt used, right or wrong). A locked quiz
+/// satisfies `needs` for ordering: its points are won or lost for good, and the tasks after it
+/// stay open (docs/lab-format.md, "Tasks").
+pub fn locked_quizzes(lab: &Lab, inventory: Option<&inventory::Inventory>) -> BTreeSet<String> {
+    let Some(inventory) = inventory else { return BTreeSet::new() };
+    lab.tasks
+        .iter()
+        .filter(|task| task.kind == TaskKind::Quiz)
+        .filter(|task| {
+            let used = inventory.attempts.get(&task.id.value).copied().unwrap_or(0);
+            task.attempt_limit().is_some_and(|limit| used >= limit)
+        })
+        .map(|task| task.id.value.clone())
+        .collect()
 }
 
 /// How many times `check` observes the cluster.
@@ -158,10 +199,11 @@ pub async fn check_with(
     match observations {
         Observations::Once => check(cluster, bundle, lang, help).await,
         Observations::Confirmed(apart) => {
-            let first = check(cluster, bundle, lang, help).await?;
+            let (first, _) = check_locked(cluster, bundle, lang, help).await?;
             tokio::time::sleep(apart).await;
-            let second = check(cluster, bundle, lang, help).await?;
-            Ok(confirm(&bundle.lab, &first, &second, apart, lang))
+            // A lock is for good: the second observation's locks hold for both.
+            let (second, locked) = check_locked(cluster, bundle, lang, help).await?;
+            Ok(confirm(&bundle.lab, &first, &second, &locked, apart, lang))
         }
     }
 }
@@ -169,8 +211,16 @@ pub async fn check_with(
 /// Combines two reports of the same lab taken `apart` from each other (pure): a task passes only
 /// if it passed both times; otherwise it takes the status of the observation that did not pass
 /// (the second one's when both did not), with evidence naming which observation failed. A task
-/// whose needs did not pass both times is BLOCKED, as in a single observation.
-pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang: Lang) -> Report {
+/// whose needs did not pass both times is BLOCKED, as in a single observation (a need that is a
+/// `locked` quiz is met, as there).
+pub fn confirm(
+    lab: &Lab,
+    first: &Report,
+    second: &Report,
+    locked: &BTreeSet<String>,
+    apart: Duration,
+    lang: Lang,
+) -> Report {
     let at = |n: u8| match n {
         1 => tr!(lang, "check-observation-first"),
         _ => tr!(lang, "check-observation-second", apart = crate::i18n::duration(apart)),
@@ -181,7 +231,7 @@ pub fn confirm(lab: &Lab, first: &Report, second: &Report, apart: Duration, lang
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
         let (Some(one), Some(two)) = (find(first, id), find(second, id)) else { continue };
-        let unmet = unmet_needs(task, &statuses, lang);
+        let unmet = unmet_needs(task, &statuses, locked, lang);
         let header = |n: u8, result: &TaskResult| format!("{}: {}", at(n), result.status.as_str());
         let (status, evidence, hints) = if !unmet.is_empty() {
             let hints = if two.hints.is_empty() { one.hints.clone() } else { two.hints.clone() };
@@ -264,16 +314,17 @@ fn is_quota_rejection(code: u16, message: &str) -> bool {
     }
 }
 
-/// The evidence of a BLOCKED task, in `lang`: each of its `needs` that has not passed, with its
-/// status.
+/// The evidence of a BLOCKED task, in `lang`: each of its `needs` that has not passed and is not
+/// a locked quiz, with its status.
 fn unmet_needs(
     task: &crate::lab::model::Task,
     statuses: &BTreeMap<String, TaskStatus>,
+    locked: &BTreeSet<String>,
     lang: Lang,
 ) -> Vec<String> {
     task.needs
         .iter()
-        .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass))
+        .filter(|need| statuses.get(&need.value) != Some(&TaskStatus::Pass) && !locked.contains(&need.value))
         .map(|need| {
             let status = match statuses.get(&need.value) {
                 Some(status) => status.as_str().to_string(),
@@ -293,15 +344,22 @@ pub fn grade_observation(
     help: Help,
 ) -> Report {
     let lab = &bundle.lab;
-    let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started));
+    let evidence = Evidence::new(bundle, observation, inventory.map(inventory::Inventory::started))
+        .with_details(help.details);
     let mut statuses: BTreeMap<String, TaskStatus> = BTreeMap::new();
     let mut results: Vec<TaskResult> = Vec::new();
-    let incomplete = inventory.and_then(|i| i.incomplete_start(lang));
+    // Half a start, or records changed outside lab-runner, is no state to grade: every task says
+    // so, none passes or fails.
+    let incomplete = inventory.and_then(|i| {
+        i.incomplete_start(lang)
+            .or_else(|| i.tampered().map(|line| line.render(lang)))
+            .or_else(|| i.missing_stage(lab, lang))
+    });
+    let locked = locked_quizzes(lab, inventory);
     for task in lab.tasks_in_needs_order() {
         let id = task.id.value.clone();
-        let unmet = unmet_needs(task, &statuses, lang);
+        let unmet = if help.alone { Vec::new() } else { unmet_needs(task, &statuses, &locked, lang) };
         let (status, evidence) = if let Some(line) = &incomplete {
-            // Half a start is no state to grade: every task says so, none passes or fails.
             (TaskStatus::Error, vec![line.clone()])
         } else if !unmet.is_empty() {
             (TaskStatus::Blocked, unmet)
@@ -455,7 +513,7 @@ mod tests {
     fn a_task_passes_only_if_it_passed_both_times() {
         let first = report(Pass, Pass, Fail, "seen first");
         let second = report(Pass, Pass, Pass, "seen second");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(30), Lang::En);
+        let confirmed = confirm(&lab(), &first, &second, &BTreeSet::new(), Duration::from_secs(30), Lang::En);
         assert_eq!(
             rows(&confirmed),
             [
@@ -479,7 +537,7 @@ mod tests {
     fn a_task_that_fails_at_either_observation_blocks_what_needs_it() {
         let first = report(Pass, Pass, Error, "one");
         let second = report(Fail, Blocked, Fail, "two");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(90), Lang::En);
+        let confirmed = confirm(&lab(), &first, &second, &BTreeSet::new(), Duration::from_secs(90), Lang::En);
         assert_eq!(
             rows(&confirmed),
             [
@@ -509,9 +567,35 @@ mod tests {
         // A need that failed only the first time still blocks.
         let first = report(Fail, Blocked, Pass, "one");
         let second = report(Pass, Pass, Pass, "two");
-        let confirmed = confirm(&lab(), &first, &second, Duration::from_secs(5), Lang::En);
+        let confirmed = confirm(&lab(), &first, &second, &BTreeSet::new(), Duration::from_secs(5), Lang::En);
         let statuses: Vec<&str> = confirmed.tasks.iter().map(|t| t.status.as_str()).collect();
         assert_eq!(statuses, ["FAIL", "BLOCKED", "PASS"]);
         assert_eq!(confirmed.score, 1);
+    }
+
+    #[test]
+    fn a_locked_quiz_meets_needs_right_or_wrong() {
+        let lab: Lab = serde_saphyr::from_str(
+            "apiVersion: lab-runner.io/v1\nid: x\ntitle: {en: t}\nbriefing: {en: b}\nstages: []\ntasks:\n\
+             - {id: q, kind: quiz, title: {en: q}, description: {en: q}, points: 2, expect: [{quiz: {accept: [a], attempts: 2}}]}\n\
+             - {id: open, kind: quiz, title: {en: o}, description: {en: o}, points: 2, expect: [{quiz: {accept: [a]}}]}\n\
+             - {id: fix, title: {en: f}, description: {en: f}, points: 3, needs: [q, open], expect: []}\n",
+        )
+        .unwrap();
+        let mut inventory = inventory::Inventory::new("x");
+        inventory.attempts.insert("q".into(), 1);
+        inventory.attempts.insert("open".into(), 5);
+        assert!(locked_quizzes(&lab, Some(&inventory)).is_empty(), "one of two attempts; no limit");
+        inventory.attempts.insert("q".into(), 2);
+        let locked = locked_quizzes(&lab, Some(&inventory));
+        assert_eq!(locked, BTreeSet::from(["q".to_string()]));
+        let statuses =
+            BTreeMap::from([("q".to_string(), TaskStatus::Fail), ("open".to_string(), TaskStatus::Fail)]);
+        let fix = lab.task("fix").unwrap();
+        assert_eq!(unmet_needs(fix, &statuses, &locked, Lang::En), ["needs open (FAIL)"]);
+        let statuses =
+            BTreeMap::from([("q".to_string(), TaskStatus::Fail), ("open".to_string(), TaskStatus::Pass)]);
+        assert!(unmet_needs(fix, &statuses, &locked, Lang::En).is_empty());
+        assert_eq!(unmet_needs(fix, &statuses, &BTreeSet::new(), Lang::En), ["needs q (FAIL)"]);
     }
 }

@@ -1,15 +1,11 @@
-//! Facts a stage reads from the cluster once its waits hold (`facts:` of a stage): one value at a path of one object, or computed by a CEL expression, stored salted and hashed in the inventory like `variant` and `affectedNode`.
+//! Facts a stage reads from the cluster once its waits hold (`facts:` of a stage): one value at a path of one object, or computed by a CEL expression, stored keyed in the sealed inventory like `variant` and `affectedNode`.
 //!
 //! A quiz names the fact (`quiz: {fact: ready-before}`), so its right answer is what this
 //! cluster showed, not what the lab author expected it to show.
 
 use serde_json::Value;
 
-use super::{
-    Error, Result,
-    inventory::{HashedFact, Inventory},
-    observe::list_scoped,
-};
+use super::{Error, Result, inventory::Inventory, observe::list_scoped};
 use crate::{
     grade::{KindKey, Scope, observed::selects, path::FieldPath},
     i18n::Message,
@@ -43,7 +39,8 @@ pub async fn capture(
         let value = fact_value(capture, &objects).map_err(|reason| {
             Error::NotReproduced(msg!("start-fact-unreadable", fact = &capture.id.value, reason = reason))
         })?;
-        inventory.facts.insert(capture.id.value.clone(), HashedFact::new(&value));
+        let fact = inventory.fact(&value)?;
+        inventory.facts.insert(capture.id.value.clone(), fact);
     }
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::inventory::{AppliedObject, Inventory, Origin, PreImage};
+use super::inventory::{AppliedObject, Inventory, NodeState, Origin, PreImage};
 use crate::{
     lab::model::{Lab, LearnerObjects},
     session::Lang,
@@ -81,8 +81,8 @@ pub struct Observed {
     pub objects: Vec<ObservedObject>,
     /// The other labs' inventories on this cluster.
     pub other_labs: Vec<Inventory>,
-    /// Node labels by node name.
-    pub nodes: BTreeMap<String, BTreeMap<String, String>>,
+    /// Nodes by name: labels and advertised resources.
+    pub nodes: BTreeMap<String, NodeState>,
     /// Whether the `lab-runner` namespace holds anything but this lab's inventory (another
     /// lab's, or objects lab-runner did not put there).
     pub inventory_namespace_shared: bool,
@@ -183,6 +183,16 @@ pub enum Action {
         /// The lab taking it.
         lab: String,
     },
+    /// Put a node back as the first start found it: labels and advertised resources (by field,
+    /// `capacity` and `allocatable`), each key to its value then (`None`: it was absent).
+    RestoreNode {
+        /// Node.
+        node: String,
+        /// Label key → value then.
+        labels: BTreeMap<String, Option<String>>,
+        /// Status field → resource → value then.
+        resources: BTreeMap<String, BTreeMap<String, Option<String>>>,
+    },
     /// Put node labels back to their recorded values (`None`: remove).
     RestoreNodeLabels {
         /// Node.
@@ -256,15 +266,22 @@ impl Action {
                 tr!(lang, "reset-hand-over", object = object.to_string(), lab = lab)
             }
             Action::RestoreNodeLabels { node, labels } => {
-                let changes: Vec<String> = labels
-                    .iter()
-                    .map(|(key, value)| match value {
-                        Some(value) => format!("{key}={value}"),
-                        None => tr!(lang, "reset-label-removed", key = key),
-                    })
-                    .collect();
-                let changes = changes.join(&tr!(lang, "list-separator"));
+                let changes = changes_text(lang, labels);
                 tr!(lang, "reset-restore-node-labels", node = node, changes = changes)
+            }
+            Action::RestoreNode { node, labels, resources } => {
+                let mut parts = Vec::new();
+                if !labels.is_empty() {
+                    parts.push(tr!(lang, "reset-node-labels", changes = changes_text(lang, labels)));
+                }
+                let mut advertised = BTreeMap::new();
+                for changed in resources.values() {
+                    advertised.extend(changed.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+                if !advertised.is_empty() {
+                    parts.push(tr!(lang, "reset-node-resources", changes = changes_text(lang, &advertised)));
+                }
+                tr!(lang, "reset-restore-node", node = node, parts = parts.join(&tr!(lang, "list-separator")))
             }
             Action::RestoreConfigMap { namespace, name, data: Some(_) } => {
                 tr!(lang, "reset-restore-configmap", namespace = namespace, name = name)
@@ -290,6 +307,18 @@ impl std::fmt::Display for Action {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.render(Lang::En))
     }
+}
+
+/// `k=v, k2 removed`: label or resource changes as a reset makes them.
+fn changes_text(lang: Lang, changes: &BTreeMap<String, Option<String>>) -> String {
+    let changes: Vec<String> = changes
+        .iter()
+        .map(|(key, value)| match value {
+            Some(value) => format!("{key}={value}"),
+            None => tr!(lang, "reset-label-removed", key = key),
+        })
+        .collect();
+    changes.join(&tr!(lang, "list-separator"))
 }
 
 /// `a, b and c` in English, `a・b・c` in Japanese.
@@ -332,35 +361,12 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
         .iter()
         .flat_map(|other| other.owned_uids().into_iter().map(move |uid| (uid, other.lab.as_str())))
         .collect();
-    let own = inventory.owned_uids();
     let restored_config_maps: BTreeSet<(&str, &str)> =
         lab.reset.restore.config_maps.iter().map(|c| (c.namespace.as_str(), c.name.as_str())).collect();
     let mut actions = Vec::new();
     let mut deleted: BTreeSet<String> = BTreeSet::new();
 
-    // Learner objects: made after start in a working namespace, by uid against the snapshot.
-    for namespace in working_namespaces(lab, inventory) {
-        let Some(present) = inventory.present_at_start.get(&namespace) else { continue };
-        for object in observed.in_namespace(&namespace) {
-            let recorded =
-                inventory.find(&object.api_version, &object.kind, object.namespace.as_deref(), &object.name);
-            if present.contains(&object.uid)
-                || own.contains(object.uid.as_str())
-                || other_owned.contains_key(object.uid.as_str())
-                || recorded.is_some()
-                || !object.owners.is_empty()
-                || object.kind == "Event"
-            {
-                continue;
-            }
-            if lab.reset.learner_objects == LearnerObjects::Delete {
-                deleted.insert(object.uid.clone());
-                actions.push(Action::Delete { object: object.id(), reason: DeleteReason::CreatedByLearner });
-            } else {
-                actions.push(Action::Keep { object: object.id(), reason: KeepReason::LearnerObjectKept });
-            }
-        }
-    }
+    learner_objects(lab, inventory, observed, &other_owned, &mut deleted, &mut actions);
 
     // What the lab applied, last applied first; Namespaces and CRDs after everything else.
     let containers = |o: &&AppliedObject| matches!(o.kind.as_str(), "Namespace" | "CustomResourceDefinition");
@@ -400,9 +406,17 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
         }
     }
 
-    // Node labels and ConfigMaps the lab's reset policy names.
-    for (node, recorded) in &inventory.pre_images.node_labels {
+    // Nodes as the first start found them (older records: the label keys the reset policy names),
+    // and the ConfigMaps the policy names.
+    for (node, recorded) in &inventory.pre_images.nodes {
         let Some(current) = observed.nodes.get(node) else { continue };
+        if let Some(action) = restore_node(node, recorded, current) {
+            actions.push(action);
+        }
+    }
+    let per_key = inventory.pre_images.node_labels.iter().filter(|_| inventory.pre_images.nodes.is_empty());
+    for (node, recorded) in per_key {
+        let Some(current) = observed.nodes.get(node).map(|n| &n.labels) else { continue };
         let changed: BTreeMap<String, Option<String>> = recorded
             .iter()
             .filter(|(key, value)| current.get(*key) != value.as_ref())
@@ -420,8 +434,124 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
         });
     }
 
-    // CRDs, then Namespaces: deleted only when the lab created them and nothing foreign remains.
-    let mut containers_of_lab = containers_of_lab;
+    containers_to_delete(containers_of_lab, observed, &other_owned, mode, &mut deleted, &mut actions);
+
+    match mode {
+        Mode::Stages(stages) => actions.extend(stages.iter().cloned().map(Action::ApplyStage)),
+        Mode::Remove => actions.push(Action::DeleteInventory {
+            lab: lab.id.value.clone(),
+            with_namespace: !observed.inventory_namespace_shared,
+        }),
+    }
+    actions
+}
+
+/// Whether `namespace` existed before the lab first started: a Namespace the lab uses as it is
+/// or, not one it applies, one that held objects then.
+fn existed_before(inventory: &Inventory, namespace: &str) -> bool {
+    match inventory.find("v1", "Namespace", None, namespace) {
+        Some(record) => record.origin == Origin::Used,
+        None => inventory.present_at_start.get(namespace).is_some_and(|uids| !uids.is_empty()),
+    }
+}
+
+/// Whether `object` is one the lab's tasks ask a learner to create (their `creates`).
+fn declared_by_a_task(lab: &Lab, object: &ObservedObject) -> bool {
+    lab.tasks.iter().flat_map(|t| &t.creates).any(|target| {
+        target.api_version == object.api_version
+            && target.kind == object.kind
+            && target.namespace.as_ref().is_none_or(|namespace| object.namespace.as_ref() == Some(namespace))
+            && target.name.as_ref().is_none_or(|name| *name == object.name)
+            && target
+                .label_selector
+                .as_ref()
+                .is_none_or(|selector| crate::grade::observed::selector_matches(selector, &object.object))
+    })
+}
+
+/// Learner objects: made after start in a working namespace, by uid against the snapshot; in a
+/// namespace that existed before the lab (shared with a platform or an operator), only those
+/// the lab's tasks ask a learner to create.
+fn learner_objects(
+    lab: &Lab,
+    inventory: &Inventory,
+    observed: &Observed,
+    other_owned: &BTreeMap<&str, &str>,
+    deleted: &mut BTreeSet<String>,
+    actions: &mut Vec<Action>,
+) {
+    let own = inventory.owned_uids();
+    for namespace in working_namespaces(lab, inventory) {
+        let Some(present) = inventory.present_at_start.get(&namespace) else { continue };
+        let shared = existed_before(inventory, &namespace);
+        for object in observed.in_namespace(&namespace) {
+            let recorded =
+                inventory.find(&object.api_version, &object.kind, object.namespace.as_deref(), &object.name);
+            if present.contains(&object.uid)
+                || own.contains(object.uid.as_str())
+                || other_owned.contains_key(object.uid.as_str())
+                || recorded.is_some()
+                || !object.owners.is_empty()
+                || object.kind == "Event"
+                || (shared && !declared_by_a_task(lab, object))
+            {
+                continue;
+            }
+            if lab.reset.learner_objects == LearnerObjects::Delete {
+                deleted.insert(object.uid.clone());
+                actions.push(Action::Delete { object: object.id(), reason: DeleteReason::CreatedByLearner });
+            } else {
+                actions.push(Action::Keep { object: object.id(), reason: KeepReason::LearnerObjectKept });
+            }
+        }
+    }
+}
+
+/// What the garbage collector deletes after `actions` delete what they name, at any depth (a
+/// Deployment's ReplicaSets and their pods): `reset` waits for these to be gone too.
+pub fn dependents(observed: &Observed, actions: &[Action]) -> Vec<ObjectId> {
+    let deleted: BTreeSet<String> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Delete { object, .. } => Some(object.uid.clone()),
+            _ => None,
+        })
+        .collect();
+    let going = going_with(observed, &deleted);
+    observed
+        .objects
+        .iter()
+        .filter(|o| going.contains(&o.uid) && !deleted.contains(&o.uid) && o.kind != "Event")
+        .map(ObservedObject::id)
+        .collect()
+}
+
+/// The uids of what goes with `deleted` through garbage collection, at any depth: an object
+/// every owner of which is deleted or goes itself (a Deployment's ReplicaSet's pods).
+fn going_with(observed: &Observed, deleted: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut going = deleted.clone();
+    loop {
+        let before = going.len();
+        for object in &observed.objects {
+            if !object.owners.is_empty() && object.owners.iter().all(|owner| going.contains(owner)) {
+                going.insert(object.uid.clone());
+            }
+        }
+        if going.len() == before {
+            return going;
+        }
+    }
+}
+
+/// CRDs, then Namespaces: deleted only when the lab created them and nothing foreign remains.
+fn containers_to_delete(
+    mut containers_of_lab: Vec<&AppliedObject>,
+    observed: &Observed,
+    other_owned: &BTreeMap<&str, &str>,
+    mode: &Mode,
+    deleted: &mut BTreeSet<String>,
+    actions: &mut Vec<Action>,
+) {
     containers_of_lab.sort_by_key(|o| o.kind == "Namespace");
     for record in containers_of_lab {
         let Some(now) = observed.find(record) else { continue };
@@ -433,14 +563,11 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
             actions.push(Action::Keep { object: now.id(), reason });
             continue;
         }
+        let going = going_with(observed, deleted);
         let held: Vec<&ObservedObject> = if record.kind == "Namespace" {
             observed
                 .in_namespace(&record.name)
-                .filter(|o| {
-                    let goes_with_owner =
-                        !o.owners.is_empty() && o.owners.iter().all(|owner| deleted.contains(owner));
-                    !deleted.contains(&o.uid) && o.kind != "Event" && !goes_with_owner
-                })
+                .filter(|o| !going.contains(&o.uid) && o.kind != "Event")
                 .collect()
         } else {
             let group_kind = crd_group_kind(&now.object);
@@ -474,15 +601,41 @@ pub fn plan(lab: &Lab, inventory: Option<&Inventory>, observed: &Observed, mode:
             actions.push(Action::HandOver { object: now.id(), lab: heir.to_string() });
         }
     }
+}
 
-    match mode {
-        Mode::Stages(stages) => actions.extend(stages.iter().cloned().map(Action::ApplyStage)),
-        Mode::Remove => actions.push(Action::DeleteInventory {
-            lab: lab.id.value.clone(),
-            with_namespace: !observed.inventory_namespace_shared,
-        }),
+/// What differs between a node now and as it was recorded: the action that puts it back.
+fn restore_node(node: &str, recorded: &NodeState, current: &NodeState) -> Option<Action> {
+    fn differences(
+        recorded: &BTreeMap<String, String>,
+        current: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, Option<String>> {
+        let mut changes: BTreeMap<String, Option<String>> = current
+            .keys()
+            .filter(|key| !recorded.contains_key(*key))
+            .map(|key| (key.clone(), None))
+            .collect();
+        changes.extend(
+            recorded
+                .iter()
+                .filter(|(key, value)| current.get(*key) != Some(*value))
+                .map(|(key, value)| (key.clone(), Some(value.clone()))),
+        );
+        changes
     }
-    actions
+    let labels = differences(&recorded.labels, &current.labels);
+    let resources: BTreeMap<String, BTreeMap<String, Option<String>>> = [
+        ("capacity", differences(&recorded.capacity, &current.capacity)),
+        ("allocatable", differences(&recorded.allocatable, &current.allocatable)),
+    ]
+    .into_iter()
+    .filter(|(_, changes)| !changes.is_empty())
+    .map(|(field, changes)| (field.to_string(), changes))
+    .collect();
+    (!labels.is_empty() || !resources.is_empty()).then(|| Action::RestoreNode {
+        node: node.to_string(),
+        labels,
+        resources,
+    })
 }
 
 /// The API group of an `apiVersion` (`""` for the core group).
@@ -634,6 +787,9 @@ mod tests {
     #[test]
     fn learner_objects_made_after_start_go_unless_the_lab_keeps_them() {
         let mut inventory = Inventory::new("lab-a");
+        // The lab made the namespace (after it recorded what was there): what else is made in it
+        // after start is the learner's.
+        inventory.applied.push(record("Namespace", None, "work", "n1", Origin::Created));
         inventory.present_at_start.insert("work".into(), ["before".to_string()].into());
         let objects = vec![
             object("v1", "Pod", Some("work"), "theirs-before", "before"),
@@ -753,11 +909,14 @@ mod tests {
             other_labs: vec![b],
             nodes: [(
                 "gpu-1".to_string(),
-                [
-                    ("nvidia.com/device-plugin.config".to_string(), "ts-4".to_string()),
-                    ("team".to_string(), "x".to_string()),
-                ]
-                .into(),
+                NodeState {
+                    labels: [
+                        ("nvidia.com/device-plugin.config".to_string(), "ts-4".to_string()),
+                        ("team".to_string(), "x".to_string()),
+                    ]
+                    .into(),
+                    ..NodeState::default()
+                },
             )]
             .into(),
             inventory_namespace_shared: true,
@@ -786,6 +945,79 @@ mod tests {
             lines(&actions),
             ["delete DaemonSet elsewhere/toolkit (created by the learner after start)"]
         );
+    }
+
+    #[test]
+    fn a_namespace_goes_when_what_holds_it_goes_with_the_lab_at_any_depth() {
+        let mut inventory = Inventory::new("lab-a");
+        let ns = record("Namespace", None, "work", "n1", Origin::Created);
+        let deployment = record("Deployment", Some("work"), "web", "d1", Origin::Created);
+        inventory.applied = vec![ns.clone(), deployment.clone()];
+        inventory.present_at_start.insert("work".into(), BTreeSet::new());
+        let mut objects = observed_of(&[&ns, &deployment]);
+        let mut replica_set = object("apps/v1", "ReplicaSet", Some("work"), "web-1", "r1");
+        replica_set.owners = vec!["d1".into()];
+        let mut pod = object("v1", "Pod", Some("work"), "web-1-x", "p1");
+        pod.owners = vec!["r1".into()];
+        objects.extend([replica_set, pod]);
+        let observed = Observed { objects, ..Observed::default() };
+        let actions = plan(&lab("delete"), Some(&inventory), &observed, &remove());
+        assert!(
+            lines(&actions).contains(&"delete Namespace work (created by the lab)".to_string()),
+            "{:?}",
+            lines(&actions)
+        );
+    }
+
+    #[test]
+    fn in_a_namespace_that_existed_only_what_a_task_asks_for_is_the_learners() {
+        let mut lab = lab("delete");
+        lab.reset.namespaces = vec!["gpu-operator".into()];
+        lab.tasks = serde_saphyr::from_str(
+            "- {id: alert, title: {en: a}, description: {en: a}, points: 1, expect: [], \
+               creates: [{apiVersion: monitoring.coreos.com/v1, kind: PrometheusRule, namespace: gpu-operator}]}\n",
+        )
+        .unwrap();
+        let mut inventory = Inventory::new("lab-a");
+        inventory.applied = vec![record("Namespace", None, "gpu-operator", "n0", Origin::Used)];
+        inventory.present_at_start.insert("gpu-operator".into(), ["old".to_string()].into());
+        let observed = Observed {
+            objects: vec![
+                object("monitoring.coreos.com/v1", "PrometheusRule", Some("gpu-operator"), "mine", "r1"),
+                object("v1", "ConfigMap", Some("gpu-operator"), "operator-made-later", "c1"),
+            ],
+            ..Observed::default()
+        };
+        let actions = plan(&lab, Some(&inventory), &observed, &Mode::Stages(vec![]));
+        assert_eq!(
+            lines(&actions),
+            ["delete PrometheusRule gpu-operator/mine (created by the learner after start)"]
+        );
+    }
+
+    #[test]
+    fn nodes_get_back_exactly_their_labels_and_advertised_resources() {
+        let mut inventory = Inventory::new("lab-a");
+        let before = NodeState {
+            labels: [("kubernetes.io/hostname".to_string(), "gpu-3".to_string())].into(),
+            capacity: [("cpu".to_string(), "8".to_string())].into(),
+            allocatable: [("cpu".to_string(), "8".to_string())].into(),
+        };
+        inventory.pre_images.nodes.insert("gpu-3".into(), before.clone());
+        let mut after = before.clone();
+        after.labels.insert("nvidia.com/mig.config.state".into(), "success".into());
+        after.capacity.insert("nvidia.com/mig-1g.5gb".into(), "0".into());
+        after.allocatable.insert("nvidia.com/mig-1g.5gb".into(), "0".into());
+        let observed = Observed { nodes: [("gpu-3".to_string(), after)].into(), ..Observed::default() };
+        let actions = plan(&lab("delete"), Some(&inventory), &observed, &Mode::Stages(vec![]));
+        assert_eq!(
+            lines(&actions),
+            [
+                "restore Node gpu-3 as the first start found it: labels (nvidia.com/mig.config.state removed), advertised resources (nvidia.com/mig-1g.5gb removed)"
+            ]
+        );
+        let unchanged = Observed { nodes: [("gpu-3".to_string(), before)].into(), ..Observed::default() };
+        assert!(plan(&lab("delete"), Some(&inventory), &unchanged, &Mode::Stages(vec![])).is_empty());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::{
     Error, Result, apply,
     cluster::{Cluster, list_all, with_retries},
-    inventory::{self, AppliedObject, ConfigMapPreImage, HashedFact, Inventory, Origin, PreImage, Progress},
+    inventory::{self, AppliedObject, ConfigMapPreImage, Inventory, NodeState, Origin, PreImage, Progress},
     waits,
 };
 use crate::{
@@ -48,6 +48,9 @@ pub struct StartOptions {
     pub seed: Option<u64>,
     /// `--yes`: replace another variant's applied stage without asking.
     pub yes: bool,
+    /// A hosted class: the learners' credentials cannot write the lab's records, so their quiz
+    /// answers are kept as entries of their own (see `inventory`).
+    pub hosted: bool,
 }
 
 /// What `start` did.
@@ -223,8 +226,20 @@ pub async fn can_apply(cluster: &Cluster, bundle: &Bundle) -> Result<()> {
     })
 }
 
-/// Records the pre-images the lab's reset policy names, unless a previous start already did.
-async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
+/// Records the pre-images the lab's reset policy names, and every node as it is (its labels and
+/// advertised resources), unless a previous start already did.
+pub(super) async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Inventory) -> Result<()> {
+    if inventory.pre_images.nodes.is_empty() {
+        let nodes = super::observe::list_nodes(&cluster.client)
+            .await
+            .map_err(|e| Error::api(msg!("action-list-nodes-labels"), &e))?;
+        for node in nodes {
+            inventory
+                .pre_images
+                .nodes
+                .insert(node.metadata.name.clone().unwrap_or_default(), NodeState::of(&node));
+        }
+    }
     let restore = &lab.reset.restore;
     if !restore.node_labels.is_empty() && inventory.pre_images.node_labels.is_empty() {
         let nodes = super::observe::list_nodes(&cluster.client)
@@ -246,13 +261,7 @@ async fn record_pre_images(cluster: &Cluster, lab: &Lab, inventory: &mut Invento
         if known {
             continue;
         }
-        let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
-        let found = with_retries(|| api.get_opt(&wanted.name)).await.map_err(|e| {
-            Error::api(
-                msg!("action-read", object = format!("ConfigMap {}/{}", wanted.namespace, wanted.name)),
-                &e,
-            )
-        })?;
+        let found = read_config_map(cluster, &wanted.namespace, &wanted.name).await?;
         inventory.pre_images.config_maps.push(ConfigMapPreImage {
             namespace: wanted.namespace.clone(),
             name: wanted.name.clone(),
@@ -275,6 +284,10 @@ pub async fn start(
     preflight(cluster, lab).await?;
     can_apply(cluster, bundle).await?;
     let previous = inventory::load(&cluster.client, id).await?;
+    // Starting again over changed records would seal them as they are now: a reset starts over.
+    if let Some(line) = previous.as_ref().and_then(Inventory::tampered) {
+        return Err(Error::BadInput(line));
+    }
     let recorded = previous.as_ref().and_then(|i| i.variant_in(lab));
     let variant = choose_variant(lab, options, recorded.as_deref())?;
     let mut inventory = previous.unwrap_or_else(|| Inventory::new(id));
@@ -287,13 +300,17 @@ pub async fn start(
     if let (Some(running), Some(wanted)) = (&recorded, &variant)
         && running != wanted
         && variant_applied
-        && !options.yes
     {
-        return Err(Error::VariantChange {
-            lab: id.clone(),
-            running: running.clone(),
-            wanted: wanted.clone(),
-        });
+        if !options.yes {
+            return Err(Error::VariantChange {
+                lab: id.clone(),
+                running: running.clone(),
+                wanted: wanted.clone(),
+            });
+        }
+        // The cluster may hold the learner's changes, over which another breakage would not
+        // reproduce (a wait would time out): start again from the state `start` leaves.
+        return start_over(cluster, bundle, wanted, lang).await;
     }
     // Every object of every stage, before anything is changed: a collision stops here.
     let mut collisions = Vec::new();
@@ -315,13 +332,17 @@ pub async fn start(
             objects = crate::i18n::list(&collisions)
         )));
     }
+    // Nothing is written before here: a refused start changes nothing, the key included.
+    inventory.key = Some(inventory::ensure_key(&cluster.client, id).await?);
+    inventory.answer_log |= options.hosted;
     if recorded != variant {
         // Another variant's facts and answers do not carry over.
         inventory.facts.clear();
         inventory.answers.clear();
         inventory.attempts.clear();
         inventory.hints.clear();
-        inventory.set_variant(variant.as_deref());
+        inventory::delete_learner_entries(&cluster.client, id).await?;
+        inventory.set_variant(variant.as_deref())?;
     }
     inventory.progress = Progress::Incomplete;
     inventory.stages.clear();
@@ -330,8 +351,19 @@ pub async fn start(
     super::captured::capture(cluster, lab, &mut inventory).await?;
     inventory::save(&cluster.client, &inventory).await?;
     let mut applied = 0;
+    let again = !inventory.applied.is_empty();
     for stage in &lab.stages {
-        apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied, lang).await?;
+        let applying =
+            apply_stage(cluster, bundle, stage, variant.as_deref(), &mut inventory, &mut applied, lang);
+        match applying.await {
+            // Applied over an earlier start, a breakage may not reproduce over the learner's
+            // changes: say how to start from a clean state instead of only that time ran out.
+            Err(Error::TimedOut { what, seconds, last_seen }) if again => {
+                let last_seen = msg!("start-timed-out-reset", seen = last_seen, lab = id);
+                return Err(Error::TimedOut { what, seconds, last_seen });
+            }
+            other => other?,
+        }
     }
     inventory.progress = Progress::Complete;
     inventory::save(&cluster.client, &inventory).await?;
@@ -340,6 +372,34 @@ pub async fn start(
         applied,
         facts: inventory.facts.keys().cloned().collect(),
         briefing: lab.briefing.get(lang).trim_end().to_string(),
+    })
+}
+
+/// The ConfigMap `namespace/name` (`None`: it does not exist), as `reset.restore` names it.
+pub(super) async fn read_config_map(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<ConfigMap>> {
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
+    with_retries(|| api.get_opt(name))
+        .await
+        .map_err(|e| Error::api(msg!("action-read", object = format!("ConfigMap {namespace}/{name}")), &e))
+}
+
+/// `start --variant V --yes` over another variant's breakage: a reset to `V` (everything the lab
+/// and its learners made deleted, every stage applied again with `V`, fresh facts, no answers).
+async fn start_over(cluster: &Cluster, bundle: &Bundle, variant: &str, lang: Lang) -> Result<Started> {
+    let options = super::reset::ResetOptions { variant: Some(variant.to_string()), ..Default::default() };
+    let planned = super::reset::load_plan_to(cluster, bundle, &options).await?;
+    super::reset::execute(cluster, bundle, planned, lang).await?;
+    let inventory = inventory::load(&cluster.client, &bundle.lab.id.value).await?.unwrap_or_default();
+    let applied = inventory.applied.iter().filter(|o| o.origin != Origin::Used).count();
+    Ok(Started {
+        variant: Some(variant.to_string()),
+        applied,
+        facts: inventory.facts.keys().cloned().collect(),
+        briefing: bundle.lab.briefing.get(lang).trim_end().to_string(),
     })
 }
 
@@ -358,7 +418,7 @@ fn namespaces_of(bundle: &Bundle) -> BTreeSet<String> {
 
 /// Records, once per namespace, the uids of the objects in the lab's working namespaces before
 /// the lab changes anything: those are never a learner's.
-async fn record_present_at_start(
+pub(super) async fn record_present_at_start(
     cluster: &Cluster,
     bundle: &Bundle,
     inventory: &mut Inventory,
@@ -579,7 +639,8 @@ pub async fn apply_stage(
     }
     for wait in stage.waits_for(variant) {
         if let Some((fact, value)) = run_wait(cluster, wait, &targeted, lang).await? {
-            inventory.facts.insert(fact.to_string(), HashedFact::new(&value));
+            let fact_value = inventory.fact(&value)?;
+            inventory.facts.insert(fact.to_string(), fact_value);
         }
     }
     super::facts::capture(cluster, stage, inventory).await?;

@@ -207,7 +207,7 @@ pub async fn watch(
             state: FeedState::Listing,
             store: writer.as_reader(),
         });
-        let source = Source::Inventory(inventory::name_for(lab));
+        let source = Source::Inventory(lab.clone());
         tasks.spawn(run_feed(cluster.watch_client(), source, writer, inventory_feed, sender.clone()));
     }
     drop(sender);
@@ -352,25 +352,33 @@ async fn evaluate(
         }
     }
     let feed = &feeds[inventory_feed];
-    let inventory = match &feed.state {
-        FeedState::Synced | FeedState::Reconnecting(_) => match feed.store.state().first() {
-            Some(config_map) => Some(inventory::Inventory::from_data(&string_data(config_map))?),
-            None => None,
-        },
-        // Quizzes are graded against the inventory: without it, no verdict would be honest.
-        FeedState::Failed(reason) => {
-            return Err(Error::Api {
-                action: crate::msg!("action-watch", feed = &feed.label),
-                reason: crate::i18n::outside::quoted(reason.clone()),
-            });
-        }
-        FeedState::Listing => {
-            return Err(Error::Api {
-                action: crate::msg!("action-watch", feed = &feed.label),
-                reason: crate::msg!("watch-stopped-before-listed"),
-            });
-        }
-    };
+    let inventory =
+        match &feed.state {
+            FeedState::Synced | FeedState::Reconnecting(_) => match feed.store.state().iter().find(|c| {
+                c.metadata.name.as_deref() == Some(inventory::name_for(&bundle.lab.id.value).as_str())
+            }) {
+                Some(config_map) => {
+                    let key = inventory::read_key(&cluster.client, &bundle.lab.id.value).await?;
+                    let mut read = inventory::Inventory::from_data(&string_data(config_map), key)?;
+                    inventory::count_learner_entries(&cluster.client, &bundle.lab, &mut read).await?;
+                    Some(read)
+                }
+                None => None,
+            },
+            // Quizzes are graded against the inventory: without it, no verdict would be honest.
+            FeedState::Failed(reason) => {
+                return Err(Error::Api {
+                    action: crate::msg!("action-watch", feed = &feed.label),
+                    reason: crate::i18n::outside::quoted(reason.clone()),
+                });
+            }
+            FeedState::Listing => {
+                return Err(Error::Api {
+                    action: crate::msg!("action-watch", feed = &feed.label),
+                    reason: crate::msg!("watch-stopped-before-listed"),
+                });
+            }
+        };
     observation.probes = check::run_probes(cluster, bundle).await;
     Ok(Graded { observation, inventory })
 }
@@ -409,7 +417,8 @@ fn string_data(config_map: &DynamicObject) -> BTreeMap<String, String> {
 enum Source {
     /// The objects of a kind its scope admits (the same scope a one-shot check lists with).
     Kind(kube::api::GroupVersionKind, grade::Scope),
-    /// The lab's inventory ConfigMap (by name, in the inventory namespace).
+    /// The ConfigMaps of the records namespace labelled with this lab: its inventory, and a hosted
+    /// class's answer and hint entries.
     Inventory(String),
 }
 
@@ -432,11 +441,13 @@ async fn run_feed(
             };
             (scoped_api(&client, &ApiResource::from_gvk(gvk), scope.namespace.as_deref()), config)
         }
-        Source::Inventory(name) => {
+        // The inventory and, in a hosted class, the learners' answer and hint entries: every ConfigMap
+        // of the records' namespace labelled with the lab.
+        Source::Inventory(lab) => {
             let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
             (
                 Api::namespaced_with(client.clone(), inventory::NAMESPACE, &resource),
-                watcher::Config::default().fields(&format!("metadata.name={name}")),
+                watcher::Config::default().labels(&format!("{}={lab}", super::LAB_LABEL)),
             )
         }
     };

@@ -1,8 +1,10 @@
 //! The `alertRule` check: PrometheusRule alert expressions parsed with `promql-parser` and
 //! evaluated at one instant over kube-state-metrics series built from each of the three kinds of
-//! breakage and from the restored DaemonSet state. A rule passes when it yields a sample for every
-//! breakage (not only the learner's own variant), none for the restored state, and its `for` is
-//! long enough.
+//! breakage and from the restored DaemonSet state, each shown in several sceneries that vary what
+//! a rule must not depend on (generations, ages, pod names, target labels). A rule passes when it
+//! yields a sample for every breakage in every scenery (not only the learner's own variant), none
+//! for the restored state in any, and its `for` is long enough. Rules the platform had before the
+//! lab started are not the learner's and are left alone.
 //!
 //! The evaluator covers what such rules use: selectors with label matchers, number literals,
 //! unary minus, arithmetic and comparison operators (with `bool`, `on`/`ignoring`, one-to-one
@@ -187,9 +189,18 @@ impl DaemonSetState {
         }
     }
 
+    /// This state at `generation` (observed, as a settled controller has it).
+    pub fn at_generation(self, generation: i64) -> DaemonSetState {
+        DaemonSetState { generation, observed_generation: generation, ..self }
+    }
+
     /// The kube-state-metrics series for DaemonSet `namespace/name` in this state
-    /// (`kube-state-metrics/internal/store/daemonset.go` metric names).
+    /// (`kube-state-metrics/internal/store/daemonset.go` metric names), in the first scenery.
     pub fn series(&self, namespace: &str, name: &str) -> Vec<Sample> {
+        self.series_in(namespace, name, &SCENERIES[0])
+    }
+
+    fn series_in(&self, namespace: &str, name: &str, scenery: &Scenery) -> Vec<Sample> {
         let metrics = [
             ("kube_daemonset_status_desired_number_scheduled", self.desired),
             ("kube_daemonset_status_current_number_scheduled", self.current),
@@ -200,64 +211,147 @@ impl DaemonSetState {
             ("kube_daemonset_status_number_misscheduled", self.misscheduled),
             ("kube_daemonset_metadata_generation", self.generation),
             ("kube_daemonset_status_observed_generation", self.observed_generation),
+            ("kube_daemonset_created", scenery.created),
         ];
         metrics
             .iter()
             .map(|(metric, value)| Sample {
-                labels: [
-                    ("__name__", *metric),
+                labels: scenery.labels(&[
+                    ("__name__", metric),
                     ("namespace", namespace),
                     ("daemonset", name),
-                    ("job", "kube-state-metrics"),
-                    ("instance", "kube-state-metrics:8080"),
-                ]
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+                ]),
                 value: *value as f64,
             })
             .collect()
     }
 }
 
-/// The three ways the course's DaemonSet updates break (the `stuck-rollout` lab's variants), as the
-/// series each leaves behind: the DaemonSet's counters plus the pod-level series
-/// kube-state-metrics exports for the stuck pod (`kube_pod_container_status_waiting_reason`,
-/// `kube_pod_status_unschedulable`: kube-state-metrics/internal/store/pod.go). A rule must fire on
-/// every one of them.
-pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(Message, Vec<Sample>)> {
-    let pod = format!("{name}-x7k2p");
-    let pod_series = |metric: &str, extra: &[(&str, &str)]| {
-        let mut labels: Labels = [
-            ("__name__", metric),
-            ("namespace", namespace),
-            ("pod", pod.as_str()),
-            ("uid", "3f1c2a9e-0000-4000-8000-000000000001"),
-            ("job", "kube-state-metrics"),
-            ("instance", "kube-state-metrics:8080"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        labels.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        Sample { labels, value: 1.0 }
+/// What the alert check varies between its synthetic states because a rule about a rollout's
+/// unavailability must not depend on it: the generation (and observed generation) the state is
+/// at, when the DaemonSet was created, the stuck pod's name and uid, and the target labels a
+/// Prometheus setup adds to what it scrapes (kube-prometheus adds `container`, `endpoint`,
+/// `service`). Every breakage is shown in every scenery and the restored state too, so a rule
+/// keyed on any of these (`kube_daemonset_metadata_generation == 2`) misses some of them.
+#[derive(Debug, Clone, Copy)]
+pub struct Scenery {
+    /// `metadata.generation`, and `status.observedGeneration` with it.
+    pub generation: i64,
+    /// `kube_daemonset_created`, Unix seconds.
+    pub created: i64,
+    /// The stuck pod's name suffix and uid.
+    pub pod: (&'static str, &'static str),
+    /// The scrape target's instance.
+    pub instance: &'static str,
+    /// Whether the target labels of a Prometheus Operator setup are added.
+    pub operator_labels: bool,
+}
+
+/// The sceneries every synthetic state is shown in; the restored state is shown at every
+/// generation a broken one is, and at a first generation besides.
+pub const SCENERIES: [Scenery; 3] = [
+    Scenery {
+        generation: 2,
+        created: 1_700_000_000,
+        pod: ("x7k2p", "3f1c2a9e-0000-4000-8000-000000000001"),
+        instance: "kube-state-metrics:8080",
+        operator_labels: false,
+    },
+    Scenery {
+        generation: 7,
+        created: 1_712_345_678,
+        pod: ("m9q4z", "8d2e4b10-0000-4000-8000-000000000002"),
+        instance: "10.42.0.17:8080",
+        operator_labels: true,
+    },
+    Scenery {
+        generation: 3,
+        created: 1_690_000_000,
+        pod: ("b2c8d", "c41f0a77-0000-4000-8000-000000000003"),
+        instance: "10.42.1.5:8443",
+        operator_labels: false,
+    },
+];
+
+/// The generations the restored state is shown at: every scenery's, and 1.
+const RESTORED_GENERATIONS: [i64; 4] = [1, 2, 3, 7];
+
+impl Scenery {
+    /// `own` labels with this scenery's job and target labels.
+    fn labels(&self, own: &[(&str, &str)]) -> Labels {
+        let mut labels: Labels = own.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        labels.insert("job".into(), "kube-state-metrics".into());
+        labels.insert("instance".into(), self.instance.into());
+        if self.operator_labels {
+            for (key, value) in [
+                ("container", "kube-state-metrics"),
+                ("endpoint", "http-metrics"),
+                ("service", "kube-state-metrics"),
+            ] {
+                labels.insert(key.into(), value.into());
+            }
+        }
+        labels
+    }
+}
+
+/// The three ways the course's DaemonSet updates break (the `stuck-rollout` lab's variants), as
+/// the series each leaves behind in each scenery: the DaemonSet's counters plus the pod-level series kube-state-metrics
+/// exports for the stuck pod (`kube_pod_container_status_waiting_reason`,
+/// `kube_pod_status_unschedulable`: kube-state-metrics/internal/store/pod.go). A rule must fire
+/// on every one of them, in every scenery.
+pub fn breakages(namespace: &str, name: &str, desired: i64) -> Vec<(Message, Vec<Vec<Sample>>)> {
+    let pod_series = |scenery: &Scenery, metric: &str, extra: &[(&str, &str)]| {
+        let pod = format!("{name}-{}", scenery.pod.0);
+        let mut own = vec![("__name__", metric), ("namespace", namespace), ("pod", pod.as_str())];
+        own.push(("uid", scenery.pod.1));
+        own.extend_from_slice(extra);
+        Sample { labels: scenery.labels(&own), value: 1.0 }
     };
-    let stalled = DaemonSetState::stalled(desired).series(namespace, name);
-    let mut image = stalled.clone();
-    image.push(pod_series(
-        "kube_pod_container_status_waiting_reason",
-        &[("container", "main"), ("reason", "ImagePullBackOff")],
-    ));
-    let mut resources = stalled;
-    resources.push(pod_series("kube_pod_status_unschedulable", &[]));
+    let in_every = |state: DaemonSetState, pod: Option<(&str, &[(&str, &str)])>| -> Vec<Vec<Sample>> {
+        SCENERIES
+            .iter()
+            .map(|scenery| {
+                let mut series = state.at_generation(scenery.generation).series_in(namespace, name, scenery);
+                if let Some((metric, extra)) = pod {
+                    series.push(pod_series(scenery, metric, extra));
+                }
+                series
+            })
+            .collect()
+    };
     vec![
-        (msg!("alert-breakage-image"), image),
-        (msg!("alert-breakage-unschedulable"), resources),
         (
-            msg!("alert-breakage-desired-dropped"),
-            DaemonSetState::desired_dropped(desired).series(namespace, name),
+            msg!("alert-breakage-image"),
+            in_every(
+                DaemonSetState::stalled(desired),
+                Some((
+                    "kube_pod_container_status_waiting_reason",
+                    &[("container", "main"), ("reason", "ImagePullBackOff")],
+                )),
+            ),
         ),
+        (
+            msg!("alert-breakage-unschedulable"),
+            in_every(DaemonSetState::stalled(desired), Some(("kube_pod_status_unschedulable", &[]))),
+        ),
+        (msg!("alert-breakage-desired-dropped"), in_every(DaemonSetState::desired_dropped(desired), None)),
     ]
+}
+
+/// The restored state on `desired` nodes in every scenery, at every generation a broken state is
+/// shown at (and a first one).
+pub fn restored(namespace: &str, name: &str, desired: i64) -> Vec<Vec<Sample>> {
+    SCENERIES
+        .iter()
+        .flat_map(|scenery| {
+            RESTORED_GENERATIONS.iter().map(move |generation| {
+                DaemonSetState::restored(desired)
+                    .at_generation(*generation)
+                    .series_in(namespace, name, scenery)
+            })
+        })
+        .collect()
 }
 
 /// Parses and evaluates `expr` over `series`.
@@ -481,8 +575,30 @@ fn binary_op(
     }
 }
 
+/// How one alerting rule fares against the synthetic states.
+enum RuleVerdict {
+    /// It fires on every breakage in every scenery, never on the restored state, long enough.
+    Passes(Message),
+    /// It does not, with why.
+    Fails(Message),
+    /// Its expression cannot be evaluated, with why.
+    Unevaluable(Message),
+}
+
 /// Evaluates an `alertRule` check over the observed PrometheusRules and DaemonSet.
-pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
+///
+/// Only a rule that could be the learner's answer is graded: `before_start` holds the uids of
+/// the objects in the rules' namespace when the lab was first started (`None`: not recorded),
+/// and a PrometheusRule among them (the platform's own) is left alone — named in the evidence
+/// only with `details` — whatever its expressions use. Of the rest, one rule that passes
+/// passes the check; otherwise an expression the evaluator cannot judge makes it ERROR (it
+/// might be right), and failing rules FAIL.
+pub fn alert_rule(
+    check: &AlertRuleCheck,
+    observed: &Observed,
+    before_start: Option<&std::collections::BTreeSet<String>>,
+    details: bool,
+) -> Outcome {
     let rules = match observed.select(&check.rules) {
         Ok(rules) => rules,
         Err(e) => return Outcome::Error(vec![e.message()]),
@@ -501,95 +617,144 @@ pub fn alert_rule(check: &AlertRuleCheck, observed: &Observed) -> Outcome {
         .and_then(|d| d.pointer("/status/desiredNumberScheduled").and_then(Value::as_i64))
         .filter(|d| *d > 0)
         .unwrap_or(3);
-    let broken = breakages(&namespace, name, desired);
-    let restored = DaemonSetState::restored(desired).series(&namespace, name);
-    let min_for = check.min_for.unwrap_or(Timeout(std::time::Duration::from_secs(60)));
-    let mut evidence = Vec::new();
+    let states = States {
+        broken: breakages(&namespace, name, desired),
+        restored: restored(&namespace, name, desired),
+        daemon_set: format!("{namespace}/{name}"),
+        min_for: check.min_for.unwrap_or(Timeout(std::time::Duration::from_secs(60))),
+    };
+    let (mut passed, mut failed, mut unevaluable, mut foreign) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut found_any = false;
     for rule_object in rules {
         let who = super::observed::describe(rule_object);
+        let uid = rule_object.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
+        if before_start.is_some_and(|uids| uids.contains(uid)) {
+            foreign.push(msg!("alert-rule-not-the-learners", object = &who));
+            continue;
+        }
         let groups = rule_object.pointer("/spec/groups").and_then(Value::as_array).into_iter().flatten();
         for rule in groups.flat_map(|g| g.get("rules").and_then(Value::as_array).into_iter().flatten()) {
             let Some(alert) = rule.get("alert").and_then(Value::as_str) else { continue };
             found_any = true;
-            let expr = rule.get("expr").and_then(Value::as_str).unwrap_or("");
-            let for_text = rule.get("for").and_then(Value::as_str).unwrap_or("0s");
-            let for_ok = prometheus_duration(for_text).is_some_and(|d| d >= min_for.0);
-            let fires = |series: &[Sample]| match evaluate(expr, series) {
-                Ok(Evaluated::Vector(samples)) => Ok(!samples.is_empty()),
-                Ok(Evaluated::Scalar(_)) => Err(msg!("alert-yields-scalar")),
-                Err(e) => Err(e.message()),
-            };
-            let mut missed = Vec::new();
-            let mut failure = None;
-            for (breakage, series) in &broken {
-                match fires(series) {
-                    Ok(true) => {}
-                    Ok(false) => missed.push(breakage.clone()),
-                    Err(e) => failure = Some(e),
-                }
-            }
-            let on_restored = match fires(&restored) {
-                Ok(fires) => fires,
-                Err(e) => {
-                    failure = Some(e);
-                    false
-                }
-            };
-            let daemon_set = format!("{namespace}/{name}");
-            if let Some(e) = failure {
-                let expr = format!("{expr:?}");
-                evidence.push(msg!(
-                    "alert-expr-error",
-                    object = &who,
-                    alert = alert,
-                    expr = expr,
-                    reason = e
-                ));
-                return Outcome::Error(evidence);
-            }
-            match (missed.is_empty(), on_restored) {
-                (true, false) if for_ok => {
-                    return Outcome::Pass(vec![msg!(
-                        "alert-fires-on-every-breakage",
-                        object = &who,
-                        alert = alert,
-                        daemonset = daemon_set,
-                        duration = for_text
-                    )]);
-                }
-                (true, false) => evidence.push(msg!(
-                    "alert-for-too-short",
-                    object = &who,
-                    alert = alert,
-                    duration = for_text,
-                    least = min_for.to_string()
-                )),
-                (false, _) if missed.len() == broken.len() => evidence.push(msg!(
-                    "alert-never-fires",
-                    object = &who,
-                    alert = alert,
-                    daemonset = daemon_set
-                )),
-                (false, _) => evidence.push(msg!(
-                    "alert-misses",
-                    object = &who,
-                    alert = alert,
-                    breakages = Arg::joined(missed, msg!("alert-nor-when"))
-                )),
-                (true, true) => evidence.push(msg!(
-                    "alert-fires-when-restored",
-                    object = &who,
-                    alert = alert,
-                    daemonset = daemon_set
-                )),
+            match judge_rule(&states, &who, alert, rule) {
+                RuleVerdict::Passes(line) => passed.push(line),
+                RuleVerdict::Fails(line) => failed.push(line),
+                RuleVerdict::Unevaluable(line) => unevaluable.push(line),
             }
         }
     }
-    if !found_any {
-        evidence.push(msg!("alert-no-rule", target = super::observed::describe_target(&check.rules)));
+    let noted = |mut lines: Vec<Message>| {
+        if details {
+            lines.extend(foreign.iter().cloned());
+        }
+        lines
+    };
+    if !passed.is_empty() {
+        return Outcome::Pass(noted(passed.into_iter().take(1).collect()));
     }
-    Outcome::Fail(evidence)
+    if !unevaluable.is_empty() {
+        return Outcome::Error(noted(unevaluable.into_iter().chain(failed).collect()));
+    }
+    if !found_any {
+        failed.push(msg!("alert-no-rule", target = super::observed::describe_target(&check.rules)));
+    }
+    Outcome::Fail(noted(failed))
+}
+
+/// The synthetic states a rule is evaluated over.
+struct States {
+    /// Each breakage, in every scenery.
+    broken: Vec<(Message, Vec<Vec<Sample>>)>,
+    /// The restored state, in every scenery and generation.
+    restored: Vec<Vec<Sample>>,
+    /// `namespace/name` of the DaemonSet.
+    daemon_set: String,
+    /// The shortest `for` accepted.
+    min_for: Timeout,
+}
+
+/// One alerting rule against every synthetic state.
+fn judge_rule(states: &States, who: &str, alert: &str, rule: &Value) -> RuleVerdict {
+    let expr = rule.get("expr").and_then(Value::as_str).unwrap_or("");
+    let for_text = rule.get("for").and_then(Value::as_str).unwrap_or("0s");
+    let for_ok = prometheus_duration(for_text).is_some_and(|d| d >= states.min_for.0);
+    let fires = |series: &[Sample]| match evaluate(expr, series) {
+        Ok(Evaluated::Vector(samples)) => Ok(!samples.is_empty()),
+        Ok(Evaluated::Scalar(_)) => Err(msg!("alert-yields-scalar")),
+        Err(e) => Err(e.message()),
+    };
+    let unevaluable = |reason: Message| {
+        let expr = format!("{expr:?}");
+        RuleVerdict::Unevaluable(msg!(
+            "alert-expr-error",
+            object = who,
+            alert = alert,
+            expr = expr,
+            reason = reason
+        ))
+    };
+    let mut missed = Vec::new();
+    let mut incidental = false;
+    for (breakage, sceneries) in &states.broken {
+        let mut fired = 0;
+        for series in sceneries {
+            match fires(series) {
+                Ok(true) => fired += 1,
+                Ok(false) => {}
+                Err(e) => return unevaluable(e),
+            }
+        }
+        if fired < sceneries.len() {
+            incidental |= fired > 0;
+            missed.push(breakage.clone());
+        }
+    }
+    let mut on_restored = false;
+    for series in &states.restored {
+        match fires(series) {
+            Ok(fired) => on_restored |= fired,
+            Err(e) => return unevaluable(e),
+        }
+    }
+    let daemon_set = &states.daemon_set;
+    let line = match (missed.is_empty(), on_restored) {
+        (true, false) if for_ok => {
+            return RuleVerdict::Passes(msg!(
+                "alert-fires-on-every-breakage",
+                object = who,
+                alert = alert,
+                daemonset = daemon_set,
+                duration = for_text
+            ));
+        }
+        (true, false) => msg!(
+            "alert-for-too-short",
+            object = who,
+            alert = alert,
+            duration = for_text,
+            least = states.min_for.to_string()
+        ),
+        (false, _) if incidental => msg!(
+            "alert-fires-on-incidentals",
+            object = who,
+            alert = alert,
+            breakages = Arg::joined(missed, msg!("alert-nor-when"))
+        ),
+        (false, _) if missed.len() == states.broken.len() => {
+            msg!("alert-never-fires", object = who, alert = alert, daemonset = daemon_set)
+        }
+        (false, _) => msg!(
+            "alert-misses",
+            object = who,
+            alert = alert,
+            breakages = Arg::joined(missed, msg!("alert-nor-when"))
+        ),
+        (true, true) => {
+            msg!("alert-fires-when-restored", object = who, alert = alert, daemonset = daemon_set)
+        }
+    };
+    RuleVerdict::Fails(line)
 }
 
 /// A Prometheus duration (`1m`, `90s`, `1h30m`, `500ms`).
@@ -675,7 +840,7 @@ mod tests {
             let mut observed = Observed::new();
             observed.insert("monitoring.coreos.com/v1", "PrometheusRule", vec![rule]);
             observed.insert("apps/v1", "DaemonSet", vec![]);
-            alert_rule(&check, &observed)
+            alert_rule(&check, &observed, None, false)
         };
         let good = r#"kube_daemonset_status_number_unavailable{daemonset="toolkit"} > 0
             or kube_daemonset_status_desired_number_scheduled{daemonset="toolkit"} < 3"#;
@@ -723,6 +888,60 @@ mod tests {
                     .into()
             ])
         );
+    }
+
+    #[test]
+    fn a_rule_keyed_on_what_the_states_vary_fails_and_foreign_rules_are_left_alone() {
+        let check: AlertRuleCheck = serde_json::from_value(serde_json::json!({
+            "rules": {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "namespace": "gpu-operator"},
+            "daemonSet": {"apiVersion": "apps/v1", "kind": "DaemonSet", "namespace": "gpu-operator", "name": "toolkit"},
+        }))
+        .unwrap();
+        let rule = |name: &str, uid: &str, expr: &str| {
+            serde_json::json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+                "metadata": {"name": name, "namespace": "gpu-operator", "uid": uid},
+                "spec": {"groups": [{"name": "g", "rules": [{"alert": "A", "expr": expr, "for": "5m"}]}]}})
+        };
+        let grade = |rules: Vec<Value>, before: &[&str], details: bool| {
+            let mut observed = Observed::new();
+            observed.insert("monitoring.coreos.com/v1", "PrometheusRule", rules);
+            observed.insert("apps/v1", "DaemonSet", vec![]);
+            let before: std::collections::BTreeSet<String> = before.iter().map(|u| u.to_string()).collect();
+            alert_rule(&check, &observed, Some(&before), details)
+        };
+        // Keyed on the generation, the age or a target label: right in one scenery only.
+        for expr in [
+            "kube_daemonset_metadata_generation == 2",
+            "kube_daemonset_status_observed_generation < 3 or kube_daemonset_status_desired_number_scheduled < 3",
+            "kube_daemonset_created < 1700000001 and kube_daemonset_created > 1699999999",
+            r#"kube_daemonset_status_number_ready{instance="kube-state-metrics:8080"} < 3"#,
+        ] {
+            let (status, evidence) = grade(vec![rule("mine", "u1", expr)], &[], false).english();
+            assert_eq!(status, Status::Fail, "{expr}: {evidence:?}");
+        }
+        let (_, evidence) =
+            grade(vec![rule("mine", "u1", "kube_daemonset_metadata_generation == 2")], &[], false).english();
+        assert!(
+            evidence[0].contains("does not always fire when the new image cannot be pulled"),
+            "{evidence:?}"
+        );
+        let good = r#"kube_daemonset_status_number_unavailable{daemonset="toolkit"} > 0
+            or kube_daemonset_status_desired_number_scheduled{daemonset="toolkit"} < 3"#;
+        let platform = rule("platform", "p1", "rate(node_cpu_seconds_total[5m]) > 0.9");
+        // The platform's rule, there before the lab, is never graded: named with --details only.
+        let both = vec![platform.clone(), rule("mine", "u1", good)];
+        assert_eq!(grade(both.clone(), &["p1"], false).english().1.len(), 1);
+        let (status, evidence) = grade(both, &["p1"], true).english();
+        assert_eq!(status, Status::Pass);
+        assert_eq!(
+            evidence[1],
+            "prometheusrule gpu-operator/platform existed before the lab started: not graded"
+        );
+        assert_eq!(grade(vec![platform.clone()], &["p1"], false).status(), Status::Fail);
+        // A rule made after start that cannot be evaluated might be the answer: ERROR, unless
+        // another rule passes.
+        assert_eq!(grade(vec![platform.clone()], &[], false).status(), Status::Error);
+        assert_eq!(grade(vec![platform, rule("mine", "u1", good)], &[], false).status(), Status::Pass);
     }
 
     #[test]

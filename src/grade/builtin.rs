@@ -3,7 +3,7 @@
 //! Pure functions like the matchers: each returns a graded [`Outcome`] with evidence; what cannot
 //! be judged is ERROR, never PASS or FAIL (`docs/report-format.md`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k8s_openapi::{
     api::{
@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::{
     Observed, Outcome,
-    evidence::{HashedFact, Probe, Started},
+    evidence::{Probe, StartNode, Started},
 };
 use crate::{
     english_display,
@@ -124,6 +124,10 @@ pub struct RolloutAnalysis {
     pub counters: daemon::DaemonSetCounters,
     /// One row per node (and per extra pod on a node).
     pub rows: Vec<RolloutRow>,
+    /// The DaemonSet as observed.
+    pub daemon_set_object: DaemonSet,
+    /// Its pods (those whose owner is the DaemonSet), in its namespace.
+    pub pods: Vec<Pod>,
 }
 
 /// What a pod is doing, in the words `kubectl get pods` uses.
@@ -213,17 +217,83 @@ pub fn analyse_rollout(observed: &Observed, target: &ObjectRef) -> Result<Rollou
         number_misscheduled: status.number_misscheduled,
         number_unavailable: status.number_unavailable.unwrap_or(0),
     };
-    Ok(RolloutAnalysis { daemon_set: who, current_hash: hash, counters, rows })
+    Ok(RolloutAnalysis { daemon_set: who, current_hash: hash, counters, rows, daemon_set_object: ds, pods })
 }
 
-/// Evaluates a `rollout` check. `broken_template`: the containers of the stage named
-/// `brokenStage`, which do not count as converged.
-/// `facts`: the inventory's, holding the nodes captured at start ([`super::captured`]).
+/// What is wrong with the cause of a rollout, not only its look: on every `targeted` node, the
+/// DaemonSet's current template must be one that works there — it targets the node (node
+/// selector, affinity, and tolerations for its taints, as the controller decides), and it asks for
+/// no more than the node has (its allocatable; the other pods on the node are not counted, so the
+/// check reads only the DaemonSet's own namespace) — and the pod that counts there is the
+/// controller's own at that revision running the template as it is: a pod whose images were
+/// changed in place (`kubectl set image pod/…`, a revision label edited) does not count, even
+/// Ready. A Ready pod running the template's images also shows that those images can be pulled.
+fn cause_problems(analysis: &RolloutAnalysis, targeted: &[Node]) -> Vec<Message> {
+    use crate::k8s::resources::{NodeUsage, fits_request, node_allocatable, pod_scheduler_requests};
+    let ds = &analysis.daemon_set_object;
+    let placement = daemon::DaemonPlacement::new(ds);
+    let template = ds.spec.as_ref().and_then(|s| s.template.spec.clone()).unwrap_or_default();
+    let mut problems = Vec::new();
+    for node in targeted {
+        let node_name = node.metadata.name.clone().unwrap_or_default();
+        match placement.check(node) {
+            daemon::NodePlacement::Run => {}
+            daemon::NodePlacement::KeepExisting { taint }
+            | daemon::NodePlacement::DoNotRun(daemon::NotRunReason::NoExecuteTaint(taint)) => {
+                let taint = format!("{}={}:{}", taint.key, taint.value.unwrap_or_default(), taint.effect);
+                problems.push(msg!("grade-rollout-template-untolerated", node = &node_name, taint = taint));
+            }
+            daemon::NodePlacement::DoNotRun(_) => {
+                problems.push(msg!("grade-rollout-template-not-selecting", node = &node_name));
+            }
+        }
+        let fits = pod_scheduler_requests(&template)
+            .and_then(|request| Ok(fits_request(&request, &node_allocatable(node)?, &NodeUsage::default())));
+        match fits {
+            Ok(short) if short.is_empty() => {}
+            Ok(short) => {
+                let reasons = short.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+                problems.push(msg!("grade-rollout-template-too-big", node = &node_name, reasons = reasons));
+            }
+            Err(e) => problems.push(msg!("grade-rollout-template-unreadable", reason = e.to_string())),
+        }
+    }
+    let images = |spec: &k8s_openapi::api::core::v1::PodSpec| -> Vec<(String, String)> {
+        spec.containers.iter().map(|c| (c.name.clone(), c.image.clone().unwrap_or_default())).collect()
+    };
+    let wanted = images(&template);
+    for row in analysis.rows.iter().filter(|r| r.current) {
+        let Some(pod) = analysis.pods.iter().find(|p| p.metadata.name.as_deref() == Some(row.pod.as_str()))
+        else {
+            continue;
+        };
+        let running = pod.spec.as_ref().map(images).unwrap_or_default();
+        if running != wanted {
+            let shown = |list: &[(String, String)]| {
+                list.iter().map(|(name, image)| format!("{name}={image}")).collect::<Vec<_>>().join(", ")
+            };
+            problems.push(msg!(
+                "grade-rollout-pod-not-template",
+                node = &row.node,
+                pod = &row.pod,
+                found = shown(&running),
+                expected = shown(&wanted)
+            ));
+        }
+    }
+    problems
+}
+
+/// Evaluates a `rollout` check. `broken_pod_specs`: the target's pod template as the stage
+/// named `brokenStage` applies it, in every variant; none of them counts as converged.
+/// `start_nodes`: the nodes captured at start ([`super::captured`]); `None` when the lab's records
+/// do not hold them (not started, or removed), which makes a check with `nodes` ERROR: the nodes
+/// labelled now are no stand-in for them.
 pub fn rollout(
     check: &RolloutCheck,
     observed: &Observed,
-    broken_pod_spec: Option<&Value>,
-    facts: Option<&BTreeMap<String, HashedFact>>,
+    broken_pod_specs: &[Value],
+    start_nodes: Option<&[StartNode]>,
 ) -> Outcome {
     let analysis = match analyse_rollout(observed, &check.target) {
         Ok(analysis) => analysis,
@@ -276,30 +346,35 @@ pub fn rollout(
     }
     if let Some(selector) = &check.nodes {
         let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
-        let captured = facts.and_then(|facts| super::captured::judge(selector, facts, nodes));
-        let wanted = nodes.iter().filter(|n| super::observed::selector_matches(selector, n)).count();
-        if let Some((at_start, node_problems)) = captured {
-            problems.extend(node_problems);
-            if counters.desired_number_scheduled as usize != at_start {
-                problems.push(msg!(
-                    "grade-rollout-desired-at-start",
-                    desired = counters.desired_number_scheduled,
-                    nodes = at_start
-                ));
-            }
-        } else if counters.desired_number_scheduled as usize != wanted {
+        let Some(recorded) = start_nodes.filter(|recorded| !recorded.is_empty()) else {
+            return Outcome::Error(vec![msg!("grade-rollout-no-start-nodes")]);
+        };
+        let (at_start, node_problems) = super::captured::judge(selector, recorded, nodes);
+        problems.extend(node_problems);
+        if counters.desired_number_scheduled as usize != at_start {
             problems.push(msg!(
-                "grade-rollout-desired-now",
+                "grade-rollout-desired-at-start",
                 desired = counters.desired_number_scheduled,
-                nodes = wanted
+                nodes = at_start
             ));
         }
     }
-    if let Some(broken) = broken_pod_spec {
-        let daemon_sets = observed.objects("apps/v1", "DaemonSet").unwrap_or(&[]);
-        let current = find(daemon_sets, &check.target).and_then(|d| d.pointer("/spec/template/spec"));
-        if current.is_some_and(|c| same_breakage_surface(c, broken)) {
-            problems.push(msg!("grade-rollout-still-broken"));
+    let daemon_sets = observed.objects("apps/v1", "DaemonSet").unwrap_or(&[]);
+    let current = find(daemon_sets, &check.target).and_then(|d| d.pointer("/spec/template/spec"));
+    if current.is_some_and(|c| broken_pod_specs.iter().any(|broken| same_breakage_surface(c, broken))) {
+        problems.push(msg!("grade-rollout-still-broken"));
+    }
+    if check.state == RolloutState::Converged {
+        let nodes = observed.objects("v1", "Node").unwrap_or(&[]);
+        let targeted: Vec<&Value> = match &check.nodes {
+            Some(selector) => {
+                nodes.iter().filter(|n| super::observed::selector_matches(selector, n)).collect()
+            }
+            None => nodes.iter().collect(),
+        };
+        match typed_all::<Node>(targeted) {
+            Ok(targeted) => problems.extend(cause_problems(&analysis, &targeted)),
+            Err(e) => return Outcome::Error(vec![e.message()]),
         }
     }
     evidence.insert(
@@ -392,10 +467,13 @@ fn quantities(map: Option<&Value>) -> String {
 
 /// Evaluates a `quotaInForce` check: the `hard` value over the observed ResourceQuotas.
 /// With a probe file, the over-quota `dryRun=All` create must also have been rejected.
+/// `probe_pod`: the probe file's pod, a pod like the team's workloads: a quota whose scopes leave
+/// it out does not count, and the evidence names the scope.
 pub fn quota_in_force(
     check: &crate::lab::model::QuotaInForceCheck,
     observed: &Observed,
     probe: Option<Option<&Probe>>,
+    probe_pod: Option<&Value>,
 ) -> Outcome {
     let namespace = &check.namespace;
     let probed = match probe {
@@ -411,7 +489,7 @@ pub fn quota_in_force(
             Some(Ok(msg!("grade-probe-rejected", namespace = namespace, message = message)))
         }
     };
-    let outcome = quota_hard(check, observed);
+    let outcome = quota_hard(check, observed, probe_pod);
     match (outcome, probed) {
         (outcome, None) => outcome,
         (Outcome::Pass(mut lines), Some(Ok(line))) => {
@@ -427,7 +505,34 @@ pub fn quota_in_force(
     }
 }
 
-fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed) -> Outcome {
+/// The scope selectors of `quota` that leave `pod` out, as text (`BestEffort`,
+/// `PriorityClass In [gold]`); empty when the quota takes it in.
+fn exempting_scopes(quota: &Value, pod: &Value) -> Vec<String> {
+    use crate::k8s::quota_scope::{pod_matches_scope, scope_selectors};
+    let mut pod = pod.clone();
+    // Admission reads the QoS class the server sets; the probe file has no status.
+    pod["status"]["qosClass"] = Value::from(crate::k8s::resources::qos_class(&pod["spec"]));
+    scope_selectors(quota)
+        .into_iter()
+        .filter(|selector| !pod_matches_scope(selector, &pod))
+        .map(|selector| {
+            let name = selector["scopeName"].as_str().unwrap_or_default().to_string();
+            let operator = selector["operator"].as_str().unwrap_or("Exists");
+            let values: Vec<&str> =
+                selector["values"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            match operator {
+                "Exists" => name,
+                _ => format!("{name} {operator} [{}]", values.join(", ")),
+            }
+        })
+        .collect()
+}
+
+fn quota_hard(
+    check: &crate::lab::model::QuotaInForceCheck,
+    observed: &Observed,
+    probe_pod: Option<&Value>,
+) -> Outcome {
     let quotas = match kind(observed, "v1", "ResourceQuota") {
         Ok(quotas) => quotas,
         Err(e) => return Outcome::Error(vec![e.message()]),
@@ -446,7 +551,18 @@ fn quota_hard(check: &crate::lab::model::QuotaInForceCheck, observed: &Observed)
     for quota in &in_namespace {
         let name = format!("{}/{}", check.namespace, name_of(quota));
         let hard = quota.get("spec").and_then(|s| s.get("hard")).and_then(|h| h.get(resource));
+        let exempting = probe_pod.map(|pod| exempting_scopes(quota, pod)).unwrap_or_default();
         match hard.map(Quantity::from_json) {
+            Some(Ok(have)) if have == wanted && !exempting.is_empty() => {
+                let qos =
+                    probe_pod.map(|pod| crate::k8s::resources::qos_class(&pod["spec"])).unwrap_or_default();
+                evidence.push(msg!(
+                    "grade-quota-scope-exempts",
+                    quota = name,
+                    scopes = exempting.join(", "),
+                    qos = qos
+                ));
+            }
             Some(Ok(have)) if have == wanted => {
                 return Outcome::Pass(vec![msg!(
                     "grade-quota-hard-is",
@@ -530,11 +646,17 @@ fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> 
     };
     let right = || Outcome::Pass(vec![msg!("check-answer-right", answer = answer)]);
     let mut judged = false;
-    if let Some(fact) = &check.fact {
+    // A keyed fact (the variant included) can be tested only with the lab's key: credentials that
+    // cannot read it (a learner's in a hosted class) leave the verdict to the instructor's.
+    let keyed = check.fact.is_some() || !check.accept_by_variant.is_empty();
+    if keyed && inventory.key.is_none() {
+        return Outcome::Error(vec![msg!("grade-quiz-needs-key")]);
+    }
+    if let (Some(fact), Some(key)) = (&check.fact, inventory.key) {
         let name = fact.key();
         match inventory.facts.get(name) {
             None => return Outcome::Error(vec![msg!("grade-fact-not-captured", fact = name)]),
-            Some(hashed) if hashed.matches(answer, folded) => return right(),
+            Some(hashed) if hashed.matches(key, answer, folded) => return right(),
             Some(_) => judged = true,
         }
     }
@@ -579,6 +701,9 @@ pub fn schedulable(
         Err(e) => return Outcome::Error(vec![e.message()]),
     };
     let other_reason = check.reason_contains.as_deref().map(|r| format!("{r:?}")).unwrap_or_default();
+    if want == Schedulability::Running {
+        return running(check, observed, nodes_all);
+    }
     if let Some(target) = &check.pods {
         let pods = match observed.select(target) {
             Ok(pods) => pods,
@@ -628,6 +753,7 @@ pub fn schedulable(
                 (Schedulability::Unschedulable, _, None) => {
                     failed.push(msg!("grade-pod-not-unschedulable-yet", object = who))
                 }
+                (Schedulability::Running, _, _) => unreachable!("judged by `running`"),
             }
         }
         return if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) };
@@ -662,6 +788,7 @@ pub fn schedulable(
     };
     let fits = |fits: &[schedule::FeasibleNode]| crate::i18n::list(fits.iter().map(|f| f.name.as_str()));
     match (want, &outcome) {
+        (Schedulability::Running, _) => unreachable!("judged by `running`"),
         (Schedulability::Schedulable, schedule::FilterOutcome::Feasible(feasible)) => {
             Outcome::Pass(vec![msg!("grade-pod-file-fits", file = &file.value, nodes = fits(feasible))])
         }
@@ -689,6 +816,87 @@ pub fn schedulable(
             }
         }
     }
+}
+
+/// `schedulable` with `want: running`: each selected pod runs, Ready, on a node that exists, is
+/// one of `nodes`, and advertises and can hold what the pod asks for beside the other pods bound
+/// to it ([`crate::k8s::resources::node_holds`]). A pod bound by hand past the scheduler, or
+/// pinned with `nodeName` to a node without the resource, shows Running all the same when nothing
+/// admits it on the node; this is what counts instead.
+fn running(check: &crate::lab::model::SchedulableCheck, observed: &Observed, nodes: &[Value]) -> Outcome {
+    let Some(target) = &check.pods else {
+        return Outcome::Error(vec![msg!("grade-schedulable-no-pods")]);
+    };
+    let selected = match observed.select(target) {
+        Ok(pods) => pods,
+        Err(e) => return Outcome::Error(vec![e.message()]),
+    };
+    if selected.is_empty() {
+        return Outcome::Fail(vec![msg!(
+            "grade-no-pod-matches",
+            target = super::observed::describe_target(target)
+        )]);
+    }
+    let every_pod = match kind(observed, "v1", "Pod").and_then(typed_all::<Pod>) {
+        Ok(pods) => pods,
+        Err(e) => return Outcome::Error(vec![e.message()]),
+    };
+    let (mut passed, mut failed) = (Vec::new(), Vec::new());
+    for value in selected {
+        let who = super::observed::describe(value);
+        let pod: Pod = match typed_all(std::iter::once(value)) {
+            Ok(mut pods) => pods.remove(0),
+            Err(e) => return Outcome::Error(vec![e.message()]),
+        };
+        let phase = pod.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_else(|| "Pending".into());
+        let Some(node_name) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) else {
+            failed.push(msg!("grade-pod-not-running", object = who, phase = phase));
+            continue;
+        };
+        if phase != "Running" || !daemon::is_pod_ready(&pod) {
+            failed.push(msg!("grade-pod-not-running", object = who, phase = phase));
+            continue;
+        }
+        let Some(node_value) = nodes.iter().find(|n| name_of(n) == node_name) else {
+            failed.push(msg!("grade-pod-node-missing", object = who, node = &node_name));
+            continue;
+        };
+        if check
+            .nodes
+            .as_ref()
+            .is_some_and(|selector| !super::observed::selector_matches(selector, node_value))
+        {
+            failed.push(msg!("grade-pod-on-other-node", object = who, node = &node_name));
+            continue;
+        }
+        let node: Node = match typed_all(std::iter::once(node_value)) {
+            Ok(mut nodes) => nodes.remove(0),
+            Err(e) => return Outcome::Error(vec![e.message()]),
+        };
+        let same = |other: &Pod| {
+            other.metadata.namespace == pod.metadata.namespace && other.metadata.name == pod.metadata.name
+        };
+        let others = every_pod.iter().filter(|other| {
+            !same(other)
+                && other.spec.as_ref().and_then(|s| s.node_name.as_deref()) == Some(node_name.as_str())
+        });
+        match crate::k8s::resources::node_holds(&pod, &node, others) {
+            Ok(short) if short.is_empty() => {
+                passed.push(msg!("grade-pod-runs-held", object = who, node = &node_name))
+            }
+            Ok(short) => {
+                let reasons = short.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+                failed.push(msg!(
+                    "grade-pod-node-cannot-hold",
+                    object = who,
+                    node = &node_name,
+                    reasons = reasons
+                ));
+            }
+            Err(e) => failed.push(msg!("grade-cannot-fit", file = who, reason = e.to_string())),
+        }
+    }
+    if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) }
 }
 
 /// What a device-plugin config (one key of the plugin ConfigMap) shares, per the v0.17 rules
@@ -990,6 +1198,160 @@ mod tests {
                 ]
             )
         );
+    }
+
+    #[test]
+    fn a_quota_scoped_to_leave_out_pods_like_the_teams_is_named_and_does_not_count() {
+        let check: crate::lab::model::QuotaInForceCheck =
+            serde_saphyr::from_str("namespace: team-a\nresource: requests.nvidia.com/gpu\nhard: 4\n")
+                .unwrap();
+        let quota = |scopes: serde_json::Value| {
+            serde_json::json!({"metadata": {"name": "gpu-quota", "namespace": "team-a"},
+                "spec": {"hard": {"requests.nvidia.com/gpu": "4"}, "scopes": scopes}})
+        };
+        let probe = serde_json::json!({"spec": {"containers": [{"name": "p", "resources": {
+            "requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": 5}}}]}});
+        let grade = |quota: serde_json::Value, probe: &Value| {
+            let mut observed = Observed::new();
+            observed.insert("v1", "ResourceQuota", vec![quota]);
+            quota_in_force(&check, &observed, None, Some(probe))
+        };
+        assert_eq!(
+            grade(quota(serde_json::json!(["BestEffort"])), &probe).english(),
+            (
+                super::super::Status::Fail,
+                vec!["resourcequota team-a/gpu-quota takes in only pods in scope BestEffort: pods like the team's workloads (QoS class Burstable, as the probe) are exempt from it".into()]
+            )
+        );
+        assert_eq!(
+            grade(quota(serde_json::json!(["NotTerminating"])), &probe).status(),
+            super::super::Status::Pass
+        );
+        assert_eq!(grade(quota(serde_json::json!(null)), &probe).status(), super::super::Status::Pass);
+        // A GPU-only pod is BestEffort: CPU and memory alone decide the QoS class.
+        let gpu_only = serde_json::json!({"spec": {"containers": [{"name": "p", "resources": {"limits": {"nvidia.com/gpu": 5}}}]}});
+        assert_eq!(
+            grade(quota(serde_json::json!(["BestEffort"])), &gpu_only).status(),
+            super::super::Status::Pass
+        );
+    }
+
+    /// One GPU node, a DaemonSet whose template is `template`, and its pod on the node at the
+    /// current revision running `pod_image`, Ready; `taint` on the node.
+    fn one_node_rollout(template: Value, pod_image: &str, taint: bool) -> Observed {
+        use serde_json::json;
+        let template_spec: k8s_openapi::api::core::v1::PodTemplateSpec =
+            serde_json::from_value(json!({"metadata": {"labels": {"app": "t"}}, "spec": template})).unwrap();
+        let hash = daemon::compute_hash(&template_spec, None).unwrap();
+        let taints =
+            if taint { json!([{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]) } else { json!([]) };
+        let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "uid": "n1",
+            "labels": {"nvidia.com/gpu.present": "true"}}, "spec": {"taints": taints},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}});
+        let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "t", "namespace": "ns", "uid": "ds-uid", "generation": 2},
+            "spec": {"selector": {"matchLabels": {"app": "t"}}, "template": template_spec},
+            "status": {"desiredNumberScheduled": 1, "currentNumberScheduled": 1, "numberReady": 1,
+                "updatedNumberScheduled": 1, "numberAvailable": 1, "numberMisscheduled": 0, "observedGeneration": 2}});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t-x", "namespace": "ns",
+            "labels": {"app": "t", "controller-revision-hash": hash},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "t", "uid": "ds-uid", "controller": true}]},
+            "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": pod_image}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
+        let mut observed = Observed::new();
+        observed.insert("v1", "Node", vec![node]);
+        observed.insert("apps/v1", "DaemonSet", vec![ds]);
+        observed.insert("v1", "Pod", vec![pod]);
+        observed
+    }
+
+    #[test]
+    fn a_rollout_is_graded_on_its_template_and_the_controllers_pods_not_their_look() {
+        use serde_json::json;
+        let check: RolloutCheck = serde_saphyr::from_str(
+            "target: {apiVersion: apps/v1, kind: DaemonSet, namespace: ns, name: t}\nstate: converged\n\
+             nodes: {matchLabels: {nvidia.com/gpu.present: \"true\"}}\n",
+        )
+        .unwrap();
+        let template = |image: &str, memory: &str, tolerations: Value| {
+            json!({"nodeSelector": {"nvidia.com/gpu.present": "true"}, "tolerations": tolerations,
+                "containers": [{"name": "c", "image": image, "resources": {"requests": {"memory": memory}}}]})
+        };
+        let tolerate = json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]);
+        let start_nodes = [StartNode { name: "gpu-1".into(), uid: "n1".into() }];
+        assert_eq!(
+            rollout(
+                &check,
+                &one_node_rollout(template("good:1", "1Gi", tolerate.clone()), "good:1", true),
+                &[],
+                None
+            )
+            .status(),
+            super::super::Status::Error,
+            "without the nodes captured at start there is no honest verdict"
+        );
+        let grade = |observed: Observed| {
+            let (status, evidence) = rollout(&check, &observed, &[], Some(&start_nodes)).english();
+            (status, evidence.last().cloned().unwrap_or_default())
+        };
+        let fixed = one_node_rollout(template("good:1", "1Gi", tolerate.clone()), "good:1", true);
+        assert_eq!(grade(fixed).0, super::super::Status::Pass);
+        // A catch-all toleration is as good a fix as the exact one.
+        let catch_all =
+            one_node_rollout(template("good:1", "1Gi", json!([{"operator": "Exists"}])), "good:1", true);
+        assert_eq!(grade(catch_all).0, super::super::Status::Pass);
+        // The pod had its image set in place; the template still names the image that cannot be pulled.
+        let patched = one_node_rollout(template("bad:9", "1Gi", tolerate.clone()), "good:1", true);
+        assert_eq!(
+            grade(patched),
+            (super::super::Status::Fail, "not converged: node gpu-1: pod t-x runs c=good:1, not the template's c=bad:9: changed in place, it does not count".into())
+        );
+        // The pod was bound by hand to a node too small for the template.
+        let bound = one_node_rollout(template("good:1", "256Gi", tolerate), "good:1", true);
+        assert_eq!(
+            grade(bound),
+            (
+                super::super::Status::Fail,
+                "not converged: the template asks for more than node gpu-1 has (Insufficient memory)".into()
+            )
+        );
+        // A pod made by hand where the template no longer tolerates the node's taint.
+        let by_hand = one_node_rollout(template("good:1", "1Gi", json!([])), "good:1", true);
+        assert_eq!(
+            grade(by_hand),
+            (super::super::Status::Fail, "not converged: the template does not tolerate node gpu-1's taint nvidia.com/gpu=:NoSchedule, so the DaemonSet does not run there".into())
+        );
+    }
+
+    #[test]
+    fn a_running_pod_counts_only_on_a_node_that_advertises_and_holds_what_it_asks() {
+        use serde_json::json;
+        let check: crate::lab::model::SchedulableCheck = serde_saphyr::from_str(
+            "pods: {apiVersion: v1, kind: Pod, namespace: team-b, name: mine}\nwant: running\n\
+             nodes: {matchLabels: {kubernetes.io/hostname: gpu-3}}\n",
+        )
+        .unwrap();
+        let node = |slices: &str| {
+            json!({"metadata": {"name": "gpu-3", "labels": {"kubernetes.io/hostname": "gpu-3"}},
+                "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/mig-1g.5gb": slices}}})
+        };
+        let pod = |namespace: &str, name: &str| {
+            json!({"metadata": {"name": name, "namespace": namespace}, "spec": {"nodeName": "gpu-3",
+                "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.5gb": "1"}}}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+        };
+        let grade = |node: Value, pods: Vec<Value>| {
+            let mut observed = Observed::new();
+            observed.insert("v1", "Node", vec![node.clone()]);
+            observed.insert("v1", "Pod", pods);
+            schedulable(&check, &std::collections::BTreeMap::new(), &observed).english()
+        };
+        assert_eq!(grade(node("7"), vec![pod("team-b", "mine")]).0, super::super::Status::Pass);
+        let (status, evidence) = grade(node("0"), vec![pod("team-b", "mine")]);
+        assert_eq!(status, super::super::Status::Fail);
+        assert!(evidence[0].contains("(Insufficient nvidia.com/mig-1g.5gb)"), "{evidence:?}");
+        let full = vec![pod("team-b", "mine"), pod("team-a", "one"), pod("team-a", "two")];
+        assert_eq!(grade(node("2"), full).0, super::super::Status::Fail, "the slices are taken by others");
     }
 
     #[test]

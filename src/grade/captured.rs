@@ -1,51 +1,32 @@
-//! Grading against the nodes captured at `start`: a `rollout` check's `nodes` are the nodes its selector matched then (names and uids, hashed), not the ones carrying the label now.
+//! Grading against the nodes captured at `start`: a `rollout` check's `nodes` are the nodes its selector matched then (names and uids), not the ones carrying the label now.
 //!
 //! A check that counted "the nodes carrying the GPU label now" passed after the learner removed
 //! the label from the affected node and put it on a CPU node (issue #15). `start` records the
-//! nodes the selector matches, two facts each (the hashed name, the hashed `name uid`;
-//! `engine::captured`). Grading finds each recorded node by name among the observed nodes, and
-//! every node the selector matches now must be one of them.
-
-use std::collections::BTreeMap;
+//! nodes the selector matches, name and uid (`engine::captured`), in the sealed records. Grading
+//! finds each recorded node by name among the observed nodes, and every node the selector matches
+//! now must be one of them.
 
 use serde_json::Value;
 
-use super::{evidence::HashedFact, observed::selector_matches};
+use super::{evidence::StartNode, observed::selector_matches};
 use crate::{i18n::Message, lab::model::LabelSelector, msg};
 
-/// The fact keys of the `index`-th node captured: its name, and its name with its uid.
-pub fn keys(index: usize) -> (String, String) {
-    (format!("startNode.{index}.name"), format!("startNode.{index}.uid"))
-}
-
-/// The recorded nodes, one pair of hashed facts each; empty when none were captured.
-fn recorded(facts: &BTreeMap<String, HashedFact>) -> Vec<(&HashedFact, &HashedFact)> {
-    (0..).map(keys).map_while(|(name, uid)| Some((facts.get(&name)?, facts.get(&uid)?))).collect()
-}
-
-/// How many nodes were captured at start (`None`: none were, e.g. a lab started by an older
-/// build), and what is wrong with them now: each line names a node and what it observably is.
-pub fn judge(
-    selector: &LabelSelector,
-    facts: &BTreeMap<String, HashedFact>,
-    nodes: &[Value],
-) -> Option<(usize, Vec<Message>)> {
-    let recorded = recorded(facts);
-    if recorded.is_empty() {
-        return None;
-    }
+/// How many nodes were captured at start, and what is wrong with them now: each line names a
+/// node and what it observably is. `recorded` must not be empty (no record is an error the
+/// caller reports, never a fallback to the nodes labelled now).
+pub fn judge(selector: &LabelSelector, recorded: &[StartNode], nodes: &[Value]) -> (usize, Vec<Message>) {
     let wanted = selector_text(selector);
     let mut problems = Vec::new();
     let mut known: Vec<&str> = Vec::new();
     let mut gone = 0;
-    for (name, identity) in &recorded {
-        let Some(node) = nodes.iter().find(|n| name.matches(name_of(n), false)) else {
+    for start_node in recorded {
+        let Some(node) = nodes.iter().find(|n| name_of(n) == start_node.name) else {
             gone += 1;
             continue;
         };
         let node_name = name_of(node);
         known.push(node_name);
-        if !identity.matches(&format!("{node_name} {}", uid_of(node)), false) {
+        if uid_of(node) != start_node.uid {
             problems.push(msg!("grade-captured-recreated", node = node_name));
         } else if !selector_matches(selector, node) {
             problems.push(msg!("grade-captured-no-longer-matches", node = node_name, selector = &wanted));
@@ -59,7 +40,7 @@ pub fn judge(
     for node in nodes.iter().filter(|n| selector_matches(selector, n) && !known.contains(&name_of(n))) {
         problems.push(msg!("grade-captured-new", node = name_of(node), selector = &wanted));
     }
-    Some((recorded.len(), problems))
+    (recorded.len(), problems)
 }
 
 fn name_of(node: &Value) -> &str {
@@ -81,6 +62,8 @@ fn selector_text(selector: &LabelSelector) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use serde_json::json;
 
     use super::*;
@@ -91,14 +74,8 @@ mod tests {
                "spec": {"unschedulable": cordoned}})
     }
 
-    fn captured(nodes: &[(&str, &str)]) -> BTreeMap<String, HashedFact> {
-        let mut facts = BTreeMap::new();
-        for (index, (name, uid)) in nodes.iter().enumerate() {
-            let (name_key, uid_key) = keys(index);
-            facts.insert(name_key, HashedFact::new(name));
-            facts.insert(uid_key, HashedFact::new(&format!("{name} {uid}")));
-        }
-        facts
+    fn captured(nodes: &[(&str, &str)]) -> Vec<StartNode> {
+        nodes.iter().map(|(name, uid)| StartNode { name: name.to_string(), uid: uid.to_string() }).collect()
     }
 
     #[test]
@@ -115,8 +92,7 @@ mod tests {
         ];
         let mut all = same.to_vec();
         all.push(node("gpu-4", "u4", true, false));
-        assert_eq!(judge(&selector, &facts, &all), Some((4, vec![])));
-        assert_eq!(judge(&selector, &BTreeMap::new(), &all), None, "nothing captured: nothing judged");
+        assert_eq!(judge(&selector, &facts, &all), (4, vec![]));
 
         let changed = [
             node("gpu-1", "u1", false, false),
@@ -124,12 +100,8 @@ mod tests {
             node("gpu-3", "u3", true, true),
             node("cpu-1", "c1", true, false),
         ];
-        let english: Vec<String> = judge(&selector, &facts, &changed)
-            .unwrap()
-            .1
-            .iter()
-            .map(|m| m.render(crate::session::Lang::En))
-            .collect();
+        let english: Vec<String> =
+            judge(&selector, &facts, &changed).1.iter().map(|m| m.render(crate::session::Lang::En)).collect();
         assert_eq!(
             english,
             [

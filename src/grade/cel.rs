@@ -55,6 +55,11 @@ pub fn evaluate_cel(check: &CelExpectation, evidence: &Evidence) -> Outcome {
     }
     let needs_start = expression.uses(ANSWERS) || expression.calls(FACT);
     match (evidence.started, needs_start) {
+        // A fact is keyed with the lab's key: credentials that cannot read it (a learner's in a
+        // hosted class) cannot test it, and a false `fact()` would be a lie.
+        (Some(started), _) if started.key.is_none() && expression.calls(FACT) => {
+            return Outcome::Error(vec![msg!("grade-quiz-needs-key")]);
+        }
         (Some(started), _) => bindings = bind_started(bindings, started),
         (None, true) => return Outcome::Error(vec![msg!("grade-not-started")]),
         (None, false) => bindings = bindings.json(ANSWERS, &Value::Object(Default::default())),
@@ -112,8 +117,10 @@ fn bind_started(bindings: Bindings, started: Started<'_>) -> Bindings {
     let answers: serde_json::Map<String, Value> =
         started.answers.iter().map(|(task, answer)| (task.clone(), Value::String(answer.clone()))).collect();
     let facts = Arc::new(started.facts.clone());
+    let key = started.key.cloned();
     let fact = StringPredicate(Arc::new(move |name: &str, value: &str| {
-        facts.get(name).is_some_and(|hashed| hashed.matches(value, false))
+        key.as_ref()
+            .is_some_and(|key| facts.get(name).is_some_and(|hashed| hashed.matches(key, value, false)))
     }));
     bindings.json(ANSWERS, &Value::Object(answers)).predicate(FACT, fact)
 }
@@ -220,8 +227,11 @@ mod tests {
         session::Lang,
     };
 
-    fn facts_of(pairs: &[(&str, &str)]) -> BTreeMap<String, crate::grade::evidence::HashedFact> {
-        pairs.iter().map(|(k, v)| (k.to_string(), crate::grade::evidence::HashedFact::new(v))).collect()
+    fn facts_of(
+        key: &crate::grade::evidence::RecordKey,
+        pairs: &[(&str, &str)],
+    ) -> BTreeMap<String, crate::grade::evidence::HashedFact> {
+        pairs.iter().map(|(k, v)| (k.to_string(), crate::grade::evidence::HashedFact::new(key, v))).collect()
     }
 
     fn check(yaml: &str) -> CelExpectation {
@@ -244,7 +254,15 @@ mod tests {
         static MANIFESTS: std::sync::LazyLock<BTreeMap<String, Vec<Value>>> =
             std::sync::LazyLock::new(Default::default);
         let stages: &'static [Stage] = &[];
-        Evidence { observation, started, files: &FILES, manifests: &MANIFESTS, stages, variant: None }
+        Evidence {
+            observation,
+            started,
+            files: &FILES,
+            manifests: &MANIFESTS,
+            stages,
+            variant: None,
+            details: false,
+        }
     }
 
     fn english(outcome: &Outcome) -> (super::super::Status, Vec<String>) {
@@ -328,18 +346,33 @@ mod tests {
                 vec!["the lab has not been started on this cluster (no inventory)".to_string()]
             )
         );
-        let facts = facts_of(&[("affectedNode", "gpu-2")]);
-        let (answers, attempts) = (BTreeMap::new(), BTreeMap::new());
-        let started =
-            Started { lab: "shop", variant: None, answers: &answers, facts: &facts, attempts: &attempts };
+        let key = crate::grade::evidence::RecordKey::generate();
+        let facts = facts_of(&key, &[("affectedNode", "gpu-2")]);
+        let (answers, attempts, present) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let started = Started {
+            lab: "shop",
+            variant: None,
+            answers: &answers,
+            facts: &facts,
+            start_nodes: &[],
+            key: Some(&key),
+            attempts: &attempts,
+            present_at_start: &present,
+        };
         let (status, lines) = english(&evaluate_cel(&check, &evidence(&observed, Some(started))));
         assert_eq!(status, super::super::Status::Pass, "{lines:?}");
         assert!(lines[0].ends_with("is true: pods: 2 elements, quota.spec.hard.pods = \"3\""), "{lines:?}");
-        let other = facts_of(&[("affectedNode", "gpu-3")]);
+        let other = facts_of(&key, &[("affectedNode", "gpu-3")]);
         let started = Started { facts: &other, ..started };
         assert_eq!(
             english(&evaluate_cel(&check, &evidence(&observed, Some(started)))).0,
             super::super::Status::Fail
+        );
+        let keyless = Started { key: None, ..started };
+        assert_eq!(
+            english(&evaluate_cel(&check, &evidence(&observed, Some(keyless)))).0,
+            super::super::Status::Error,
+            "without the key a fact cannot be tested: no verdict"
         );
     }
 }

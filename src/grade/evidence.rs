@@ -47,52 +47,95 @@ pub enum Probe {
     NotSent(crate::i18n::Message),
 }
 
-/// A captured fact, salted and hashed: the exact value's digest and the case-folded one's.
-/// Stored in the lab's inventory; a quiz compares an answer with it without ever holding the value.
+/// The key a lab's records are sealed and its facts keyed with: 32 random bytes `start` keeps in a
+/// Secret beside the records (`lab-runner/lab-runner-key-<lab>`). Without it, a stored fact cannot
+/// be tested against a guess (a variant is one of three words: a plain hash would give it away
+/// offline), and a record cannot be rewritten unnoticed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RecordKey(Vec<u8>);
+
+impl std::fmt::Debug for RecordKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordKey(…)")
+    }
+}
+
+/// How long a record key is, in bytes.
+pub const RECORD_KEY_BYTES: usize = 32;
+
+impl RecordKey {
+    /// A fresh random key.
+    pub fn generate() -> RecordKey {
+        use ring::rand::SecureRandom;
+        let mut key = vec![0u8; RECORD_KEY_BYTES];
+        ring::rand::SystemRandom::new().fill(&mut key).expect("the system random source works");
+        RecordKey(key)
+    }
+
+    /// A key read back; `None` when it is not one (too short).
+    pub fn from_bytes(bytes: Vec<u8>) -> Option<RecordKey> {
+        (bytes.len() >= RECORD_KEY_BYTES).then_some(RecordKey(bytes))
+    }
+
+    /// The key's bytes, to store.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// HMAC-SHA256 over `parts`, each followed by a zero byte, hex.
+    pub fn mac(&self, parts: &[&str]) -> String {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &self.0);
+        let mut context = ring::hmac::Context::with_key(&key);
+        for part in parts {
+            context.update(part.as_bytes());
+            context.update(&[0]);
+        }
+        hex(context.sign().as_ref())
+    }
+}
+
+/// A captured fact, keyed: the HMAC of the exact value and of the case-folded one under the lab's
+/// [`RecordKey`]. Stored in the lab's inventory; a quiz compares an answer with it without ever
+/// holding the value, and nobody without the key can test a guess against it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HashedFact {
-    /// Random salt, hex.
-    pub salt: String,
-    /// SHA-256 of salt and the trimmed value, hex.
+    /// HMAC of the trimmed value, hex.
     pub exact: String,
-    /// SHA-256 of salt and the trimmed, lower-cased value, hex.
+    /// HMAC of the trimmed, lower-cased value, hex.
     pub folded: String,
 }
 
 impl HashedFact {
-    /// Hashes `value` with a fresh random salt.
-    pub fn new(value: &str) -> HashedFact {
-        use ring::rand::SecureRandom;
-        let mut salt = [0u8; 16];
-        ring::rand::SystemRandom::new().fill(&mut salt).expect("the system random source works");
-        let salt = hex(&salt);
+    /// Keys `value` with `key`.
+    pub fn new(key: &RecordKey, value: &str) -> HashedFact {
         HashedFact {
-            exact: digest(&salt, value.trim()),
-            folded: digest(&salt, &value.trim().to_lowercase()),
-            salt,
+            exact: key.mac(&["fact", value.trim()]),
+            folded: key.mac(&["fact", &value.trim().to_lowercase()]),
         }
     }
 
-    /// Whether `answer` equals the hashed value, exactly or ignoring case.
-    pub fn matches(&self, answer: &str, case_insensitive: bool) -> bool {
+    /// Whether `answer` equals the keyed value, exactly or ignoring case.
+    pub fn matches(&self, key: &RecordKey, answer: &str, case_insensitive: bool) -> bool {
         if case_insensitive {
-            digest(&self.salt, &answer.trim().to_lowercase()) == self.folded
+            key.mac(&["fact", &answer.trim().to_lowercase()]) == self.folded
         } else {
-            digest(&self.salt, answer.trim()) == self.exact
+            key.mac(&["fact", answer.trim()]) == self.exact
         }
     }
-}
-
-fn digest(salt: &str, value: &str) -> String {
-    let mut context = ring::digest::Context::new(&ring::digest::SHA256);
-    context.update(salt.as_bytes());
-    context.update(b":");
-    context.update(value.as_bytes());
-    hex(context.finish().as_ref())
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A node `start` found a `rollout` check's `nodes` selector matching: the nodes it must cover.
+/// Node names and uids are no secret (anyone lists them); the record is sealed like the others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartNode {
+    /// Node name.
+    pub name: String,
+    /// Its uid then: a node deleted and made again under the name is another node.
+    pub uid: String,
 }
 
 /// What `start` recorded on this cluster that a quiz or a rollout check grades against.
@@ -106,14 +149,25 @@ pub struct Started<'a> {
     pub answers: &'a BTreeMap<String, String>,
     /// Facts captured when the breakage was confirmed, by fact name.
     pub facts: &'a BTreeMap<String, HashedFact>,
+    /// The nodes the `rollout` checks cover, captured at start.
+    pub start_nodes: &'a [StartNode],
+    /// The key the facts are keyed with; `None` when these credentials cannot read it (a learner's
+    /// in a hosted class): a quiz graded against a keyed fact is then graded by the instructor.
+    pub key: Option<&'a RecordKey>,
     /// How many answers `answer` recorded, by task id.
     pub attempts: &'a BTreeMap<String, u32>,
+    /// Per working namespace, the uids of the objects in it when the lab was first started: the
+    /// objects that are not a learner's answer.
+    pub present_at_start: &'a BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Started<'_> {
-    /// Whether the variant started is `id`.
+    /// Whether the variant started is `id` (never, without the key).
     pub fn variant_is(&self, id: &str) -> bool {
-        self.variant.is_some_and(|v| v.matches(id, false))
+        match (self.variant, self.key) {
+            (Some(variant), Some(key)) => variant.matches(key, id, false),
+            _ => false,
+        }
     }
 }
 
@@ -132,6 +186,8 @@ pub struct Evidence<'a> {
     pub stages: &'a [Stage],
     /// The variant started, found among the lab's variants by its digest.
     pub variant: Option<&'a str>,
+    /// Whether the report shows details (`check --details`): what grading left alone is named.
+    pub details: bool,
 }
 
 impl<'a> Evidence<'a> {
@@ -150,7 +206,13 @@ impl<'a> Evidence<'a> {
             variant: started.and_then(|s| {
                 bundle.lab.variants.iter().map(|v| v.id.value.as_str()).find(|id| s.variant_is(id))
             }),
+            details: false,
         }
+    }
+
+    /// The same evidence for a report with details (`check --details`).
+    pub fn with_details(self, details: bool) -> Evidence<'a> {
+        Evidence { details, ..self }
     }
 
     /// The objects observed.

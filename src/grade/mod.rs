@@ -211,18 +211,29 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
         Expectation::Quantity(q) => evaluate_quantity(q, observed),
         Expectation::Cel(check) => cel::evaluate_cel(check, evidence),
         Expectation::Rollout(check) => {
-            let broken =
-                check.broken_stage.as_deref().and_then(|stage| broken_pod_spec(evidence, stage, check));
-            builtin::rollout(check, observed, broken.as_ref(), evidence.started.map(|s| s.facts))
+            let broken = check
+                .broken_stage
+                .as_deref()
+                .map(|stage| broken_pod_specs(evidence, stage, check))
+                .unwrap_or_default();
+            builtin::rollout(check, observed, &broken, evidence.started.map(|s| s.start_nodes))
         }
         Expectation::Quiz(check) => builtin::quiz(check, task, evidence.started),
         Expectation::QuotaInForce(check) => {
             let probe = check.probe_file.as_ref().map(|f| evidence.observation.probes.get(&f.value));
-            builtin::quota_in_force(check, observed, probe)
+            let probe_pod = check.probe_file.as_ref().and_then(|f| evidence.files.get(&f.value));
+            builtin::quota_in_force(check, observed, probe, probe_pod)
         }
         Expectation::Schedulable(check) => builtin::schedulable(check, evidence.files, observed),
         Expectation::DevicePluginConfig(check) => builtin::device_plugin_config(check, observed),
-        Expectation::AlertRule(check) => alert::alert_rule(check, observed),
+        Expectation::AlertRule(check) => {
+            let before_start = check
+                .rules
+                .namespace
+                .as_ref()
+                .and_then(|namespace| evidence.started.and_then(|s| s.present_at_start.get(namespace)));
+            alert::alert_rule(check, observed, before_start, evidence.details)
+        }
     };
     // An object listed but unreadable that this expectation might be about: the verdict could
     // hang on it, so it is ERROR with the object named, whatever the readable objects say.
@@ -256,20 +267,26 @@ pub fn evaluate(expectation: &Expectation, task: &str, evidence: &Evidence) -> O
     }
 }
 
-/// The pod spec of the rollout target's template as the lab's broken stage applied it (for the
-/// variant started).
-fn broken_pod_spec(evidence: &Evidence, stage: &str, check: &RolloutCheck) -> Option<Value> {
-    let stage = evidence.stages.iter().find(|s| s.id.value == stage)?;
-    stage
-        .manifests_for(evidence.variant)
+/// The pod specs of the rollout target's template as the lab's broken stage applies it, in
+/// every variant (the variant started need not be known: no variant's breakage counts as a fix).
+fn broken_pod_specs(evidence: &Evidence, stage: &str, check: &RolloutCheck) -> Vec<Value> {
+    let Some(stage) = evidence.stages.iter().find(|s| s.id.value == stage) else { return Vec::new() };
+    let variants: Vec<Option<&str>> = if stage.variants.is_empty() {
+        vec![None]
+    } else {
+        stage.variants.keys().map(|v| Some(v.as_str())).collect()
+    };
+    variants
         .into_iter()
+        .flat_map(|variant| stage.manifests_for(variant))
         .filter_map(|file| evidence.manifests.get(file))
         .flatten()
-        .find(|doc| {
+        .filter(|doc| {
             doc.get("kind").and_then(Value::as_str) == Some(check.target.kind.as_str())
                 && doc.pointer("/metadata/name").and_then(Value::as_str) == Some(check.target.name.as_str())
         })
-        .and_then(|doc| doc.pointer("/spec/template/spec").cloned())
+        .filter_map(|doc| doc.pointer("/spec/template/spec").cloned())
+        .collect()
 }
 
 /// The expected object and rules of a `match`, validated: the source exists, every list has a

@@ -211,8 +211,11 @@ pub fn scopes_of(expectation: &Expectation) -> Vec<(KindKey, Scope)> {
         // Existing pods are judged as their target selects them; a pod file is fitted against
         // the requests of every pod on every node.
         Expectation::Schedulable(check) => {
+            // A running pod is judged beside every pod bound to its node, in any namespace.
             let pods = match (&check.pods, &check.pod_file) {
-                (Some(target), None) => Scope::of_target(target),
+                (Some(target), None) if check.want != crate::lab::model::Schedulability::Running => {
+                    Scope::of_target(target)
+                }
                 _ => Scope::whole(),
             };
             vec![node(), (key("v1", "Pod"), pods)]

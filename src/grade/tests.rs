@@ -42,7 +42,7 @@ fn evidence<'a>(
     files: &'a ExpectedFiles,
     manifests: &'a BTreeMap<String, Vec<Value>>,
 ) -> Evidence<'a> {
-    Evidence { observation, started: None, files, manifests, stages: &[], variant: None }
+    Evidence { observation, started: None, files, manifests, stages: &[], variant: None, details: false }
 }
 
 /// Grades with `observation` and nothing else: no files, no stages, the lab not started.

@@ -5,6 +5,7 @@
 ## check's report (src/report/mod.rs)
 report-hint = hint { $tier }: { $text }
 report-score = score { $score }/{ $total }
+report-variant = variant { $variant }
 report-stuck = stuck? lab-runner check { $lab } --hint 1
 
 ## check --watch (src/report/live.rs, src/commands/check.rs)
@@ -35,6 +36,8 @@ check-observation-second = observation 2 of 2 (after { $apart })
 check-no-answer = no answer yet: lab-runner answer { $lab } { $task } VALUE
 check-no-answer-choices = no answer yet: lab-runner answer { $lab } { $task } VALUE, with VALUE one of { $values }
 
+check-stage-missing = stage { $stage } of lab { $lab } is not applied (a `reset --to-stage` stopped before it), so no task can be graded: `lab-runner reset { $lab }` applies every stage again
+check-reveal-needs-key = `check { $lab } --reveal` is for the instructor: these credentials cannot read the lab's key, and what --reveal shows would answer a quiz
 check-answer-right = answer "{ $answer }" is right
 check-answer-wrong = answer "{ $answer }" is not right
 check-attempts-locked = { $limit ->
@@ -89,6 +92,9 @@ reset-more = { $count } more
 reset-keep-owned = keep { $object } (lab { $lab } owns it)
 reset-keep-learner-object = keep { $object } (created by the learner; the lab keeps learner objects)
 reset-hand-over = hand { $object } over to lab { $lab } (it still uses it)
+reset-restore-node = restore Node { $node } as the first start found it: { $parts }
+reset-node-labels = labels ({ $changes })
+reset-node-resources = advertised resources ({ $changes })
 reset-label-removed = { $key } removed
 reset-restore-node-labels = restore labels of Node { $node } ({ $changes })
 reset-restore-configmap = restore ConfigMap { $namespace }/{ $name } to its recorded data
@@ -114,6 +120,7 @@ start-done = { $count ->
     [one] started { $lab }: 1 object applied
    *[other] started { $lab }: { $count } objects applied
 }
+start-timed-out-reset = { $seen }. The cluster may have been changed since the lab started: `lab-runner reset { $lab }` starts it again from a clean state
 start-done-variant = { $count ->
     [one] started { $lab } (variant { $variant }): 1 object applied
    *[other] started { $lab } (variant { $variant }): { $count } objects applied
@@ -287,8 +294,20 @@ grade-rollout-old-revision = node { $node }: still on the old revision { $revisi
 grade-rollout-new-pod = node { $node }: new pod { $pod } is { $state }
 grade-rollout-unavailable = numberUnavailable is { $unavailable }
 grade-rollout-desired-at-start = DESIRED is { $desired } but { $nodes } nodes matched the lab's node selector at start
-grade-rollout-desired-now = DESIRED is { $desired } but { $nodes } nodes match the lab's node selector
 grade-rollout-still-broken = the template is still the broken one
+grade-rollout-template-untolerated = the template does not tolerate node { $node }'s taint { $taint }, so the DaemonSet does not run there
+grade-rollout-template-not-selecting = the template's node selector, affinity or nodeName leaves out node { $node }
+grade-rollout-template-too-big = the template asks for more than node { $node } has ({ $reasons })
+grade-rollout-template-unreadable = the template's requests cannot be read: { $reason }
+grade-rollout-pod-not-template = node { $node }: pod { $pod } runs { $found }, not the template's { $expected }: changed in place, it does not count
+grade-rollout-no-start-nodes = the nodes this check covers were captured at start, and the lab's records do not hold them (the lab was not started here, or its records were removed): judging the nodes labelled now instead would not be honest; an instructor's `lab-runner reset` starts the lab again
+grade-quiz-needs-key = the right answer is sealed with the lab's key, which these credentials cannot read: this quiz is graded with the instructor's (`lab-runner check` on the class host, or the class board)
+records-tampered = the records of lab { $lab } were changed or removed outside lab-runner ({ $records }): grading them would not be honest; an instructor's `lab-runner reset { $lab }` starts the lab again
+records-need-key = writing the lab's records needs its key (Secret { $secret }), which these credentials cannot read: this is for the instructor's credentials
+action-record-answer = recording the answer to { $task }
+action-record-hint = recording the hint shown for { $task }
+action-read-key = reading the record key { $object }
+action-write-key = writing the record key { $object }
 grade-rollout-converged = converged: one revision everywhere, nothing unavailable
 grade-rollout-not-converged = not converged: { $problem }
 grade-rollout-not-stalled = not stalled: every node is settled
@@ -310,10 +329,16 @@ grade-probe-rejected = an over-quota pod in { $namespace } (dryRun=All) was reje
 probe-file-missing = { $file } is not part of the bundle
 probe-not-an-object = { $file } is not an object
 probe-request-failed = { $reason }
+grade-pod-not-running = { $object } is not running and Ready ({ $phase })
+grade-pod-node-missing = { $object } is bound to node { $node }, which does not exist
+grade-pod-on-other-node = { $object } runs on node { $node }, which is not one of the nodes the task asks for
+grade-pod-runs-held = { $object } runs on node { $node }, which advertises and holds what it asks for
+grade-pod-node-cannot-hold = { $object } runs on node { $node }, which does not advertise or cannot hold what it asks for ({ $reasons }): it was bound past the scheduler, and a kubelet would not admit it
 grade-quota-hard-not-a-quantity = hard value { $value } is not a quantity
 grade-quota-hard-is = resourcequota { $quota }: hard { $resource } = { $hard }
 grade-quota-hard-differs = resourcequota { $quota }: hard { $resource } is { $found }, expected { $expected }
 grade-quota-hard-missing = resourcequota { $quota } sets no hard { $resource } (keys: { $keys })
+grade-quota-scope-exempts = resourcequota { $quota } takes in only pods in scope { $scopes }: pods like the team's workloads (QoS class { $qos }, as the probe) are exempt from it
 grade-quota-none = no ResourceQuota exists in namespace { $namespace }
 grade-not-started = the lab has not been started on this cluster (no inventory)
 grade-fact-not-captured = start did not capture the fact { $fact }; run `lab-runner start` again
@@ -371,6 +396,8 @@ alert-never-fires = { $object }: alert { $alert } does not fire on a broken roll
 alert-misses = { $object }: alert { $alert } does not fire when { $breakages }
 alert-nor-when = { ", nor when " }
 alert-fires-when-restored = { $object }: alert { $alert } also fires when { $daemonset } is restored
+alert-fires-on-incidentals = { $object }: alert { $alert } does not always fire when { $breakages }: it fires in some of the checked states and not in others that differ only in what says nothing about the rollout (generation, age, pod name, target labels)
+alert-rule-not-the-learners = { $object } existed before the lab started: not graded
 alert-no-rule = no alerting rule found in { $target }
 
 ## the loader's problems (src/lab/loader/**)
@@ -409,8 +436,8 @@ loader-duplicate = duplicate { $what } (first defined on line { $line })
 loader-duplicate-variant = variant id { $id }
 loader-duplicate-stage = stage id { $id }
 loader-duplicate-task = task id { $id }
-loader-duplicate-shortcut = shortcut (task { $task }) id { $id }
-loader-shortcut-no-commands = shortcut { $shortcut } of task { $task } has no commands
+loader-duplicate-shortcut = shortcut or solution (task { $task }) id { $id }
+loader-shortcut-no-commands = shortcut or solution { $shortcut } of task { $task } has no commands
 loader-stage-unknown-variant = stage { $stage } has variant { $variant }, which the lab does not declare (variants: { $known })
 loader-stage-unknown-variant-help = declare it under the top-level `variants`
 loader-stage-missing-variant = stage { $stage } has variants but none for lab variant { $variant }
@@ -443,6 +470,7 @@ loader-needs-cycle = `needs` form a cycle: { $cycle }
 loader-quiz-without-quiz = quiz task { $task } has no `quiz` expectation
 loader-quiz-in-task = task { $task } has a `quiz` expectation but is not `kind: quiz`
 loader-expectation-problem = task { $task }, expectation { $number } ({ $kind }): { $problem }
+loader-running-needs-pods = `want: running` judges existing pods: give `pods`, not `podFile`
 loader-schedulable-source = give exactly one of `pods` and `podFile`
 loader-broken-stage-unknown = brokenStage { $stage } is not a stage of the lab
 loader-quiz-nothing-accepted = give `fact`, `accept` or `acceptByVariant`
@@ -523,6 +551,9 @@ apply-unnamed = a { $kind } manifest of lab { $lab } has no metadata.name
 answer-not-one-line = the answer to { $task } must be one non-empty line; nothing was recorded
 answer-not-a-node = { $value } is not a node of this cluster (see `kubectl get nodes`); nothing was recorded
 answer-not-a-choice = { $value } is not one of the answers to { $task } ({ $choices }); nothing was recorded
+answer-busy = { $task }: the lab's records kept changing while the answer was recorded; nothing was recorded, try again
+hints-not-recorded = the hints are not shown: hint use is recorded before a hint is shown, and these credentials cannot write the lab's records (their key, Secret { $secret }, cannot be read)
+hints-busy = { $lab }: the lab's records kept changing while the hints shown were recorded; no hint is shown, try again
 answer-locked = { $task } is locked: all { $limit } of its attempts are used; nothing was recorded
 class-kubeconfig-unreadable = cannot read the kubeconfig { $path }: { $reason }
 class-kubeconfig-no-learner = { $path } has no learner context (only viewer contexts, or none)
@@ -534,7 +565,6 @@ preflight-nodes-advertising = it needs at least { $min } nodes matching { $selec
 preflight-denied = this user may not { $denied }; use a kubeconfig context with cluster-admin rights for `start` (`kubectl auth can-i patch daemonsets -n NAMESPACE` checks one)
 preflight-denied-cluster = patch { $resource }
 preflight-denied-in = patch { $resource } in namespace { $namespace }
-reset-needs-variant = stage { $stage } of lab { $lab } differs per variant and no variant is recorded on this cluster: run `lab-runner start { $lab } --variant V` once first
 reset-wait-deleted = { $object } to be deleted
 reset-still-there = still there, finalizers [{ $finalizers }]
 start-created-meanwhile = start { $lab } stopped at stage { $stage }: { $object } was created meanwhile by someone else; delete it and run `lab-runner start { $lab }` again to resume
@@ -581,6 +611,19 @@ selftest-step-check-before = check before any solution
 selftest-step-shortcuts = shortcuts of { $task }
 selftest-step-shortcut = shortcut { $task }/{ $shortcut }
 selftest-step-back = back before the solution of { $task }
+selftest-step-alternative = solution { $task }/{ $solution }
+selftest-step-other-order = another order: { $task } ({ $solution })
+selftest-step-reset-other-order = reset for another order
+selftest-step-facts = facts after reset
+selftest-step-reset-end = reset at the end
+selftest-facts-fresh = { $count ->
+    [one] the quiz graded against a fact captured at start is right with its solution
+   *[other] { $count } quizzes graded against facts captured at start are right with their solutions
+}
+selftest-fact-stale = quiz { $task } is { $status } with its solution after reset: the fact was not captured again{ $evidence }
+selftest-after-reset-not-as-started = task { $task } is { $status } after reset, { $start } at the start{ $evidence }
+selftest-alternative-failed = solution { $solution } of task { $task } could not be run: { $reason }
+selftest-alternative-not-passing = task { $task } is { $status } after its solution { $solution }, which must pass as well{ $evidence }
 selftest-step-solution = solution { $task }
 selftest-step-reset-after = reset after the solutions
 selftest-step-check-after = check after reset
@@ -607,7 +650,6 @@ selftest-shortcut-passes = task { $task } passes after shortcut { $shortcut } ({
 selftest-task-status = { $task } { $status }{ $evidence }
 selftest-task-missing = task { $task } not in the report
 selftest-evidence = { " " }({ $line })
-selftest-after-reset-not-failing = task { $task } is { $status } after reset, expected FAIL or BLOCKED as at the start{ $evidence }
 selftest-not-passing-after-solution = task { $task } is { $status } after its solution, expected PASS{ $evidence }
 selftest-regressed = task { $task } passed after its solution but is { $status } after the solution of task { $after }{ $evidence }
 selftest-all-pass = { $task } PASS; every task passes (score { $score }/{ $total })
@@ -620,13 +662,12 @@ selftest-owned-same = as the first reset left them ({ $count } checked)
 selftest-owned-differ = reset did not bring back the start state: { $problems }
 selftest-fact-namespace = namespace { $namespace } exists
 selftest-fact-namespace-absent = namespace { $namespace } absent
+selftest-fact-node-resource = node { $node } { $key }={ $value }
 selftest-fact-node-label = node { $node } label { $key }={ $value }
-selftest-fact-node-label-absent = node { $node } label { $key }=(absent)
 selftest-fact-configmap = ConfigMap { $object } data { $data }
 selftest-fact-configmap-absent = ConfigMap { $object } data (absent)
 selftest-left-after-reset = left after reset: { $fact }
 selftest-missing-after-reset = missing after reset: { $fact }
-selftest-left-of-stage = left after reset: { $object } of stage { $stage }
 selftest-stage-object-missing = { $object } of stage { $stage } is missing
 selftest-stage-object-differs = { $object } differs from stage { $stage } at { $path }
 selftest-top-level = the top level
@@ -730,7 +771,9 @@ help-answer = Record the answer to a quiz task in the cluster
 help-answer--task = Quiz task id
 help-answer--value = The answer
 help-reset = Reset the cluster to the lab's starting state (instructors)
-help-reset--to-stage = Reset to the state after this stage instead of the first one
+help-reset--to-stage = Reset to the state after this stage instead of the state `start` leaves (every stage)
+help-reset--variant = Start the lab again with this variant instead of the one it runs (instructors)
+help-reset--seed = Pick the variant to start again with from this seed, as `start --seed` does
 help-reset--remove = Take the lab off the cluster: what it and its learners created deleted, every pre-image restored, its inventory deleted (the cluster as before the first `start`)
 help-reset--dry-run = Print the plan and change nothing
 help-reset--yes = Do not ask before deleting
@@ -984,6 +1027,7 @@ labs-quiz-answers = Quiz answers in this variant:
 labs-answer-recorded = the value start recorded: { $fact }
 labs-answers = { $answers }
 labs-shortcuts = Shortcuts (selftest proves none passes):
+labs-solutions = Other correct solutions (selftest proves each passes):
 labs-stages = Stages:
 labs-variants = Variants (default chosen from --seed):
 labs-tasks = Tasks ({ $points } points):

@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod job;
 pub mod normalize;
 pub mod quantity;
+pub mod quota_scope;
 pub mod resources;
 pub mod schedule;
 pub mod schema;

@@ -434,6 +434,33 @@ pub fn fits_request(
     reasons
 }
 
+/// Whether `node` advertises and can hold what `pod` asks for beside `others` (the other pods
+/// bound to it; `pod` itself must not be among them): every insufficiency, empty when it fits.
+/// This is the resource part of the kubelet's admission of a pod bound to its node
+/// (`pkg/kubelet/lifecycle/predicate.go` `PredicateAdmitHandler.Admit` → `noderesources.Fits`),
+/// which a pod bound by hand past the scheduler meets too.
+///
+/// ```
+/// use k8s_openapi::api::core::v1::{Node, Pod};
+/// use lab_runner::k8s::resources::node_holds;
+/// let pod: Pod = serde_json::from_value(serde_json::json!({"spec": {"containers": [
+///     {"name": "c", "resources": {"limits": {"nvidia.com/mig-1g.5gb": "1"}}}]}})).unwrap();
+/// let node: Node = serde_json::from_value(serde_json::json!({"status": {"allocatable": {"pods": "110"}}})).unwrap();
+/// let reasons = node_holds(&pod, &node, []).unwrap();
+/// assert_eq!(reasons[0].to_string(), "Insufficient nvidia.com/mig-1g.5gb");
+/// ```
+pub fn node_holds<'a>(
+    pod: &Pod,
+    node: &Node,
+    others: impl IntoIterator<Item = &'a Pod>,
+) -> Result<Vec<Insufficiency>> {
+    let request = match &pod.spec {
+        Some(spec) => pod_scheduler_requests(spec)?,
+        None => SchedulerResources::default(),
+    };
+    Ok(fits_request(&request, &node_allocatable(node)?, &node_usage(others)?))
+}
+
 /// `ComputePodQOS` (`pkg/apis/core/helper/qos/qos.go`) over a pod spec as JSON: only cpu and
 /// memory count, and only positive quantities, summed over containers and init containers;
 /// BestEffort when none is set, Guaranteed when every container limits both and the summed

@@ -328,8 +328,8 @@ impl Preemption {
 pub struct PreemptionCandidate {
     /// The node.
     pub node: String,
-    /// Every lower-priority pod on it (upstream then reprieves as many as still fit; that
-    /// refinement is not modelled).
+    /// The lower-priority pods to evict there, after reprieving every one the incoming pod fits
+    /// beside (PodDisruptionBudgets are not weighed).
     pub victims: Vec<String>,
 }
 
@@ -481,6 +481,40 @@ fn truncate_note(message: &str) -> String {
         end -= 1;
     }
     format!("{}{SUFFIX}", &message[..end])
+}
+
+/// VolumeBinding's PreFilter reason for a claim that is not bound yet and does not wait for its
+/// first consumer (`ErrReasonUnboundImmediatePVC`-style text of
+/// pkg/scheduler/framework/plugins/volumebinding/volume_binding.go `PreFilter`).
+pub const REASON_UNBOUND_IMMEDIATE_CLAIMS: &str = "pod has unbound immediate PersistentVolumeClaims";
+
+/// A PreFilter rejection (`UnschedulableAndUnresolvable` for the whole cycle) over `num_nodes`
+/// nodes: the FitError prints the PreFilter's message instead of a histogram, and preemption,
+/// finding every node unresolvable, adds `Preemption is not helpful for scheduling` for each.
+///
+/// ```
+/// use lab_runner::k8s::schedule::{pre_filter_failure, REASON_UNBOUND_IMMEDIATE_CLAIMS};
+/// assert_eq!(
+///     pre_filter_failure(2, REASON_UNBOUND_IMMEDIATE_CLAIMS).to_string(),
+///     "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+/// );
+/// ```
+pub fn pre_filter_failure(num_nodes: usize, message: impl Into<String>) -> ScheduleFailure {
+    let message = message.into();
+    ScheduleFailure::Unfit(FitError {
+        diagnosis: Diagnosis {
+            num_all_nodes: num_nodes,
+            pre_filter_msg: Some(message.clone()),
+            node_statuses: BTreeMap::new(),
+            absent: Some(FilterStatus::unresolvable(None, message)),
+        },
+        preemption: Preemption::NoCandidates(Diagnosis {
+            num_all_nodes: num_nodes,
+            pre_filter_msg: None,
+            node_statuses: BTreeMap::new(),
+            absent: Some(FilterStatus::unresolvable(None, REASON_PREEMPTION_NOT_HELPFUL)),
+        }),
+    })
 }
 
 /// The event message on success: `Successfully assigned <ns>/<pod> to <node>`.
@@ -657,10 +691,31 @@ fn preempt(
             &snapshot.allocatable,
             &usage,
         ) {
-            None => candidates.push(PreemptionCandidate {
-                node: snapshot.name().to_string(),
-                victims: victims.iter().map(|victim| pod_key(victim)).collect(),
-            }),
+            None => {
+                // `SelectVictimsOnNode`: reprieve as many victims as possible, the most important
+                // first (`MoreImportantPod`: higher priority, then the earlier start), each kept
+                // when the incoming pod still fits with it back on the node.
+                let mut victims = victims;
+                victims.sort_by(|a, b| {
+                    let started =
+                        |pod: &Pod| pod.status.as_ref().and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+                    pod_priority(b).cmp(&pod_priority(a)).then_with(|| started(a).cmp(&started(b)))
+                });
+                let mut kept = survivors;
+                let mut evicted = Vec::new();
+                for victim in victims {
+                    kept.push(victim);
+                    let usage = resources::node_usage(kept.iter().copied()).unwrap_or_default();
+                    let spec = spec.unwrap_or(&default_spec);
+                    if filter_prepared(spec, &required, request, snapshot.node, &snapshot.allocatable, &usage)
+                        .is_some()
+                    {
+                        kept.pop();
+                        evicted.push(pod_key(victim));
+                    }
+                }
+                candidates.push(PreemptionCandidate { node: snapshot.name().to_string(), victims: evicted });
+            }
             Some(status) => {
                 statuses.insert(snapshot.name().to_string(), status);
             }

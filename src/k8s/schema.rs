@@ -60,7 +60,8 @@ fn register<T: JsonSchema + Resource>(
 /// OpenAPI documents' operations refer to.
 pub fn generate() -> Builtin {
     use k8s_openapi::api::{
-        apps, authorization, autoscaling, batch, coordination, core, events, node, policy, rbac, scheduling,
+        apps, authentication, authorization, autoscaling, batch, coordination, core, events, node, policy,
+        rbac, scheduling,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     use k8s_openapi::apimachinery::pkg::apis::meta;
@@ -90,6 +91,7 @@ pub fn generate() -> Builtin {
     register::<apiextensions::v1::CustomResourceDefinition>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectAccessReview>(&mut generator, &mut kinds);
     register::<authorization::v1::SelfSubjectRulesReview>(&mut generator, &mut kinds);
+    register::<authentication::v1::SelfSubjectReview>(&mut generator, &mut kinds);
     register::<core::v1::PersistentVolumeClaim>(&mut generator, &mut kinds);
     register::<scheduling::v1::PriorityClass>(&mut generator, &mut kinds);
     register::<node::v1::RuntimeClass>(&mut generator, &mut kinds);

@@ -522,21 +522,36 @@ pub struct Task {
     /// from the state before the task's solution and proves the task does not pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shortcuts: Vec<Shortcut>,
+    /// Other correct ways to do the task (roll back, fix forward, each valid fix): `selftest`
+    /// runs each from the state before the task's solution and proves the task passes. The first
+    /// is the one `selftest` uses when it solves the tasks in another order (write it with the
+    /// steps in the order the description names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub solutions: Vec<Attempt>,
+    /// Objects the task asks the learner to create. In a namespace that existed before the lab
+    /// started (one shared with a platform or an operator), `reset` deletes only objects matching
+    /// one of these as the learner's: what others made there is theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub creates: Vec<Target>,
 }
 
-/// A shortcut a learner might try: commands that must leave the task not passing.
+/// Commands a learner might run for a task: a shortcut (must leave it not passing) or an
+/// alternative solution (must make it pass).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Shortcut {
-    /// Shortcut id, unique in the task (a selftest failure names it).
+pub struct Attempt {
+    /// Its id, unique among the task's shortcuts and solutions (a selftest failure names it).
     #[schemars(with = "String")]
     pub id: Spanned<String>,
-    /// What the learner tries, for instructors.
+    /// What the learner does, for instructors.
     pub description: Text,
     /// Shell commands run like `solution`'s (kubectl on the PATH), in order; they should wait
     /// for what they start, as a learner would before running `check`.
     pub commands: Vec<String>,
 }
+
+/// A shortcut a learner might try: commands that must leave the task not passing.
+pub type Shortcut = Attempt;
 
 /// One expectation of a task. Each is written as a one-key map naming its kind.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -889,6 +904,10 @@ pub enum Schedulability {
     Schedulable,
     /// It fits no node.
     Unschedulable,
+    /// Existing pods run (Ready) on a node that advertises and can hold what they ask for beside
+    /// the other pods bound to it (and that `nodes` selects), as the kubelet's admission would
+    /// check a pod bound past the scheduler.
+    Running,
 }
 
 /// `schedulable`: computed with the scheduler predicates in `k8s/` over the observed nodes and
@@ -1084,6 +1103,20 @@ pub struct NamespacedName {
     pub namespace: String,
     /// Name.
     pub name: String,
+}
+
+impl Task {
+    /// How many answers a quiz takes before it is locked (the smallest `attempts` of its `quiz`
+    /// expectations); `None`: no limit, or not a quiz.
+    pub fn attempt_limit(&self) -> Option<u32> {
+        self.expect
+            .iter()
+            .filter_map(|e| match e {
+                Expectation::Quiz(quiz) => quiz.attempts,
+                _ => None,
+            })
+            .min()
+    }
 }
 
 impl Stage {

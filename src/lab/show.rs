@@ -126,18 +126,32 @@ pub fn show_revealed(bundle: &Bundle, variant: Option<&Variant>, lang: Lang) -> 
         }
     }
     let _ = writeln!(out, "\n{}", tr!(lang, "labs-shortcuts"));
-    for task in lab.tasks.iter().filter(|t| !t.shortcuts.is_empty()) {
-        for shortcut in &task.shortcuts {
+    write_attempts(&mut out, lab, |t| &t.shortcuts, lang);
+    if lab.tasks.iter().any(|t| !t.solutions.is_empty()) {
+        let _ = writeln!(out, "\n{}", tr!(lang, "labs-solutions"));
+    }
+    write_attempts(&mut out, lab, |t| &t.solutions, lang);
+    out
+}
+
+/// One line per attempt (`TASK/ID: description`) of every task, in task order.
+fn write_attempts(
+    out: &mut String,
+    lab: &crate::lab::model::Lab,
+    attempts: impl Fn(&crate::lab::model::Task) -> &Vec<crate::lab::model::Attempt>,
+    lang: Lang,
+) {
+    for task in &lab.tasks {
+        for attempt in attempts(task) {
             let _ = writeln!(
                 out,
                 "  {}/{}: {}",
                 task.id.value,
-                shortcut.id.value,
-                shortcut.description.get(lang).trim_end()
+                attempt.id.value,
+                attempt.description.get(lang).trim_end()
             );
         }
     }
-    out
 }
 
 /// What a variant breaks and the quiz answers accepted in it.

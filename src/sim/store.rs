@@ -139,24 +139,22 @@ pub enum Error {
     /// A stored object is not valid JSON (500; only a damaged database causes it).
     #[error("stored object is not valid JSON: {0}")]
     Corrupt(#[from] serde_json::Error),
+    /// An object over etcd's request limit ([`MAX_OBJECT_BYTES`]): etcd's own error, which
+    /// kube-apiserver passes on as a 500 with no reason (kubernetes/kubernetes#74600, #112152).
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
 }
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// etcd's `--max-request-bytes` default (1.5 MiB, `embed.DefaultMaxRequestBytes`), which
+/// kube-apiserver's etcd keeps. etcd measures the whole protobuf request; the simulator
+/// measures the object's stored JSON, a little larger than its protobuf for the same object.
+pub const MAX_OBJECT_BYTES: usize = 1024 * 1024 + 512 * 1024;
+
 fn summarize(causes: &[Cause]) -> String {
-    let parts: Vec<String> = causes
-        .iter()
-        .map(|cause| {
-            if cause.field.is_empty() {
-                cause.message.clone()
-            } else {
-                format!("{}: {}", cause.field, cause.message)
-            }
-        })
-        .collect();
-    // Upstream `field.ErrorList.ToAggregate()`: one error bare, several in brackets.
-    if parts.len() == 1 { parts[0].clone() } else { format!("[{}]", parts.join(", ")) }
+    kinds::field::aggregate(causes)
 }
 
 /// One stored object: its JSON (with `metadata.resourceVersion` set) and what selectors read.
@@ -215,9 +213,23 @@ impl Stored {
         Ok(self.table_row.get_or_init(|| row.into()))
     }
 
+    /// The object's JSON as bytes that share its text (no copy, however many responses and
+    /// watch streams send it at once).
+    pub fn json_bytes(&self) -> axum::body::Bytes {
+        /// The stored text as the owner of a `Bytes`.
+        struct SharedJson(Arc<str>);
+        impl AsRef<[u8]> for SharedJson {
+            fn as_ref(&self) -> &[u8] {
+                self.0.as_bytes()
+            }
+        }
+        axum::body::Bytes::from_owner(SharedJson(self.json.clone()))
+    }
+
     /// The object parsed.
     pub fn value(&self) -> Result<Value> {
-        Ok(serde_json::from_str(&self.json)?)
+        // Client input is read to Go's nesting limit, past serde_json's default of 128.
+        Ok(crate::sim::gojson::from_checked(self.json.as_bytes())?)
     }
 }
 
@@ -405,6 +417,8 @@ const COMPACT_EVERY: usize = 10_000;
 pub struct Store {
     inner: Mutex<Inner>,
     clock: Clock,
+    /// Where the latency of each database write is recorded, if anywhere.
+    metrics: Option<Arc<crate::sim::metrics::Metrics>>,
 }
 
 impl Store {
@@ -430,7 +444,7 @@ impl Store {
                 by_type.remove(&key);
                 return;
             }
-            match serde_json::from_str::<Value>(&row.value)
+            match crate::sim::gojson::from_checked::<Value>(row.value.as_bytes())
                 .map_err(Error::from)
                 .and_then(|value| Stored::new(row.revision, &row.group_resource, &value))
             {
@@ -458,7 +472,15 @@ impl Store {
                 writes_since_compaction: 0,
             }),
             clock: Clock::real(),
+            metrics: None,
         })
+    }
+
+    /// Records the latency of every database write in `metrics` (`etcd_request_duration_seconds`
+    /// by operation and type, as upstream's storage layer records its etcd requests).
+    pub fn with_metrics(mut self, metrics: Arc<crate::sim::metrics::Metrics>) -> Store {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Uses `clock` for creation and deletion timestamps.
@@ -591,6 +613,12 @@ impl Store {
         }
     }
 
+    /// Asks the database for its newest revision: what the `etcd` health checks ask of the
+    /// store (upstream's check reads from etcd).
+    pub fn ping(&self) -> Result<()> {
+        self.lock().db.max_revision().map(|_| ()).map_err(Error::from)
+    }
+
     /// The oldest resourceVersion a watch can start from without 410.
     pub fn oldest_watchable_revision(&self) -> u64 {
         let inner = self.lock();
@@ -680,7 +708,23 @@ impl Store {
                 value: event.object.json.to_string(),
             })
             .collect();
+        let started = std::time::Instant::now();
         inner.db.append(&rows).map_err(Error::from)?;
+        if let Some(metrics) = &self.metrics {
+            let elapsed = started.elapsed();
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            for row in &rows {
+                let operation = match row.change {
+                    db::RowChange::Created => "create",
+                    db::RowChange::Updated => "update",
+                    db::RowChange::Deleted => "delete",
+                };
+                if !seen.contains(&(operation, row.group_resource.as_str())) {
+                    seen.push((operation, &row.group_resource));
+                    metrics.storage(operation, &row.group_resource, elapsed);
+                }
+            }
+        }
         let inner = &mut *inner;
         for event in changes {
             let object = &event.object;
@@ -800,11 +844,15 @@ impl Txn<'_> {
         self.inner.objects.get(group_resource)?.get(&(key.1, key.2)).cloned()
     }
 
-    /// Writes `object` at the next revision (its `metadata.resourceVersion` is set).
+    /// Writes `object` at the next revision (its `metadata.resourceVersion` is set); an object
+    /// over [`MAX_OBJECT_BYTES`] is refused as etcd refuses it, and nothing is written.
     pub(crate) fn put(&mut self, group_resource: &str, mut object: Value) -> Result<Arc<Stored>> {
+        object["metadata"]["resourceVersion"] = Value::String((self.next + 1).to_string());
+        let stored = Arc::new(Stored::new(self.next + 1, group_resource, &object)?);
+        if stored.json.len() > MAX_OBJECT_BYTES {
+            return Err(Error::RequestTooLarge);
+        }
         self.next += 1;
-        object["metadata"]["resourceVersion"] = Value::String(self.next.to_string());
-        let stored = Arc::new(Stored::new(self.next, group_resource, &object)?);
         let key = (group_resource.to_string(), stored.namespace.clone(), stored.name.clone());
         let previous = self.get(&key.0, &key.1, &key.2);
         let event_type = if previous.is_some() { EventType::Modified } else { EventType::Added };

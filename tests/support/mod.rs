@@ -7,6 +7,7 @@ pub mod binary;
 pub mod chromium;
 pub mod container;
 pub mod docs;
+pub mod http;
 pub mod kubectl;
 pub mod sim;
 pub mod transcript;

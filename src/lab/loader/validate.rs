@@ -15,7 +15,9 @@ use super::{
 use crate::{
     i18n::Message,
     k8s::cel,
-    lab::model::{CelExpectation, Expectation, Fact, FactCapture, Lab, Spanned, TaskKind, Wait, WaitFor},
+    lab::model::{
+        CelExpectation, Expectation, Fact, FactCapture, Lab, Schedulability, Spanned, TaskKind, Wait, WaitFor,
+    },
     msg,
 };
 
@@ -86,9 +88,9 @@ impl Checker<'_> {
             let task_id = format!("{:?}", task.id.value);
             self.duplicates(
                 |id| msg!("loader-duplicate-shortcut", id = id, task = &task_id),
-                task.shortcuts.iter().map(|s| &s.id),
+                task.shortcuts.iter().chain(&task.solutions).map(|s| &s.id),
             );
-            for shortcut in task.shortcuts.iter().filter(|s| s.commands.is_empty()) {
+            for shortcut in task.shortcuts.iter().chain(&task.solutions).filter(|s| s.commands.is_empty()) {
                 self.at(
                     &shortcut.id,
                     msg!("loader-label-this-shortcut"),
@@ -555,6 +557,9 @@ impl Checker<'_> {
                 }
                 Expectation::Schedulable(s) => match (&s.pods, &s.pod_file) {
                     (Some(_), None) => {}
+                    (None, Some(_)) if s.want == Schedulability::Running => {
+                        complain(self, msg!("loader-running-needs-pods"))
+                    }
                     (None, Some(file)) => {
                         self.expected_file(file);
                     }

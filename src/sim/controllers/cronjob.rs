@@ -165,9 +165,9 @@ impl CronJobs {
         let spec = cj["spec"].clone();
         let zone = match spec["timeZone"].as_str() {
             None => TimeZone::UTC,
-            Some(name) => match TimeZone::get(name) {
-                Ok(zone) => zone,
-                Err(_) => {
+            Some(name) => match cron::time_zone(name) {
+                Some(zone) => zone,
+                None => {
                     let text = format!("invalid timeZone: {name:?}: unknown time zone {name}");
                     env.recorder.record(
                         &env.ctx,

@@ -18,12 +18,13 @@ use k8s_openapi::{
 use serde_json::{Value, json};
 
 use super::{
-    Env, Error, Key, Result, Wake,
+    Env, Error, Key, Result, Wake, admission,
     config::{ImageRun, normalize_image},
     events::{EventType, Involved, Source},
     later, timestamp,
     undecodable::decode_or_skip,
 };
+use crate::k8s::resources::{self, NodeUsage, SchedulerResources};
 use crate::sim::{
     gpu::agent::ContainerEvent,
     store::{DeleteOptions, DryRun, Subresource},
@@ -91,6 +92,8 @@ struct PodRun {
     started: Timestamp,
     containers: Vec<ContainerRun>,
     lifecycle: Lifecycle,
+    /// What the pod holds on its node once admitted (the kubelet's `NodeInfo` of active pods).
+    requests: SchedulerResources,
 }
 
 /// The kubelets of every node (their in-memory state: containers, image caches, back-off).
@@ -221,7 +224,7 @@ impl Kubelet {
             // are, as a real kubelet restart finds them in the container runtime.
             if !self.pods.contains_key(key)
                 && pod.metadata.deletion_timestamp.is_none()
-                && let Some(run) = self.recover(env, key, node)
+                && let Some(run) = self.recover(env, key, &pod, node)
             {
                 self.pods.insert(key.clone(), run);
             }
@@ -234,6 +237,13 @@ impl Kubelet {
                 reject_pod(env, key, &pod, &node_name, "UnexpectedAdmissionError", &message)?;
                 continue;
             }
+            if !self.pods.contains_key(key)
+                && pod.metadata.deletion_timestamp.is_none()
+                && let Some(rejection) = self.admission_rejection(&pod, node)
+            {
+                reject_pod(env, key, &pod, &node_name, &rejection.reason, &rejection.message)?;
+                continue;
+            }
             self.reconcile(env, key, &pod, node, gpu)?;
         }
         Ok(())
@@ -243,7 +253,7 @@ impl Kubelet {
     /// terminated there (a kubelet restart: the runtime still has them, nothing is pulled,
     /// created or started again, and no Event is recorded). `None` for anything else, which
     /// starts afresh.
-    fn recover(&mut self, env: &Env<'_>, key: &Key, node: &Node) -> Option<PodRun> {
+    fn recover(&mut self, env: &Env<'_>, key: &Key, pod: &Pod, node: &Node) -> Option<PodRun> {
         let stored = env.ctx.store.get_value(&env.ctx.types.pods, &key.0, &key.1).ok()?;
         let status = &stored["status"];
         let node_name = node.metadata.name.clone()?;
@@ -312,7 +322,22 @@ impl Kubelet {
             started,
             containers,
             lifecycle: Lifecycle::Active,
+            requests: pod_requests(pod),
         })
+    }
+
+    /// The device manager's allocation, then `PredicateAdmitHandler`'s fit, against the pods this
+    /// kubelet already admitted on the node (`OtherPods`: its active pods).
+    fn admission_rejection(&self, pod: &Pod, node: &Node) -> Option<admission::Rejection> {
+        let node_name = node.metadata.name.as_deref()?;
+        let allocatable = resources::node_allocatable(node).ok()?;
+        let mut usage = NodeUsage::default();
+        for run in self.pods.values().filter(|run| run.node == node_name) {
+            usage.requested.add_resources(&run.requests);
+            usage.pod_count += 1;
+        }
+        admission::allocate_devices(pod, &allocatable, &usage.requested)
+            .or_else(|| admission::fit(pod, &allocatable, &usage))
     }
 
     fn forget(&mut self, key: &Key) {
@@ -342,6 +367,7 @@ impl Kubelet {
             started: env.ctx.now,
             containers: Vec::new(),
             lifecycle: Lifecycle::Active,
+            requests: pod_requests(pod),
         };
         let containers = pod.spec.as_ref().map(|s| s.containers.clone()).unwrap_or_default();
         for container in &containers {
@@ -991,6 +1017,12 @@ fn record_restarts(env: &mut Env<'_>, pod: &Pod, node: &str, events: &[Container
 
 /// `rejectPod` (pkg/kubelet/kubelet.go, v1.33): a Warning event with the reason, and the pod
 /// Failed with that reason and `Pod was rejected: <message>`; it is never retried.
+/// What a pod holds on its node (nothing when a request does not parse: the scheduler and the
+/// API server refuse such a pod before it gets here).
+fn pod_requests(pod: &Pod) -> SchedulerResources {
+    pod.spec.as_ref().and_then(|spec| resources::pod_scheduler_requests(spec).ok()).unwrap_or_default()
+}
+
 fn reject_pod(
     env: &mut Env<'_>,
     key: &Key,

@@ -36,6 +36,7 @@ use super::{
     store::{self, EventType as StoreEventType, Store, Stored, WatchFrom},
 };
 
+mod admission;
 pub mod config;
 mod cronjob;
 mod daemonset;

@@ -28,7 +28,10 @@ use super::{
 use crate::{
     k8s::{
         resources::{self, NodeUsage, PodPhaseClass, SchedulerResources, pod_phase_class},
-        schedule::{self, DEFAULT_SCHEDULER, NodeSnapshot, ScheduleDecision},
+        schedule::{
+            self, DEFAULT_SCHEDULER, FitError, NodeSnapshot, Preemption, PreemptionCandidate,
+            ScheduleDecision, ScheduleFailure,
+        },
     },
     sim::store::{self, DryRun, EventType as StoreEventType, Store, Stored, Subresource, WatchFrom},
 };
@@ -257,34 +260,47 @@ impl Scheduler {
     }
 
     fn schedule_one(&mut self, env: &mut Env<'_>, pod: Pod) -> Result<()> {
-        let (store, types, now) = (env.ctx.store, env.ctx.types, env.ctx.now);
-        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let uid = pod.metadata.uid.clone().unwrap_or_default();
-        let involved = Involved {
-            kind: "Pod".into(),
-            api_version: "v1".into(),
-            namespace: namespace.clone(),
-            name: name.clone(),
-            uid: uid.clone(),
-            field_path: None,
+        let involved = Involved::of_pod(&pod);
+        let decision = match claim_rejection(env.ctx.store, &pod) {
+            Some(message) => {
+                ScheduleDecision::Unschedulable(schedule::pre_filter_failure(env.nodes.len(), message))
+            }
+            None => self.decide(env, &pod)?,
         };
-        let source = Source::component(DEFAULT_SCHEDULER);
-        // A pod pinned to one node (a daemon pod) can only bind there: try that node alone
-        // first, and run the full pass (whose FitError counts every node) only when it fails.
-        let pinned = crate::k8s::daemon::target_node_name(&pod).ok();
+        self.apply(env, pod, involved, decision)
+    }
+
+    /// The filter pass: a pod pinned to one node (a daemon pod) can only bind there, so that node
+    /// alone is tried first, and the full pass (whose FitError counts every node) runs only when it
+    /// fails.
+    fn decide(&self, env: &Env<'_>, pod: &Pod) -> Result<ScheduleDecision> {
+        let pinned = crate::k8s::daemon::target_node_name(pod).ok();
         let snapshot = |node| self.cache.snapshot(node);
-        let decision = match pinned.as_deref().and_then(|name| env.node(name)) {
+        Ok(match pinned.as_deref().and_then(|name| env.node(name)) {
             Some(node) if pod.spec.as_ref().and_then(|s| s.node_name.as_deref()).is_none() => {
-                match schedule::schedule_pod_by(&pod, std::slice::from_ref(node), &snapshot)? {
+                match schedule::schedule_pod_by(pod, std::slice::from_ref(node), &snapshot)? {
                     bind @ ScheduleDecision::Bind { .. } => bind,
                     ScheduleDecision::Unschedulable(_) => {
-                        schedule::schedule_pod_by(&pod, env.nodes, &snapshot)?
+                        schedule::schedule_pod_by(pod, env.nodes, &snapshot)?
                     }
                 }
             }
-            _ => schedule::schedule_pod_by(&pod, env.nodes, &snapshot)?,
-        };
+            _ => schedule::schedule_pod_by(pod, env.nodes, &snapshot)?,
+        })
+    }
+
+    fn apply(
+        &mut self,
+        env: &mut Env<'_>,
+        pod: Pod,
+        involved: Involved,
+        decision: ScheduleDecision,
+    ) -> Result<()> {
+        let (store, types, now) = (env.ctx.store, env.ctx.types, env.ctx.now);
+        let namespace = involved.namespace.clone();
+        let name = involved.name.clone();
+        let uid = involved.uid.clone();
+        let source = Source::component(DEFAULT_SCHEDULER);
         match decision {
             ScheduleDecision::Bind { node } => {
                 self.unschedulable.remove(&uid);
@@ -316,11 +332,28 @@ impl Scheduler {
             }
             ScheduleDecision::Unschedulable(failure) => {
                 self.unschedulable.insert(uid);
+                let nominated = match &failure {
+                    ScheduleFailure::Unfit(FitError {
+                        preemption: Preemption::Candidates(candidates),
+                        ..
+                    }) => candidates.first(),
+                    _ => None,
+                };
+                if let Some(candidate) = nominated {
+                    preempt_victims(env, &pod, candidate)?;
+                }
                 let condition: PodCondition = failure.pod_scheduled_condition(Time(now));
                 let mut condition = serde_json::to_value(condition).map_err(Error::Encode)?;
                 condition["lastProbeTime"] = Value::Null;
                 let mut value = store.get_value(&types.pods, &namespace, &name).map_err(Error::Store)?;
-                if schedule::set_pod_condition(&mut value, condition) {
+                let mut changed = false;
+                if let Some(candidate) = nominated
+                    && value["status"]["nominatedNodeName"] != candidate.node.as_str()
+                {
+                    value["status"]["nominatedNodeName"] = Value::from(candidate.node.as_str());
+                    changed = true;
+                }
+                if schedule::set_pod_condition(&mut value, condition) || changed {
                     store
                         .update(&types.pods, value, Subresource::Status, DryRun::Off)
                         .map_err(Error::Store)?;
@@ -337,6 +370,82 @@ impl Scheduler {
         }
         Ok(())
     }
+}
+
+/// VolumeBinding's PreFilter (pkg/scheduler/framework/plugins/volumebinding/volume_binding.go):
+/// a claim the pod names that does not exist (`persistentvolumeclaim "x" not found`, the lister's
+/// error), is being deleted, or is not bound. The simulator has no StorageClass and no volume
+/// provisioner, so every unbound claim counts as an immediate one.
+fn claim_rejection(store: &Store, pod: &Pod) -> Option<String> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let volumes = pod.spec.as_ref().and_then(|spec| spec.volumes.as_ref())?;
+    let names: Vec<&str> = volumes
+        .iter()
+        .filter_map(|v| v.persistent_volume_claim.as_ref())
+        .map(|c| c.claim_name.as_str())
+        .collect();
+    let mut unbound = false;
+    for name in names {
+        let Some(claim) = store.get("persistentvolumeclaims", namespace, name).and_then(|s| s.value().ok())
+        else {
+            return Some(format!("persistentvolumeclaim \"{name}\" not found"));
+        };
+        if claim["metadata"]["deletionTimestamp"].is_string() {
+            return Some(format!("persistentvolumeclaim \"{name}\" is being deleted"));
+        }
+        unbound |= claim["status"]["phase"] != "Bound";
+    }
+    unbound.then(|| schedule::REASON_UNBOUND_IMMEDIATE_CLAIMS.to_string())
+}
+
+/// DefaultPreemption's `prepareCandidate` (pkg/scheduler/framework/preemption/preemption.go) on
+/// the nominated node: each victim gets the `DisruptionTarget` condition (reason
+/// `PreemptionByScheduler`), is deleted with its grace period, and gets the Normal event
+/// `Preempted` `Preempted by pod <uid> on node <node>`. The preemptor is retried when they are
+/// gone (a deleted pod is a retry trigger). The first candidate is nominated (upstream's
+/// `pickOneNodeForPreemption` ranks several; with one node that fits they agree).
+fn preempt_victims(env: &mut Env<'_>, preemptor: &Pod, candidate: &PreemptionCandidate) -> Result<()> {
+    let (store, types, now) = (env.ctx.store, env.ctx.types, env.ctx.now);
+    let scheduler = preemptor.spec.as_ref().and_then(|s| s.scheduler_name.clone());
+    let scheduler = scheduler.unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
+    let preemptor_uid = preemptor.metadata.uid.clone().unwrap_or_default();
+    for victim in &candidate.victims {
+        let Some((namespace, name)) = victim.split_once('/') else { continue };
+        let Ok(mut value) = store.get_value(&types.pods, namespace, name) else { continue };
+        let condition = serde_json::json!({
+            "type": "DisruptionTarget", "status": "True", "lastProbeTime": null,
+            "lastTransitionTime": super::timestamp(now), "reason": "PreemptionByScheduler",
+            "message": format!("{scheduler}: preempting to accommodate a higher priority pod"),
+        });
+        if schedule::set_pod_condition(&mut value, condition) {
+            match store.update(&types.pods, value.clone(), Subresource::Status, DryRun::Off) {
+                Ok(_) => {}
+                Err(store::Error::NotFound { .. } | store::Error::Conflict { .. }) => continue,
+                Err(error) => return Err(Error::Store(error)),
+            }
+        }
+        match store.delete(&types.pods, namespace, name, &store::DeleteOptions::default()) {
+            Ok(_) | Err(store::Error::NotFound { .. }) => {}
+            Err(error) => return Err(Error::Store(error)),
+        }
+        let involved = Involved {
+            kind: "Pod".into(),
+            api_version: "v1".into(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            uid: value["metadata"]["uid"].as_str().unwrap_or_default().to_string(),
+            field_path: None,
+        };
+        env.recorder.record(
+            &env.ctx,
+            &involved,
+            EventType::Normal,
+            "Preempted",
+            &format!("Preempted by pod {preemptor_uid} on node {}", candidate.node),
+            &Source::component(DEFAULT_SCHEDULER),
+        );
+    }
+    Ok(())
 }
 
 /// The node a non-terminal pod is bound to (`None` when unbound or finished): the pods the

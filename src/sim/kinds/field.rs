@@ -42,18 +42,27 @@ pub fn spec_non_negative(object: &Value, fields: &[&str], causes: &mut Vec<Cause
     }
 }
 
-/// The `Status.message` of a 422 Invalid: `DaemonSet.apps "x" is invalid: <errors>`, with
-/// several errors aggregated as `[e1, e2]` (apimachinery/pkg/api/errors `NewInvalid`).
+/// The `Status.message` of a 422 Invalid: `DaemonSet.apps "x" is invalid: <errors>`
+/// (apimachinery/pkg/api/errors `NewInvalid`, the errors as [`aggregate`] joins them).
 pub fn invalid_message(group: &str, kind: &str, name: &str, causes: &[Cause]) -> String {
     let kind = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
     match causes {
         [] => format!("{kind} {name:?} is invalid"),
-        [only] => format!("{kind} {name:?} is invalid: {only}"),
-        many => {
-            let parts: Vec<String> = many.iter().map(Cause::to_string).collect();
-            format!("{kind} {name:?} is invalid: [{}]", parts.join(", "))
+        causes => format!("{kind} {name:?} is invalid: {}", aggregate(causes)),
+    }
+}
+
+/// `field.ErrorList.ToAggregate().Error()`: each error once (a message already listed is
+/// dropped), one bare, several as `[e1, e2]`; an error without a field shows its message alone.
+pub fn aggregate(causes: &[Cause]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in causes {
+        let part = if cause.field.is_empty() { cause.message.clone() } else { cause.to_string() };
+        if !parts.contains(&part) {
+            parts.push(part);
         }
     }
+    if let [only] = parts.as_slice() { only.clone() } else { format!("[{}]", parts.join(", ")) }
 }
 
 /// `field.Required`: `Required value`, with the detail after a colon when there is one.
@@ -88,6 +97,27 @@ pub fn forbidden(field: impl Into<String>, detail: &str) -> Cause {
         reason: "FieldValueForbidden".into(),
         message: format!("Forbidden: {detail}"),
         field: field.into(),
+    }
+}
+
+/// `field.TooLong` (errors.go, 1.33 wording): the value is not shown.
+pub fn too_long(field: impl Into<String>, max_bytes: usize) -> Cause {
+    let unit = if max_bytes == 1 { "byte" } else { "bytes" };
+    Cause {
+        reason: "FieldValueTooLong".into(),
+        message: format!("Too long: may not be more than {max_bytes} {unit}"),
+        field: field.into(),
+    }
+}
+
+/// `%#v` of a slice of a named string type, e.g. `[]core.ResourceQuotaScope{"Bogus"}`.
+pub fn go_string_slice(go_type: &str, items: Option<&Vec<Value>>) -> String {
+    match items {
+        Some(items) => {
+            let shown: Vec<String> = items.iter().map(go_value).collect();
+            format!("[]{go_type}{{{}}}", shown.join(", "))
+        }
+        None => format!("[]{go_type}(nil)"),
     }
 }
 

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 pub mod apiextensions;
 pub mod apps;
+pub mod authentication;
 pub mod authorization;
 pub mod autoscaling;
 pub mod batch;
@@ -169,6 +170,14 @@ pub trait Strategy: Sync {
         None
     }
 
+    /// Whether a delete that removes the object at once answers with the object (the store's
+    /// `ReturnDeletedObject: true`) rather than a `Status` with `status: Success` and `details`
+    /// (`Store.finalizeDelete`, k8s.io/apiserver/pkg/registry/generic/registry/store.go). A delete
+    /// left pending (grace period, finalizers) answers with the object either way.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
     /// The `Table` columns and row printer (`pkg/printers/internalversion/printers.go`).
     fn printer(&self) -> &'static printer::Printer {
         &printer::DEFAULT
@@ -243,6 +252,7 @@ pub static BUILT_IN: &[&Kind] = &[
     &events::event::KIND,
     &coordination::lease::KIND,
     &apiextensions::customresourcedefinition::KIND,
+    &authentication::selfsubjectreview::KIND,
     &authorization::selfsubjectaccessreview::KIND,
     &authorization::selfsubjectrulesreview::KIND,
     &scheduling::priorityclass::KIND,

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::field::Cause;
+use super::field::{Cause, too_long};
 
 /// `TotalAnnotationSizeLimitB` (objectmeta.go): 256 KiB of keys and values together.
 pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
@@ -122,7 +122,9 @@ fn name_errors(rule: NameRule, name: &str, prefix: bool) -> Vec<String> {
     }
 }
 
-fn qualified_name_errors(key: &str) -> Vec<String> {
+/// `validation.IsQualifiedName`: an optional DNS-subdomain prefix and `/`, then a name part of at
+/// most 63 characters.
+pub(crate) fn qualified_name_errors(key: &str) -> Vec<String> {
     let mut errors = Vec::new();
     let (prefix, name) = match key.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
@@ -142,13 +144,12 @@ fn qualified_name_errors(key: &str) -> Vec<String> {
     }
     if name.is_empty() {
         errors.push("name part must be non-empty".to_string());
-    } else {
-        if name.len() > 63 {
-            errors.push(format!("name part {}", max_len(63)));
-        }
-        if !label_value_shape(name) {
-            errors.push(QUALIFIED_NAME_ERROR.to_string());
-        }
+    } else if name.len() > 63 {
+        errors.push(format!("name part {}", max_len(63)));
+    }
+    // The regular expression is checked whatever the length, so an empty name part gets both.
+    if !label_value_shape(name) {
+        errors.push(QUALIFIED_NAME_ERROR.to_string());
     }
     errors
 }
@@ -160,7 +161,8 @@ fn label_value_shape(value: &str) -> bool {
         && value.ends_with(alnum)
 }
 
-fn label_value_errors(value: &str) -> Vec<String> {
+/// `validation.IsValidLabelValue`: empty, or at most 63 characters of the label-value shape.
+pub(crate) fn label_value_errors(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > 63 {
         errors.push(max_len(63));
@@ -231,12 +233,7 @@ fn validate_annotations(annotations: &Map<String, Value>, causes: &mut Vec<Cause
         total += key.len() + value.as_str().map_or(0, str::len);
     }
     if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-        // `field.TooLong(fldPath, "", TotalAnnotationSizeLimitB)` (errors.go, 1.33 wording).
-        causes.push(Cause {
-            reason: "FieldValueTooLong".into(),
-            message: format!("Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
-            field: "metadata.annotations".into(),
-        });
+        causes.push(too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT));
     }
 }
 

@@ -32,7 +32,7 @@ pub use self::{
         PidState, Started, Status, answers_version, down, kubeconfig_for, pid_state, process_alive,
         remove_run_files, render_status, run_record, status, up,
     },
-    serving::{Prepared, REQUEST_LOG_ENV, seed, serve, serve_tls},
+    serving::{Prepared, REQUEST_LOG_ENV, seed, serve},
 };
 use super::{
     auth, kubeconfig, tls,

@@ -1,14 +1,13 @@
 //! `sim serve`: the simulator in the foreground, from a prepared state directory to HTTPS on the
 //! listen address until SIGTERM or Ctrl-C.
 
-use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
+use std::{future::Future, path::PathBuf, sync::Arc};
 
 use k8s_openapi::jiff::Timestamp;
-use tokio::{net::TcpListener, sync::watch, task::JoinSet};
+use tokio::net::TcpListener;
 
 use super::{
-    ControlPlane, Error, PID_FILE, POLL, RUN_FILE, Result, RunRecord, STORE_FILE, ServeOptions,
-    ensure_writable,
+    ControlPlane, Error, PID_FILE, RUN_FILE, Result, RunRecord, STORE_FILE, ServeOptions, ensure_writable,
     process::{PidState, pid_state, remove_run_files, run_record},
     write_state_file,
 };
@@ -117,7 +116,8 @@ pub async fn serve(
         ControlPlane::Running => Some(crate::sim::controllers::spawn(state.clone(), controller_config)?),
         ControlPlane::ApiOnly => None,
     };
-    let app = auth::layer(server::router(state), Arc::new(tokens.clone()));
+    let handlers = server::transport::handler_runtime().map_err(Error::Serve)?;
+    let app = auth::layer(server::served_router(state.clone(), handlers), Arc::new(tokens.clone()));
     let app = match std::env::var(REQUEST_LOG_ENV) {
         Ok(value) if value == "1" => {
             app.layer(axum::middleware::from_fn_with_state(Arc::new(tokens.clone()), log_request))
@@ -159,8 +159,14 @@ pub async fn serve(
         },
     };
     on_ready(&Prepared { record, seeded, removed_stale_pid });
+    // `/readyz` fails its `shutdown` check from the moment the server begins to stop.
+    let shutdown = async move {
+        shutdown.await;
+        state.health.shutting_down.store(true, std::sync::atomic::Ordering::Release);
+    };
 
-    let served = serve_tls(listener, server_config, app, shutdown).await;
+    let limits = server::transport::Limits::default();
+    let served = server::transport::serve_tls(listener, server_config, app, limits, shutdown).await;
     if let Some(controllers) = controllers {
         controllers.abort();
     }
@@ -216,59 +222,6 @@ fn termination_signal() -> std::io::Result<std::pin::Pin<Box<dyn Future<Output =
             let _ = tokio::signal::ctrl_c().await;
         }))
     }
-}
-
-/// The TLS accept loop: one task per connection, HTTP/1.1 (what ALPN offers), until `shutdown`;
-/// then open connections get a graceful close and a short grace period (watches are long-lived).
-pub async fn serve_tls(
-    listener: TcpListener,
-    config: Arc<rustls::ServerConfig>,
-    app: axum::Router,
-    shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    let acceptor = tokio_rustls::TlsAcceptor::from(config);
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let mut connections = JoinSet::new();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            accepted = listener.accept() => {
-                let (tcp, _) = match accepted {
-                    Ok(pair) => pair,
-                    // Too many open files and the like: keep serving the others.
-                    Err(_) => { tokio::time::sleep(POLL).await; continue; }
-                };
-                let acceptor = acceptor.clone();
-                let app = app.clone();
-                let mut stop = stop_rx.clone();
-                connections.spawn(async move {
-                    let Ok(Ok(tls)) = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await else {
-                        return;
-                    };
-                    let service = hyper_util::service::TowerToHyperService::new(app);
-                    let connection = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service);
-                    tokio::pin!(connection);
-                    tokio::select! {
-                        _ = connection.as_mut() => {}
-                        _ = async { let _ = stop.wait_for(|stopping| *stopping).await; } => {
-                            connection.as_mut().graceful_shutdown();
-                            let _ = tokio::time::timeout(Duration::from_secs(2), connection).await;
-                        }
-                    }
-                });
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
-    let _ = stop_tx.send(true);
-    let _ = tokio::time::timeout(Duration::from_secs(3), async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
-    connections.abort_all();
-    Ok(())
 }
 
 #[cfg(test)]

@@ -106,6 +106,40 @@ pub(super) fn mutate_on_create(txn: &Txn<'_>, group_resource: &str, pod: &mut Va
     })
 }
 
+/// The validating plugins that read other objects, on a create (`old` None) or an update of
+/// `object`: `Priority`'s `validatePriorityClass` (plugin/pkg/admission/priority/admission.go)
+/// refuses a second `globalDefault` PriorityClass, created or marked on another class, with a
+/// 403 naming the class that already is the default (the lowest-valued one when a race left
+/// several, as `getDefaultPriorityClass` picks).
+pub(super) fn validate_on_write(
+    txn: &Txn<'_>,
+    group_resource: &str,
+    object: &Value,
+    old: Option<&Value>,
+) -> Result<()> {
+    if group_resource != PRIORITY_CLASSES || object["globalDefault"] != true {
+        return Ok(());
+    }
+    let name = name_of(object);
+    let default = txn
+        .list_in(PRIORITY_CLASSES, "")
+        .iter()
+        .filter_map(|s| s.value().ok())
+        .filter(|class| class["globalDefault"] == true)
+        .min_by_key(|class| class["value"].as_i64().unwrap_or(0));
+    match default {
+        Some(default) if old.is_none() || name_of(&default) != name => Err(Error::Forbidden {
+            resource: group_resource.to_string(),
+            name: name.to_string(),
+            message: format!(
+                "PriorityClass {} is already marked as default. Only one default can exist",
+                name_of(&default)
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The mutating pod admission plugins that read other objects, run on a pod create before
 /// defaulting: `Priority` (plugin/pkg/admission/priority/admission.go: the class's value and
 /// preemption policy into the pod, else the lowest global default, else 0) and `RuntimeClass`

@@ -24,7 +24,7 @@ use super::{
 };
 
 pub mod admission;
-mod meta;
+pub(crate) mod meta;
 pub mod quota;
 mod write;
 

@@ -106,6 +106,7 @@ pub(super) fn create(txn: &mut Txn<'_>, rt: &ResourceType, mut object: Value) ->
     strategy.prepare_for_create(&mut object, txn.now);
     admission::mutate_on_create(txn, &group_resource, &mut object)?;
     admit(rt, &mut object, None)?;
+    admission::validate_on_write(txn, &group_resource, &object, None)?;
     admission::charge_quotas(txn, &group_resource, &namespace, &object)?;
     txn.put(&group_resource, object)
 }
@@ -239,6 +240,7 @@ pub(super) fn update(
     strategy.decode_defaults(&mut new);
     meta::normalise_quantities(&group_resource, &mut new);
     admit(rt, &mut new, Some(&old))?;
+    admission::validate_on_write(txn, &group_resource, &new, Some(&old))?;
     strategy.prepare_for_update(&mut new, &old);
     if subresource == Subresource::Main
         && strategy.tracks_generation()

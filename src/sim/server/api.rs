@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Body,
+    body::{Body, Bytes},
     extract::{Request, State},
     http::{HeaderMap, Method, StatusCode, header},
     response::{IntoResponse, Response},
@@ -146,7 +146,7 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let headers = parts.headers;
     if let (Verb::Create, Some(review)) = (verb, authz::Review::of(&target.rt)) {
         let identity = parts.extensions.get::<crate::sim::auth::Identity>();
-        return authz::create(review, &target.rt, identity, &headers, body).await;
+        return authz::create(review, &target.rt, identity, state.clock.now(), &headers, body).await;
     }
     let defines_types =
         crd::defines_types(&target.rt) && !matches!(verb, Verb::Get | Verb::List | Verb::Watch);
@@ -290,16 +290,40 @@ fn list(state: &AppState, target: &Target, query: &Query, headers: &HeaderMap) -
             return Ok(json_response(StatusCode::OK, table.to_string()));
         }
         let continue_token = metadata["continue"].as_str();
-        let table = render_table(
-            &target.rt,
-            &page.items,
-            &page.revision.to_string(),
-            continue_token,
-            state.clock.now(),
-        )?;
+        let include = table::IncludeObject::parse(query.get("includeObject")).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "includeObject: Unsupported value: {:?}: supported values: \"Metadata\", \"None\", \"Object\"",
+                query.get("includeObject").unwrap_or_default()
+            ))
+        })?;
+        let table = if include == table::IncludeObject::Metadata {
+            render_table(
+                &target.rt,
+                &page.items,
+                &page.revision.to_string(),
+                continue_token,
+                state.clock.now(),
+            )?
+        } else {
+            let rows = page
+                .items
+                .iter()
+                .map(|stored| Ok(table::row_template_with(&target.rt, &stored.value()?, include)))
+                .collect::<Result<Vec<String>>>()?;
+            let rows = rows.iter().map(String::as_str);
+            table::render_rows(
+                &target.rt,
+                rows,
+                &page.revision.to_string(),
+                continue_token,
+                true,
+                state.clock.now(),
+            )
+        };
         return Ok(json_response(StatusCode::OK, table));
     }
-    Ok(json_response(StatusCode::OK, list_json(&target.rt, &metadata, &page.items)))
+    let body = list_body(&target.rt, &metadata, page.items);
+    Ok((StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// Rows not yet cached beyond this many are rendered on two threads.
@@ -340,23 +364,65 @@ fn render_table(
     Ok(table::render_rows(rt, rows.into_iter(), revision, continue_token, true, now))
 }
 
-/// A `<Kind>List` built from the stored JSON texts without reparsing them.
-fn list_json(rt: &ResourceType, metadata: &Value, items: &[Arc<Stored>]) -> String {
-    let size: usize = items.iter().map(|stored| stored.json.len() + 1).sum();
-    let mut body = String::with_capacity(size + 128);
-    body.push_str(&format!(
+/// Objects of a list response are gathered into chunks of about this many bytes; a larger
+/// object is sent as its own chunk, sharing its stored text.
+const LIST_CHUNK_BYTES: usize = 64 * 1024;
+
+/// A `<Kind>List` from the stored JSON texts, without reparsing them, written as the client
+/// reads it: chunks of about [`LIST_CHUNK_BYTES`] built one at a time, and an object larger
+/// than that sent as its stored text itself. A client that reads slowly (or not at all) holds
+/// the page's object references and one chunk, not a copy of the list; upstream streams list
+/// encoding likewise (`StreamingCollectionEncodingToJSON`, on by default in 1.33).
+fn list_body(rt: &ResourceType, metadata: &Value, items: Vec<Arc<Stored>>) -> Body {
+    let head = format!(
         "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{metadata},\"items\":[",
         json!(rt.list_kind()),
         json!(rt.api_version())
-    ));
-    for (i, stored) in items.iter().enumerate() {
-        if i > 0 {
-            body.push(',');
+    );
+    let chunks =
+        ListChunks { head: Some(head), items: items.into_iter().enumerate(), large: None, finished: false };
+    Body::from_stream(futures::stream::iter(chunks.map(Ok::<_, std::convert::Infallible>)))
+}
+
+/// The chunks of [`list_body`], made as they are asked for.
+struct ListChunks {
+    head: Option<String>,
+    items: std::iter::Enumerate<std::vec::IntoIter<Arc<Stored>>>,
+    /// A large object's text, next after the chunk just returned.
+    large: Option<Bytes>,
+    finished: bool,
+}
+
+impl Iterator for ListChunks {
+    type Item = Bytes;
+
+    fn next(&mut self) -> Option<Bytes> {
+        if let Some(large) = self.large.take() {
+            return Some(large);
         }
-        body.push_str(&stored.json);
+        if self.finished {
+            return None;
+        }
+        let mut chunk = self.head.take().unwrap_or_default();
+        loop {
+            let Some((index, stored)) = self.items.next() else {
+                chunk.push_str("]}");
+                self.finished = true;
+                return Some(Bytes::from(chunk));
+            };
+            if index > 0 {
+                chunk.push(',');
+            }
+            if stored.json.len() >= LIST_CHUNK_BYTES {
+                self.large = Some(stored.json_bytes());
+                return Some(Bytes::from(chunk));
+            }
+            chunk.push_str(&stored.json);
+            if chunk.len() >= LIST_CHUNK_BYTES {
+                return Some(Bytes::from(chunk));
+            }
+        }
     }
-    body.push_str("]}");
-    body
 }
 
 /// How a write is checked and recorded: `fieldValidation`, the field manager, `dryRun`.
@@ -379,10 +445,11 @@ impl WriteParams {
     }
 }
 
-/// The response with one `Warning` header per field-validation warning (`fieldValidation=Warn`).
+/// The response with the `Warning` headers of the field-validation warnings
+/// (`fieldValidation=Warn`), de-duplicated and capped as upstream's recorder does.
 fn with_warnings(mut response: Response, warnings: &[String]) -> Response {
-    for warning in warnings {
-        if let Ok(value) = fieldvalidation::warning_header(warning).parse() {
+    for warning in fieldvalidation::warning_headers(warnings) {
+        if let Ok(value) = warning.parse() {
             response.headers_mut().append(header::WARNING, value);
         }
     }
@@ -553,6 +620,10 @@ async fn patch(
         // the type converter lets through, such as an int32 out of range).
         fieldvalidation::check_apply(rt, &applied)?;
         typecheck::check_body(rt, &applied)?;
+        // A configuration without a name takes the live object's (or the URL's).
+        if applied["metadata"]["name"].as_str().is_some_and(|name| !name.is_empty()) {
+            check_name(target, &applied)?;
+        }
         if let Some(namespace) = &target.namespace {
             applied["metadata"]["namespace"] = json!(namespace);
         }
@@ -574,6 +645,7 @@ async fn patch(
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
             typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
+            check_name(target, &patched)?;
             fieldvalidation::strip_unknown(rt, &mut patched);
             admit_next(state, rt, custom.as_ref(), &mut patched, Some(&current), query)?;
             let sub = subresource_name(target.subresource);
@@ -583,6 +655,29 @@ async fn patch(
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(with_warnings(object_response(state, rt, headers, code, &object), &warnings))
+}
+
+/// `checkName` (apiserver `endpoints/handlers/rest.go`), run on every patched object: a patch
+/// may not rename the object or move it to another namespace (a namespace left empty is the
+/// URL's).
+fn check_name(target: &Target, patched: &Value) -> Result<()> {
+    let name = patched["metadata"]["name"].as_str().unwrap_or_default();
+    if name != target.name() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            target.name()
+        )));
+    }
+    let namespace = patched["metadata"]["namespace"].as_str().unwrap_or_default();
+    if let Some(expected) = target.namespace.as_deref().filter(|ns| !ns.is_empty())
+        && !namespace.is_empty()
+        && namespace != expected
+    {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({namespace}) does not match the namespace on the request ({expected})"
+        )));
+    }
+    Ok(())
 }
 
 async fn delete(
@@ -595,7 +690,25 @@ async fn delete(
     let bytes = request::read_body(headers, body).await?;
     let options = request::delete_options(query, headers, &bytes)?;
     let deletion = state.store.delete(&target.rt, target.namespace(), target.name(), &options)?;
-    Ok(object_response(state, &target.rt, headers, StatusCode::OK, deletion.object()))
+    match deletion {
+        Deletion::Removed(object) if !target.rt.strategy().returns_deleted_object() => {
+            Ok(json_response(StatusCode::OK, deleted_status(&target.rt, &object).to_string()))
+        }
+        deletion => Ok(object_response(state, &target.rt, headers, StatusCode::OK, deletion.object())),
+    }
+}
+
+/// `Store.finalizeDelete`'s answer for a kind that does not return the deleted object: a
+/// `Status` whose details name the object, its API group (left out for the core group) and,
+/// as `kind`, its resource.
+fn deleted_status(rt: &ResourceType, object: &Value) -> Value {
+    let mut details = json!({"name": object["metadata"]["name"]});
+    if !rt.group.is_empty() {
+        details["group"] = json!(rt.group);
+    }
+    details["kind"] = json!(rt.plural);
+    details["uid"] = object["metadata"]["uid"].clone();
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
 
 async fn delete_collection(

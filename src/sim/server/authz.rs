@@ -12,6 +12,7 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::{
@@ -20,6 +21,7 @@ use super::{
 };
 use crate::sim::{
     auth::{self, ADMIN_USER, Identity, RequestInfo, Role},
+    registry::meta::timestamp,
     resources::ResourceType,
 };
 
@@ -33,6 +35,8 @@ pub enum Review {
     Access,
     /// `selfsubjectrulesreviews`: what may I do in this namespace?
     Rules,
+    /// authentication.k8s.io `selfsubjectreviews`: who am I? (`kubectl auth whoami`)
+    Identity,
 }
 
 impl Review {
@@ -41,6 +45,7 @@ impl Review {
         match (rt.group.as_str(), rt.plural.as_str()) {
             (GROUP, "selfsubjectaccessreviews") => Some(Review::Access),
             (GROUP, "selfsubjectrulesreviews") => Some(Review::Rules),
+            ("authentication.k8s.io", "selfsubjectreviews") => Some(Review::Identity),
             _ => None,
         }
     }
@@ -55,6 +60,7 @@ pub async fn create(
     review: Review,
     rt: &ResourceType,
     identity: Option<&Identity>,
+    now: Timestamp,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<Response> {
@@ -71,9 +77,26 @@ pub async fn create(
     object["status"] = match review {
         Review::Access => access_status(identity, &object["spec"])?,
         Review::Rules => rules_status(identity),
+        Review::Identity => {
+            // selfsubjectreview/rest.go `Create` stamps the review with the time it answered.
+            object["metadata"]["creationTimestamp"] = json!(timestamp(now));
+            json!({"userInfo": {"username": identity.user, "groups": identity_groups(identity)}})
+        }
     };
     Ok((StatusCode::CREATED, [(header::CONTENT_TYPE, "application/json")], object.to_string())
         .into_response())
+}
+
+/// The groups the simulator's authenticator gives a user: the admin's token is bound to
+/// cluster-admin through `system:masters` as a kubeadm admin's certificate is, and every
+/// authenticated user is in `system:authenticated` (the authenticator's `AuthenticatedGroupAdder`).
+fn identity_groups(identity: &Identity) -> Vec<&'static str> {
+    match identity.role {
+        Role::Admin => vec!["system:masters", "system:authenticated"],
+        Role::Viewer | Role::Learner => vec!["system:authenticated"],
+        // The anonymous authenticator's group (`pkg/authentication/request/anonymous`).
+        Role::Anonymous => vec!["system:unauthenticated"],
+    }
 }
 
 /// The verbs RBAC knows, as the `&'static str` [`RequestInfo`] carries; anything else (`*`,
@@ -129,6 +152,8 @@ fn allow_reason(identity: &Identity) -> String {
     let (binding, role) = match identity.role {
         Role::Admin => ("lab-runner-admin", "cluster-admin"),
         Role::Viewer => ("lab-runner-viewer", "view"),
+        Role::Learner => ("lab-runner-learner", "lab-runner:learner"),
+        Role::Anonymous => ("system:public-info-viewer", "system:public-info-viewer"),
     };
     format!(
         "RBAC: allowed by ClusterRoleBinding \"{binding}\" of ClusterRole \"{role}\" to User \"{}\"",
@@ -150,6 +175,18 @@ fn rules_status(identity: &Identity) -> Value {
         Role::Viewer => json!({
             "resourceRules": [reviews, {"verbs": ["get", "list", "watch"], "apiGroups": ["*"], "resources": ["*"]}],
             "nonResourceRules": [{"verbs": ["get", "head"], "nonResourceURLs": ["*"]}],
+            "incomplete": false,
+        }),
+        // Its rules differ in the records' namespace, which one list cannot say: `incomplete`,
+        // as upstream marks a list that does not hold every rule, and `auth can-i` per request.
+        Role::Learner => json!({
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, reviews],
+            "nonResourceRules": [{"verbs": ["get", "head"], "nonResourceURLs": ["*"]}],
+            "incomplete": true,
+        }),
+        Role::Anonymous => json!({
+            "resourceRules": [],
+            "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": crate::sim::auth::PUBLIC_PATHS}],
             "incomplete": false,
         }),
     }

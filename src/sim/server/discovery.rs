@@ -70,22 +70,28 @@ async fn not_found() -> Response {
 }
 
 async fn version() -> Response {
-    // Field set of apimachinery/pkg/version/types.go `Info`; the commit and build date are the
-    // simulator's own, not a real release's.
-    json_response(
-        "application/json",
-        &json!({
-            "major": "1",
-            "minor": "33",
-            "gitVersion": GIT_VERSION,
-            "gitCommit": "0000000000000000000000000000000000000000",
-            "gitTreeState": "clean",
-            "buildDate": "2025-08-12T00:00:00Z",
-            "goVersion": "go1.24.5",
-            "compiler": "gc",
-            "platform": "linux/amd64",
-        }),
-    )
+    // Field set and order of apimachinery/pkg/version/types.go `Info` (1.33 adds the emulation
+    // and minimum-compatibility versions: the binary's own minor, and one minor below it); the
+    // commit and build date are the simulator's own, not a real release's. `routes.Version`
+    // writes it with `responsewriters.WriteRawJSON`: `json.MarshalIndent(.., "", "  ")`, no
+    // trailing newline, Content-Type only.
+    let info = json!({
+        "major": "1",
+        "minor": "33",
+        "emulationMajor": "1",
+        "emulationMinor": "33",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "32",
+        "gitVersion": GIT_VERSION,
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2025-08-12T00:00:00Z",
+        "goVersion": "go1.24.5",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    });
+    let body = serde_json::to_string_pretty(&info).unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// Whether the `Accept` header asks for aggregated discovery v2 (v2beta1 alone is not served).
@@ -411,6 +417,15 @@ mod tests {
     async fn version_and_unknown_paths() {
         let (status, _, version) = get("/version", "application/json").await;
         assert_eq!(status, StatusCode::OK);
+        let request = Request::get("/version").body(Body::empty()).unwrap();
+        let response = app().oneshot(request).await.unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let text = String::from_utf8(bytes.to_vec()).unwrap();
+        assert!(
+            text.starts_with("{\n  \"major\": \"1\",\n  \"minor\": \"33\",\n  \"emulationMajor\": \"1\",\n  \"emulationMinor\": \"33\",\n  \"minCompatibilityMajor\": \"1\",\n  \"minCompatibilityMinor\": \"32\",\n  \"gitVersion\""),
+            "{text}"
+        );
+        assert!(text.ends_with('}'), "{text}");
         assert_eq!(version["gitVersion"], GIT_VERSION);
         assert_eq!(version["platform"], "linux/amd64");
         let (status, _, body) = get("/apis/nope.example.com/v1", "application/json").await;

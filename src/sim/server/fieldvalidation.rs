@@ -13,7 +13,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::schema::{ListType, Node, Shape, catalog};
-use crate::sim::{crdvalidation::gofmt::float as go_float, resources::ResourceType};
+use crate::sim::{crdvalidation::gofmt::float as go_float, gojson, resources::ResourceType};
 
 /// Errors of field validation.
 #[derive(Debug, thiserror::Error)]
@@ -64,33 +64,61 @@ impl Mode {
 pub fn unknown_fields(rt: &ResourceType, object: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     if let Some(node) = catalog().for_type(rt) {
-        walk(object, node, "", &mut problems);
+        walk(object, node, &mut String::new(), &mut problems);
     }
     problems
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+/// One step down a path as upstream prints it.
+enum Step<'a> {
+    /// `a.b`: a field name, after a `.` unless it is the first step.
+    Field(&'a str),
+    /// `.a.b`: a field name, always after a `.` (structured-merge-diff's paths).
+    Dotted(&'a str),
+    /// `[0]`, `[name="a"]`: appended as it is.
+    Suffix(&'a str),
 }
 
-fn walk(value: &Value, node: Node<'_>, path: &str, problems: &mut Vec<String>) {
+/// Appends `step` to `path`.
+fn push_step(path: &mut String, step: Step<'_>) {
+    match step {
+        Step::Field(name) if path.is_empty() => path.push_str(name),
+        Step::Field(name) | Step::Dotted(name) => {
+            path.push('.');
+            path.push_str(name);
+        }
+        Step::Suffix(text) => path.push_str(text),
+    }
+}
+
+/// Appends `step` to `path`, runs `then`, and cuts the step off again: one path buffer for a
+/// whole walk, so a deep object costs its depth in memory, not its depth squared.
+fn with_step<T>(path: &mut String, step: Step<'_>, then: impl FnOnce(&mut String) -> T) -> T {
+    let length = path.len();
+    push_step(path, step);
+    let result = then(path);
+    path.truncate(length);
+    result
+}
+
+fn walk(value: &Value, node: Node<'_>, path: &mut String, problems: &mut Vec<String>) {
     match (node.shape(), value) {
         (Shape::Struct, Value::Object(map)) => {
             for (key, child) in map {
-                match node.field(key) {
-                    Some(field) => walk(child, field.node, &join(path, key), problems),
-                    None => problems.push(format!("unknown field \"{}\"", join(path, key))),
-                }
+                with_step(path, Step::Field(key), |path| match node.field(key) {
+                    Some(field) => walk(child, field.node, path, problems),
+                    None => problems.push(format!("unknown field \"{path}\"")),
+                });
             }
         }
         (Shape::Map(elem), Value::Object(map)) => {
             for (key, child) in map {
-                walk(child, elem, &join(path, key), problems);
+                with_step(path, Step::Field(key), |path| walk(child, elem, path, problems));
             }
         }
         (Shape::List(elem), Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                walk(item, elem, &format!("{path}[{i}]"), problems);
+                with_step(path, Step::Suffix(&format!("[{i}]")), |path| walk(item, elem, path, problems));
             }
         }
         _ => {}
@@ -109,7 +137,7 @@ fn walk(value: &Value, node: Node<'_>, path: &str, problems: &mut Vec<String>) {
 pub fn check_apply(rt: &ResourceType, config: &Value) -> Result<()> {
     let mut problems = Vec::new();
     if let Some(node) = catalog().for_type(rt) {
-        walk_apply(config, node, None, "", &mut problems, 0);
+        walk_apply(config, node, None, &mut String::new(), &mut problems);
     }
     let errors = match problems.as_slice() {
         [] => return Ok(()),
@@ -125,18 +153,14 @@ pub fn check_apply(rt: &ResourceType, config: &Value) -> Result<()> {
     )))
 }
 
-/// Deeper than this the configuration is not walked (bodies are at most 3 MiB; the stack is not).
-const MAX_APPLY_DEPTH: usize = 512;
-
 fn walk_apply(
     value: &Value,
     node: Node<'_>,
     list: Option<ListType>,
-    path: &str,
+    path: &mut String,
     problems: &mut Vec<String>,
-    depth: usize,
 ) {
-    if value.is_null() || depth > MAX_APPLY_DEPTH {
+    if value.is_null() {
         return; // null is a valid value of every type
     }
     let node = node.resolve();
@@ -156,18 +180,15 @@ fn walk_apply(
     match (node.shape(), value) {
         (Shape::Struct, Value::Object(map)) => {
             for (key, child) in map {
-                let child_path = format!("{path}.{key}");
-                match node.field(key) {
-                    Some(field) => {
-                        walk_apply(child, field.node, Some(field.list), &child_path, problems, depth + 1)
-                    }
-                    None => problems.push(format!("{child_path}: field not declared in schema")),
-                }
+                with_step(path, Step::Dotted(key), |path| match node.field(key) {
+                    Some(field) => walk_apply(child, field.node, Some(field.list), path, problems),
+                    None => problems.push(format!("{path}: field not declared in schema")),
+                });
             }
         }
         (Shape::Map(elem), Value::Object(map)) => {
             for (key, child) in map {
-                walk_apply(child, elem, None, &format!("{path}.{key}"), problems, depth + 1);
+                with_step(path, Step::Dotted(key), |path| walk_apply(child, elem, None, path, problems));
             }
         }
         (Shape::List(elem), Value::Array(items)) => {
@@ -181,7 +202,7 @@ fn walk_apply(
                     Some(ListType::Set) => format!("[={item}]"),
                     _ => format!("[{i}]"),
                 };
-                walk_apply(item, elem, None, &format!("{path}{element}"), problems, depth + 1);
+                with_step(path, Step::Suffix(&element), |path| walk_apply(item, elem, None, path, problems));
             }
         }
         (Shape::Struct | Shape::Map(_), other) => {
@@ -318,24 +339,86 @@ pub fn warning_header(text: &str) -> String {
     format!("299 - {}", serde_json::to_string(text).unwrap_or_default())
 }
 
+/// The recorder's total: past this many characters of warning text, warnings are truncated.
+const WARNING_TOTAL_RUNES: usize = 4 * 1024;
+/// Each warning's length once the recorder truncates.
+const WARNING_ITEM_RUNES: usize = 256;
+
+/// The `Warning` header values a response carries for `warnings`, as apiserver's warning
+/// recorder writes them (`endpoints/filters/warning.go` `recorder.AddWarning`): each text once;
+/// while the texts stay within [`WARNING_TOTAL_RUNES`] characters they go out whole; the first
+/// one past it switches to truncation, which rewrites the ones already sent cut to
+/// [`WARNING_ITEM_RUNES`] and keeps adding cut ones until the total is reached again.
+pub fn warning_headers(warnings: &[String]) -> Vec<String> {
+    let cut = |text: &str| -> (String, usize) {
+        let runes = text.chars().count();
+        if runes > WARNING_ITEM_RUNES {
+            (text.chars().take(WARNING_ITEM_RUNES).collect(), WARNING_ITEM_RUNES)
+        } else {
+            (text.to_string(), runes)
+        }
+    };
+    let mut recorded: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut ordered: Vec<&str> = Vec::new();
+    let mut headers = Vec::new();
+    let (mut written, mut truncating) = (0usize, false);
+    for text in warnings.iter().map(String::as_str) {
+        if text.is_empty() || (truncating && written >= WARNING_TOTAL_RUNES) || !recorded.insert(text) {
+            continue;
+        }
+        ordered.push(text);
+        let (shown, runes) = if truncating { cut(text) } else { (text.to_string(), text.chars().count()) };
+        if truncating || written + runes <= WARNING_TOTAL_RUNES {
+            written += runes;
+            headers.push(warning_header(&shown));
+            continue;
+        }
+        truncating = true;
+        headers.clear();
+        written = 0;
+        for earlier in &ordered {
+            let (shown, runes) = cut(earlier);
+            written += runes;
+            headers.push(warning_header(&shown));
+        }
+    }
+    headers
+}
+
 /// Parses JSON, reporting keys that occur twice in one object as `duplicate field "path"`
-/// (the last value wins, as in Go's decoder).
+/// (the last value wins, as in Go's decoder). Nesting is bounded as Go's decoder bounds it
+/// ([`gojson::MAX_NESTING_DEPTH`]).
 pub fn decode_tracking_duplicates(body: &[u8]) -> Result<(Value, Vec<String>)> {
+    if let Some(overflow) = gojson::nesting_overflow(body) {
+        return Err(Error::Malformed(gojson::DecodeError::TooDeep(overflow).to_string()));
+    }
+    let path = RefCell::new(String::new());
     let duplicates = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let value = Tracking { path: String::new(), duplicates: &duplicates, depth: 0 }
+    deserializer.disable_recursion_limit();
+    let value = Tracking { path: &path, duplicates: &duplicates }
         .deserialize(&mut deserializer)
         .map_err(|e| Error::Malformed(e.to_string()))?;
     deserializer.end().map_err(|e| Error::Malformed(e.to_string()))?;
     Ok((value, duplicates.into_inner()))
 }
 
-const MAX_DEPTH: usize = 256;
-
+/// A value being read, and where: the path is one buffer shared by every level.
+#[derive(Clone, Copy)]
 struct Tracking<'a> {
-    path: String,
+    path: &'a RefCell<String>,
     duplicates: &'a RefCell<Vec<String>>,
-    depth: usize,
+}
+
+impl Tracking<'_> {
+    /// Reads the next value with `step` appended to the path.
+    fn read<T, E>(self, step: Step<'_>, next: impl FnOnce(Self) -> Result<T, E>) -> Result<T, E> {
+        let length = self.path.borrow().len();
+        push_step(&mut self.path.borrow_mut(), step);
+        let result = next(self);
+        self.path.borrow_mut().truncate(length);
+        result
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Tracking<'_> {
@@ -386,36 +469,27 @@ impl<'de> Visitor<'de> for Tracking<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        if self.depth > MAX_DEPTH {
-            return Err(de::Error::custom("the document nests too deeply"));
-        }
         let mut items = Vec::new();
-        loop {
-            let seed = Tracking {
-                path: format!("{}[{}]", self.path, items.len()),
-                duplicates: self.duplicates,
-                depth: self.depth + 1,
-            };
-            match seq.next_element_seed(seed)? {
-                Some(item) => items.push(item),
-                None => break,
-            }
+        while let Some(item) =
+            self.read(Step::Suffix(&format!("[{}]", items.len())), |seed| seq.next_element_seed(seed))?
+        {
+            items.push(item);
         }
         Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        if self.depth > MAX_DEPTH {
-            return Err(de::Error::custom("the document nests too deeply"));
-        }
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            let path = join(&self.path, &key);
-            let seed = Tracking { path: path.clone(), duplicates: self.duplicates, depth: self.depth + 1 };
-            let value = access.next_value_seed(seed)?;
-            if map.insert(key, value).is_some() {
-                self.duplicates.borrow_mut().push(format!("duplicate field \"{path}\""));
-            }
+            let repeated = map.contains_key(&key);
+            let value = self.read(Step::Field(&key), |seed| {
+                let duplicate = repeated.then(|| format!("duplicate field \"{}\"", seed.path.borrow()));
+                let value = access.next_value_seed(seed)?;
+                // After the value's own problems, as Go's decoder reports them.
+                seed.duplicates.borrow_mut().extend(duplicate);
+                Ok(value)
+            })?;
+            map.insert(key, value);
         }
         Ok(Value::Object(map))
     }

@@ -153,7 +153,9 @@ impl Pe {
     }
 }
 
-/// A set of field paths as a trie (`fieldpath.Set`).
+/// A set of field paths as a trie (`fieldpath.Set`). No child set is ever empty (every
+/// operation below keeps it so), which makes emptiness a constant-time question: a deep set is
+/// not walked once per level.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Set {
     members: BTreeSet<Pe>,
@@ -163,7 +165,10 @@ pub struct Set {
 impl Set {
     /// True when the set holds no path.
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty() && self.children.values().all(Set::is_empty)
+        debug_assert!(
+            self.children.values().all(|child| !child.members.is_empty() || !child.children.is_empty())
+        );
+        self.members.is_empty() && self.children.is_empty()
     }
 
     /// Adds a path (the empty path is not a member of anything).
@@ -174,6 +179,19 @@ impl Set {
                 self.members.insert(last.clone());
             }
             [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+        }
+    }
+
+    /// Puts `below` under `pe` (merged with what is there already), unless it is empty.
+    pub fn graft(&mut self, pe: &Pe, below: Set) {
+        if below.is_empty() {
+            return;
+        }
+        match self.children.get_mut(pe) {
+            Some(existing) => existing.union_in_place(&below),
+            None => {
+                self.children.insert(pe.clone(), below);
+            }
         }
     }
 
@@ -189,16 +207,21 @@ impl Set {
     /// `Set.Union`.
     pub fn union(&self, other: &Set) -> Set {
         let mut out = self.clone();
-        out.members.extend(other.members.iter().cloned());
-        for (pe, child) in &other.children {
-            let merged = match out.children.get(pe) {
-                Some(mine) => mine.union(child),
-                None => child.clone(),
-            };
-            out.children.insert(pe.clone(), merged);
-        }
-        out.prune_empty();
+        out.union_in_place(other);
         out
+    }
+
+    /// Adds `other`'s paths to this set (each node visited once, whatever the depth).
+    fn union_in_place(&mut self, other: &Set) {
+        self.members.extend(other.members.iter().cloned());
+        for (pe, child) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(mine) => mine.union_in_place(child),
+                None => {
+                    self.children.insert(pe.clone(), child.clone());
+                }
+            }
+        }
     }
 
     /// `Set.Intersection`.
@@ -249,13 +272,6 @@ impl Set {
             }
         }
         out
-    }
-
-    fn prune_empty(&mut self) {
-        self.children.retain(|_, c| {
-            c.prune_empty();
-            !c.is_empty()
-        });
     }
 
     /// Every member path, in order.
@@ -430,6 +446,17 @@ pub fn field_set(value: &Value, node: Option<Node<'_>>) -> Result<Set> {
     Ok(set)
 }
 
+/// True when a value of `kind` is walked into (its members are tracked below it) rather than
+/// being a leaf of the set.
+fn walked(kind: Kind<'_>, value: &Value) -> bool {
+    matches!(
+        (kind, value),
+        (Kind::Struct(_) | Kind::Map(_), Value::Object(_)) | (Kind::List(..), Value::Array(_))
+    )
+}
+
+/// Adds the members below `value` (at `path`) to `set`, the set at that path: the trie is built
+/// as the walk descends, so a deep value costs its size, not its depth squared.
 fn walk_set(value: &Value, kind: Kind<'_>, path: &mut Vec<Pe>, set: &mut Set) -> Result<()> {
     match (kind, value) {
         (Kind::Struct(_) | Kind::Map(_), Value::Object(map)) => {
@@ -437,26 +464,36 @@ fn walk_set(value: &Value, kind: Kind<'_>, path: &mut Vec<Pe>, set: &mut Set) ->
                 if child.is_null() {
                     continue;
                 }
-                path.push(Pe::Field(key.clone()));
-                walk_set(child, child_of(kind, key, Some(child)), path, set)?;
-                if !declared(kind, key) {
-                    set.insert(path);
+                let pe = Pe::Field(key.clone());
+                let leaf = walk_child(child, child_of(kind, key, Some(child)), &pe, path, set)?;
+                if leaf || !declared(kind, key) {
+                    set.members.insert(pe);
                 }
-                path.pop();
             }
         }
         (Kind::List(list, elem), Value::Array(items)) => {
             for (index, item) in items.iter().enumerate() {
                 let pe = item_pe(list, index, item).map_err(|e| at_path(e, path))?;
-                path.push(pe);
-                walk_set(item, item_kind(elem, item), path, set)?;
-                set.insert(path);
-                path.pop();
+                walk_child(item, item_kind(elem, item), &pe, path, set)?;
+                set.members.insert(pe);
             }
         }
-        _ => set.insert(path),
+        _ => {}
     }
     Ok(())
+}
+
+/// Walks `child` (at `pe` below `set`) into `set`'s child set; true when it is a leaf instead.
+fn walk_child(child: &Value, kind: Kind<'_>, pe: &Pe, path: &mut Vec<Pe>, set: &mut Set) -> Result<bool> {
+    if !walked(kind, child) {
+        return Ok(true);
+    }
+    path.push(pe.clone());
+    let mut below = set.children.remove(pe).unwrap_or_default();
+    let walked = walk_set(child, kind, path, &mut below);
+    path.pop();
+    set.graft(pe, below);
+    walked.map(|()| false)
 }
 
 fn at_path(error: Error, path: &[Pe]) -> Error {
@@ -577,15 +614,40 @@ pub struct Comparison {
 
 /// Compares `old` and `new` as objects of `node`'s type.
 pub fn compare(old: &Value, new: &Value, node: Option<Node<'_>>) -> Result<Comparison> {
-    let mut comparison = Comparison::default();
-    compare_values_at(
-        Some(old),
-        Some(new),
-        kind_of(Some(new), node, None),
-        &mut Vec::new(),
-        &mut comparison,
-    )?;
-    Ok(comparison)
+    let compared = compare_values_at(Some(old), Some(new), kind_of(Some(new), node, None), &mut Vec::new())?;
+    Ok(compared.below)
+}
+
+/// How a path changed, as a member of one of [`Comparison`]'s sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Added,
+    Modified,
+    Removed,
+}
+
+/// A comparison at one path: how the path itself changed, and the comparison of what is below
+/// it (relative to it), so the parent grafts it in place without walking the path again.
+#[derive(Debug, Default)]
+struct Compared {
+    at: Option<Change>,
+    below: Comparison,
+}
+
+impl Comparison {
+    /// Records `child`, the comparison at `pe` below this one.
+    fn graft(&mut self, pe: &Pe, child: Compared) {
+        let Compared { at, below } = child;
+        match at {
+            Some(Change::Added) => self.added.members.insert(pe.clone()),
+            Some(Change::Modified) => self.modified.members.insert(pe.clone()),
+            Some(Change::Removed) => self.removed.members.insert(pe.clone()),
+            None => false,
+        };
+        self.added.graft(pe, below.added);
+        self.modified.graft(pe, below.modified);
+        self.removed.graft(pe, below.removed);
+    }
 }
 
 fn compare_values_at(
@@ -593,11 +655,19 @@ fn compare_values_at(
     rhs: Option<&Value>,
     kind: Kind<'_>,
     path: &mut Vec<Pe>,
-    out: &mut Comparison,
-) -> Result<()> {
+) -> Result<Compared> {
+    let mut out = Compared::default();
     if lhs.is_none() && rhs.is_none() {
-        return Ok(());
+        return Ok(out);
     }
+    let mut child =
+        |pe: &Pe, lhs: Option<&Value>, rhs: Option<&Value>, kind: Kind<'_>, out: &mut Compared| {
+            path.push(pe.clone());
+            let compared = compare_values_at(lhs, rhs, kind, path);
+            path.pop();
+            out.below.graft(pe, compared?);
+            Ok::<(), Error>(())
+        };
     let leaf = match (kind, lhs.or(rhs)) {
         (Kind::Struct(_) | Kind::Map(_), Some(Value::Object(_))) => {
             let empty = Map::new();
@@ -607,9 +677,7 @@ fn compare_values_at(
             keys.extend(r.keys().filter(|k| !l.contains_key(*k)));
             for key in keys {
                 let (lv, rv) = (l.get(key).filter(|v| !v.is_null()), r.get(key).filter(|v| !v.is_null()));
-                path.push(Pe::Field(key.clone()));
-                compare_values_at(lv, rv, child_of(kind, key, rv.or(lv)), path, out)?;
-                path.pop();
+                child(&Pe::Field(key.clone()), lv, rv, child_of(kind, key, rv.or(lv)), &mut out)?;
             }
             false
         }
@@ -621,34 +689,24 @@ fn compare_values_at(
             let r_pes = list_pes(list, r)?;
             for (pe, item) in l_pes.iter().zip(l) {
                 let other = r_pes.iter().position(|p| p == pe).map(|i| &r[i]);
-                path.push(pe.clone());
-                compare_values_at(Some(item), other, item_kind(elem, item), path, out)?;
-                path.pop();
+                child(pe, Some(item), other, item_kind(elem, item), &mut out)?;
             }
             for (pe, item) in r_pes.iter().zip(r) {
                 if !l_pes.contains(pe) {
-                    path.push(pe.clone());
-                    compare_values_at(None, Some(item), item_kind(elem, item), path, out)?;
-                    path.pop();
+                    child(pe, None, Some(item), item_kind(elem, item), &mut out)?;
                 }
             }
             false
         }
         _ => true,
     };
-    if leaf {
-        match (lhs, rhs) {
-            (None, Some(_)) => out.added.insert(path),
-            (Some(_), None) => out.removed.insert(path),
-            (Some(l), Some(r)) if l != r => out.modified.insert(path),
-            _ => {}
-        }
-    } else if lhs.is_none() {
-        out.added.insert(path);
-    } else if rhs.is_none() {
-        out.removed.insert(path);
-    }
-    Ok(())
+    out.at = match (leaf, lhs, rhs) {
+        (_, None, Some(_)) => Some(Change::Added),
+        (_, Some(_), None) => Some(Change::Removed),
+        (true, Some(l), Some(r)) if l != r => Some(Change::Modified),
+        _ => None,
+    };
+    Ok(out)
 }
 
 /// Removes the member paths of `set` from `value` (`typed/remove.go`), except those with a

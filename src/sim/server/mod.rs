@@ -12,6 +12,7 @@ pub mod crd;
 pub mod discovery;
 pub mod eviction;
 pub mod fieldvalidation;
+pub mod filters;
 pub mod health;
 pub mod managedfields;
 pub mod openapi;
@@ -23,6 +24,7 @@ pub mod scale;
 pub mod schema;
 pub mod status;
 pub mod table;
+pub mod transport;
 pub mod typecheck;
 pub mod watch;
 use std::{
@@ -55,18 +57,31 @@ pub struct SimState {
     pub container_logs: podlog::ContainerLogs,
     /// Saved states of the store by name ([`checkpoint`]).
     pub checkpoints: std::sync::Mutex<std::collections::HashMap<String, store::Checkpoint>>,
+    /// What one watcher may hold back before it is closed ([`watch`]).
+    pub watch_budget: watch::WatchBudget,
+    /// Requests in flight and their bounds ([`filters`]).
+    pub in_flight: Arc<filters::InFlight>,
+    /// The metrics `/metrics` serves.
+    pub metrics: Arc<crate::sim::metrics::Metrics>,
+    /// What the health checks look at ([`health`]).
+    pub health: health::Health,
 }
 impl SimState {
     /// State serving the built-in types from `store`, stamped by `clock` (the store is given
     /// the same clock).
     pub fn new(store: Store, clock: Clock) -> SimState {
+        let metrics = Arc::new(crate::sim::metrics::Metrics::new());
         SimState {
-            store: store.with_clock(clock.clone()),
+            store: store.with_clock(clock.clone()).with_metrics(metrics.clone()),
             types: RwLock::new(resources::built_in()),
             clock,
             bookmark_interval: Duration::from_secs(60),
             container_logs: podlog::ContainerLogs::default(),
             checkpoints: Default::default(),
+            watch_budget: watch::WatchBudget::default(),
+            in_flight: Arc::new(filters::InFlight::default()),
+            metrics,
+            health: health::Health::default(),
         }
     }
 
@@ -109,16 +124,34 @@ pub fn ensure_system_priority_classes(state: &SimState) -> store::Result<()> {
             )?;
         }
     }
+    state.health.priority_classes_bootstrapped.store(true, std::sync::atomic::Ordering::Release);
     Ok(())
 }
 
-/// The whole API surface as one router.
+/// The whole API surface as one router behind the handler chain's [`filters`], handled on the
+/// caller's runtime (in-process clients and tests).
 pub fn router(state: AppState) -> Router {
+    let routes = api_router(state.clone()).merge(health::routes().with_state(state.clone()));
+    with_filters(routes, state)
+}
+
+/// The router `sim serve` serves: request handlers run on `handlers`
+/// ([`transport::handler_runtime`]), so that no request can keep the serving runtime from
+/// answering others; the health endpoints and `/metrics` stay on the serving runtime.
+pub fn served_router(state: AppState, handlers: tokio::runtime::Handle) -> Router {
+    let handled = transport::Offload::new(api_router(state.clone()), handlers);
+    with_filters(health::routes().with_state(state.clone()).fallback_service(handled), state)
+}
+
+fn with_filters(router: Router, state: AppState) -> Router {
+    router.layer(axum::middleware::from_fn_with_state(state, filters::filter))
+}
+
+fn api_router(state: AppState) -> Router {
     Router::new()
         .merge(discovery::routes())
         .merge(openapi::routes())
         .merge(checkpoint::routes())
-        .merge(health::routes())
         .route("/api/v1/namespaces/{namespace}/pods/{name}/log", axum::routing::get(podlog::logs))
         .route(
             "/api/v1/namespaces/{namespace}/pods/{name}/exec",

@@ -8,9 +8,10 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::{Map, Value};
 
 use super::managedfields::{self, Target};
+use super::request;
 use super::schema::{Field, Node, Shape, catalog};
 use crate::sim::kinds::Cause;
-use crate::sim::resources::ResourceType;
+use crate::sim::{gojson, resources::ResourceType};
 
 /// Errors from applying a patch.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +35,18 @@ pub enum Error {
     /// text (apiserver `endpoints/handlers/patch.go` `applyJSPatch`).
     #[error("The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {0}")]
     TooManyOperations(usize),
+    /// The patched object nests deeper than Go's decoder reads (422): upstream decodes the
+    /// patched JSON into the typed object, which fails in the JSON scanner, and answers
+    /// `field.Invalid(field.NewPath("patch"), <patched JSON>, err)` (`endpoints/handlers/
+    /// patch.go` `jsonPatcher.applyPatchToCurrentObject`; `applyPatchToObject` for strategic
+    /// merge). `patched` is the patched JSON as Go marshals it.
+    #[error("couldn't get version/kind; json parse error: invalid character '{}' exceeded max depth", char::from(*bracket))]
+    TooDeep {
+        /// The patched object's JSON.
+        patched: String,
+        /// The bracket that opens the level past the limit.
+        bracket: u8,
+    },
     /// Server-side apply found fields owned by another manager (409). `details` is upstream's
     /// text after the count, e.g. `conflict with "kubectl" using apps/v1: .spec.replicas`.
     #[error("Apply failed with {count} {}: {details}", if *count == 1 { "conflict" } else { "conflicts" })]
@@ -136,18 +149,34 @@ pub struct ApplyOptions {
     pub force: bool,
 }
 
-fn decode_json(body: &[u8]) -> Result<Value> {
-    serde_json::from_slice(body).map_err(|e| Error::BadRequest(e.to_string()))
+/// Decodes a JSON patch body. Past Go's nesting limit the text is upstream's for the default
+/// field validation (`Warn`, or `Strict`): JSON and merge patches are first decoded strictly,
+/// whose error reads `error decoding patch: …` (`endpoints/handlers/patch.go` `applyJSPatch`);
+/// a strategic merge patch's decode error is bare (`strategicPatchObject`). (Under `Ignore`
+/// upstream's patch libraries word it: `Invalid JSON Patch` for a merge patch.)
+fn decode_json<T: serde::de::DeserializeOwned>(body: &[u8], kind: PatchKind) -> Result<T> {
+    gojson::from_slice(body).map_err(|error| match (error, kind) {
+        (error @ gojson::DecodeError::TooDeep(_), PatchKind::Json | PatchKind::Merge) => {
+            Error::BadRequest(format!("error decoding patch: {error}"))
+        }
+        (error, _) => Error::BadRequest(error.to_string()),
+    })
 }
 
 /// Decodes a server-side apply body: YAML (which JSON is a subset of), one document, an object.
+/// Upstream reads it with sigs.k8s.io/yaml `Unmarshal` (`endpoints/handlers/patch.go`
+/// `applyPatcher`), so JSON nested past the limit fails in go-yaml's scanner, in its words.
 pub fn decode_apply_body(body: &[u8]) -> Result<Value> {
     let text =
         std::str::from_utf8(body).map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?;
-    let value: Value = match serde_json::from_str(text) {
+    let yaml_error =
+        |error: request::YamlError| Error::BadRequest(format!("error decoding YAML: {}", error.converting()));
+    let value: Value = match gojson::from_slice(body) {
         Ok(value) => value,
-        Err(_) => serde_saphyr::from_str(text)
-            .map_err(|e| Error::BadRequest(format!("error decoding YAML: {e}")))?,
+        Err(gojson::DecodeError::TooDeep(overflow)) => {
+            return Err(yaml_error(request::YamlError::TooDeep { line: overflow.line(body) }));
+        }
+        Err(gojson::DecodeError::Syntax(_)) => request::decode_yaml(text).map_err(yaml_error)?,
     };
     if !value.is_object() {
         return Err(Error::BadRequest(
@@ -179,26 +208,52 @@ fn omit_empty_metadata_maps(object: &mut Value) {
 }
 
 fn patched_value(rt: &ResourceType, kind: PatchKind, current: &Value, body: &[u8]) -> Result<Value> {
-    match kind {
+    let mut patched = match kind {
         PatchKind::Merge => {
-            let patch = decode_json(body)?;
+            let patch: Value = decode_json(body, kind)?;
             if !patch.is_object() {
                 return Err(Error::BadRequest("invalid JSON merge patch: the patch is not an object".into()));
             }
             let mut patched = current.clone();
             json_patch::merge(&mut patched, &patch);
-            Ok(patched)
+            patched
         }
-        PatchKind::Json => json_patch_bounded(current, body),
+        PatchKind::Json => json_patch_bounded(current, body)?,
         PatchKind::StrategicMerge => {
             // Custom resources have no patch metadata: upstream answers 415 (its text then omits
             // strategic merge from the accepted types; this enum's one 415 variant lists it).
             let Some(node) = catalog().for_type(rt) else { return Err(Error::UnsupportedMediaType) };
-            let patch = decode_json(body)?;
-            strategic_merge(current, &patch, Some(node))
+            let patch: Value = decode_json(body, kind)?;
+            strategic_merge(current, &patch, Some(node))?
         }
-        PatchKind::Apply => Err(Error::UnsupportedMediaType),
+        PatchKind::Apply => return Err(Error::UnsupportedMediaType),
+    };
+    // Only the operations of a JSON patch can add depth: the other patches nest no deeper than
+    // the object and the patch, each read within the limit.
+    match fields_overflow(&mut patched) {
+        Some(bracket) => Err(too_deep(patched, bracket)),
+        None => Ok(patched),
     }
+}
+
+/// [`gojson::value_overflow`] of `object` without its `metadata.managedFields`, whose field
+/// sets mirror the object's nesting a few levels further down: the depth a client gave is what
+/// is bounded, not the bookkeeping of it.
+fn fields_overflow(object: &mut Value) -> Option<u8> {
+    let managed = object.pointer_mut("/metadata/managedFields").map(Value::take);
+    let overflow = gojson::value_overflow(object);
+    if let Some(managed) = managed {
+        object["metadata"]["managedFields"] = managed;
+    }
+    overflow
+}
+
+/// [`Error::TooDeep`] for `patched`, which is marshalled and then taken apart without recursion
+/// (a JSON patch may have taken it to twice the depth the stack is sized for).
+fn too_deep(patched: Value, bracket: u8) -> Error {
+    let text = gojson::marshal_deep(&patched);
+    gojson::dismantle(patched);
+    Error::TooDeep { patched: text, bracket }
 }
 
 /// Applies an RFC 6902 JSON patch as upstream's `applyJSPatch` does: at most
@@ -206,15 +261,19 @@ fn patched_value(rt: &ResourceType, kind: PatchKind, current: &Value, body: &[u8
 /// [`MAX_JSON_PATCH_COPY_BYTES`] in all, measured before each copy is made (json-patch v4
 /// `Patch.copy`: the JSON size of the copied value), so a patch that copies a map into itself
 /// is refused after a few doublings instead of growing the object without end.
+///
+/// Copies and moves can also nest the object deeper with every operation (a few bytes of patch
+/// per level). Upstream applies them all and then fails to decode the result past Go's limit
+/// ([`Error::TooDeep`]); here the operation that takes the object past the limit is the last
+/// one applied, so the object never nests deeper than twice the limit and the answer is the
+/// same 422 (its value the object as that operation left it).
 fn json_patch_bounded(current: &Value, body: &[u8]) -> Result<Value> {
     // Count first, as upstream does after `DecodePatch` and before looking at any operation.
-    let operations: Vec<serde::de::IgnoredAny> =
-        serde_json::from_slice(body).map_err(|e| Error::BadRequest(e.to_string()))?;
+    let operations: Vec<serde::de::IgnoredAny> = decode_json(body, PatchKind::Json)?;
     if operations.len() > MAX_JSON_PATCH_OPERATIONS {
         return Err(Error::TooManyOperations(operations.len()));
     }
-    let json_patch::Patch(operations) =
-        serde_json::from_slice(body).map_err(|e| Error::BadRequest(e.to_string()))?;
+    let json_patch::Patch(operations) = decode_json(body, PatchKind::Json)?;
     // Works on a copy, so a failing operation leaves `current` as it was (the patch is atomic).
     let mut patched = current.clone();
     let mut copied_bytes = 0usize;
@@ -230,10 +289,32 @@ fn json_patch_bounded(current: &Value, body: &[u8]) -> Result<Value> {
                 )));
             }
         }
+        let deepens =
+            nesting_after(&patched, operation).is_some_and(|depth| depth > gojson::MAX_NESTING_DEPTH);
         json_patch::patch_unsafe(&mut patched, std::slice::from_ref(operation))
             .map_err(|e| Error::Invalid(e.to_string()))?;
+        if deepens && let Some(bracket) = fields_overflow(&mut patched) {
+            return Err(too_deep(patched, bracket));
+        }
     }
     Ok(patched)
+}
+
+/// How deeply `operation` nests the value it places: the containers on its target path plus
+/// the value's own (the object then nests at least that deep, and no deeper elsewhere than
+/// before). `None` for operations that place nothing (`remove`, `test`) or a source that does
+/// not exist (the operation fails).
+fn nesting_after(object: &Value, operation: &json_patch::PatchOperation) -> Option<usize> {
+    use json_patch::PatchOperation as Op;
+    let (path, placed) = match operation {
+        Op::Add(add) => (&add.path, &add.value),
+        Op::Replace(replace) => (&replace.path, &replace.value),
+        Op::Copy(copy) => (&copy.path, object.pointer(copy.from.as_str())?),
+        Op::Move(moved) => (&moved.path, object.pointer(moved.from.as_str())?),
+        Op::Remove(_) | Op::Test(_) => return None,
+    };
+    let containers = path.as_str().matches('/').count();
+    Some(containers + gojson::depth(placed))
 }
 
 /// The length of `value`'s compact JSON, counted without building it.
@@ -350,7 +431,7 @@ pub fn strategic_merge(original: &Value, patch: &Value, node: Option<Node<'_>>) 
         Value::Object(map) => map.clone(),
         _ => Map::new(),
     };
-    merge_map(original, patch.clone(), node, 0).map(Value::Object)
+    merge_map(original, patch.clone(), node).map(Value::Object)
 }
 
 fn bad_patch_type(directive: &Value, patch: &Map<String, Value>) -> Error {
@@ -368,19 +449,12 @@ fn go_print(value: &Value) -> String {
     }
 }
 
-fn depth_guard(depth: usize) -> Result<()> {
-    // Objects of the served kinds nest far less than this; a deeper body is hostile.
-    if depth > 128 { Err(Error::BadRequest("patch nests too deeply".into())) } else { Ok(()) }
-}
-
 /// `mergeMap`: merges `patch` into `original`.
 fn merge_map(
     mut original: Map<String, Value>,
     mut patch: Map<String, Value>,
     node: Option<Node<'_>>,
-    depth: usize,
 ) -> Result<Map<String, Value>> {
-    depth_guard(depth)?;
     if let Some(directive) = patch.get(DIRECTIVE_MARKER).cloned() {
         // handleDirectiveInMergeMap
         return match directive.as_str() {
@@ -388,14 +462,14 @@ fn merge_map(
                 patch.remove(DIRECTIVE_MARKER);
                 // Upstream returns the patch verbatim; nested directives would then be dropped by
                 // the typed decode. Processing them against an empty map gives that result.
-                merge_map(Map::new(), patch, node, depth + 1)
+                merge_map(Map::new(), patch, node)
             }
             Some("delete") => Ok(Map::new()),
             _ => Err(bad_patch_type(&directive, &patch)),
         };
     }
     apply_retain_keys_directive(&mut original, &mut patch)?;
-    merge_patch_into_original(&mut original, &mut patch, node, depth)?;
+    merge_patch_into_original(&mut original, &mut patch, node)?;
     for (key, patch_value) in patch {
         let (key, is_delete_list) = match key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST_PREFIX) {
             Some(rest) => match rest.strip_prefix('/') {
@@ -419,21 +493,21 @@ fn merge_map(
                 // Nothing to delete from.
                 continue;
             }
-            original.insert(key, fresh_value(patch_value, field, depth)?);
+            original.insert(key, fresh_value(patch_value, field)?);
             continue;
         };
         let merged = match (current, patch_value) {
             (Value::Object(current), Value::Object(patch_value)) => {
                 if field.is_some_and(|f| f.patch.replaces()) {
-                    Value::Object(merge_map(Map::new(), patch_value, child, depth + 1)?)
+                    Value::Object(merge_map(Map::new(), patch_value, child)?)
                 } else {
-                    Value::Object(merge_map(current, patch_value, child, depth + 1)?)
+                    Value::Object(merge_map(current, patch_value, child)?)
                 }
             }
             (Value::Array(current), Value::Array(patch_value)) => {
-                merge_slice_handler(current, patch_value, field, is_delete_list, depth)?
+                merge_slice_handler(current, patch_value, field, is_delete_list)?
             }
-            (_, patch_value) => fresh_value(patch_value, field, depth)?,
+            (_, patch_value) => fresh_value(patch_value, field)?,
         };
         original.insert(key, merged);
     }
@@ -442,13 +516,11 @@ fn merge_map(
 
 /// A patch value stored where the original has nothing (or something of another type):
 /// directives inside it are processed against an empty original.
-fn fresh_value(value: Value, field: Option<Field<'_>>, depth: usize) -> Result<Value> {
+fn fresh_value(value: Value, field: Option<Field<'_>>) -> Result<Value> {
     match value {
-        Value::Object(map) => {
-            Ok(Value::Object(merge_map(Map::new(), map, field.map(|f| f.node), depth + 1)?))
-        }
+        Value::Object(map) => Ok(Value::Object(merge_map(Map::new(), map, field.map(|f| f.node))?)),
         Value::Array(items) if field.is_some_and(|f| f.patch.merges_lists()) => {
-            merge_slice_handler(Vec::new(), items, field, false, depth)
+            merge_slice_handler(Vec::new(), items, field, false)
         }
         Value::Array(items) => {
             let element = field.and_then(|f| match f.node.shape() {
@@ -458,7 +530,7 @@ fn fresh_value(value: Value, field: Option<Field<'_>>, depth: usize) -> Result<V
             let mut out = Vec::with_capacity(items.len());
             for item in items {
                 out.push(match item {
-                    Value::Object(map) => Value::Object(merge_map(Map::new(), map, element, depth + 1)?),
+                    Value::Object(map) => Value::Object(merge_map(Map::new(), map, element)?),
                     other => other,
                 });
             }
@@ -497,7 +569,6 @@ fn merge_patch_into_original(
     original: &mut Map<String, Value>,
     patch: &mut Map<String, Value>,
     node: Option<Node<'_>>,
-    depth: usize,
 ) -> Result<()> {
     let order_keys: Vec<String> =
         patch.keys().filter(|k| k.starts_with(SET_ELEMENT_ORDER_PREFIX)).cloned().collect();
@@ -527,12 +598,12 @@ fn merge_patch_into_original(
         validate_patch_with_set_order_list(patch_list.as_deref().unwrap_or_default(), &order, merge_key)?;
         let merged = match (original_list.clone(), patch_list.clone()) {
             (Some(current), None) => current,
-            (None, Some(patch_list)) => match fresh_value(Value::Array(patch_list), field, depth)? {
+            (None, Some(patch_list)) => match fresh_value(Value::Array(patch_list), field)? {
                 Value::Array(items) => items,
                 _ => Vec::new(),
             },
             (Some(current), Some(patch_list)) => {
-                match merge_slice_handler(current, patch_list, field, false, depth)? {
+                match merge_slice_handler(current, patch_list, field, false)? {
                     Value::Array(items) => items,
                     _ => Vec::new(),
                 }
@@ -606,12 +677,11 @@ fn merge_slice_handler(
     patch: Vec<Value>,
     field: Option<Field<'_>>,
     is_delete_list: bool,
-    depth: usize,
 ) -> Result<Value> {
     match field.filter(|f| f.patch.merges_lists()) {
-        Some(field) => merge_slice(original, patch, field, is_delete_list, depth).map(Value::Array),
+        Some(field) => merge_slice(original, patch, field, is_delete_list).map(Value::Array),
         None if is_delete_list => Ok(Value::Array(delete_from_slice(original, &patch))),
-        None => fresh_value(Value::Array(patch), field, depth),
+        None => fresh_value(Value::Array(patch), field),
     }
 }
 
@@ -647,7 +717,6 @@ fn merge_slice(
     patch: Vec<Value>,
     field: Field<'_>,
     is_delete_list: bool,
-    depth: usize,
 ) -> Result<Vec<Value>> {
     if original.is_empty() && patch.is_empty() {
         return Ok(original);
@@ -670,7 +739,7 @@ fn merge_slice(
             return Err(Error::BadRequest("cannot merge lists without merge key for type map".into()));
         };
         let (original, patch) = merge_slice_with_special_elements(original, patch, key)?;
-        let merged = merge_slice_without_special_elements(original.clone(), &patch, key, element, depth)?;
+        let merged = merge_slice_without_special_elements(original.clone(), &patch, key, element)?;
         (merged, patch, original)
     };
     let key = if kind == ElementKind::Map { merge_key } else { None };
@@ -715,7 +784,6 @@ fn merge_slice_without_special_elements(
     patch: &[Value],
     key: &str,
     element: Option<Node<'_>>,
-    depth: usize,
 ) -> Result<Vec<Value>> {
     for item in patch {
         let Value::Object(item_map) = item else {
@@ -728,11 +796,9 @@ fn merge_slice_without_special_elements(
                     Value::Object(map) => map,
                     _ => Map::new(),
                 };
-                original[at] = Value::Object(merge_map(current, item_map.clone(), element, depth + 1)?);
+                original[at] = Value::Object(merge_map(current, item_map.clone(), element)?);
             }
-            None => {
-                original.push(Value::Object(merge_map(Map::new(), item_map.clone(), element, depth + 1)?))
-            }
+            None => original.push(Value::Object(merge_map(Map::new(), item_map.clone(), element)?)),
         }
     }
     Ok(original)

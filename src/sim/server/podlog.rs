@@ -70,7 +70,8 @@ impl IntoResponse for Error {
 
 fn pod(state: &AppState, namespace: &str, name: &str) -> Result<Value> {
     let stored = state.store.get("pods", namespace, name).ok_or_else(|| ApiError::not_found("pods", name))?;
-    serde_json::from_str(&stored.json).map_err(|e| ApiError::internal(e.to_string()).into())
+    crate::sim::gojson::from_checked(stored.json.as_bytes())
+        .map_err(|e| ApiError::internal(e.to_string()).into())
 }
 
 fn names(pod: &Value, field: &str) -> Vec<String> {

@@ -168,6 +168,9 @@ pub fn decode(body: &[u8]) -> Result<Value> {
         ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => {
             rules_review(authz::SelfSubjectRulesReview::decode(raw.as_slice()).map_err(decode_error)?)?
         }
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => {
+            identity_review(SelfSubjectReview::decode(raw.as_slice()).map_err(decode_error)?)?
+        }
         ("v1", "Pod") => {
             return Err(
                 node_debug_pod(raw.as_slice()).unwrap_or(Error::UnsupportedKind { api_version, kind })
@@ -660,6 +663,14 @@ message!(SelfSubjectRulesReviewSpec reject [] { "namespace": namespace });
 fn access_review(message: SelfSubjectAccessReview) -> Result<Value> {
     convert!(message => SelfSubjectAccessReview reject [] {
         "metadata": metadata, "spec": spec, "status": status => server_owned,
+    })
+}
+
+use k8s_pb::api::authentication::v1::SelfSubjectReview;
+
+fn identity_review(message: SelfSubjectReview) -> Result<Value> {
+    convert!(message => SelfSubjectReview reject [] {
+        "metadata": metadata, "status": status => server_owned,
     })
 }
 

@@ -11,7 +11,10 @@ use serde_json::Value;
 use super::status::{ApiError, MAX_BODY_BYTES, Result};
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
-    sim::store::{DeleteOptions, DryRun, Propagation},
+    sim::{
+        gojson::{self, MAX_NESTING_DEPTH},
+        store::{DeleteOptions, DryRun, Propagation},
+    },
 };
 
 /// What a resource URL names.
@@ -169,18 +172,102 @@ pub fn content_type(headers: &HeaderMap) -> String {
 /// Upstream's 415 text for object bodies (`apiserver/pkg/endpoints/handlers/rest.go`).
 const OBJECT_MEDIA_TYPES: &str = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor";
 
-/// Decodes a create/update body (JSON or YAML) of type `kind`.
+/// Why a YAML body could not be decoded.
+#[derive(Debug, thiserror::Error)]
+pub enum YamlError {
+    /// Nested past go-yaml v2's limit (sigs.k8s.io/yaml `goyaml.v2/scannerc.go`
+    /// `max_flow_level`, `max_indents`: [`MAX_NESTING_DEPTH`]), in its words, with the line
+    /// when it is not the first (`decode.go` `parser.fail`).
+    #[error("yaml: {}exceeded max depth of {MAX_NESTING_DEPTH}", if *line > 1 { format!("line {line}: ") } else { String::new() })]
+    TooDeep {
+        /// The 1-based line of the collection that opens one level too many.
+        line: usize,
+    },
+    /// Anything else, in serde-saphyr's words.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl YamlError {
+    /// The error as sigs.k8s.io/yaml `Unmarshal` wraps go-yaml's: `error converting YAML to
+    /// JSON: …`.
+    pub fn converting(&self) -> String {
+        format!("error converting YAML to JSON: {self}")
+    }
+}
+
+/// The stack segment a YAML body is decoded on. serde-saphyr's frames are large: a document
+/// nested [`MAX_NESTING_DEPTH`] levels deep needs up to a quarter of this in a debug build and
+/// far less in a release one (test `yaml_at_the_depth_limit_fits_a_quarter_of_its_segment`).
+/// The segment is mapped for each decode and only the pages touched are committed.
+pub const YAML_STACK_BYTES: usize = 1 << 30;
+
+/// Decodes one YAML document into JSON values as go-yaml v2 bounds it: nesting past
+/// [`MAX_NESTING_DEPTH`] is refused in its words (serde-saphyr's own default stops at 64, and
+/// its flow limit at 255), and no node count short of the body limit is refused (go-yaml counts
+/// none; aliases keep serde-saphyr's expansion budget, as go-yaml keeps its alias ratio).
+pub fn decode_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+    decode_yaml_on(YAML_STACK_BYTES, text)
+}
+
+/// [`decode_yaml`] on a stack segment of `stack` bytes.
+fn decode_yaml_on<T: serde::de::DeserializeOwned>(stack: usize, text: &str) -> Result<T, YamlError> {
+    stacker::grow(stack, || decode_yaml_here(text))
+}
+
+fn decode_yaml_here<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_NESTING_DEPTH;
+    // The depth budget then stops flow collections first; granit's flow parser keeps no stack.
+    budget.flow_nesting_limit = usize::MAX;
+    budget.max_nodes = budget.max_nodes.max(MAX_BODY_BYTES);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    serde_saphyr::from_str_with_options(text, options).map_err(|error| match error.without_snippet() {
+        serde_saphyr::Error::Budget { breach: serde_saphyr::budget::BudgetBreach::Depth { .. }, .. } => {
+            YamlError::TooDeep {
+                line: error.location().map_or(1, |at| usize::try_from(at.line()).unwrap_or(usize::MAX)),
+            }
+        }
+        _ => YamlError::Other(error.to_string()),
+    })
+}
+
+/// Upstream's summary of a body that could not be decoded, after its error
+/// (`endpoints/handlers/rest.go` `summarizeData`, 30 bytes): the text when it starts with `{`,
+/// else hex; ` ...` when cut.
+pub fn summarize(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    let shown = &body[..body.len().min(MAX)];
+    let cut = if body.len() > MAX { " ..." } else { "" };
+    match body.first() {
+        None => "<empty>".into(),
+        Some(b'{') => format!("{}{cut}", String::from_utf8_lossy(shown)),
+        Some(_) => format!("{}{cut}", shown.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+    }
+}
+
+/// Decodes a create/update body (JSON or YAML) of type `kind`; a body that does not decode is
+/// refused as `transformDecodeError` words it (`endpoints/handlers/rest.go`): the decoder's
+/// error, then [`summarize`]d body.
 pub fn decode_object(headers: &HeaderMap, body: &[u8], kind: &str) -> Result<Value> {
     let unrecognized = |detail: String| {
         ApiError::bad_request(format!(
-            "the object provided is unrecognized (must be of type {kind}): {detail}"
+            "the object provided is unrecognized (must be of type {kind}): {detail} ({})",
+            summarize(body)
         ))
     };
+    // The JSON serializer's `Decode` reads apiVersion and kind first (`json/meta.go`
+    // `SimpleMetaFactory.Interpret`), so any JSON error comes wrapped in its words.
+    let json_error =
+        |e: gojson::DecodeError| unrecognized(format!("couldn't get version/kind; json parse error: {e}"));
     let value: Value = match content_type(headers).as_str() {
-        "" | "application/json" | "*/*" => serde_json::from_slice(body)
-            .map_err(|e| unrecognized(format!("couldn't get version/kind; json parse error: {e}")))?,
-        "application/yaml" | "application/x-yaml" | "text/yaml" => serde_saphyr::from_slice(body)
-            .map_err(|e| unrecognized(format!("error converting YAML to JSON: {e}")))?,
+        "" | "application/json" | "*/*" => gojson::from_slice(body).map_err(json_error)?,
+        "application/yaml" | "application/x-yaml" | "text/yaml" => {
+            let text = std::str::from_utf8(body)
+                .map_err(|e| unrecognized(YamlError::Other(e.to_string()).to_string()))?;
+            decode_yaml(text).map_err(|e| unrecognized(e.to_string()))?
+        }
         super::protobuf::MEDIA_TYPE => super::protobuf::decode(body).map_err(ApiError::from)?,
         _ => return Err(ApiError::unsupported_media_type(OBJECT_MEDIA_TYPES)),
     };
@@ -236,7 +323,7 @@ pub fn delete_options(query: &Query, headers: &HeaderMap, body: &[u8]) -> Result
         Value::Null
     } else {
         match content_type(headers).as_str() {
-            "" | "application/json" | "*/*" => serde_json::from_slice(body)
+            "" | "application/json" | "*/*" => gojson::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("couldn't decode DeleteOptions: {e}")))?,
             _ => return Err(ApiError::unsupported_media_type(OBJECT_MEDIA_TYPES)),
         }
@@ -303,6 +390,35 @@ mod tests {
         assert_eq!((all.group.as_str(), all.namespace, all.name), ("apps", None, None));
         assert!(ResourcePath::parse("/version").is_none());
         assert!(ResourcePath::parse("/api/v1/namespaces/a/pods/b/c/d").is_none());
+    }
+
+    #[test]
+    fn yaml_at_the_depth_limit_fits_a_quarter_of_its_segment() {
+        let deepest =
+            format!("x: {}1{}", "[".repeat(MAX_NESTING_DEPTH - 1), "]".repeat(MAX_NESTING_DEPTH - 1));
+        let maps =
+            format!("x: {}1{}", "{a: ".repeat(MAX_NESTING_DEPTH - 1), "}".repeat(MAX_NESTING_DEPTH - 1));
+        let one_more = format!("x: {}1{}", "[".repeat(MAX_NESTING_DEPTH), "]".repeat(MAX_NESTING_DEPTH));
+        // A small thread stack: the segment is all the decoder gets.
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                for text in [&deepest, &maps] {
+                    let Ok(value) = decode_yaml_on::<Value>(YAML_STACK_BYTES / 4, text) else {
+                        panic!("YAML {} levels deep is refused", MAX_NESTING_DEPTH)
+                    };
+                    assert_eq!(gojson::depth(&value), MAX_NESTING_DEPTH);
+                    gojson::dismantle(value);
+                }
+                let error = decode_yaml_on::<Value>(YAML_STACK_BYTES / 4, &one_more).unwrap_err();
+                assert_eq!(error.to_string(), "yaml: exceeded max depth of 10000");
+                let deep_lines = format!("x:\n{}", "- ".repeat(MAX_NESTING_DEPTH + 5));
+                let error = decode_yaml_on::<Value>(YAML_STACK_BYTES / 4, &deep_lines).unwrap_err();
+                assert_eq!(error.to_string(), "yaml: line 2: exceeded max depth of 10000");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub async fn serve(
             write(state, rt, namespace, name, query, headers, |current| match kind {
                 // The Scale has no lists, so a strategic merge needs no patch metadata.
                 PatchKind::StrategicMerge => {
-                    let patch: Value = serde_json::from_slice(&bytes)
+                    let patch: Value = crate::sim::gojson::from_slice(&bytes)
                         .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
                     Ok(patch::strategic_merge(current, &patch, None)?)
                 }

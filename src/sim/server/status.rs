@@ -94,6 +94,11 @@ impl ApiError {
         ApiError::new(415, "UnsupportedMediaType", message)
     }
 
+    /// 504 Timeout as apimachinery's `NewTimeoutError` words it (no retry-after: empty details).
+    pub fn timeout(message: impl std::fmt::Display) -> ApiError {
+        ApiError { details: Some(json!({})), ..ApiError::new(504, "Timeout", format!("Timeout: {message}")) }
+    }
+
     /// 500 for the server's own failures (never a client's mistake).
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(500, "InternalError", format!("Internal error occurred: {}", message.into()))
@@ -103,6 +108,19 @@ impl ApiError {
     /// not a `StatusError` (its text as the message, no `Internal error occurred:` prefix).
     pub fn unknown(message: impl Into<String>) -> ApiError {
         ApiError { code: 500, reason: "", message: message.into(), details: None }
+    }
+
+    /// 422 for a patched object that does not decode into its type: upstream decodes the
+    /// patched JSON into the typed object and answers `field.Invalid(field.NewPath("patch"),
+    /// <patched JSON>, err)` with an empty kind and name (`endpoints/handlers/patch.go`
+    /// `jsonPatcher.applyPatchToCurrentObject`, `applyPatchToObject` for strategic merge).
+    pub fn patch_undecodable(patched: &str, error: impl std::fmt::Display) -> ApiError {
+        let detail = format!("Invalid value: {patched:?}: {error}");
+        ApiError::invalid(
+            format!(" \"\" is invalid: patch: {detail}"),
+            json!({"name": "", "kind": "", "causes": [
+                {"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]}),
+        )
     }
 
     /// The `Status` object.
@@ -185,6 +203,7 @@ impl From<store::Error> for ApiError {
                 ..ApiError::new(504, "Timeout", message)
             },
             store::Error::Database(_) | store::Error::Corrupt(_) => ApiError::internal(message),
+            store::Error::RequestTooLarge => ApiError::unknown(message),
         }
     }
 }
@@ -198,6 +217,7 @@ impl From<patch::Error> for ApiError {
             patch::Error::Invalid(_) => ApiError::new(422, "Invalid", message),
             patch::Error::TooManyOperations(_) => ApiError::entity_too_large(message),
             patch::Error::Conflict { .. } => ApiError::new(409, "Conflict", message),
+            patch::Error::TooDeep { patched, .. } => ApiError::patch_undecodable(&patched, message),
         }
     }
 }

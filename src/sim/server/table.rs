@@ -67,6 +67,42 @@ pub fn row_template(rt: &ResourceType, object: &Value) -> String {
     .to_string()
 }
 
+/// What a Table row carries as its `object` (the `includeObject` query parameter,
+/// apimachinery/pkg/apis/meta/v1 `IncludeObjectPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncludeObject {
+    /// `None`: no object.
+    Nothing,
+    /// `Metadata` (the default): `PartialObjectMetadata`.
+    Metadata,
+    /// `Object`: the whole object, which kubectl asks for to sort rows by a field outside the
+    /// metadata (`kubectl get --sort-by=.lastTimestamp`).
+    Object,
+}
+
+impl IncludeObject {
+    /// The policy `value` names; `None` for a value upstream refuses.
+    pub fn parse(value: Option<&str>) -> Option<IncludeObject> {
+        match value {
+            None | Some("" | "Metadata") => Some(IncludeObject::Metadata),
+            Some("Object") => Some(IncludeObject::Object),
+            Some("None") => Some(IncludeObject::Nothing),
+            Some(_) => None,
+        }
+    }
+}
+
+/// One row as [`row_template`] renders it, carrying the whole object or none, per `include`
+/// (`IncludeObject::Metadata` is [`row_template`]'s, which the store caches).
+pub fn row_template_with(rt: &ResourceType, object: &Value, include: IncludeObject) -> String {
+    let row = printer(rt).row;
+    match include {
+        IncludeObject::Metadata => row_template(rt, object),
+        IncludeObject::Object => json!({"cells": row(object, Ages::Deferred), "object": object}).to_string(),
+        IncludeObject::Nothing => json!({"cells": row(object, Ages::Deferred)}).to_string(),
+    }
+}
+
 /// Appends `template` (from [`row_template`]) to `out` with each age marker replaced by the
 /// age at `now`.
 pub fn fill_ages(template: &str, now: Timestamp, out: &mut String) {

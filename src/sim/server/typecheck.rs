@@ -36,6 +36,10 @@ pub enum Error {
     /// apimachinery `pkg/api/resource/quantity.go` `ErrFormatWrong`).
     #[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
     Quantity,
+    /// A `[]byte` field (`format: byte`, e.g. `ConfigMap.binaryData`, `Secret.data`) that is
+    /// not standard base64: Go's `base64.CorruptInputError`, returned bare by the decoder.
+    #[error("illegal base64 data at input byte {0}")]
+    Base64(usize),
 }
 
 /// Checks `object` against the schema of the built-in kind `rt`; `Ok` for kinds without one.
@@ -68,19 +72,9 @@ pub fn check_body(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
     })
 }
 
-/// A patched object of the wrong type: upstream decodes the patched JSON into the typed object
-/// and answers 422 `field.Invalid(field.NewPath("patch"), <patched JSON>, err)` with an empty
-/// kind and name (`endpoints/handlers/patch.go` `jsonPatcher.applyPatchToCurrentObject`,
-/// `applyPatchToObject` for strategic merge).
+/// A patched object of the wrong type: 422 ([`ApiError::patch_undecodable`]).
 pub fn check_patched(rt: &ResourceType, patched: &Value) -> Result<(), ApiError> {
-    check(rt, patched).map_err(|error| {
-        let detail = format!("Invalid value: {:?}: {error}", patched.to_string());
-        ApiError::invalid(
-            format!(" \"\" is invalid: patch: {detail}"),
-            serde_json::json!({"name": "", "kind": "", "causes": [
-                {"reason": "FieldValueInvalid", "message": detail, "field": "patch"}]}),
-        )
-    })
+    check(rt, patched).map_err(|error| ApiError::patch_undecodable(&patched.to_string(), error))
 }
 
 /// Go's decoder has its own depth limit (10,000); past this depth the value is accepted
@@ -183,7 +177,31 @@ impl Walk {
         };
         // Go names the literal only when a number failed to fit a numeric type.
         let numeric = matches!(json_kind, "integer" | "number");
-        if ok { Ok(()) } else { Err(self.wrong(json_type(value, numeric), go_type(node))) }
+        if !ok {
+            return Err(self.wrong(json_type(value, numeric), go_type(node)));
+        }
+        match value {
+            Value::String(text) if format == "byte" => {
+                base64_error(text).map_or(Ok(()), |at| Err(Error::Base64(at)))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Where Go's `base64.StdEncoding.Decode` reports `text` corrupt, if it does (`encoding/base64`
+/// `decodeQuantum`: the offending byte, or the start of an incomplete last quantum; `\r` and
+/// `\n` are skipped, which this count ignores).
+fn base64_error(text: &str) -> Option<usize> {
+    use base64::Engine as _;
+    let clean: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+    match base64::engine::general_purpose::STANDARD.decode(&clean) {
+        Ok(_) => None,
+        Err(base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _)) => {
+            Some(at)
+        }
+        Err(base64::DecodeError::InvalidLength(length)) => Some(length / 4 * 4),
+        Err(base64::DecodeError::InvalidPadding) => Some(clean.len()),
     }
 }
 

@@ -12,7 +12,18 @@
 //!   starts matching `ADDED` (upstream `cacher.go`, `watchCacheEvent` filtering).
 //! * `allowWatchBookmarks=true`: a `BOOKMARK` every [`super::SimState::bookmark_interval`].
 //! * `timeoutSeconds` ends the stream cleanly (default 30 minutes, upstream's
-//!   `--min-request-timeout`); a closed connection ends it within a second.
+//!   `--min-request-timeout`); a value past what a clock can add saturates (the stream never
+//!   times out) instead of overflowing; a closed connection ends the stream at once.
+//!
+//! Memory per watcher is bounded (issue #30): the lines not yet taken by the connection are
+//! counted in bytes against [`WatchBudget::pending_bytes`] (one line always fits, however long).
+//! The initial state is sent as it is read, each line sharing the stored object's text; when
+//! the client reads nothing the stream waits, holding its budget and no more. A live event that
+//! finds no room within [`WatchBudget::unresponsive_after`], or a stream that falls behind the
+//! store's live feed, closes the stream as upstream's watch cache closes a watcher it cannot
+//! deliver to (`cacher/cache_watcher.go` `cacheWatcher.add`: "Forcing … watcher close due to
+//! unresponsiveness"), without an error event: the client watches again from the last
+//! resourceVersion it saw, or lists again when that is too old.
 //!
 //! Fan-out cost (issue #17): a stream skips other types and namespaces before it looks at an
 //! object, selectors read the labels and fields the store keeps, an event sent as stored is
@@ -27,9 +38,10 @@ use axum::{
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast, mpsc};
 
 use super::{
     AppState,
@@ -46,6 +58,32 @@ use crate::sim::{
 
 /// Default stream length when the client sends no `timeoutSeconds`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// How long a stream whose `timeoutSeconds` cannot be added to the clock lasts: longer than any
+/// simulator runs.
+const NEVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// What one watcher may hold back (issue #30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchBudget {
+    /// Bytes of watch lines a stream may have queued that its connection has not taken yet.
+    pub pending_bytes: usize,
+    /// How long a live event may wait for room before the watcher counts as unresponsive and
+    /// is closed: upstream's dispatch time budget (`cacher/time_budget.go` `maxBudget`).
+    pub unresponsive_after: Duration,
+}
+
+impl Default for WatchBudget {
+    fn default() -> Self {
+        WatchBudget { pending_bytes: 1 << 20, unresponsive_after: Duration::from_millis(100) }
+    }
+}
+
+/// The deadline `timeout` after now, saturating far in the future when the clock cannot add it.
+fn deadline_after(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout).or_else(|| now.checked_add(NEVER)).unwrap_or(now)
+}
 
 /// Whether a stream sends BOOKMARK events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +112,70 @@ struct Stream {
     columns_sent: bool,
     /// The newest revision this stream has seen (matching or not): bookmarks carry it.
     revision: u64,
-    sender: mpsc::Sender<Result<Bytes, Infallible>>,
+    /// Past the initial state and replay: lines wait for room only so long.
+    live: bool,
+    outbox: Outbox,
+}
+
+/// One piece of the response body and the budget it holds until the connection takes it.
+struct Chunk {
+    bytes: Bytes,
+    _room: Option<OwnedSemaphorePermit>,
+}
+
+/// A watcher's unsent lines, bounded in bytes: a line waits for room ([`Outbox::send`]) and
+/// hands its room back when the connection takes it.
+struct Outbox {
+    room: Arc<Semaphore>,
+    budget: u32,
+    sender: mpsc::UnboundedSender<Chunk>,
+}
+
+/// Why a line was not queued.
+enum Refused {
+    /// The client went away.
+    Closed,
+    /// The line found no room in time: the watcher does not keep up.
+    Unresponsive,
+}
+
+impl Outbox {
+    /// An outbox of `budget` bytes and the response body that drains it.
+    fn new(budget: usize) -> (Outbox, Body) {
+        let budget = u32::try_from(budget.max(1)).unwrap_or(u32::MAX);
+        let (sender, receiver) = mpsc::unbounded_channel::<Chunk>();
+        let body = tokio_stream::wrappers::UnboundedReceiverStream::new(receiver)
+            .map(|chunk| Ok::<_, Infallible>(chunk.bytes));
+        let room = Arc::new(Semaphore::new(budget as usize));
+        (Outbox { room, budget, sender }, Body::from_stream(body))
+    }
+
+    /// Queues one line (its pieces sent in order), waiting for room as long as `within` allows
+    /// (`None`: as long as it takes).
+    async fn send(&self, pieces: &[Bytes], within: Option<Duration>) -> Result<(), Refused> {
+        let length: usize = pieces.iter().map(Bytes::len).sum();
+        // A line longer than the whole budget waits until the outbox is empty.
+        let needed = u32::try_from(length).unwrap_or(u32::MAX).clamp(1, self.budget);
+        let acquire = self.room.clone().acquire_many_owned(needed);
+        let room = match within {
+            None => tokio::select! {
+                room = acquire => room,
+                _ = self.sender.closed() => return Err(Refused::Closed),
+            },
+            Some(within) => tokio::select! {
+                room = tokio::time::timeout(within, acquire) => room.map_err(|_| Refused::Unresponsive)?,
+                _ = self.sender.closed() => return Err(Refused::Closed),
+            },
+        }
+        .map_err(|_| Refused::Closed)?;
+        let mut room = Some(room);
+        for (index, bytes) in pieces.iter().enumerate() {
+            let last = index + 1 == pieces.len();
+            let chunk = Chunk { bytes: bytes.clone(), _room: if last { room.take() } else { None } };
+            self.sender.send(chunk).map_err(|_| Refused::Closed)?;
+        }
+        Ok(())
+    }
 }
 
 /// Answers a `watch=true` request.
@@ -109,13 +210,13 @@ pub fn serve(
         ),
     };
     let timeout = match query.integer("timeoutSeconds")? {
-        Some(seconds) if seconds > 0 => Duration::from_secs(seconds as u64),
+        Some(seconds) if seconds > 0 => Duration::from_secs(seconds.unsigned_abs()),
         _ => DEFAULT_TIMEOUT,
     };
     let rendering = if request::wants_table(headers) { Rendering::Tables } else { Rendering::Objects };
     let group_resource = rt.group_resource();
     let start = state.store.watch(&group_resource, from);
-    let (sender, receiver) = mpsc::channel(256);
+    let (outbox, body) = Outbox::new(state.watch_budget.pending_bytes);
     let revision = state.store.revision();
     let mut stream = Stream {
         state,
@@ -127,19 +228,25 @@ pub fn serve(
         rendering,
         columns_sent: false,
         revision,
-        sender,
+        live: false,
+        outbox,
     };
     tokio::spawn(async move {
-        let deadline = tokio::time::Instant::now() + timeout;
-        // Ending on a closed client is the normal way a stream stops; nothing to report.
+        let deadline = deadline_after(timeout);
+        // A client gone or a watcher closed for not keeping up: the stream just ends.
         let _ = stream.run(start, from, send_initial == Some(true), deadline).await;
     });
-    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver));
     Ok((StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// The client went away; the stream stops.
+/// The stream stops: its client went away, or it was closed for not keeping up.
 struct Closed;
+
+impl From<Refused> for Closed {
+    fn from(_: Refused) -> Closed {
+        Closed
+    }
+}
 
 impl Stream {
     async fn run(
@@ -172,19 +279,18 @@ impl Stream {
         let mut next_bookmark = tokio::time::Instant::now() + interval;
         // An idle stream sleeps until its next bookmark or its end, or until its client goes
         // away (the body's receiver dropped): no periodic wake-ups, which with a class board
-        // watching 100 learners' clusters (several streams each) cost idle CPU.
-        let sender = self.sender.clone();
+        // watching 100 learners' clusters (several streams each) cost idle CPU. From here on
+        // a line waits for room only so long: a watcher that does not keep up is closed.
+        self.live = true;
+        let sender = self.outbox.sender.clone();
         loop {
             let wake = deadline.min(next_bookmark);
             tokio::select! {
                 _ = sender.closed() => return Err(Closed),
                 received = live.recv() => match received {
                     Ok(event) => self.send_event(&event).await?,
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let oldest = self.state.store.oldest_watchable_revision();
-                        let error = store::Error::Expired { requested: self.revision, oldest };
-                        return self.send_error(ApiError::from(error)).await;
-                    }
+                    // Fallen behind the live feed: as unresponsive as it gets.
+                    Err(broadcast::error::RecvError::Lagged(_)) => return Err(Closed),
                     Err(broadcast::error::RecvError::Closed) => return Ok(()),
                 },
                 _ = tokio::time::sleep_until(wake) => {
@@ -246,15 +352,18 @@ impl Stream {
     }
 
     async fn send_object(&mut self, event_type: EventType, stored: &Stored) -> Result<(), Closed> {
-        let line = match self.rendering {
-            Rendering::Objects => object_line(event_type, &stored.json),
+        match self.rendering {
+            // The stored text itself between a head and a tail: no copy per watcher.
+            Rendering::Objects => {
+                let head = Bytes::from(format!("{{\"type\":\"{}\",\"object\":", event_type.as_str()));
+                self.send_pieces(&[head, stored.json_bytes(), Bytes::from_static(b"}\n")]).await
+            }
             Rendering::Tables => {
                 let line = self.table_line(event_type, stored, self.state.clock.now());
                 self.columns_sent = true;
-                line
+                self.send_bytes(line).await
             }
-        };
-        self.send_bytes(line).await
+        }
     }
 
     /// A watch line carrying `stored` as a one-row `Table`.
@@ -308,7 +417,15 @@ impl Stream {
     }
 
     async fn send_bytes(&mut self, line: Bytes) -> Result<(), Closed> {
-        self.sender.send(Ok(line)).await.map_err(|_| Closed)
+        self.send_pieces(&[line]).await
+    }
+
+    /// Queues one line: before the stream is live, waiting as long as it takes (the client
+    /// reads its initial state at its own pace); once live, only as long as a responsive
+    /// watcher would need.
+    async fn send_pieces(&mut self, pieces: &[Bytes]) -> Result<(), Closed> {
+        let within = self.live.then_some(self.state.watch_budget.unresponsive_after);
+        Ok(self.outbox.send(pieces, within).await?)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::sim::kinds::{
     apps::{int_or_percent, validate_int_or_percent, validate_workload_spec},
     core::podspec::{default_template, drop_template_zero_values, normalize_template},
     default_key,
-    field::{go_int_or_string, invalid},
+    field::{IS_NEGATIVE, forbidden, go_int_or_string, invalid, required},
     object_mut,
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
 };
@@ -70,9 +70,8 @@ impl Strategy for DeploymentStrategy {
             old,
             &["replicas", "minReadySeconds", "revisionHistoryLimit"],
             |causes| {
-                if let Some(rolling) = object.pointer("/spec/strategy/rollingUpdate") {
-                    validate_rolling_update_deployment(rolling, causes);
-                }
+                validate_strategy(&object["spec"]["strategy"], causes);
+                validate_progress_deadline(&object["spec"], causes);
             },
         )
     }
@@ -109,6 +108,59 @@ fn deployment_row(deploy: &Value, now: Ages) -> Vec<Value> {
         images,
         json!(crate::k8s::selector::selector_string(&deploy["spec"]["selector"])),
     ]
+}
+
+/// apps/validation `ValidateDeploymentStrategy`: a Recreate strategy has no rolling update, a
+/// RollingUpdate one has its bounds checked, any other type is refused with the whole strategy
+/// shown (`field.NotSupported(fldPath, strategy, …)`, printed `%#v`).
+fn validate_strategy(strategy: &Value, causes: &mut Vec<Cause>) {
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    match strategy["type"].as_str() {
+        Some("Recreate") => {
+            if rolling.is_some() {
+                causes.push(forbidden(
+                    "spec.strategy.rollingUpdate",
+                    "may not be specified when strategy `type` is 'Recreate'",
+                ));
+            }
+        }
+        Some("RollingUpdate") => match rolling {
+            Some(rolling) => validate_rolling_update_deployment(rolling, causes),
+            None => causes
+                .push(required("spec.strategy.rollingUpdate", "this should be defaulted and never be nil")),
+        },
+        _ => {
+            // The pointer's address is the Go runtime's; a fixed one stands in for it.
+            let rolling = if rolling.is_some() { "0xc000000000" } else { "nil" };
+            let shown = format!(
+                "apps.DeploymentStrategy{{Type:{:?}, RollingUpdate:(*apps.RollingUpdateDeployment)({rolling})}}",
+                strategy["type"].as_str().unwrap_or_default()
+            );
+            causes.push(Cause {
+                reason: "FieldValueNotSupported".into(),
+                message: format!(
+                    "Unsupported value: {shown}: supported values: \"Recreate\", \"RollingUpdate\""
+                ),
+                field: "spec.strategy".into(),
+            });
+        }
+    }
+}
+
+/// `ValidateDeploymentSpec`'s last rule: a progress deadline is non-negative and longer than
+/// `minReadySeconds`.
+fn validate_progress_deadline(spec: &Value, causes: &mut Vec<Cause>) {
+    let Some(deadline) = spec["progressDeadlineSeconds"].as_i64() else { return };
+    if deadline < 0 {
+        causes.push(invalid("spec.progressDeadlineSeconds", &deadline.to_string(), IS_NEGATIVE));
+    }
+    if deadline <= spec["minReadySeconds"].as_i64().unwrap_or(0) {
+        causes.push(invalid(
+            "spec.progressDeadlineSeconds",
+            &deadline.to_string(),
+            "must be greater than minReadySeconds",
+        ));
+    }
 }
 
 /// apps/validation `ValidateRollingUpdateDeployment`.

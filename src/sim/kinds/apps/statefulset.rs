@@ -14,7 +14,7 @@ use crate::sim::kinds::{
         default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
         validate_template_restart_policy,
     },
-    field::not_supported,
+    field::{IS_NEGATIVE, invalid, not_supported, spec_non_negative},
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
 };
 
@@ -51,7 +51,7 @@ impl Strategy for StatefulSetStrategy {
     }
 
     /// `ValidateStatefulSetSpec`: the selector, template labels and restart policy as for the
-    /// other workloads, and the two policies' values.
+    /// other workloads, the two policies' values, the partition, replicas and minReadySeconds.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
         validate_template_ranges(object, &mut causes);
@@ -66,6 +66,19 @@ impl Strategy for StatefulSetStrategy {
                 causes.push(not_supported(field, value, supported));
             }
         }
+        // `validateRollingUpdateStatefulSet` (a RollingUpdate strategy's partition), then the
+        // spec's counts. Upstream validates no `revisionHistoryLimit` of a StatefulSet.
+        if spec["updateStrategy"]["type"] == "RollingUpdate"
+            && let Some(partition) = spec["updateStrategy"]["rollingUpdate"]["partition"].as_i64()
+            && partition < 0
+        {
+            causes.push(invalid(
+                "spec.updateStrategy.rollingUpdate.partition",
+                &partition.to_string(),
+                IS_NEGATIVE,
+            ));
+        }
+        spec_non_negative(object, &["replicas", "minReadySeconds"], &mut causes);
         causes
     }
 

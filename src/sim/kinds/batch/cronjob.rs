@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     core::podspec::default_template,
+    field::{IS_NEGATIVE, invalid},
     printer::{
         AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, format_selector,
         since,
@@ -58,9 +59,16 @@ impl Strategy for CronJobStrategy {
         }
     }
 
-    fn validate(&self, object: &Value, _old: Option<&Value>) -> Vec<Cause> {
+    /// `ValidateCronJobCreate`/`ValidateCronJobUpdate`: the spec, then (on create) the name,
+    /// which leaves room for the 11-character suffix of the Jobs it makes
+    /// (`DNS1035LabelMaxLength - 11`).
+    fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
         validate_cron_job(&object["spec"], &mut causes);
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        if old.is_none() && name.len() > MAX_NAME_LENGTH {
+            causes.push(invalid("metadata.name", &format!("{name:?}"), "must be no more than 52 characters"));
+        }
         causes
     }
 
@@ -117,6 +125,18 @@ fn cronjob_row(cj: &Value, now: Ages) -> Vec<Value> {
     ]
 }
 
+/// The longest CronJob name: a Job name (63) less the controller's `-<timestamp>` suffix.
+const MAX_NAME_LENGTH: usize = 63 - 11;
+
+/// `ValidateNonnegativeField` on the optional counters of `validateCronJobSpec`, in its order.
+fn non_negative(spec: &Value, field: &str, causes: &mut Vec<Cause>) {
+    if let Some(value) = spec[field].as_i64()
+        && value < 0
+    {
+        causes.push(invalid(format!("spec.{field}"), &value.to_string(), IS_NEGATIVE));
+    }
+}
+
 /// `ValidateCronJobSpec` (pkg/apis/batch/validation/validation.go): the schedule parses
 /// (`validateScheduleFormat`), the time zone is known, the policy is supported, and the job
 /// template's pods restart `OnFailure` or `Never`.
@@ -134,19 +154,23 @@ fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
                     message: format!("Invalid value: {schedule:?}: {error}"),
                     field: "spec.schedule".into(),
                 });
-            } else if schedule.contains("TZ") && spec["timeZone"].is_string() {
+            }
+            if schedule.contains("TZ") {
+                // `allowTZInSchedule` is false unless the stored object already had TZ in its
+                // schedule (`validateScheduleFormat`); the simulator's objects never do.
                 causes.push(Cause {
                     reason: "FieldValueInvalid".into(),
                     message: format!(
-                        "Invalid value: {schedule:?}: cannot use both timeZone field and TZ or CRON_TZ in schedule"
+                        "Invalid value: {schedule:?}: cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
                     ),
                     field: "spec.schedule".into(),
                 });
             }
         }
     }
+    non_negative(spec, "startingDeadlineSeconds", causes);
     if let Some(zone) = spec["timeZone"].as_str()
-        && k8s_openapi::jiff::tz::TimeZone::get(zone).is_err()
+        && crate::sim::cron::time_zone(zone).is_none()
     {
         causes.push(Cause {
             reason: "FieldValueInvalid".into(),
@@ -175,4 +199,6 @@ fn validate_cron_job(spec: &Value, causes: &mut Vec<Cause>) {
             field: "spec.jobTemplate.spec.template.spec.restartPolicy".into(),
         });
     }
+    non_negative(spec, "successfulJobsHistoryLimit", causes);
+    non_negative(spec, "failedJobsHistoryLimit", causes);
 }

@@ -22,6 +22,7 @@ use crate::{
         default_key,
         field::{IMMUTABLE, go_label_selector, go_value, invalid, required, spec_non_negative},
         object_mut,
+        objectmeta::validate_labels,
         printer::{
             AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images,
             format_selector, human_duration, int,
@@ -88,10 +89,16 @@ impl Strategy for JobStrategy {
         normalize_template(object);
     }
 
-    /// `ValidateJob` (`validateJobSpec`) and `ValidateJobUpdate` (`ValidateJobSpecUpdate`).
+    /// `ValidateJob` (`validateJobSpec`: counts, `ttlSecondsAfterFinished`, the template) and `ValidateJobUpdate` (`ValidateJobSpecUpdate`).
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
         spec_non_negative(object, &["parallelism", "completions", "backoffLimit"], &mut causes);
+        spec_non_negative(object, &["ttlSecondsAfterFinished"], &mut causes);
+        // `ValidatePodTemplateSpec`'s labels: the generated `job-name` labels carry the name,
+        // so a name over 63 characters is refused here.
+        if let Some(labels) = object.pointer("/spec/template/metadata/labels").and_then(Value::as_object) {
+            validate_labels(labels, "spec.template.labels", &mut causes);
+        }
         if let Some(spec) = object.pointer("/spec/template/spec") {
             validate_pod_spec(spec, "spec.template.spec", &mut causes);
         } else {

@@ -13,3 +13,4 @@ pub mod resourcequota;
 pub mod secret;
 pub mod service;
 pub mod serviceaccount;
+pub mod taint;

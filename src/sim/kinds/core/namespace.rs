@@ -29,6 +29,11 @@ pub static KIND: Kind = Kind {
 pub struct NamespaceStrategy;
 
 impl Strategy for NamespaceStrategy {
+    /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/namespace/storage).
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::Label
     }

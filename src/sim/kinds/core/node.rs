@@ -143,6 +143,7 @@ fn validate_node(object: &Value, causes: &mut Vec<Cause>) {
         }
     }
     let spec = &object["spec"];
+    super::taint::validate_taints(&spec["taints"], causes);
     let cidrs: Vec<&str> = match spec["podCIDRs"].as_array() {
         Some(list) if !list.is_empty() => list.iter().filter_map(Value::as_str).collect(),
         _ => spec["podCIDR"].as_str().filter(|c| !c.is_empty()).into_iter().collect(),

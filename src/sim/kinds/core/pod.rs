@@ -59,6 +59,11 @@ const FIELDS: &[&str] = &[
 pub struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/pod/storage).
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     /// `podStrategy.PrepareForCreate`: `Pending` with the pod's QoS class, whatever was sent.
     fn reset_status_for_create(&self, object: &mut Value, _has_status: bool) {
         let Some(map) = object.as_object_mut() else { return };

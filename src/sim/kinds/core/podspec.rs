@@ -235,6 +235,7 @@ pub(crate) fn validate_pod_spec(spec: &Value, path: &str, causes: &mut Vec<Cause
             validate_container(container, &format!("{path}.initContainers[{i}]"), causes);
         }
     }
+    super::taint::validate_tolerations(spec, path, causes);
 }
 
 fn validate_container(container: &Value, path: &str, causes: &mut Vec<Cause>) {

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
     core::podspec::{normalize_map, resource_quantity},
-    field::{IMMUTABLE, go_value, invalid},
+    field::{IMMUTABLE, go_string_slice, invalid},
+    objectmeta::qualified_name_errors,
     printer::{AGE, Ages, Column, NAME, Printer, age, text},
 };
 
@@ -38,14 +39,17 @@ impl Strategy for ResourceQuotaStrategy {
         normalize_map(object.pointer_mut("/status/used"));
     }
 
-    /// `ValidateResourceQuotaSpec` (each hard quantity) and `ValidateResourceQuotaUpdate` (the
-    /// scopes are fixed).
+    /// `ValidateResourceQuotaSpec` (each hard resource's name and quantity, the scopes) and
+    /// `ValidateResourceQuotaUpdate` (the scopes are fixed).
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
         // `fldPath.Key(name)`: `spec.hard[cpu]`.
         for (name, quantity) in object["spec"]["hard"].as_object().into_iter().flatten() {
-            resource_quantity(name, quantity, &format!("spec.hard[{name}]"), &mut causes);
+            let path = format!("spec.hard[{name}]");
+            validate_quota_resource_name(name, &path, &mut causes);
+            resource_quantity(name, quantity, &path, &mut causes);
         }
+        validate_scopes(&object["spec"], &mut causes);
         if let Some(old) = old {
             validate_scopes_update(object, old, &mut causes);
         }
@@ -101,15 +105,105 @@ fn validate_scopes_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) 
     if scopes(object) == scopes(old) {
         return;
     }
-    // `%#v` of a `[]core.ResourceQuotaScope`.
-    let shown = match object["spec"]["scopes"].as_array() {
-        Some(list) => {
-            let items: Vec<String> = list.iter().map(go_value).collect();
-            format!("[]core.ResourceQuotaScope{{{}}}", items.join(", "))
+    causes.push(invalid("spec.scopes", &go_scopes(&object["spec"]), IMMUTABLE));
+}
+
+/// `%#v` of the spec's `[]core.ResourceQuotaScope`.
+fn go_scopes(spec: &Value) -> String {
+    go_string_slice("core.ResourceQuotaScope", spec["scopes"].as_array())
+}
+
+/// `helper.standardQuotaResources`: the names quota tracks without a prefix.
+#[rustfmt::skip]
+const STANDARD_QUOTA_RESOURCES: &[&str] = &[
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage",
+    "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods",
+    "services", "replicationcontrollers", "resourcequotas", "secrets", "persistentvolumeclaims",
+    "configmaps", "services.nodeports", "services.loadbalancers",
+];
+
+/// `helper.IsStandardQuotaResourceName`: a standard quota resource or a huge-page one.
+fn is_standard_quota_resource(name: &str) -> bool {
+    STANDARD_QUOTA_RESOURCES.contains(&name)
+        || ["hugepages-", "requests.hugepages-"].iter().any(|prefix| name.starts_with(prefix))
+}
+
+/// `helper.IsStandardResourceName`: `standardResources` is the quota set and `storage`.
+fn is_standard_resource(name: &str) -> bool {
+    name == "storage" || is_standard_quota_resource(name)
+}
+
+/// `ValidateResourceQuotaResourceName`: `validateResourceName` (a qualified name, then a
+/// standard resource unless it has a prefix; it stops at the first failing step) and, without
+/// a prefix, a standard resource for quota.
+fn validate_quota_resource_name(name: &str, path: &str, causes: &mut Vec<Cause>) {
+    let shown = format!("{name:?}");
+    let unprefixed = !name.contains('/');
+    let errors = qualified_name_errors(name);
+    if !errors.is_empty() {
+        causes.extend(errors.iter().map(|error| invalid(path, &shown, error)));
+    } else if unprefixed && !is_standard_resource(name) {
+        causes.push(invalid(path, &shown, "must be a standard resource type or fully qualified"));
+    }
+    if unprefixed && !is_standard_quota_resource(name) {
+        causes.push(invalid(path, &shown, "must be a standard resource for quota"));
+    }
+}
+
+/// `validateResourceQuotaScopes`: each scope a standard one, applicable to each standard hard
+/// resource (`IsResourceQuotaScopeValidForResource`), and no conflicting pair.
+fn validate_scopes(spec: &Value, causes: &mut Vec<Cause>) {
+    let scopes: Vec<&str> =
+        spec["scopes"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    if scopes.is_empty() {
+        return;
+    }
+    let mut hard: Vec<&String> = spec["hard"].as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    hard.sort();
+    let shown = go_scopes(spec);
+    for scope in &scopes {
+        if !STANDARD_SCOPES.contains(scope) {
+            causes.push(invalid("spec.scopes", &shown, "unsupported scope"));
         }
-        None => "[]core.ResourceQuotaScope(nil)".to_string(),
-    };
-    causes.push(invalid("spec.scopes", &shown, IMMUTABLE));
+        for resource in &hard {
+            if is_standard_quota_resource(resource) && !scope_applies(scope, resource) {
+                causes.push(invalid("spec.scopes", &shown, "unsupported scope applied to resource"));
+            }
+        }
+    }
+    for (a, b) in [("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating")] {
+        if scopes.contains(&a) && scopes.contains(&b) {
+            causes.push(invalid("spec.scopes", &shown, "conflicting scopes"));
+        }
+    }
+}
+
+/// `helper.IsStandardResourceQuotaScope`.
+const STANDARD_SCOPES: &[&str] = &[
+    "Terminating",
+    "NotTerminating",
+    "BestEffort",
+    "NotBestEffort",
+    "PriorityClass",
+    "CrossNamespacePodAffinity",
+    "VolumeAttributesClass",
+];
+
+/// `helper.IsResourceQuotaScopeValidForResource`: pod scopes apply to `pods` and the pod compute
+/// resources, BestEffort to `pods` alone, VolumeAttributesClass to claims and their storage.
+fn scope_applies(scope: &str, resource: &str) -> bool {
+    const POD_COMPUTE: &[&str] =
+        &["cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory"];
+    match scope {
+        "Terminating"
+        | "NotTerminating"
+        | "NotBestEffort"
+        | "PriorityClass"
+        | "CrossNamespacePodAffinity" => resource == "pods" || POD_COMPUTE.contains(&resource),
+        "BestEffort" => resource == "pods",
+        "VolumeAttributesClass" => ["persistentvolumeclaims", "requests.storage"].contains(&resource),
+        _ => true,
+    }
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use crate::sim::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
-    core::configmap::validate_immutable_content,
+    core::configmap::{MAX_DATA_SIZE, decoded_len, validate_config_keys, validate_immutable_content},
     default_key,
-    field::{IMMUTABLE, go_value, invalid},
+    field::{IMMUTABLE, go_value, invalid, too_long},
     printer::{AGE, Ages, Column, NAME, Printer, age, map_len, text},
 };
 
@@ -37,9 +37,15 @@ impl Strategy for SecretStrategy {
         }
     }
 
-    /// `ValidateSecretUpdate`: the type is fixed, and an immutable secret's data too.
+    /// `ValidateSecret` (keys as `IsConfigMapKey` has them, 1 MiB of data, `field.TooLong` on
+    /// `data`) and `ValidateSecretUpdate`: the type is fixed, and an immutable secret's data too.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
+        validate_config_keys(&object["data"], "data", &mut causes);
+        let size: usize = object["data"].as_object().into_iter().flatten().map(|(_, v)| decoded_len(v)).sum();
+        if size > MAX_DATA_SIZE {
+            causes.push(too_long("data", MAX_DATA_SIZE));
+        }
         if let Some(old) = old {
             if object["type"] != old["type"] {
                 causes.push(invalid("type", &go_value(&object["type"]), IMMUTABLE));

@@ -25,6 +25,11 @@ pub static KIND: Kind = Kind {
 pub struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/service/storage).
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::Dns1035
     }

@@ -26,6 +26,11 @@ pub static KIND: Kind = Kind {
 pub struct ServiceAccountStrategy;
 
 impl Strategy for ServiceAccountStrategy {
+    /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/serviceaccount/storage).
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn printer(&self) -> &'static Printer {
         &PRINTER
     }

@@ -20,18 +20,15 @@ use std::{
 };
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::{ConfigMap, Node};
-use kube::{
-    api::{Api, DynamicObject, ListParams},
-    discovery::{Discovery, Scope, verbs},
-};
-use serde_json::Value;
 
+mod state;
+
+use self::state::LabState;
 use super::{
-    Error, LAB_LABEL, Result, apply,
+    Error, Result,
     check::{self, Help},
-    cluster::{Cluster, list_all, with_retries},
-    inventory, reset,
+    cluster::Cluster,
+    reset,
     start::{self, StartOptions},
 };
 use crate::{
@@ -39,7 +36,7 @@ use crate::{
     i18n::{Arg, Localized, Message},
     lab::{
         loader::Bundle,
-        model::{Lab, LearnerObjects, Shortcut, Task},
+        model::{Lab, Shortcut, Task},
     },
     msg,
     report::{Report, TaskStatus},
@@ -374,31 +371,68 @@ async fn steps(
     steps: &mut Vec<Step>,
     current: &mut String,
 ) -> Result<()> {
-    let Replay { cluster, bundle, variant, shell, lang, .. } = *how;
-    let lab = &bundle.lab;
-    let mut begin = |name: &str| {
-        *current = name.to_string();
-        progress(name);
-    };
+    let mut run = Steps { how, progress, steps, current };
+    let Some((start_state, before)) = start_state(&mut run).await? else { return Ok(()) };
+    if !solve_in_needs_order(&mut run).await? {
+        return Ok(());
+    }
+    if !reset_brings_back_the_start(&mut run, &start_state, &before).await? {
+        return Ok(());
+    }
+    if !solve_in_another_order(&mut run).await? {
+        return Ok(());
+    }
+    let lang = how.lang;
+    let name = tr!(lang, "selftest-step-reset-end");
+    run.begin(&name);
+    let done = reset_lab(how.cluster, how.bundle, how.variant, lang).await?;
+    run.record(&name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
+    Ok(())
+}
 
+/// A selftest under way: what it runs against, where its steps go.
+struct Steps<'r, 'a> {
+    how: &'r Replay<'a>,
+    progress: &'r (dyn Fn(&str) + Sync),
+    steps: &'r mut Vec<Step>,
+    current: &'r mut String,
+}
+
+impl Steps<'_, '_> {
+    /// Starts a step: the progress line, and the step an engine error is reported in.
+    fn begin(&mut self, name: &str) {
+        *self.current = name.to_string();
+        (self.progress)(name);
+    }
+
+    /// Records a step; whether it was an offence (the run stops there).
+    fn record(&mut self, name: &str, result: StepResult) -> bool {
+        record(self.steps, name, result)
+    }
+}
+
+/// reset → start → every task FAIL or BLOCKED: the state every later step compares with (what
+/// the lab owns, and the report), or `None` after an offence.
+async fn start_state(run: &mut Steps<'_, '_>) -> Result<Option<(LabState, Report)>> {
+    let Replay { cluster, bundle, variant, lang, .. } = *run.how;
     let name = tr!(lang, "selftest-step-reset");
-    begin(&name);
-    let done = reset_lab(cluster, bundle, lang).await?;
-    record(steps, &name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
+    run.begin(&name);
+    let done = reset_lab(cluster, bundle, variant, lang).await?;
+    run.record(&name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
     let start_state = LabState::observe(cluster, bundle).await?;
 
     let name = tr!(lang, "selftest-step-start");
-    begin(&name);
-    let options = StartOptions { variant: variant.map(str::to_string), seed: None, yes: true };
+    run.begin(&name);
+    let options = StartOptions { variant: variant.map(str::to_string), yes: true, ..StartOptions::default() };
     let started = start::start(cluster, bundle, lang, &options).await?;
     let applied = match started.variant {
         Some(v) => tr!(lang, "selftest-started-variant", variant = v, count = started.applied),
         None => tr!(lang, "selftest-started", count = started.applied),
     };
-    record(steps, &name, StepResult::Ok(applied));
+    run.record(&name, StepResult::Ok(applied));
 
     let name = tr!(lang, "selftest-step-check-before");
-    begin(&name);
+    run.begin(&name);
     let report = grade(cluster, bundle, lang).await?;
     let result =
         match report.tasks.iter().find(|t| !matches!(t.status, TaskStatus::Fail | TaskStatus::Blocked)) {
@@ -407,101 +441,239 @@ async fn steps(
             }
             None => StepResult::Ok(summary(&report, lang)),
         };
-    if record(steps, &name, result) {
-        return Ok(());
-    }
+    Ok((!run.record(&name, result)).then_some((start_state, report)))
+}
 
+/// Every task in `needs` order: its shortcuts (none may pass) and its alternative solutions (each
+/// must pass), each from the state before its solution, then its solution (it passes, the tasks
+/// solved before still do, the others do not). `false` after an offence.
+async fn solve_in_needs_order(run: &mut Steps<'_, '_>) -> Result<bool> {
+    let how = run.how;
+    let Replay { bundle, lang, .. } = *how;
     let mut solved: BTreeSet<String> = BTreeSet::new();
-    for task in lab.tasks_in_needs_order() {
+    for task in bundle.lab.tasks_in_needs_order() {
         let id = task.id.value.as_str();
-        match (task.shortcuts.is_empty(), how.checkpoints) {
-            (true, _) => {}
-            // Shortcuts delete and cordon nodes: only a cluster that can bring its whole state
-            // back (a lab-runner simulator) may be put through them.
-            (false, None) => {
-                let name = tr!(lang, "selftest-step-shortcuts", task = id);
-                begin(&name);
-                let skipped = tr!(lang, "selftest-shortcuts-skipped", count = task.shortcuts.len());
-                record(steps, &name, StepResult::Ok(skipped));
-            }
-            (false, Some(checkpoints)) => {
-                let saved = format!("before-{id}");
-                checkpoints.save(cluster, &saved).await?;
-                for (n, shortcut) in task.shortcuts.iter().enumerate() {
-                    let name = tr!(lang, "selftest-step-shortcut", task = id, shortcut = &shortcut.id.value);
-                    begin(&name);
-                    if n > 0 {
-                        checkpoints.restore(cluster, &saved).await?;
-                    }
-                    if record(steps, &name, try_shortcut(how, task, shortcut).await?) {
-                        return Ok(());
-                    }
-                }
-                let name = tr!(lang, "selftest-step-back", task = id);
-                begin(&name);
-                checkpoints.restore(cluster, &saved).await?;
-                record(steps, &name, StepResult::Ok(tr!(lang, "selftest-restored")));
-            }
+        if !replay_attempts(run, task).await? {
+            return Ok(false);
         }
         let name = tr!(lang, "selftest-step-solution", task = id);
-        begin(&name);
+        run.begin(&name);
         if task.solution.is_empty() {
-            record(steps, &name, offence(Some(id), tr!(lang, "selftest-no-solution", task = id)));
-            return Ok(());
+            run.record(&name, offence(Some(id), tr!(lang, "selftest-no-solution", task = id)));
+            return Ok(false);
         }
-        if let Err(message) = run_commands(shell, &task.solution, lang).await {
-            let failed = tr!(lang, "selftest-solution-failed", task = id, reason = message);
-            record(steps, &name, offence(Some(id), failed));
-            return Ok(());
-        }
-        solved.insert(id.to_string());
-        let report = settle(cluster, bundle, &solved, lang).await?;
-        if record(steps, &name, after_solution(&report, id, &solved, lang)) {
-            return Ok(());
+        if !solve(run, &name, id, &task.solution, &mut solved).await? {
+            return Ok(false);
         }
     }
+    Ok(true)
+}
 
-    let applied_before_reset =
-        inventory::load(&cluster.client, &lab.id.value).await?.map(|i| i.applied).unwrap_or_default();
+/// The step `name`: runs `commands` for task `id`, then requires it to pass, the tasks in
+/// `solved` still to pass and no other task to pass yet. `false` after an offence.
+async fn solve(
+    run: &mut Steps<'_, '_>,
+    name: &str,
+    id: &str,
+    commands: &[String],
+    solved: &mut BTreeSet<String>,
+) -> Result<bool> {
+    let Replay { cluster, bundle, shell, lang, .. } = *run.how;
+    if let Err(message) = run_commands(shell, commands, lang).await {
+        let failed = tr!(lang, "selftest-solution-failed", task = id, reason = message);
+        run.record(name, offence(Some(id), failed));
+        return Ok(false);
+    }
+    solved.insert(id.to_string());
+    let report = settle(cluster, bundle, solved, lang).await?;
+    Ok(!run.record(name, after_solution(&report, id, solved, lang)))
+}
+
+/// A task's shortcuts and alternative solutions, each run from the state before its solution
+/// (saved once, restored between them and after the last). Only a cluster that can bring its
+/// whole state back (a lab-runner simulator) is put through them: shortcuts delete and cordon
+/// nodes. `false` after an offence.
+async fn replay_attempts(run: &mut Steps<'_, '_>, task: &Task) -> Result<bool> {
+    let how = run.how;
+    let Replay { cluster, lang, .. } = *how;
+    let id = task.id.value.as_str();
+    let count = task.shortcuts.len() + task.solutions.len();
+    if count == 0 {
+        return Ok(true);
+    }
+    let Some(checkpoints) = how.checkpoints else {
+        let name = tr!(lang, "selftest-step-shortcuts", task = id);
+        run.begin(&name);
+        run.record(&name, StepResult::Ok(tr!(lang, "selftest-shortcuts-skipped", count = count)));
+        return Ok(true);
+    };
+    let saved = format!("before-{id}");
+    checkpoints.save(cluster, &saved).await?;
+    let attempts = task.shortcuts.iter().map(|a| (a, false)).chain(task.solutions.iter().map(|a| (a, true)));
+    for (n, (attempt, is_solution)) in attempts.enumerate() {
+        let name = if is_solution {
+            tr!(lang, "selftest-step-alternative", task = id, solution = &attempt.id.value)
+        } else {
+            tr!(lang, "selftest-step-shortcut", task = id, shortcut = &attempt.id.value)
+        };
+        run.begin(&name);
+        if n > 0 {
+            checkpoints.restore(cluster, &saved).await?;
+        }
+        let result = if is_solution {
+            try_alternative(how, task, attempt).await?
+        } else {
+            try_shortcut(how, task, attempt).await?
+        };
+        if run.record(&name, result) {
+            return Ok(false);
+        }
+    }
+    let name = tr!(lang, "selftest-step-back", task = id);
+    run.begin(&name);
+    checkpoints.restore(cluster, &saved).await?;
+    run.record(&name, StepResult::Ok(tr!(lang, "selftest-restored")));
+    Ok(true)
+}
+
+/// reset → the report of the start again, task by task; every quiz whose answer is a fact
+/// captured at start passes with its solution (the facts are fresh); what the lab owns, every
+/// node, and every object of the stages are as the start left them. `false` after an offence.
+async fn reset_brings_back_the_start(
+    run: &mut Steps<'_, '_>,
+    start_state: &LabState,
+    before: &Report,
+) -> Result<bool> {
+    let Replay { cluster, bundle, variant, shell, lang, .. } = *run.how;
     let name = tr!(lang, "selftest-step-reset-after");
-    begin(&name);
-    let done = reset_lab(cluster, bundle, lang).await?;
-    record(steps, &name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
+    run.begin(&name);
+    let done = reset_lab(cluster, bundle, variant, lang).await?;
+    run.record(&name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
 
     let name = tr!(lang, "selftest-step-check-after");
-    begin(&name);
+    run.begin(&name);
     let report = grade(cluster, bundle, lang).await?;
-    let result =
-        match report.tasks.iter().find(|t| !matches!(t.status, TaskStatus::Fail | TaskStatus::Blocked)) {
-            Some(task) => offence(
+    let differing = report
+        .tasks
+        .iter()
+        .find(|t| before.tasks.iter().find(|b| b.id == t.id).map(|b| b.status) != Some(t.status));
+    let result = match differing {
+        Some(task) => {
+            let at_start = before.tasks.iter().find(|b| b.id == task.id).map_or("-", |b| b.status.as_str());
+            offence(
                 Some(&task.id),
                 tr!(
                     lang,
-                    "selftest-after-reset-not-failing",
+                    "selftest-after-reset-not-as-started",
                     task = &task.id,
                     status = task.status.as_str(),
+                    start = at_start,
                     evidence = evidence_suffix(task.evidence.first())
                 ),
-            ),
-            None => StepResult::Ok(summary(&report, lang)),
-        };
-    if record(steps, &name, result) {
-        return Ok(());
+            )
+        }
+        None => StepResult::Ok(summary(&report, lang)),
+    };
+    if run.record(&name, result) {
+        return Ok(false);
+    }
+
+    // The facts: each quiz graded against what the start captured is answered by its solution,
+    // which reads the cluster, and must be right.
+    let quizzes: Vec<&Task> = bundle.lab.tasks.iter().filter(|t| captured_fact_quiz(t)).collect();
+    if !quizzes.is_empty() {
+        let name = tr!(lang, "selftest-step-facts");
+        run.begin(&name);
+        let mut result = StepResult::Ok(tr!(lang, "selftest-facts-fresh", count = quizzes.len()));
+        for quiz in &quizzes {
+            let id = quiz.id.value.as_str();
+            if let Err(message) = run_commands(shell, &quiz.solution, lang).await {
+                result =
+                    offence(Some(id), tr!(lang, "selftest-solution-failed", task = id, reason = message));
+                break;
+            }
+            let report = grade(cluster, bundle, lang).await?;
+            if let Some(task) = report.tasks.iter().find(|t| t.id == id && t.status != TaskStatus::Pass) {
+                let evidence = evidence_suffix(task.evidence.first());
+                result = offence(
+                    Some(id),
+                    tr!(
+                        lang,
+                        "selftest-fact-stale",
+                        task = id,
+                        status = task.status.as_str(),
+                        evidence = evidence
+                    ),
+                );
+                break;
+            }
+        }
+        if run.record(&name, result) {
+            return Ok(false);
+        }
     }
 
     let name = tr!(lang, "selftest-step-owned");
-    begin(&name);
-    let after = LabState::observe(cluster, bundle).await?;
+    run.begin(&name);
+    let after = LabState::settle_to(cluster, bundle, start_state).await?;
     let mut problems = start_state.differences(&after);
-    problems.extend(later_stage_leftovers(cluster, bundle, &applied_before_reset).await?);
-    problems.extend(first_stage_restored(cluster, bundle, variant).await?);
+    problems.extend(state::stages_restored(cluster, bundle, variant).await?);
     let result = if problems.is_empty() {
-        StepResult::Ok(tr!(lang, "selftest-owned-same", count = after.facts.len()))
+        StepResult::Ok(tr!(lang, "selftest-owned-same", count = after.len()))
     } else {
         offence(None, tr!(lang, "selftest-owned-differ", problems = problems))
     };
-    record(steps, &name, result);
-    Ok(())
+    Ok(!run.record(&name, result))
+}
+
+/// Whether a quiz is graded against something `start` captured (a fact, or the variant).
+fn captured_fact_quiz(task: &Task) -> bool {
+    task.kind == crate::lab::model::TaskKind::Quiz
+        && task.expect.iter().any(|e| {
+            matches!(e, crate::lab::model::Expectation::Quiz(q) if q.fact.is_some() || !q.accept_by_variant.is_empty())
+        })
+}
+
+/// The tasks in an order `needs` allows other than the lab's: at each step, the last ready task
+/// in the lab's order.
+fn another_order(lab: &Lab) -> Vec<&Task> {
+    let mut done: BTreeSet<&str> = BTreeSet::new();
+    let mut order = Vec::new();
+    while order.len() < lab.tasks.len() {
+        let ready = lab.tasks.iter().rev().find(|t| {
+            !done.contains(t.id.value.as_str()) && t.needs.iter().all(|n| done.contains(n.value.as_str()))
+        });
+        let Some(task) = ready else { break };
+        done.insert(&task.id.value);
+        order.push(task);
+    }
+    order
+}
+
+/// reset → every task again, in [`another_order`], each with its first alternative solution
+/// (written in the order its description names the steps) or else its solution: a lab whose
+/// tasks only pass in its own order (a step done early makes a later task impossible) is caught
+/// here. `false` after an offence.
+async fn solve_in_another_order(run: &mut Steps<'_, '_>) -> Result<bool> {
+    let Replay { cluster, bundle, variant, lang, .. } = *run.how;
+    let name = tr!(lang, "selftest-step-reset-other-order");
+    run.begin(&name);
+    let done = reset_lab(cluster, bundle, variant, lang).await?;
+    run.record(&name, StepResult::Ok(tr!(lang, "selftest-reset-done", count = done)));
+    let mut solved: BTreeSet<String> = BTreeSet::new();
+    for task in another_order(&bundle.lab) {
+        let id = task.id.value.as_str();
+        let (label, commands) = match task.solutions.first() {
+            Some(alternative) => (alternative.id.value.as_str(), &alternative.commands),
+            None => ("solution", &task.solution),
+        };
+        let name = tr!(lang, "selftest-step-other-order", task = id, solution = label);
+        run.begin(&name);
+        if !solve(run, &name, id, commands, &mut solved).await? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Runs `commands` in order; the first that fails is described in `lang` (command, exit, stderr
@@ -538,7 +710,9 @@ async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Res
         if look > 0 {
             tokio::time::sleep(how.checkpoints.map_or(SHORTCUT_SECOND_LOOK, |c| c.second_look())).await;
         }
-        let report = grade(how.cluster, how.bundle, lang).await?;
+        // The task's own checks, its `needs` taken as met: a shortcut that also breaks a task
+        // this one needs would otherwise only show BLOCKED, and prove nothing.
+        let report = grade_alone(how.cluster, how.bundle, lang).await?;
         let Some(graded) = report.tasks.iter().find(|t| t.id == id) else { continue };
         if graded.status == TaskStatus::Pass {
             return Ok(offence(
@@ -565,15 +739,65 @@ async fn try_shortcut(how: &Replay<'_>, task: &Task, shortcut: &Shortcut) -> Res
     Ok(StepResult::Ok(seen.unwrap_or_else(|| tr!(lang, "selftest-task-missing", task = id))))
 }
 
-/// `reset` as `lab-runner reset --yes` does it; returns how many plan steps ran.
-async fn reset_lab(cluster: &Cluster, bundle: &Bundle, lang: Lang) -> Result<usize> {
-    let (inventory, plan) = reset::load_plan(cluster, bundle).await?;
-    reset::execute(cluster, bundle, inventory, &plan, lang).await?;
-    Ok(plan.len())
+/// Runs one alternative solution of `task` and re-checks the task (its own checks, its `needs`
+/// taken as met) until it passes or [`SETTLE_TIMEOUT`]: it must pass, as the solution does.
+async fn try_alternative(how: &Replay<'_>, task: &Task, alternative: &Shortcut) -> Result<StepResult> {
+    let lang = how.lang;
+    let (id, alternative_id) = (task.id.value.as_str(), alternative.id.value.as_str());
+    if let Err(message) = run_commands(how.shell, &alternative.commands, lang).await {
+        return Ok(offence(
+            Some(id),
+            tr!(lang, "selftest-alternative-failed", solution = alternative_id, task = id, reason = message),
+        ));
+    }
+    let deadline = Instant::now() + SETTLE_TIMEOUT;
+    loop {
+        let report = grade_alone(how.cluster, how.bundle, lang).await?;
+        let Some(graded) = report.tasks.iter().find(|t| t.id == id) else {
+            return Ok(StepResult::Ok(tr!(lang, "selftest-task-missing", task = id)));
+        };
+        if graded.status == TaskStatus::Pass {
+            return Ok(StepResult::Ok(tr!(
+                lang,
+                "selftest-task-status",
+                task = id,
+                status = graded.status.as_str(),
+                evidence = evidence_suffix(graded.evidence.last())
+            )));
+        }
+        if Instant::now() >= deadline {
+            return Ok(offence(
+                Some(id),
+                tr!(
+                    lang,
+                    "selftest-alternative-not-passing",
+                    task = id,
+                    solution = alternative_id,
+                    status = graded.status.as_str(),
+                    evidence = evidence_suffix(graded.evidence.last())
+                ),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// `reset` as `lab-runner reset --variant V --yes` does it; returns how many plan steps ran.
+async fn reset_lab(cluster: &Cluster, bundle: &Bundle, variant: Option<&str>, lang: Lang) -> Result<usize> {
+    let options = reset::ResetOptions { variant: variant.map(str::to_string), ..Default::default() };
+    let planned = reset::load_plan_to(cluster, bundle, &options).await?;
+    let steps = planned.actions.len();
+    reset::execute(cluster, bundle, planned, lang).await?;
+    Ok(steps)
 }
 
 async fn grade(cluster: &Cluster, bundle: &Bundle, lang: Lang) -> Result<Report> {
     check::check(cluster, bundle, lang, Help::default()).await
+}
+
+/// Every task graded on its own checks, `needs` taken as met (never BLOCKED).
+async fn grade_alone(cluster: &Cluster, bundle: &Bundle, lang: Lang) -> Result<Report> {
+    check::check(cluster, bundle, lang, Help { alone: true, ..Help::default() }).await
 }
 
 /// Re-checks until every solved task passes (or [`SETTLE_TIMEOUT`]): a solution may leave work
@@ -700,240 +924,6 @@ fn one_line_command(command: &str) -> String {
     if lines.next().is_some() { format!("{first} …") } else { first.to_string() }
 }
 
-/// What the lab owns, as lines to compare between the first reset and the last: the owned
-/// namespaces and the top-level objects in them (learner objects, later stages' objects), the
-/// cluster-scoped objects carrying the lab label, the node labels and ConfigMaps the lab restores.
-/// Objects a controller owns (pods, revisions) and events are left out: their names vary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct LabState {
-    /// Each fact by its English text (what is compared), with its message (what is shown).
-    facts: BTreeMap<String, Message>,
-}
-
-impl LabState {
-    fn insert(&mut self, fact: Message) {
-        self.facts.insert(fact.render(Lang::En), fact);
-    }
-}
-
-/// Objects every namespace gets from Kubernetes itself, whenever it is created.
-const NAMESPACE_DEFAULTS: [(&str, &str); 2] =
-    [("ConfigMap", "kube-root-ca.crt"), ("ServiceAccount", "default")];
-
-impl LabState {
-    async fn observe(cluster: &Cluster, bundle: &Bundle) -> Result<LabState> {
-        let lab = &bundle.lab;
-        let mut facts = LabState { facts: BTreeMap::new() };
-        let discovery = Discovery::new(cluster.client.clone())
-            .run()
-            .await
-            .map_err(|e| Error::api(msg!("action-discover"), &e))?;
-        let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(cluster.client.clone());
-        let mut present = Vec::new();
-        for namespace in &lab.reset.namespaces {
-            let found = with_retries(|| namespaces.get_opt(namespace)).await.map_err(|e| {
-                Error::api(msg!("action-read", object = format!("namespace {namespace}")), &e)
-            })?;
-            facts.insert(match found {
-                Some(_) => msg!("selftest-fact-namespace", namespace = namespace),
-                None => msg!("selftest-fact-namespace-absent", namespace = namespace),
-            });
-            if found.is_some() {
-                present.push(namespace.as_str());
-            }
-        }
-        let lab_selector = ListParams::default().labels(&format!("{LAB_LABEL}={}", lab.id.value));
-        for group in discovery.groups() {
-            for (resource, capabilities) in group.recommended_resources() {
-                if !capabilities.supports_operation(verbs::LIST) || matches!(resource.kind.as_str(), "Event")
-                {
-                    continue;
-                }
-                if capabilities.scope == Scope::Cluster {
-                    let api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &resource);
-                    for object in listed(&api, &lab_selector, &resource.plural).await? {
-                        let object = format!("{} {}", resource.kind, name_of(&object));
-                        facts.insert(msg!("target-named", target = object));
-                    }
-                    continue;
-                }
-                for namespace in &present {
-                    let api: Api<DynamicObject> =
-                        Api::namespaced_with(cluster.client.clone(), namespace, &resource);
-                    for object in listed(&api, &ListParams::default(), &resource.plural).await? {
-                        let name = name_of(&object);
-                        let owned = object.metadata.owner_references.as_ref().is_some_and(|o| !o.is_empty());
-                        let lab_applied = object.metadata.labels.as_ref().and_then(|l| l.get(LAB_LABEL))
-                            == Some(&lab.id.value);
-                        // With `learnerObjects: keep` the learner's objects are not the lab's.
-                        let learners_kept = lab.reset.learner_objects == LearnerObjects::Keep && !lab_applied;
-                        if owned
-                            || learners_kept
-                            || NAMESPACE_DEFAULTS.contains(&(resource.kind.as_str(), name.as_str()))
-                        {
-                            continue;
-                        }
-                        facts.insert(msg!(
-                            "target-named",
-                            target = format!("{} {namespace}/{name}", resource.kind)
-                        ));
-                    }
-                }
-            }
-        }
-        if !lab.reset.restore.node_labels.is_empty() {
-            let nodes: Api<Node> = Api::all(cluster.client.clone());
-            let nodes = list_all(&nodes).await.map_err(|e| Error::api(msg!("action-list-nodes"), &e))?.items;
-            for node in nodes {
-                let labels = node.metadata.labels.unwrap_or_default();
-                let name = node.metadata.name.unwrap_or_default();
-                for key in &lab.reset.restore.node_labels {
-                    facts.insert(match labels.get(key) {
-                        Some(value) => {
-                            msg!("selftest-fact-node-label", node = &name, key = key, value = value)
-                        }
-                        None => msg!("selftest-fact-node-label-absent", node = &name, key = key),
-                    });
-                }
-            }
-        }
-        for wanted in &lab.reset.restore.config_maps {
-            let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), &wanted.namespace);
-            let found = with_retries(|| api.get_opt(&wanted.name)).await.map_err(|e| {
-                Error::api(
-                    msg!("action-read", object = format!("ConfigMap {}/{}", wanted.namespace, wanted.name)),
-                    &e,
-                )
-            })?;
-            let data = found.map(|c| serde_json::to_string(&c.data.unwrap_or_default()).unwrap_or_default());
-            let object = format!("{}/{}", wanted.namespace, wanted.name);
-            facts.insert(match data {
-                Some(data) => msg!("selftest-fact-configmap", object = object, data = data),
-                None => msg!("selftest-fact-configmap-absent", object = object),
-            });
-        }
-        Ok(facts)
-    }
-
-    /// What differs from `self` in `after`, as `left after reset: …` / `missing after reset: …`.
-    fn differences(&self, after: &LabState) -> Vec<Message> {
-        let left = after
-            .facts
-            .iter()
-            .filter(|(key, _)| !self.facts.contains_key(*key))
-            .map(|(_, fact)| msg!("selftest-left-after-reset", fact = fact));
-        let missing = self
-            .facts
-            .iter()
-            .filter(|(key, _)| !after.facts.contains_key(*key))
-            .map(|(_, fact)| msg!("selftest-missing-after-reset", fact = fact));
-        left.chain(missing).collect()
-    }
-}
-
-async fn listed(api: &Api<DynamicObject>, params: &ListParams, plural: &str) -> Result<Vec<DynamicObject>> {
-    match with_retries(|| api.list(params)).await {
-        Ok(list) => Ok(list.items),
-        // A kind the server lists in discovery but cannot list here is not the lab's.
-        Err(kube::Error::Api(status)) if (403..=405).contains(&status.code) => Ok(Vec::new()),
-        Err(e) => Err(Error::api(msg!("action-list", plural = plural), &e)),
-    }
-}
-
-fn name_of(object: &DynamicObject) -> String {
-    object.metadata.name.clone().unwrap_or_default()
-}
-
-/// Objects the later stages applied (recorded in the inventory before the reset) that still
-/// exist although the re-applied first stage does not hold them.
-async fn later_stage_leftovers(
-    cluster: &Cluster,
-    bundle: &Bundle,
-    applied: &[inventory::AppliedObject],
-) -> Result<Vec<Message>> {
-    let first = bundle.lab.stages.first().map(|s| s.id.value.as_str());
-    let mut left = Vec::new();
-    for object in applied.iter().filter(|o| Some(o.stage.as_str()) != first) {
-        let (api, _) =
-            apply::api_for(&cluster.client, &object.api_version, &object.kind, object.namespace.as_deref())
-                .await?;
-        let found = with_retries(|| api.get_opt(&object.name)).await.map_err(|e| {
-            Error::api(msg!("action-read", object = format!("{} {}", object.kind, object.name)), &e)
-        })?;
-        let still_first_stage = found.as_ref().is_some_and(|o| {
-            o.metadata.labels.as_ref().and_then(|l| l.get(super::STAGE_LABEL)).map(String::as_str) == first
-        });
-        if found.is_some() && !still_first_stage {
-            let place = object.namespace.as_ref().map(|n| format!("{n}/")).unwrap_or_default();
-            let shown = format!("{} {place}{}", object.kind, object.name);
-            left.push(msg!("selftest-left-of-stage", object = shown, stage = &object.stage));
-        }
-    }
-    Ok(left)
-}
-
-/// Every object of the first stage exists again with the fields its manifest sets.
-async fn first_stage_restored(
-    cluster: &Cluster,
-    bundle: &Bundle,
-    variant: Option<&str>,
-) -> Result<Vec<Message>> {
-    let Some(stage) = bundle.lab.stages.first() else { return Ok(Vec::new()) };
-    let mut problems = Vec::new();
-    let documents =
-        stage.manifests_for(variant).into_iter().filter_map(|f| bundle.manifests.get(f)).flatten();
-    for document in documents {
-        let text = |pointer: &str| document.pointer(pointer).and_then(Value::as_str).unwrap_or_default();
-        let (kind, name, namespace) =
-            (text("/kind"), text("/metadata/name"), document.pointer("/metadata/namespace"));
-        let namespace = namespace.and_then(Value::as_str);
-        let (api, _) = apply::api_for(&cluster.client, text("/apiVersion"), kind, namespace).await?;
-        let place = namespace.map(|n| format!("{n}/")).unwrap_or_default();
-        let found = with_retries(|| api.get_opt(name))
-            .await
-            .map_err(|e| Error::api(msg!("action-read", object = format!("{kind} {place}{name}")), &e))?;
-        let shown = format!("{kind} {place}{name}");
-        let Some(found) = found else {
-            problems.push(msg!("selftest-stage-object-missing", object = shown, stage = &stage.id.value));
-            continue;
-        };
-        let live = serde_json::to_value(&found).unwrap_or(Value::Null);
-        if let Some(path) = first_difference(document, &live, String::new()) {
-            let path: Arg = if path.is_empty() { msg!("selftest-top-level").into() } else { path.into() };
-            problems.push(msg!(
-                "selftest-stage-object-differs",
-                object = shown,
-                stage = &stage.id.value,
-                path = path
-            ));
-        }
-    }
-    Ok(problems)
-}
-
-/// The first path where `live` does not hold what `manifest` sets (maps: a subset; lists: the
-/// same length, element by element; scalars: equal, quantities by value).
-fn first_difference(manifest: &Value, live: &Value, path: String) -> Option<String> {
-    match (manifest, live) {
-        (Value::Object(wanted), Value::Object(found)) => wanted.iter().find_map(|(key, value)| {
-            let at = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-            match found.get(key) {
-                Some(found) => first_difference(value, found, at),
-                None if value.is_null() => None,
-                None => Some(at),
-            }
-        }),
-        (Value::Array(wanted), Value::Array(found)) if wanted.len() == found.len() => wanted
-            .iter()
-            .zip(found)
-            .enumerate()
-            .find_map(|(i, (w, f))| first_difference(w, f, format!("{path}[{i}]"))),
-        (wanted, found) if crate::grade::partial::scalars_equal(wanted, found, true) => None,
-        // The empty path is the whole document (the caller names it).
-        _ => Some(path),
-    }
-}
-
 /// Which variants `selftest` runs: the one asked for, or every variant for `None` and `all`
 /// (`[None]` for a lab without variants). An unknown variant is bad input naming the known ones.
 pub fn variants_to_test(lab: &Lab, asked: Option<&str>) -> Result<Vec<Option<String>>> {
@@ -956,54 +946,6 @@ pub fn variants_to_test(lab: &Lab, asked: Option<&str>) -> Result<Vec<Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn first_difference_reads_the_manifest_as_a_subset() {
-        let manifest = json!({"spec": {"containers": [{"name": "a", "image": "x:1"}], "n": 1}});
-        let live = json!({"spec": {"containers": [{"name": "a", "image": "x:1", "imagePullPolicy": "IfNotPresent"}], "n": 1, "extra": true}});
-        assert_eq!(first_difference(&manifest, &live, String::new()), None);
-        let changed = json!({"spec": {"containers": [{"name": "a", "image": "x:2"}], "n": 1}});
-        assert_eq!(
-            first_difference(&manifest, &changed, String::new()).as_deref(),
-            Some("spec.containers[0].image")
-        );
-        let longer = json!({"spec": {"containers": [{"name": "a", "image": "x:1"}, {"name": "b"}], "n": 1}});
-        assert_eq!(first_difference(&manifest, &longer, String::new()).as_deref(), Some("spec.containers"));
-        let quantity = json!({"memory": "1024Mi"});
-        assert_eq!(first_difference(&quantity, &json!({"memory": "1Gi"}), String::new()), None);
-    }
-
-    #[test]
-    fn differences_name_what_was_left_and_what_went_missing() {
-        let state = |facts: Vec<Message>| {
-            let mut state = LabState { facts: BTreeMap::new() };
-            facts.into_iter().for_each(|f| state.insert(f));
-            state
-        };
-        let object = |text: &str| msg!("target-named", target = text);
-        let start = state(vec![
-            msg!("selftest-fact-namespace", namespace = "lab"),
-            object("DaemonSet lab/toolkit"),
-            msg!("selftest-fact-node-label-absent", node = "a", key = "k"),
-        ]);
-        let after = state(vec![
-            msg!("selftest-fact-namespace", namespace = "lab"),
-            object("PrometheusRule lab/mine"),
-            msg!("selftest-fact-node-label", node = "a", key = "k", value = "v"),
-        ]);
-        let english: Vec<String> = start.differences(&after).iter().map(|m| m.render(Lang::En)).collect();
-        assert_eq!(
-            english,
-            [
-                "left after reset: PrometheusRule lab/mine",
-                "left after reset: node a label k=v",
-                "missing after reset: DaemonSet lab/toolkit",
-                "missing after reset: node a label k=(absent)",
-            ]
-        );
-        assert!(start.differences(&start.clone()).is_empty());
-    }
 
     #[test]
     fn counts_are_in_verdict_order() {

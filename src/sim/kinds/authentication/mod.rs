@@ -1,0 +1,3 @@
+//! authentication.k8s.io/v1: one file per kind.
+
+pub mod selfsubjectreview;
