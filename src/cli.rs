@@ -309,6 +309,32 @@ pub enum SimCommand {
     /// Print the simulator's admin kubeconfig (e.g. `docker exec CONTAINER lab-runner sim
     /// kubeconfig --server https://127.0.0.1:PORT` for a published container port).
     Kubeconfig(SimKubeconfigArgs),
+    /// Print the learner's own timeline kept in the state directory: the writes to the cluster
+    /// (its audit log) and what each `check` saw (verdict changes, answers, hints).
+    Timeline(SimTimelineArgs),
+}
+
+/// `sim timeline`.
+#[derive(Debug, Args)]
+pub struct SimTimelineArgs {
+    /// State directory.
+    #[command(flatten)]
+    pub state: SimStateArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: TimelineFormatArg,
+}
+
+/// `sim timeline --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TimelineFormatArg {
+    /// A table for a terminal.
+    #[default]
+    Human,
+    /// The events as JSON.
+    Json,
+    /// CSV for spreadsheets.
+    Csv,
 }
 
 /// `sim kubeconfig`.
@@ -360,6 +386,10 @@ pub struct SimUpArgs {
     /// (like a kube-apiserver alone).
     #[arg(long)]
     pub api_only: bool,
+    /// Keep no audit log of the writes to the cluster (default: `audit.log` in the state
+    /// directory, which `sim timeline` reads).
+    #[arg(long)]
+    pub no_audit_log: bool,
 }
 
 /// `class`.
@@ -903,12 +933,22 @@ fn sim_options(command: SimCommand, verbosity: u8) -> Result<commands::sim::Opti
         SimCommand::Kubeconfig(args) => {
             Options::Kubeconfig { state_dir: state_dir(args.state.state_dir)?, server: args.server }
         }
+        SimCommand::Timeline(args) => Options::Timeline {
+            state_dir: state_dir(args.state.state_dir)?,
+            format: match args.format {
+                TimelineFormatArg::Human => commands::sim::TimelineFormat::Human,
+                TimelineFormatArg::Json => commands::sim::TimelineFormat::Json,
+                TimelineFormatArg::Csv => commands::sim::TimelineFormat::Csv,
+            },
+        },
     })
 }
 
 /// Maps `sim up`/`sim serve`'s arguments onto the simulator's own options.
 fn serve_options(args: SimUpArgs, verbosity: u8) -> Result<crate::sim::lifecycle::ServeOptions> {
-    use crate::sim::lifecycle::{ControlPlane, DEFAULT_LISTEN, ServeOptions, TopologySource, state_dir};
+    use crate::sim::lifecycle::{
+        Audit, ControlPlane, DEFAULT_LISTEN, ServeOptions, TopologySource, state_dir,
+    };
     let topology = match (args.topology, args.nodes) {
         (Some(path), _) => TopologySource::File(path),
         (None, Some(n)) => TopologySource::Generated(n),
@@ -926,6 +966,7 @@ fn serve_options(args: SimUpArgs, verbosity: u8) -> Result<crate::sim::lifecycle
         speed: args.speed,
         control_plane: if args.api_only { ControlPlane::ApiOnly } else { ControlPlane::Running },
         verbosity,
+        audit: if args.no_audit_log { Audit::Off } else { Audit::Log },
     })
 }
 

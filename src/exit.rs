@@ -69,6 +69,7 @@ pub const BY_COMMAND: &[(&str, &[u8])] = &[
     ("sim status", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("sim serve", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("sim kubeconfig", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("sim timeline", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("class", &ALL),
     // A learner's failure is the class's code: a lab's start may not reproduce (1) or time out.
     ("class up", &ALL),

@@ -145,6 +145,16 @@ fn class_up_status_check_down() {
     let hints = || timeline(&state, "learner-01", &[]);
     assert!(wait_for(Duration::from_secs(20), || hints().contains("hint 2 shown")).is_some(), "{}", hints());
     drop(board);
+    // The learner's writes are on it too, from their simulator's audit log: the answer entry
+    // they made, and the refused change of the records (the instructor's `class start` is not
+    // the learner's).
+    let mine = hints();
+    assert!(mine.contains("wrote: create configmaps lab-runner/lab-runner-answer-stuck-rollout-"), "{mine}");
+    assert!(
+        mine.contains("wrote: patch configmaps lab-runner/lab-runner-inventory-stuck-rollout (403)"),
+        "{mine}"
+    );
+    assert!(!mine.contains("lab-runner-key-stuck-rollout"), "no instructor write: {mine}");
 
     // `class report` is the same class report, from the class directory.
     let class_report = class(&["report", "--format", "json"], &state);

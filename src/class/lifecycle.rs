@@ -326,6 +326,11 @@ fn change(options: &UpOptions, intent: Intent) -> Result<Summary> {
     // Every learner is recorded before any starts: an interrupted `class up` leaves nothing
     // unrecorded, and `class down` finds every process.
     record::write(dir, &record)?;
+    // What the class records is set before any learner starts: a simulator keeps an audit log
+    // of its learner's writes only when the class records them (`all`).
+    if let Some(mode) = options.record {
+        super::timeline::Timeline::open(dir)?.set_mode(mode)?;
+    }
     let runtime = runtime()?;
     let (interrupt, interrupted) = watch::channel(false);
     let learners = runtime.block_on(async {

@@ -270,7 +270,12 @@ pub fn render(view: &ClassView, lang: Lang) -> String {
 
 /// One learner's timeline for a terminal: each event with the time since the first.
 pub fn render_timeline(learner: &str, lab: &str, events: &[Event], reveal: bool, lang: Lang) -> String {
-    let mut out = tr!(lang, "timeline-heading", learner = learner, lab = lab, events = events.len()) + "\n";
+    let heading = tr!(lang, "timeline-heading", learner = learner, lab = lab, events = events.len());
+    heading + "\n" + &timeline_table(events, reveal, lang)
+}
+
+/// A timeline's events as a table: when, the time since the first, the task, what happened.
+pub fn timeline_table(events: &[Event], reveal: bool, lang: Lang) -> String {
     let first = events.first().map(|e| e.at);
     let rows: Vec<Vec<String>> = events
         .iter()
@@ -285,8 +290,7 @@ pub fn render_timeline(learner: &str, lab: &str, events: &[Event], reveal: bool,
             ]
         })
         .collect();
-    out += &table(&rows);
-    out
+    table(&rows)
 }
 
 /// What an event says, in `lang` (an answer's value only with `reveal`).
@@ -312,6 +316,21 @@ pub fn describe(kind: &EventKind, reveal: bool, lang: Lang) -> String {
         EventKind::Lifecycle { what: Lifecycle::Start } => tr!(lang, "timeline-start"),
         EventKind::Lifecycle { what: Lifecycle::Reset } => tr!(lang, "timeline-reset"),
         EventKind::Lifecycle { what: Lifecycle::Restart } => tr!(lang, "timeline-restart"),
+        EventKind::Write { verb, code, .. } => {
+            tr!(lang, "timeline-write", verb = verb, object = written_object(kind), code = code.to_string())
+        }
+    }
+}
+
+/// What a write event wrote: `resource namespace/name` (`resource name`, or the resource alone
+/// for a collection).
+fn written_object(kind: &EventKind) -> String {
+    let EventKind::Write { resource, namespace, name, .. } = kind else { return String::new() };
+    match (namespace, name.is_empty()) {
+        (Some(namespace), false) => format!("{resource} {namespace}/{name}"),
+        (Some(namespace), true) => format!("{resource} -n {namespace}"),
+        (None, false) => format!("{resource} {name}"),
+        (None, true) => resource.clone(),
     }
 }
 
@@ -407,6 +426,15 @@ pub fn timeline_csv(events: &[Event], reveal: bool) -> String {
                 };
                 (what, blank(), blank(), blank(), blank(), blank(), blank())
             }
+            EventKind::Write { verb, code, .. } => (
+                "write",
+                code.to_string(),
+                blank(),
+                blank(),
+                blank(),
+                blank(),
+                format!("{verb} {}", written_object(&event.kind)),
+            ),
         };
         row.extend([
             kind.to_string(),

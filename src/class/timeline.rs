@@ -34,6 +34,14 @@ pub enum Error {
         /// What SQLite said.
         source: rusqlite::Error,
     },
+    /// A simulator's audit log could not be read. Exit 3.
+    #[error("{path}: {source}")]
+    Audit {
+        /// The simulator's state directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A stored event is not one this version reads. Exit 3.
     #[error("{path}: an event cannot be read: {reason}")]
     Corrupt {
@@ -74,7 +82,11 @@ impl RecordMode {
     pub fn keeps(self, kind: &EventKind) -> bool {
         !matches!(
             (self, kind),
-            (RecordMode::None, _) | (RecordMode::Verdicts, EventKind::Answer { .. } | EventKind::Hint { .. })
+            (RecordMode::None, _)
+                | (
+                    RecordMode::Verdicts,
+                    EventKind::Answer { .. } | EventKind::Hint { .. } | EventKind::Write { .. }
+                )
         )
     }
 }
@@ -127,6 +139,20 @@ pub enum EventKind {
         /// What it did.
         what: Lifecycle,
     },
+    /// A write to the learner's cluster, from their simulator's audit log.
+    Write {
+        /// The Kubernetes verb (create, update, patch, delete, deletecollection).
+        verb: String,
+        /// The resource (plural), with its subresource (`deployments/scale`).
+        resource: String,
+        /// The object's namespace, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+        /// The object's name (empty for a collection).
+        name: String,
+        /// The response's HTTP status code.
+        code: u16,
+    },
 }
 
 impl EventKind {
@@ -136,7 +162,7 @@ impl EventKind {
             EventKind::Verdict { task, .. }
             | EventKind::Answer { task, .. }
             | EventKind::Hint { task, .. } => Some(task),
-            EventKind::Lifecycle { .. } => None,
+            EventKind::Lifecycle { .. } | EventKind::Write { .. } => None,
         }
     }
 }
@@ -314,6 +340,7 @@ impl Timeline {
                 EventKind::Answer { .. } => "answer",
                 EventKind::Hint { .. } => "hint",
                 EventKind::Lifecycle { .. } => "lifecycle",
+                EventKind::Write { .. } => "write",
             };
             tx.execute(
                 "INSERT INTO events (learner, lab, at, kind, task, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -326,25 +353,39 @@ impl Timeline {
 
     /// Every event of `lab`, of `learner` only when given, in the order they were recorded.
     pub fn events(&self, lab: &str, learner: Option<&str>) -> Result<Vec<Event>, Error> {
+        self.select(Some(lab), learner)
+    }
+
+    /// Every event of every lab, in the order they were recorded (a learner's own timeline).
+    pub fn every_event(&self) -> Result<Vec<Event>, Error> {
+        self.select(None, None)
+    }
+
+    fn select(&self, lab: Option<&str>, learner: Option<&str>) -> Result<Vec<Event>, Error> {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT learner, at, data FROM events WHERE lab = ?1 AND (?2 IS NULL OR learner = ?2)
-                 ORDER BY id",
+                "SELECT learner, lab, at, data FROM events
+                 WHERE (?1 IS NULL OR lab = ?1) AND (?2 IS NULL OR learner = ?2) ORDER BY id",
             )
             .map_err(|e| self.db(e))?;
         let rows = statement
             .query_map(params![lab, learner], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                ))
             })
             .map_err(|e| self.db(e))?;
         let corrupt = |reason: String| Error::Corrupt { path: self.path.clone(), reason };
         let mut events = Vec::new();
         for row in rows {
-            let (learner, at, data) = row.map_err(|e| self.db(e))?;
+            let (learner, lab, at, data) = row.map_err(|e| self.db(e))?;
             let at: Timestamp = at.parse().map_err(|e: k8s_openapi::jiff::Error| corrupt(e.to_string()))?;
             let kind: EventKind = serde_json::from_str(&data).map_err(|e| corrupt(e.to_string()))?;
-            events.push(Event { learner, lab: lab.to_string(), at, kind });
+            events.push(Event { learner, lab, at, kind });
         }
         Ok(events)
     }
@@ -370,7 +411,7 @@ impl Timeline {
                     state.attempts.clear();
                     state.hints.clear();
                 }
-                EventKind::Lifecycle { .. } => {}
+                EventKind::Lifecycle { .. } | EventKind::Write { .. } => {}
             }
         }
         Ok(states)
@@ -410,6 +451,75 @@ impl Recorder {
         self.timeline.append(&events)?;
         self.states[index] = next;
         Ok(())
+    }
+}
+
+/// Whose writes a timeline shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writers {
+    /// A hosted learner's: those made with the learner token (the instructor's `class start`
+    /// and the board's reads are not the learner's).
+    Learner,
+    /// Every user's: a learner alone on `sim up` holds the admin token.
+    Everyone,
+}
+
+/// The writes of the simulator in `sim_dir` (its audit log) as `learner`'s events in `lab`.
+pub fn writes(sim_dir: &Path, learner: &str, lab: &str, writers: Writers) -> Result<Vec<Event>, Error> {
+    let audit = crate::sim::audit::read(sim_dir)
+        .map_err(|source| Error::Audit { path: sim_dir.to_path_buf(), source })?;
+    let corrupt =
+        |reason: String| Error::Corrupt { path: sim_dir.join(crate::sim::audit::AUDIT_LOG_FILE), reason };
+    let mut events = Vec::new();
+    for event in audit {
+        if writers == Writers::Learner && event.user.username != crate::sim::auth::LEARNER_USER {
+            continue;
+        }
+        let at: Timestamp = event
+            .request_received_timestamp
+            .parse()
+            .map_err(|e: k8s_openapi::jiff::Error| corrupt(e.to_string()))?;
+        let object = event.object_ref.unwrap_or_default();
+        let resource = match object.subresource.as_str() {
+            "" => object.resource,
+            sub => format!("{}/{sub}", object.resource),
+        };
+        let namespace = Some(object.namespace).filter(|n| !n.is_empty());
+        let kind = EventKind::Write {
+            verb: event.verb,
+            resource,
+            namespace,
+            name: object.name,
+            code: event.response_status.code,
+        };
+        events.push(Event { learner: learner.to_string(), lab: lab.to_string(), at, kind });
+    }
+    Ok(events)
+}
+
+/// `events` with `writes` merged in, in time order (an event recorded at the same moment as a
+/// write stays after it).
+pub fn merged(events: Vec<Event>, writes: Vec<Event>) -> Vec<Event> {
+    let mut all: Vec<Event> = writes.into_iter().chain(events).collect();
+    all.sort_by_key(|e| e.at);
+    all
+}
+
+impl Timeline {
+    /// `learner`'s events in `lab` with their writes from the audit log in `sim_dir` when the
+    /// record mode keeps writes (`all`).
+    pub fn learner_events(
+        &self,
+        lab: &str,
+        learner: &str,
+        sim_dir: &Path,
+        writers: Writers,
+    ) -> Result<Vec<Event>, Error> {
+        let events = self.events(lab, Some(learner))?;
+        if self.mode()? != RecordMode::All {
+            return Ok(events);
+        }
+        Ok(merged(events, writes(sim_dir, learner, lab, writers)?))
     }
 }
 

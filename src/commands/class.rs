@@ -122,15 +122,7 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
         Options::Kubeconfig { inputs, names, output } => {
             return kubeconfig(&inputs, &names, output.as_deref());
         }
-        Options::Up(options) => {
-            let summary = classroom::up(&options)?;
-            if let Some(mode) = options.record {
-                classroom::timeline::Timeline::open(&options.dir)
-                    .and_then(|t| t.set_mode(mode))
-                    .map_err(classroom::Error::from)?;
-            }
-            summary
-        }
+        Options::Up(options) => classroom::up(&options)?,
         Options::Start(options) => classroom::start_lab(&options)?,
         Options::Restart { dir, learners } => classroom::restart(&dir, &learners)?,
         Options::Reset { dir, learners } => classroom::reset(&dir, &learners, &session.labs, lang)?,
@@ -218,7 +210,10 @@ fn learner_timeline(
         let path = dir.join(classroom::timeline::TIMELINE_FILE).display().to_string();
         return print(&(crate::tr!(session.lang, "stuck-no-timeline", path = path) + "\n"));
     };
-    let mut events = timeline.events(&lab, Some(learner)).map_err(classroom::Error::from)?;
+    let sim_dir = record.sim_dir(dir, learner);
+    let mut events = timeline
+        .learner_events(&lab, learner, &sim_dir, classroom::timeline::Writers::Learner)
+        .map_err(classroom::Error::from)?;
     if !reveal {
         conceal_values(&mut events);
     }

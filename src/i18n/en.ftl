@@ -735,6 +735,7 @@ stuck-not-passing = { $task }: not passed yet: { $learners }
 stuck-evidence = { $task }: failing { $count }×: { $value }
 stuck-wrong = { $task }: wrong answer { $count }×: { $value }
 stuck-no-timeline = the class keeps no timeline ({ $path }): nothing recorded yet, or `class up --record none`
+sim-timeline-heading = timeline of the simulator in { $dir }: { $events } event(s)
 timeline-heading = timeline of { $learner } in { $lab }: { $events } event(s)
 timeline-value-concealed = [answer]
 timeline-answer-right = answered { $value } (attempt { $attempt }): right
@@ -743,6 +744,7 @@ timeline-hint = hint { $level } shown
 timeline-start = lab started
 timeline-reset = lab reset to its start
 timeline-restart = simulator restarted
+timeline-write = wrote: { $verb } { $object } ({ $code })
 ## Issue #32: the help pages (src/cli/help.rs). A command's about is help-<path> (`help` for
 ## lab-runner itself), its long about help-<path>-long, a flag's help help-<path>--<flag>, looked
 ## up from the command towards lab-runner (help-sim--state-dir serves every sim command).
@@ -806,12 +808,15 @@ help-sim--listen = Address to listen on, `IP:PORT` or `IP` (any free port), e.g.
 help-sim--tls-san = Another name the server certificate carries (DNS name or IP address), besides 127.0.0.1 and localhost; repeatable
 help-sim--speed = Make simulated delays pass this many times faster
 help-sim--api-only = Serve the API only: no scheduler, kubelets or controllers reconcile what is written (like a kube-apiserver alone)
+help-sim--no-audit-log = Keep no audit log of the writes to the cluster (default: `audit.log` in the state directory, which `sim timeline` reads)
 help-sim-up = Start the simulator in the background and write its kubeconfig
 help-sim-down = Stop the background simulator
 help-sim-status = Show the background simulator: pid, endpoint, uptime, object counts
 help-sim-serve = Run the simulator in the foreground
 help-sim-kubeconfig = Print the simulator's admin kubeconfig (e.g. `docker exec CONTAINER lab-runner sim kubeconfig --server https://127.0.0.1:PORT` for a published container port)
 help-sim-kubeconfig--server = The server URL to write (default: the running simulator's endpoint)
+help-sim-timeline = Print the learner's own timeline kept in the state directory: the writes to the cluster (its audit log) and what each `check` saw (verdict changes, answers, hints)
+help-sim-timeline--format = Output format: human, json or csv
 help-class = A class: many learner simulators on this host, one context each in one kubeconfig; or learners' own kubeconfigs merged into one
 help-class--state-dir = Class directory: class.json, kubeconfig, learner-01/ … (default: $XDG_STATE_HOME/lab-runner/class)
 help-class--tls-san = Another name the learners' certificates carry; repeatable

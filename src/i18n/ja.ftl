@@ -668,6 +668,7 @@ stuck-not-passing = { $task }: まだ合格していません: { $learners }
 stuck-evidence = { $task }: 失敗 { $count } 回: { $value }
 stuck-wrong = { $task }: 誤答 { $count } 回: { $value }
 stuck-no-timeline = クラスのタイムラインがありません（{ $path }）: まだ何も記録されていないか、`class up --record none` です
+sim-timeline-heading = { $dir } のシミュレーターのタイムライン: { $events } 件
 timeline-heading = { $lab } での { $learner } のタイムライン: { $events } 件
 timeline-value-concealed = [解答]
 timeline-answer-right = { $value } と解答しました（試行 { $attempt }）: 正解
@@ -676,6 +677,7 @@ timeline-hint = ヒント { $level } を表示しました
 timeline-start = ラボを開始しました
 timeline-reset = ラボを開始時の状態に戻しました
 timeline-restart = シミュレーターを再起動しました
+timeline-write = 書き込み: { $verb } { $object }（{ $code }）
 ## Issue #32: ヘルプ (src/cli/help.rs)。コマンドの説明は help-<パス>（lab-runner 自身は help）、
 ## 詳しい説明は help-<パス>-long、フラグの説明は help-<パス>--<フラグ>。コマンドから lab-runner に
 ## 向かって探す（help-sim--state-dir はすべての sim コマンドで使われる）。
@@ -739,12 +741,15 @@ help-sim--listen = 待ち受けるアドレス。`IP:PORT` か `IP`（空いて�
 help-sim--tls-san = サーバー証明書に 127.0.0.1 と localhost のほかに載せる名前（DNS 名か IP アドレス）。繰り返し指定できます
 help-sim--speed = シミュレーションの遅延を、この倍率で速く進めます
 help-sim--api-only = API だけを提供します。スケジューラー、kubelet、コントローラーは書き込まれたものを調整しません（kube-apiserver だけのように動きます）
+help-sim--no-audit-log = クラスターへの書き込みの監査ログを残しません（既定では状態ディレクトリの `audit.log` に残し、`sim timeline` で読みます）
 help-sim-up = シミュレーターをバックグラウンドで起動し、kubeconfig を書き出します
 help-sim-down = バックグラウンドのシミュレーターを停止します
 help-sim-status = バックグラウンドのシミュレーターを表示します: pid、エンドポイント、稼働時間、オブジェクト数
 help-sim-serve = シミュレーターをフォアグラウンドで実行します
 help-sim-kubeconfig = シミュレーターの管理者用 kubeconfig を表示します（公開したコンテナーのポートには `docker exec CONTAINER lab-runner sim kubeconfig --server https://127.0.0.1:PORT` などとします）
 help-sim-kubeconfig--server = 書き込むサーバーの URL（既定は実行中のシミュレーターのエンドポイント）
+help-sim-timeline = 状態ディレクトリに残る受講者自身のタイムラインを表示します。クラスターへの書き込み（監査ログ）と、各 `check` が見たもの（判定の変化、回答、ヒント）です
+help-sim-timeline--format = 出力の形式: human、json、csv
 help-class = クラス: このホストで多数の受講者用シミュレーターを動かし、受講者ごとのコンテキストを 1 つの kubeconfig にまとめます。受講者自身の kubeconfig を 1 つにまとめることもできます
 help-class--state-dir = クラスのディレクトリ: class.json、kubeconfig、learner-01/ …（既定は $XDG_STATE_HOME/lab-runner/class）
 help-class--tls-san = 受講者の証明書に載せる別の名前。繰り返し指定できます

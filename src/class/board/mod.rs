@@ -466,6 +466,8 @@ struct TimelineSource {
     dir: PathBuf,
     lab: String,
     learners: Vec<String>,
+    /// Each learner's simulator state directory (its audit log), by name.
+    sim_dirs: std::collections::BTreeMap<String, PathBuf>,
     tasks: Vec<String>,
     reveal: bool,
 }
@@ -561,7 +563,12 @@ async fn timeline_json(
         return axum::http::StatusCode::NOT_FOUND.into_response();
     }
     let lang = state.lang(&LangQuery { lang: query.lang });
-    let Some(events) = timeline_events(source, Some(&query.learner)) else {
+    let Some(sim_dir) = source.sim_dirs.get(&query.learner) else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    let read = timeline::Timeline::open(&source.dir)
+        .and_then(|t| t.learner_events(&source.lab, &query.learner, sim_dir, timeline::Writers::Learner));
+    let Some(events) = read.inspect_err(|error| eprintln!("class board: timeline: {error}")).ok() else {
         return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     let shown: Vec<ShownEvent> = events
@@ -626,6 +633,10 @@ pub async fn serve(
             dir: dir.clone(),
             lab: bundle.lab.id.value.clone(),
             learners: options.contexts.clone(),
+            sim_dirs: match super::record::read(dir) {
+                Ok(record) => options.contexts.iter().map(|c| (c.clone(), record.sim_dir(dir, c))).collect(),
+                Err(_) => Default::default(),
+            },
             tasks: bundle.lab.tasks_in_needs_order().iter().map(|t| t.id.value.clone()).collect(),
             reveal: options.reveal,
         })

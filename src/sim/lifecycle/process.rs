@@ -172,6 +172,9 @@ fn serve_command(program: &Path, options: &ServeOptions) -> std::process::Comman
     if options.verbosity > 0 {
         command.arg(format!("-{}", "v".repeat(usize::from(options.verbosity))));
     }
+    if options.audit == super::Audit::Off {
+        command.arg("--no-audit-log");
+    }
     command
 }
 
@@ -357,6 +360,7 @@ mod tests {
             speed: 2.0,
             control_plane: ControlPlane::ApiOnly,
             verbosity: 0,
+            audit: super::super::Audit::Off,
         };
         let args = |options: &ServeOptions| -> Vec<String> {
             let command = serve_command(Path::new("/bin/lab-runner"), options);
