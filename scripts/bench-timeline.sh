@@ -3,7 +3,9 @@
 # system, from /proc/PID/stat) while it grades a class whose learners keep changing their
 # clusters, with `--record all` and with `--record none`, in turns (none, all, none, all …) so a
 # drift of the machine's speed touches both alike; then the class's CPU (the learners' simulators
-# and the board) for the same runs. Prints each run and the medians.
+# and the board) for the same runs. With `all` the learners' simulators keep their audit log
+# (they are restarted with `class restart` after each `class up --record`, so each run's
+# simulators write it or not), so the class's CPU includes it. Prints each run and the medians.
 #
 #   scripts/bench-timeline.sh [LEARNERS] [FLIPS] [PAIRS]     # default: 12 learners, 6 flips, 3 pairs
 #
@@ -54,6 +56,9 @@ done
 run() {
   local mode="$1"
   "$bin" class up --record "$mode" --state-dir "$dir" >/dev/null
+  # The simulators take the record mode (their audit log) when they start.
+  "$bin" class restart all --state-dir "$dir" >/dev/null
+  sleep 3
   "$bin" class board --state-dir "$dir" --listen 127.0.0.1:0 >"$dir/board.out" 2>"$dir/board.err" &
   board_pid=$!
   until grep -q http "$dir/board.out"; do sleep 0.1; done
@@ -93,4 +98,5 @@ for mode in none all; do
   printf '%-5s board CPU %6.2f s   class CPU %7.2f s   (median of %s runs)\n' \
     "$mode" "$(echo "$b / $ticks" | bc -l)" "$(echo "$c / $ticks" | bc -l)" "$pairs"
 done
-echo "timeline events recorded: $events ($learners learners, $flips flips each per run)"
+audited="$(cat "$dir"/learner-*/sim/audit.log* 2>/dev/null | wc -l)"
+echo "timeline events recorded: $events; audit events written: $audited ($learners learners, $flips flips each per run)"

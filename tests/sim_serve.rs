@@ -512,4 +512,18 @@ async fn writes_are_audited_as_kube_apiserver_logs_them_and_sim_timeline_shows_t
     assert!(text.contains("wrote: create configmaps default/audited (201)"), "{text}");
     assert!(text.contains("wrote: delete configmaps default/audited (200)"), "{text}");
     assert!(text.contains("wrote: create namespaces (403)"), "{text}");
+
+    // `check` with the kubeconfig `sim up` wrote keeps what it saw in the same timeline.
+    let check = lab_runner()
+        .args(["check", "stuck-rollout", "--kubeconfig"])
+        .arg(dir.path().join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    assert!(dir.path().join("timeline.db").exists());
+    let text = stdout(&sim(&["timeline"], dir.path()));
+    assert!(text.lines().any(|l| l.contains(" ci-wait ") && l.contains("FAIL")), "{text}");
+    let csv = stdout(&sim(&["timeline", "--format", "csv"], dir.path()));
+    assert!(csv.starts_with("at,learner,event,task,status"), "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.contains(",write,")).count(), 4, "{csv}");
 }
