@@ -522,7 +522,10 @@ async fn writes_are_audited_as_kube_apiserver_logs_them_and_sim_timeline_shows_t
     assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
     assert!(dir.path().join("timeline.db").exists());
     let text = stdout(&sim(&["timeline"], dir.path()));
-    assert!(text.lines().any(|l| l.contains(" ci-wait ") && l.contains("FAIL")), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains(" ci-wait ") && l.contains("ERROR: the lab has not been started")),
+        "{text}"
+    );
     let csv = stdout(&sim(&["timeline", "--format", "csv"], dir.path()));
     assert!(csv.starts_with("at,learner,event,task,status"), "{csv}");
     assert_eq!(csv.lines().filter(|l| l.contains(",write,")).count(), 4, "{csv}");

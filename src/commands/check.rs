@@ -93,10 +93,11 @@ pub async fn on(
     solo: Option<&std::path::Path>,
 ) -> Result<u8> {
     let bundle = lab::loader::find(labs, &options.lab)?;
-    let report = engine::check::check_with(&cluster, &bundle, lang, options.help, observations).await?;
-    engine::hints::record(&cluster, &bundle.lab, &engine::hints::shown(&report)).await?;
-    record_alone(solo, &cluster, &bundle, &report).await;
-    print_report(&report, options.format, lang)?;
+    let graded = engine::check::check_graded(&cluster, &bundle, lang, options.help, observations).await?;
+    let report = &graded.report;
+    engine::hints::record(&cluster, &bundle.lab, &engine::hints::shown(report)).await?;
+    record_alone(solo, &cluster.context, &bundle.lab.id.value, &graded);
+    print_report(report, options.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
 }
 
@@ -117,22 +118,12 @@ pub fn solo_state_dir(target: &ClusterTarget) -> Option<std::path::PathBuf> {
 /// Records what this check saw in the learner's own timeline (`STATE/timeline.db`) as the
 /// class's board records a learner's: verdict changes, answers and hint levels new since the
 /// last check. Never changes the check: a timeline that cannot be written is said on stderr.
-async fn record_alone(
-    solo: Option<&std::path::Path>,
-    cluster: &Cluster,
-    bundle: &lab::loader::Bundle,
-    report: &report::Report,
-) {
+fn record_alone(solo: Option<&std::path::Path>, context: &str, lab: &str, graded: &engine::check::Graded) {
     use crate::class::timeline::{Observed, Recorder};
     let Some(dir) = solo else { return };
-    let lab = &bundle.lab;
-    let mut inventory = engine::inventory::load(&cluster.client, &lab.id.value).await.ok().flatten();
-    if let Some(inventory) = &mut inventory {
-        let _ = engine::inventory::count_learner_entries(&cluster.client, lab, inventory).await;
-    }
-    let observed = Observed::of(report, inventory.as_ref());
-    let learner = [cluster.context.clone()];
-    let recorded = Recorder::open(dir, &lab.id.value, &learner)
+    let observed = Observed::of(&graded.report, graded.inventory.as_ref());
+    let learner = [context.to_string()];
+    let recorded = Recorder::open(dir, lab, &learner)
         .and_then(|mut recorder| recorder.observe(0, &observed, k8s_openapi::jiff::Timestamp::now()));
     if let Err(error) = recorded {
         eprintln!("timeline: {error}");
