@@ -20,18 +20,7 @@ cd "$(dirname "$0")/.."
 learners="${1:-12}"
 flips="${2:-6}"
 pairs="${3:-3}"
-bin="${LAB_RUNNER:-target/release/lab-runner}"
-if [ ! -x "$bin" ]; then
-  cargo build --release --locked
-fi
-bin="$(realpath "$bin")"
-dir="$(mktemp -d)/class"
-board_pid=""
-cleanup() {
-  [ -n "$board_pid" ] && kill "$board_pid" 2>/dev/null
-  "$bin" class down --purge --state-dir "$dir" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+. scripts/class-bench-setup.sh
 
 ticks="$(getconf CLK_TCK)"
 # utime + stime of a process, in clock ticks.
