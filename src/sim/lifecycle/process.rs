@@ -169,11 +169,11 @@ fn serve_command(program: &Path, options: &ServeOptions) -> std::process::Comman
     if options.control_plane == ControlPlane::ApiOnly {
         command.arg("--api-only");
     }
-    if options.verbosity > 0 {
-        command.arg(format!("-{}", "v".repeat(usize::from(options.verbosity))));
-    }
     if options.audit == super::Audit::Off {
         command.arg("--no-audit-log");
+    }
+    if options.verbosity > 0 {
+        command.arg(format!("-{}", "v".repeat(usize::from(options.verbosity))));
     }
     command
 }
@@ -382,7 +382,8 @@ mod tests {
                 "sim.local",
                 "--speed",
                 "2",
-                "--api-only"
+                "--api-only",
+                "--no-audit-log"
             ]
         );
         options.verbosity = 2;
