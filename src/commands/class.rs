@@ -8,7 +8,9 @@ use crate::{
         self as classroom, BoardSource, UpOptions, board::BoardOptions, lifecycle::StartLabOptions,
         report as class_report, stuck,
     },
-    engine, exit, report,
+    engine, exit,
+    i18n::Localized as _,
+    report,
     session::Session,
 };
 
@@ -152,7 +154,12 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
     summary.record_timeline()?;
     let mut err = std::io::stderr().lock();
     for (learner, error) in summary.failures() {
-        writeln!(err, "error: {learner}: {error}")?;
+        // A simulator's or the engine's error names its learner already.
+        let message = match error {
+            classroom::Error::Sim { .. } | classroom::Error::Engine { .. } => error.message(),
+            _ => crate::msg!("class-error-learner", learner = learner, reason = error.message()),
+        };
+        write!(err, "{}", crate::tr!(lang, "error-line", message = message) + "\n")?;
     }
     Ok(summary.exit_code())
 }
@@ -203,7 +210,7 @@ fn learner_timeline(
     let ReportSource::Class(dir) = source else { unreachable!("clap allows --learner with a class only") };
     let record = classroom::record::read(dir)?;
     if record.learner(learner).is_none() {
-        let known = record.names().join(", ");
+        let known = record.names();
         return Err(classroom::Error::UnknownLearner { name: learner.to_string(), known }.into());
     }
     let Some((timeline, _, lab)) = class_timeline(dir, lab)? else {
