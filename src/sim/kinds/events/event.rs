@@ -21,6 +21,11 @@ pub static KIND: Kind = Kind {
 pub struct EventStrategy;
 
 impl Strategy for EventStrategy {
+    /// Quota ignores events (`ignoredResources`, `pkg/quota/v1/install/registry.go`).
+    fn quota(&self) -> crate::sim::kinds::QuotaCharge {
+        crate::sim::kinds::QuotaCharge::Ignored
+    }
+
     fn printer(&self) -> &'static Printer {
         &crate::sim::kinds::core::event::PRINTER
     }
