@@ -20,18 +20,7 @@ idle_seconds="${IDLE_SECONDS:-30}"
 # The learners finish starting their labs (rollouts, pulls) for a few seconds after `class up`.
 settle_seconds="${SETTLE_SECONDS:-15}"
 processes="${PROCESSES:-per-learner}"
-bin="${LAB_RUNNER:-target/release/lab-runner}"
-if [ ! -x "$bin" ]; then
-  cargo build --release --locked
-fi
-bin="$(realpath "$bin")"
-dir="$(mktemp -d)/class"
-board_pid=""
-cleanup() {
-  [ -n "$board_pid" ] && kill "$board_pid" 2>/dev/null
-  "$bin" class down --purge --state-dir "$dir" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+. scripts/class-bench-setup.sh
 
 now() { date +%s.%N; }
 since() { echo "$(now) - $1" | bc; }

@@ -309,6 +309,32 @@ pub enum SimCommand {
     /// Print the simulator's admin kubeconfig (e.g. `docker exec CONTAINER lab-runner sim
     /// kubeconfig --server https://127.0.0.1:PORT` for a published container port).
     Kubeconfig(SimKubeconfigArgs),
+    /// Print the learner's own timeline kept in the state directory: the writes to the cluster
+    /// (its audit log) and what each `check` saw (verdict changes, answers, hints).
+    Timeline(SimTimelineArgs),
+}
+
+/// `sim timeline`.
+#[derive(Debug, Args)]
+pub struct SimTimelineArgs {
+    /// State directory.
+    #[command(flatten)]
+    pub state: SimStateArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: TimelineFormatArg,
+}
+
+/// `sim timeline --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TimelineFormatArg {
+    /// A table for a terminal.
+    #[default]
+    Human,
+    /// The events as JSON.
+    Json,
+    /// CSV for spreadsheets.
+    Csv,
 }
 
 /// `sim kubeconfig`.
@@ -360,6 +386,10 @@ pub struct SimUpArgs {
     /// (like a kube-apiserver alone).
     #[arg(long)]
     pub api_only: bool,
+    /// Keep no audit log of the writes to the cluster (default: `audit.log` in the state
+    /// directory, which `sim timeline` reads).
+    #[arg(long)]
+    pub no_audit_log: bool,
 }
 
 /// `class`.
@@ -477,6 +507,22 @@ pub struct ClassUpArgs {
     /// One simulator process per learner (default for a new class), or one process for all.
     #[arg(long, value_enum)]
     pub processes: Option<ProcessesArg>,
+    /// What the class's timeline (CLASS/timeline.db) records from now on: nothing, verdict
+    /// changes with their evidence and starts/resets/restarts, or also answers and hints
+    /// (default for a new class: all).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub record: Option<RecordArg>,
+}
+
+/// What a class's timeline records (`class up --record`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecordArg {
+    /// Nothing.
+    None,
+    /// Verdict changes with their evidence, starts, resets and restarts.
+    Verdicts,
+    /// Also every answer (value, right or wrong, attempt) and each hint level shown.
+    All,
 }
 
 /// `class down`.
@@ -509,9 +555,30 @@ pub struct ClassReportArgs {
     /// The lab (default: the class's, or the reports').
     #[arg(long)]
     pub lab: Option<String>,
-    /// Output format.
+    /// Output format (csv: the class view per task, or the learner's timeline, for spreadsheets).
     #[arg(long, value_enum, default_value_t)]
-    pub format: FormatArg,
+    pub format: ClassReportFormatArg,
+    /// Print this learner's timeline (kept in the class directory) instead of the class report.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["files", "job"])]
+    pub learner: Option<String>,
+    /// Show the answers' values in the timeline and the most common wrong answers (for the
+    /// instructor's own screen).
+    #[arg(long)]
+    pub reveal: bool,
+}
+
+/// `class report --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ClassReportFormatArg {
+    /// A table for a terminal, with where the class is stuck.
+    #[default]
+    Human,
+    /// Versioned JSON (docs/report-format.md), with `classView`.
+    Json,
+    /// JUnit XML for CI systems.
+    Junit,
+    /// CSV for spreadsheets.
+    Csv,
 }
 
 /// `class board`.
@@ -866,12 +933,22 @@ fn sim_options(command: SimCommand, verbosity: u8) -> Result<commands::sim::Opti
         SimCommand::Kubeconfig(args) => {
             Options::Kubeconfig { state_dir: state_dir(args.state.state_dir)?, server: args.server }
         }
+        SimCommand::Timeline(args) => Options::Timeline {
+            state_dir: state_dir(args.state.state_dir)?,
+            format: match args.format {
+                TimelineFormatArg::Human => commands::sim::TimelineFormat::Human,
+                TimelineFormatArg::Json => commands::sim::TimelineFormat::Json,
+                TimelineFormatArg::Csv => commands::sim::TimelineFormat::Csv,
+            },
+        },
     })
 }
 
 /// Maps `sim up`/`sim serve`'s arguments onto the simulator's own options.
 fn serve_options(args: SimUpArgs, verbosity: u8) -> Result<crate::sim::lifecycle::ServeOptions> {
-    use crate::sim::lifecycle::{ControlPlane, DEFAULT_LISTEN, ServeOptions, TopologySource, state_dir};
+    use crate::sim::lifecycle::{
+        Audit, ControlPlane, DEFAULT_LISTEN, ServeOptions, TopologySource, state_dir,
+    };
     let topology = match (args.topology, args.nodes) {
         (Some(path), _) => TopologySource::File(path),
         (None, Some(n)) => TopologySource::Generated(n),
@@ -889,6 +966,7 @@ fn serve_options(args: SimUpArgs, verbosity: u8) -> Result<crate::sim::lifecycle
         speed: args.speed,
         control_plane: if args.api_only { ControlPlane::ApiOnly } else { ControlPlane::Running },
         verbosity,
+        audit: if args.no_audit_log { Audit::Off } else { Audit::Log },
     })
 }
 
@@ -902,8 +980,10 @@ fn class_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
 
 /// `class`'s flags: the class directory chosen, the report's source, the board's learners.
 fn class_options(command: ClassCommand, session: &Session) -> Result<commands::class::Options> {
-    use crate::class::{BoardSource, ProcessModel, UpOptions, board, lifecycle::StartLabOptions};
-    use commands::class::{Options, ReportSource};
+    use crate::class::{
+        BoardSource, ProcessModel, UpOptions, board, lifecycle::StartLabOptions, timeline::RecordMode,
+    };
+    use commands::class::{Options, ReportFormat, ReportSource};
     let processes = |p: ProcessesArg| match p {
         ProcessesArg::PerLearner => ProcessModel::PerLearner,
         ProcessesArg::Shared => ProcessModel::Shared,
@@ -923,6 +1003,11 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
             labs: session.labs.clone(),
             lang: session.lang,
             processes: args.processes.map(processes),
+            record: args.record.map(|r| match r {
+                RecordArg::None => RecordMode::None,
+                RecordArg::Verdicts => RecordMode::Verdicts,
+                RecordArg::All => RecordMode::All,
+            }),
         }),
         ClassCommand::Start(args) => Options::Start(StartLabOptions {
             dir: class_dir(args.state.state_dir)?,
@@ -952,7 +1037,13 @@ fn class_options(command: ClassCommand, session: &Session) -> Result<commands::c
             } else {
                 ReportSource::Class(class_dir(args.state.state_dir)?)
             };
-            Options::Report { source, lab: args.lab, format: args.format.into() }
+            let format = match args.format {
+                ClassReportFormatArg::Human => ReportFormat::Report(commands::Format::Human),
+                ClassReportFormatArg::Json => ReportFormat::Report(commands::Format::Json),
+                ClassReportFormatArg::Junit => ReportFormat::Report(commands::Format::Junit),
+                ClassReportFormatArg::Csv => ReportFormat::Csv,
+            };
+            Options::Report { source, lab: args.lab, format, learner: args.learner, reveal: args.reveal }
         }
         ClassCommand::ServeShared(ClassServeSharedArgs { state_dir }) => {
             Options::ServeShared { dir: state_dir }

@@ -69,6 +69,7 @@ pub const BY_COMMAND: &[(&str, &[u8])] = &[
     ("sim status", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("sim serve", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("sim kubeconfig", &[OK, BAD_INPUT, CLUSTER_ERROR]),
+    ("sim timeline", &[OK, BAD_INPUT, CLUSTER_ERROR]),
     ("class", &ALL),
     // A learner's failure is the class's code: a lab's start may not reproduce (1) or time out.
     ("class up", &ALL),
@@ -192,7 +193,9 @@ impl HasExitCode for class::Error {
             Error::Board(error) => error.exit_code(),
             Error::Report(error) => error.exit_code(),
             // A learner that is down cannot have its lab reset: its cluster cannot be reached.
-            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) => CLUSTER_ERROR,
+            Error::NoClass(_) | Error::Runtime(_) | Error::LearnerDown(_) | Error::Timeline(_) => {
+                CLUSTER_ERROR
+            }
             Error::Sim { source, .. } => source.exit_code(),
             Error::Engine { source, .. } => source.exit_code(),
         }

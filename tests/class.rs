@@ -132,6 +132,30 @@ fn class_up_status_check_down() {
         "{graded}"
     );
 
+    // The learner's hints are recorded before they are shown, as entries of their own they can
+    // neither change nor delete, and the board puts them on the learner's timeline.
+    let hinted = as_learner(&["check", "stuck-rollout", "--hint", "2", "--format", "json"]);
+    assert_eq!(hinted.status.code(), Some(1), "{}", stderr(&hinted));
+    let hinted: serde_json::Value = serde_json::from_slice(&hinted.stdout).unwrap();
+    let shown =
+        hinted["tasks"].as_array().unwrap().iter().filter(|t| !t["hints"].as_array().unwrap().is_empty());
+    assert!(shown.count() > 0, "{hinted}");
+    runtime.block_on(a_learner_cannot_take_back_a_hint(&learner_01));
+    let board = Board::start(&state, &[]);
+    let hints = || timeline(&state, "learner-01", &[]);
+    assert!(wait_for(Duration::from_secs(20), || hints().contains("hint 2 shown")).is_some(), "{}", hints());
+    drop(board);
+    // The learner's writes are on it too, from their simulator's audit log: the answer entry
+    // they made, and the refused change of the records (the instructor's `class start` is not
+    // the learner's).
+    let mine = hints();
+    assert!(mine.contains("wrote: create configmaps lab-runner/lab-runner-answer-stuck-rollout-"), "{mine}");
+    assert!(
+        mine.contains("wrote: patch configmaps lab-runner/lab-runner-inventory-stuck-rollout (403)"),
+        "{mine}"
+    );
+    assert!(!mine.contains("lab-runner-key-stuck-rollout"), "no instructor write: {mine}");
+
     // `class report` is the same class report, from the class directory.
     let class_report = class(&["report", "--format", "json"], &state);
     assert_eq!(class_report.status.code(), Some(1), "{}", stderr(&class_report));
@@ -203,6 +227,28 @@ async fn a_learner_cannot_write_the_records(learner_kubeconfig: &Path) {
     assert_eq!(code(namespaces.list(&Default::default()).await.map(|_| ())), 200, "the rest is theirs");
 }
 
+/// A learner's hint entries in their own cluster: there, immutable, neither deleted nor changed
+/// with the learner's token.
+async fn a_learner_cannot_take_back_a_hint(learner_kubeconfig: &Path) {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let options = kube::config::KubeConfigOptions::default();
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig(learner_kubeconfig), &options).await.unwrap();
+    let records: kube::Api<ConfigMap> =
+        kube::Api::namespaced(kube::Client::try_from(config).unwrap(), "lab-runner");
+    let listed =
+        records.list(&kube::api::ListParams::default().labels("lab-runner.io/hint-for")).await.unwrap();
+    let entry = listed.items.first().expect("a hint entry");
+    assert_eq!(entry.immutable, Some(true));
+    let name = entry.metadata.name.clone().unwrap();
+    let refused =
+        |result: Result<(), kube::Error>| matches!(result, Err(kube::Error::Api(s)) if s.code == 403);
+    assert!(refused(records.delete(&name, &Default::default()).await.map(|_| ())), "not deleted");
+    let lowered = serde_json::json!({"data": {"level": "1"}});
+    let patched = records.patch(&name, &Default::default(), &kube::api::Patch::Merge(&lowered)).await;
+    assert!(refused(patched.map(|_| ())), "not changed");
+}
+
 /// `learner` answers stuck-rollout's `cause` quiz (rightly, for the `image` variant) with the
 /// kubeconfig it was handed.
 fn answer_the_cause(state: &Path, learner: &str) {
@@ -212,6 +258,13 @@ fn answer_the_cause(state: &Path, learner: &str) {
         .output()
         .unwrap();
     assert_eq!(answer.status.code(), Some(0), "{}", stderr(&answer));
+}
+
+/// `learner`'s timeline, from `class report --learner`.
+fn timeline(state: &Path, learner: &str, extra: &[&str]) -> String {
+    let output = class(&[&["report", "--learner", learner][..], extra].concat(), state);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
 }
 
 /// Every learner's score and task verdicts, from `class report --format json`.
@@ -738,6 +791,46 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     let rollout = evidence(&board.json("/report.json"), 0, "one-generation").join("\n");
     assert!(rollout.contains("node [answer]:") && !rollout.contains(&format!("{node}:")), "{rollout}");
 
+    // learner-02 asks for a hint: `check --hint` keeps the level in its cluster, the board puts
+    // it on learner-02's timeline. learner-01's timeline has its start and its answers, their
+    // values concealed.
+    let hint = lab_runner()
+        .args(["check", "stuck-rollout", "--hint", "1", "--kubeconfig"])
+        .arg(state.join("learner-02").join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(hint.status.code(), Some(1), "{}", stderr(&hint));
+    assert!(
+        wait_for(Duration::from_secs(20), || timeline(&state, "learner-02", &[]).contains("hint 1 shown"))
+            .is_some(),
+        "{}",
+        timeline(&state, "learner-02", &[])
+    );
+    let mine = timeline(&state, "learner-01", &[]);
+    assert!(mine.contains("lab started") && mine.contains("answered [answer] (attempt 1): right"), "{mine}");
+    assert!(!mine.contains("\"image\""), "no value without --reveal: {mine}");
+    // On the page: where the class is stuck, a chart per task drawn in the page (one bar per
+    // learner), and learner-01's timeline on a click of its name, its answer's value concealed.
+    let bars = r#"document.querySelectorAll('#stuck svg[data-task="cause"] rect').length"#;
+    assert!(
+        wait_for(Duration::from_secs(20), || browser.eval(bars) == 2).is_some(),
+        "a bar per learner in the cause chart: {}",
+        browser.eval("document.getElementById('stuck').outerHTML")
+    );
+    browser.eval(r#"document.querySelector('td.learner[data-learner="learner-01"]').click()"#);
+    let shown = "document.getElementById('timeline')?.textContent ?? ''";
+    assert!(
+        wait_for(Duration::from_secs(10), || browser
+            .eval(shown)
+            .as_str()
+            .unwrap_or("")
+            .contains("answered [answer]"))
+        .is_some(),
+        "learner-01's timeline on click: {}",
+        browser.eval(shown)
+    );
+    assert!(!browser.eval(shown).as_str().unwrap().contains("\"image\""));
+
     // learner-02's simulator is killed: the page says why that learner cannot be graded.
     let changed_at = board.json("/board.json")["progress"][0]["verdictsChangedAt"].clone();
     rustix::process::kill_process(
@@ -772,13 +865,34 @@ fn the_board_turns_a_cell_green_in_a_real_browser_and_gives_no_answer_away() {
     ja.eval(r#"document.querySelector('td[data-learner="learner-01"][data-task="cause"]').click()"#);
     let detail = ja.eval("document.getElementById('detail').textContent");
     assert!(detail.as_str().unwrap().contains("回答済み：正解"), "{detail}");
+    let stuck = "document.querySelector('#stuck h2')?.textContent ?? ''";
+    assert!(wait_for(Duration::from_secs(10), || ja.eval(stuck) == "クラスがつまずいている所").is_some());
+    ja.eval(r#"document.querySelector('td.learner[data-learner="learner-01"]').click()"#);
+    let shown = "document.getElementById('timeline')?.textContent ?? ''";
+    assert!(
+        wait_for(Duration::from_secs(10), || ja
+            .eval(shown)
+            .as_str()
+            .unwrap_or("")
+            .contains("[解答] と解答しました"))
+        .is_some(),
+        "{}",
+        ja.eval(shown)
+    );
     std::fs::write(artifacts.join("class-board-ja.png"), ja.screenshot()).unwrap();
 
     // A board started again keeps each learner's clock: learner-01's verdicts last changed when
     // it answered, not when this board started.
+    let recorded = timeline(&state, "learner-01", &["--format", "csv"]).lines().count();
     drop(board);
     let board = Board::start(&state, &[]);
     assert_eq!(board.json("/board.json")["progress"][0]["verdictsChangedAt"], changed_at);
+    // ... and records nothing twice in the timeline, which the instructor reads revealed.
+    assert_eq!(timeline(&state, "learner-01", &["--format", "csv"]).lines().count(), recorded);
+    assert!(timeline(&state, "learner-01", &["--reveal"]).contains("answered \"image\""));
+    let report = class(&["report"], &state);
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(report.contains("where the class is stuck: stuck-rollout — 2 learner(s)"), "{report}");
 
     // The instructor sees the value only when asking for it.
     let revealed = Board::start(&state, &["--reveal"]);

@@ -417,3 +417,116 @@ async fn running_pods_keep_running_across_sim_down_and_up() {
     assert_eq!(pod_states(client.clone()).await, before, "no pod left Running or was rewritten");
     assert_eq!(event_states(client).await, events_before, "no new or updated Event");
 }
+
+/// The audit log's lines, as JSON, once there are `count` of them (the writer flushes each
+/// batch as the responses end, off the requests' path).
+fn audit_lines(dir: &Path, count: usize) -> Vec<serde_json::Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(dir.join("audit.log")).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        if lines.len() >= count || std::time::Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_are_audited_as_kube_apiserver_logs_them_and_sim_timeline_shows_them() {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    let dir = tempfile::tempdir().unwrap();
+    let up = sim(&["up", "--nodes", "1"], dir.path());
+    let _stop = Stop(dir.path());
+    assert_eq!(up.status.code(), Some(0), "{}", stderr(&up));
+    let admin = admin_client(dir.path()).await;
+    let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(admin.clone(), "default");
+    let made = serde_json::from_value(serde_json::json!({"metadata": {"name": "audited"}})).unwrap();
+    config_maps.create(&Default::default(), &made).await.unwrap();
+    config_maps.get("audited").await.unwrap();
+    let data = serde_json::json!({"data": {"k": "v"}});
+    config_maps.patch("audited", &Default::default(), &kube::api::Patch::Merge(&data)).await.unwrap();
+    config_maps.delete("audited", &Default::default()).await.unwrap();
+    // A write the viewer may not make is audited too, with its 403.
+    let kubeconfig = kube::config::Kubeconfig::read_from(dir.path().join("kubeconfig")).unwrap();
+    let options = kube::config::KubeConfigOptions {
+        context: Some("lab-runner-sim-viewer".into()),
+        ..Default::default()
+    };
+    let viewer =
+        kube::Client::try_from(kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.unwrap())
+            .unwrap();
+    let namespaces: kube::Api<Namespace> = kube::Api::all(viewer);
+    let team = serde_json::from_value(serde_json::json!({"metadata": {"name": "team-a"}})).unwrap();
+    assert!(namespaces.create(&Default::default(), &team).await.is_err());
+
+    let lines = audit_lines(dir.path(), 4);
+    let seen: Vec<(&str, &str, &str, u64)> = lines
+        .iter()
+        .map(|e| {
+            let name = e["objectRef"]["name"].as_str().unwrap_or_default();
+            (
+                e["verb"].as_str().unwrap(),
+                name,
+                e["user"]["username"].as_str().unwrap(),
+                e["responseStatus"]["code"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("create", "audited", "lab-runner-admin", 201),
+            ("patch", "audited", "lab-runner-admin", 200),
+            ("delete", "audited", "lab-runner-admin", 200),
+            // Refused before its body is read, as upstream's authorization refuses it: no name.
+            ("create", "", "lab-runner-viewer", 403),
+        ],
+        "writes only, no read: {lines:#?}"
+    );
+    let first = &lines[0];
+    assert_eq!((&first["apiVersion"], &first["kind"]), (&"audit.k8s.io/v1".into(), &"Event".into()));
+    assert_eq!((&first["level"], &first["stage"]), (&"Metadata".into(), &"ResponseComplete".into()));
+    assert_eq!(first["requestURI"], "/api/v1/namespaces/default/configmaps?");
+    assert_eq!(
+        first["objectRef"],
+        serde_json::json!({"resource": "configmaps", "namespace": "default", "name": "audited", "apiVersion": "v1"})
+    );
+    assert_eq!(first["sourceIPs"], serde_json::json!(["127.0.0.1"]));
+    assert_eq!(first["user"]["groups"], serde_json::json!(["system:masters", "system:authenticated"]));
+    assert_eq!(first["responseStatus"], serde_json::json!({"metadata": {}, "code": 201}));
+    let ids: std::collections::BTreeSet<&str> =
+        lines.iter().map(|e| e["auditID"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 4, "an id per request");
+    for event in &lines {
+        let at =
+            |field: &str| event[field].as_str().unwrap().parse::<k8s_openapi::jiff::Timestamp>().unwrap();
+        assert!(at("stageTimestamp") >= at("requestReceivedTimestamp"), "{event}");
+        assert_eq!(event["stageTimestamp"].as_str().unwrap().len(), "2026-12-05T19:00:00.000000Z".len());
+    }
+
+    let timeline = sim(&["timeline"], dir.path());
+    assert_eq!(timeline.status.code(), Some(0), "{}", stderr(&timeline));
+    let text = stdout(&timeline);
+    assert!(text.contains(": 4 event(s)"), "{text}");
+    assert!(text.contains("wrote: create configmaps default/audited (201)"), "{text}");
+    assert!(text.contains("wrote: delete configmaps default/audited (200)"), "{text}");
+    assert!(text.contains("wrote: create namespaces (403)"), "{text}");
+
+    // `check` with the kubeconfig `sim up` wrote keeps what it saw in the same timeline.
+    let check = lab_runner()
+        .args(["check", "stuck-rollout", "--kubeconfig"])
+        .arg(dir.path().join("kubeconfig"))
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    assert!(dir.path().join("timeline.db").exists());
+    let text = stdout(&sim(&["timeline"], dir.path()));
+    assert!(
+        text.lines().any(|l| l.contains(" ci-wait ") && l.contains("ERROR: the lab has not been started")),
+        "{text}"
+    );
+    let csv = stdout(&sim(&["timeline", "--format", "csv"], dir.path()));
+    assert!(csv.starts_with("at,learner,event,task,status"), "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.contains(",write,")).count(), 4, "{csv}");
+}

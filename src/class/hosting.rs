@@ -68,6 +68,11 @@ pub fn serve_options(record: &ClassRecord, dir: &Path, name: &str) -> ServeOptio
         control_plane: ControlPlane::Running,
         // A class's servers log warnings only (to each learner's serve.log).
         verbosity: 0,
+        // The learners' writes are kept only when the class records them (`--record all`).
+        audit: match super::timeline::Timeline::open(dir).and_then(|t| t.mode()) {
+            Ok(super::timeline::RecordMode::All) => lifecycle::Audit::Log,
+            _ => lifecycle::Audit::Off,
+        },
     }
 }
 

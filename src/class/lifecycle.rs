@@ -79,6 +79,7 @@ pub fn start_lab(options: &StartLabOptions) -> Result<Summary> {
         labs: options.labs.clone(),
         lang: options.lang,
         processes: None,
+        record: None,
     };
     change(&up, Intent::StartLab)
 }
@@ -324,6 +325,11 @@ fn change(options: &UpOptions, intent: Intent) -> Result<Summary> {
     // Every learner is recorded before any starts: an interrupted `class up` leaves nothing
     // unrecorded, and `class down` finds every process.
     record::write(dir, &record)?;
+    // What the class records is set before any learner starts: a simulator keeps an audit log
+    // of its learner's writes only when the class records them (`all`).
+    if let Some(mode) = options.record {
+        super::timeline::Timeline::open(dir)?.set_mode(mode)?;
+    }
     let runtime = runtime()?;
     let (interrupt, interrupted) = watch::channel(false);
     let learners = runtime.block_on(async {
@@ -734,7 +740,17 @@ pub fn down(dir: &Path, purge: bool) -> Result<Stopped> {
             let path = dir.join(&name);
             remove(path.clone(), std::fs::remove_dir_all(&path))?;
         }
-        for file in [KUBECONFIG_FILE, record::CLASS_FILE, super::board::MEMORY_FILE, "serve.log"] {
+        let timeline = super::timeline::TIMELINE_FILE;
+        let (wal, shm) = (format!("{timeline}-wal"), format!("{timeline}-shm"));
+        for file in [
+            KUBECONFIG_FILE,
+            record::CLASS_FILE,
+            super::board::MEMORY_FILE,
+            "serve.log",
+            timeline,
+            &wal,
+            &shm,
+        ] {
             let path = dir.join(file);
             remove(path.clone(), std::fs::remove_file(&path))?;
         }
@@ -763,6 +779,7 @@ mod tests {
             labs: LabSource::BuiltIn,
             lang: Lang::En,
             processes: None,
+            record: None,
         }
     }
 

@@ -16,6 +16,8 @@ pub mod kubeconfig;
 pub mod lifecycle;
 pub mod record;
 pub mod report;
+pub mod stuck;
+pub mod timeline;
 
 use std::{
     io::Write as _,
@@ -156,6 +158,9 @@ pub enum Error {
     Board(#[from] board::Error),
     /// `class report` failed. Exit: the report's code.
     Report(#[from] report::Error),
+    /// The class's timeline could not be read or written. Exit 3.
+    #[error(transparent)]
+    Timeline(#[from] timeline::Error),
     /// The class has no lab to grade and none was named. Exit 2.
     NoLab(PathBuf),
     /// The async runtime could not start. Exit 3.
@@ -264,6 +269,14 @@ impl Localized for Error {
             Error::Interrupted { stopped } => msg!("class-error-interrupted", count = *stopped),
             Error::Board(error) => error.message(),
             Error::Report(error) => error.message(),
+            Error::Timeline(error) => {
+                let (path, reason) = match error {
+                    timeline::Error::Db { path, source } => (path, outside::cause(source)),
+                    timeline::Error::Audit { path, source } => (path, outside::cause(source)),
+                    timeline::Error::Corrupt { path, reason } => (path, outside::quoted(reason.clone())),
+                };
+                msg!("class-error-timeline", path = shown(path), reason = reason)
+            }
             Error::NoLab(dir) => msg!("class-error-no-lab", dir = shown(dir)),
             Error::Runtime(source) => msg!("class-error-runtime", reason = outside::cause(source)),
         }
@@ -299,6 +312,8 @@ pub struct UpOptions {
     pub lang: Lang,
     /// One process per learner, or one for all.
     pub processes: Option<ProcessModel>,
+    /// What the class's timeline records from now on (`None`: as before, `all` for a new class).
+    pub record: Option<timeline::RecordMode>,
 }
 
 /// A learner's name: `learner-01` … (two digits at least, so names sort in order).
@@ -488,6 +503,28 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Records in the class's timeline what this command did to each learner (a start, reset
+    /// or restart of the class's lab), as the class's record mode allows.
+    pub fn record_timeline(&self) -> Result<()> {
+        let Some(lab) = &self.lab else { return Ok(()) };
+        let done: Vec<(String, timeline::Lifecycle)> = self
+            .learners
+            .iter()
+            .flat_map(|l| {
+                let restarted =
+                    matches!(l.sim, SimOutcome::Restarted).then_some(timeline::Lifecycle::Restart);
+                let lab = match l.lab {
+                    Some(LabOutcome::Started) => Some(timeline::Lifecycle::Start),
+                    Some(LabOutcome::Reset) => Some(timeline::Lifecycle::Reset),
+                    _ => None,
+                };
+                restarted.into_iter().chain(lab).map(|what| (l.name.clone(), what))
+            })
+            .collect();
+        timeline::record_lifecycle(&self.dir, lab, &done, k8s_openapi::jiff::Timestamp::now())?;
+        Ok(())
+    }
+
     /// The learners that failed, with why.
     pub fn failures(&self) -> Vec<(&str, &Error)> {
         self.learners

@@ -300,6 +300,42 @@ pub async fn from_job(
     Ok(ClassReport::new(&first, outcomes))
 }
 
+/// The class report as CSV (a row per learner: result, score, each task's verdict), for a
+/// class report read from files or a grading run, which keep no timeline.
+pub fn table_csv(class: &ClassReport) -> String {
+    let mut tasks: Vec<String> = Vec::new();
+    for report in class.learners.iter().filter_map(|l| l.report.as_ref()) {
+        for task in &report.tasks {
+            if !tasks.contains(&task.id) {
+                tasks.push(task.id.clone());
+            }
+        }
+    }
+    let mut rows = vec![
+        ["learner", "result", "score", "total"].map(String::from).into_iter().chain(tasks.clone()).collect(),
+    ];
+    for learner in &class.learners {
+        let mut row = vec![learner.context.clone(), learner.status.as_str().to_string()];
+        match &learner.report {
+            Some(report) => {
+                row.extend([report.score.to_string(), report.total.to_string()]);
+                row.extend(tasks.iter().map(|id| {
+                    report
+                        .tasks
+                        .iter()
+                        .find(|t| &t.id == id)
+                        .map(|t| t.status.as_str())
+                        .unwrap_or("")
+                        .to_string()
+                }));
+            }
+            None => row.extend([String::new(), String::new()]),
+        }
+        rows.push(row);
+    }
+    super::stuck::csv(&rows)
+}
+
 /// The class report as a table for a terminal: a heading, then one row per learner with the
 /// whole lab's verdict, the score and each task's verdict (verdicts are codes in every language);
 /// a learner who could not be graded shows why instead of the tasks.

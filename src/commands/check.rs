@@ -69,7 +69,10 @@ pub fn run(session: &Session, options: &Options) -> Result<u8> {
     let Session { labs, lang, cluster, .. } = session;
     match &options.mode {
         Mode::Report(observations) => {
-            on_cluster(cluster, |connected| on(connected, labs, *lang, options, *observations))
+            let solo = solo_state_dir(cluster);
+            on_cluster(cluster, |connected| {
+                on(connected, labs, *lang, options, *observations, solo.as_deref())
+            })
         }
         Mode::Watch { timeout } => {
             on_cluster(cluster, |connected| watch(connected, labs, *lang, options, timeout.as_ref()))
@@ -87,11 +90,44 @@ pub async fn on(
     lang: Lang,
     options: &Options,
     observations: Observations,
+    solo: Option<&std::path::Path>,
 ) -> Result<u8> {
     let bundle = lab::loader::find(labs, &options.lab)?;
-    let report = engine::check::check_with(&cluster, &bundle, lang, options.help, observations).await?;
-    print_report(&report, options.format, lang)?;
+    let graded = engine::check::check_graded(&cluster, &bundle, lang, options.help, observations).await?;
+    let report = &graded.report;
+    engine::hints::record(&cluster, &bundle.lab, &engine::hints::shown(report)).await?;
+    record_alone(solo, &cluster.context, &bundle.lab.id.value, &graded);
+    print_report(report, options.format, lang)?;
     Ok(if report.passed { exit::OK } else { exit::CHECKS_FAILED })
+}
+
+/// The state directory of the `sim up` simulator `target` reaches when its kubeconfig is the
+/// one `sim up` wrote there (`--kubeconfig` or `KUBECONFIG`): a learner working alone, whose
+/// timeline is kept there (docs/classroom.md, "Alone").
+pub fn solo_state_dir(target: &ClusterTarget) -> Option<std::path::PathBuf> {
+    let path = target.kubeconfig.clone().or_else(|| {
+        let env = std::env::var_os("KUBECONFIG")?;
+        std::env::split_paths(&env).next()
+    })?;
+    let dir = path.parent()?;
+    (path.file_name()? == crate::sim::kubeconfig::KUBECONFIG_FILE
+        && dir.join(crate::sim::lifecycle::RUN_FILE).exists())
+    .then(|| dir.to_path_buf())
+}
+
+/// Records what this check saw in the learner's own timeline (`STATE/timeline.db`) as the
+/// class's board records a learner's: verdict changes, answers and hint levels new since the
+/// last check. Never changes the check: a timeline that cannot be written is said on stderr.
+fn record_alone(solo: Option<&std::path::Path>, context: &str, lab: &str, graded: &engine::check::Graded) {
+    use crate::class::timeline::{Observed, Recorder};
+    let Some(dir) = solo else { return };
+    let observed = Observed::of(&graded.report, graded.inventory.as_ref());
+    let learner = [context.to_string()];
+    let recorded = Recorder::open(dir, lab, &learner)
+        .and_then(|mut recorder| recorder.observe(0, &observed, k8s_openapi::jiff::Timestamp::now()));
+    if let Err(error) = recorded {
+        eprintln!("timeline: {error}");
+    }
 }
 
 /// A check report on stdout in the chosen format.
@@ -181,6 +217,7 @@ async fn watch(
         ),
     };
     eprintln!("{ended}");
+    engine::hints::record(&cluster, &bundle.lab, &engine::hints::shown(&watched.report)).await?;
     print_report(&watched.report, options.format, lang)?;
     Ok(match watched.ending {
         engine::watch::Ending::TimedOut => exit::TIMED_OUT,

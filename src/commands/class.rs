@@ -6,7 +6,7 @@ use super::{Format, Result, print, runtime};
 use crate::{
     class::{
         self as classroom, BoardSource, UpOptions, board::BoardOptions, lifecycle::StartLabOptions,
-        report as class_report,
+        report as class_report, stuck,
     },
     engine, exit,
     i18n::Localized as _,
@@ -62,7 +62,11 @@ pub enum Options {
         /// The lab (default: the class's, or the reports').
         lab: Option<String>,
         /// The output format.
-        format: Format,
+        format: ReportFormat,
+        /// Print this learner's timeline instead.
+        learner: Option<String>,
+        /// Show answers' values.
+        reveal: bool,
     },
     /// `class kubeconfig`.
     Kubeconfig {
@@ -79,6 +83,15 @@ pub enum Options {
         /// The class directory.
         dir: PathBuf,
     },
+}
+
+/// How `class report` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// As every report prints.
+    Report(Format),
+    /// CSV for spreadsheets.
+    Csv,
 }
 
 /// Where `class report` reads the learners' reports.
@@ -120,8 +133,11 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
             return print(&classroom::render_status(&record, &lines, lang));
         }
         Options::Down { dir, purge } => return print(&classroom::down(&dir, purge)?.render(lang)),
-        Options::Report { source, lab, format } => {
-            return class_report(session, &source, lab.as_deref(), format);
+        Options::Report { source, lab, format, learner: Some(learner), reveal } => {
+            return learner_timeline(session, &source, lab.as_deref(), format, &learner, reveal);
+        }
+        Options::Report { source, lab, format, learner: None, reveal } => {
+            return class_report(session, &source, lab.as_deref(), format, reveal);
         }
         Options::ServeShared { dir } => {
             classroom::serve_shared(&dir)?;
@@ -135,6 +151,7 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
     // What each learner got; a learner that failed is named on stderr with why, the others
     // keep running, and the exit code is the first failure's.
     print(&summary.render(lang))?;
+    summary.record_timeline()?;
     let mut err = std::io::stderr().lock();
     for (learner, error) in summary.failures() {
         // A simulator's or the engine's error names its learner already.
@@ -164,9 +181,88 @@ fn kubeconfig(inputs: &[PathBuf], names: &[String], output: Option<&std::path::P
     }
 }
 
+/// The class's timeline in `dir` and the lab it is read for (`lab`, else the class's), or
+/// `None` when the class keeps none.
+fn class_timeline(
+    dir: &std::path::Path,
+    lab: Option<&str>,
+) -> Result<Option<(classroom::timeline::Timeline, classroom::ClassRecord, String)>> {
+    if !dir.join(classroom::timeline::TIMELINE_FILE).exists() {
+        return Ok(None);
+    }
+    let record = classroom::record::read(dir)?;
+    let Some(lab) = lab.map(str::to_string).or_else(|| record.lab.clone()) else {
+        return Err(classroom::Error::NoLab(dir.to_path_buf()).into());
+    };
+    let timeline = classroom::timeline::Timeline::open(dir).map_err(classroom::Error::from)?;
+    Ok(Some((timeline, record, lab)))
+}
+
+/// `class report --learner NAME`: that learner's timeline in the class's lab.
+fn learner_timeline(
+    session: &Session,
+    source: &ReportSource,
+    lab: Option<&str>,
+    format: ReportFormat,
+    learner: &str,
+    reveal: bool,
+) -> Result<u8> {
+    let ReportSource::Class(dir) = source else { unreachable!("clap allows --learner with a class only") };
+    let record = classroom::record::read(dir)?;
+    if record.learner(learner).is_none() {
+        let known = record.names();
+        return Err(classroom::Error::UnknownLearner { name: learner.to_string(), known }.into());
+    }
+    let Some((timeline, _, lab)) = class_timeline(dir, lab)? else {
+        let path = dir.join(classroom::timeline::TIMELINE_FILE).display().to_string();
+        return print(&(crate::tr!(session.lang, "stuck-no-timeline", path = path) + "\n"));
+    };
+    let sim_dir = record.sim_dir(dir, learner);
+    let mut events = timeline
+        .learner_events(&lab, learner, &sim_dir, classroom::timeline::Writers::Learner)
+        .map_err(classroom::Error::from)?;
+    if !reveal {
+        conceal_values(&mut events);
+    }
+    match format {
+        ReportFormat::Csv => print(&stuck::timeline_csv(&events, reveal)),
+        ReportFormat::Report(Format::Json | Format::Junit) => {
+            print(&(serde_json::to_string_pretty(&events).map_err(report::Error::from)? + "\n"))
+        }
+        ReportFormat::Report(Format::Human) => {
+            print(&stuck::render_timeline(learner, &lab, &events, reveal, session.lang))
+        }
+    }
+}
+
+/// Without `--reveal` no answer's value leaves the timeline.
+fn conceal_values(events: &mut [classroom::timeline::Event]) {
+    for event in events {
+        if let classroom::timeline::EventKind::Answer { value, .. } = &mut event.kind {
+            *value = crate::tr!(crate::session::Lang::En, "timeline-value-concealed");
+        }
+    }
+}
+
+/// The class report in JSON, with the class view beside it when the class keeps a timeline.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WithClassView<'a> {
+    #[serde(flatten)]
+    report: &'a report::ClassReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class_view: Option<&'a stuck::ClassView>,
+}
+
 /// `class report`: one class report from a class, report files or the grade Job; exit 0 when
 /// every learner passed, 1 otherwise (as `check --contexts`).
-fn class_report(session: &Session, source: &ReportSource, lab: Option<&str>, format: Format) -> Result<u8> {
+fn class_report(
+    session: &Session,
+    source: &ReportSource,
+    lab: Option<&str>,
+    format: ReportFormat,
+    reveal: bool,
+) -> Result<u8> {
     let lang = session.lang;
     let graded = match source {
         ReportSource::Job { namespace, name } => runtime()?.block_on(async {
@@ -180,10 +276,37 @@ fn class_report(session: &Session, source: &ReportSource, lab: Option<&str>, for
             runtime()?.block_on(class_report::from_class(dir, lab, &session.labs, lang))?
         }
     };
+    // Where the class is stuck, from the class's timeline (a class directory only).
+    let view = match source {
+        ReportSource::Class(dir) => class_timeline(dir, Some(&graded.lab))?
+            .map(|(timeline, record, lab)| -> Result<stuck::ClassView> {
+                let events = timeline.events(&lab, None).map_err(classroom::Error::from)?;
+                let bundle = crate::lab::loader::find(&session.labs, &lab)?;
+                let tasks: Vec<String> =
+                    bundle.lab.tasks_in_needs_order().iter().map(|t| t.id.value.clone()).collect();
+                Ok(stuck::class_view(&lab, &record.names(), &tasks, &events, reveal))
+            })
+            .transpose()?,
+        _ => None,
+    };
     match format {
-        Format::Human => print(&class_report::render_table(&graded, lang))?,
-        Format::Json => print(&(serde_json::to_string_pretty(&graded).map_err(report::Error::from)? + "\n"))?,
-        Format::Junit => print(&report::class_junit(&graded)?)?,
+        ReportFormat::Report(Format::Human) => {
+            let mut text = class_report::render_table(&graded, lang);
+            if let Some(view) = &view {
+                text += "\n";
+                text += &stuck::render(view, lang);
+            }
+            print(&text)?
+        }
+        ReportFormat::Report(Format::Json) => {
+            let json = WithClassView { report: &graded, class_view: view.as_ref() };
+            print(&(serde_json::to_string_pretty(&json).map_err(report::Error::from)? + "\n"))?
+        }
+        ReportFormat::Report(Format::Junit) => print(&report::class_junit(&graded)?)?,
+        ReportFormat::Csv => match &view {
+            Some(view) => print(&stuck::view_csv(view))?,
+            None => print(&class_report::table_csv(&graded))?,
+        },
     };
     Ok(if graded.passed { exit::OK } else { exit::CHECKS_FAILED })
 }

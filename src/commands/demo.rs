@@ -88,7 +88,8 @@ fn run_lab(
         help: engine::check::Help::default(),
         mode: check::Mode::Report(Observations::Once),
     };
-    runtime.block_on(async { check::on(connect().await?, labs, lang, &check, Observations::Once).await })
+    runtime
+        .block_on(async { check::on(connect().await?, labs, lang, &check, Observations::Once, None).await })
 }
 
 /// How often a solution command that is still running says how long it has run.

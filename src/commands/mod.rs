@@ -197,7 +197,7 @@ pub fn run(invocation: Invocation) -> Result<u8> {
         Command::Lint(options) => lint::run(&session, &options),
         Command::Labs(options) => labs::run(&session, &options),
         Command::Class(options) => class::run(&session, options),
-        Command::Sim(options) => Ok(sim::run(&session, options)?),
+        Command::Sim(options) => sim::run(&session, options),
     }
 }
 

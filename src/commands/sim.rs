@@ -10,7 +10,7 @@ use crate::{
     session::{Lang, Session},
     sim::{
         kubeconfig,
-        lifecycle::{self, Error, Result, ServeOptions},
+        lifecycle::{self, Error, ServeOptions},
     },
     tr,
 };
@@ -40,6 +40,53 @@ pub enum Options {
         /// The server URL to write (default: the running simulator's endpoint).
         server: Option<String>,
     },
+    /// `sim timeline`.
+    Timeline {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// How it is printed.
+        format: TimelineFormat,
+    },
+}
+
+/// `sim timeline --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimelineFormat {
+    /// A table.
+    Human,
+    /// The events as JSON.
+    Json,
+    /// CSV.
+    Csv,
+}
+
+/// `sim timeline`: the learner's own timeline in `state_dir` — what each `check` recorded in
+/// `timeline.db` and every write of the audit log, in time order. The learner's own screen:
+/// their answers' values are shown.
+pub fn timeline(state_dir: &Path, format: TimelineFormat, lang: Lang) -> super::Result<u8> {
+    use crate::class::{stuck, timeline};
+    let read = || -> std::result::Result<Vec<timeline::Event>, timeline::Error> {
+        let recorded = match state_dir.join(timeline::TIMELINE_FILE).exists() {
+            true => timeline::Timeline::open(state_dir)?.every_event()?,
+            false => Vec::new(),
+        };
+        let writes = timeline::writes(state_dir, kubeconfig::ADMIN_CONTEXT, "", timeline::Writers::Everyone)?;
+        Ok(timeline::merged(recorded, writes))
+    };
+    let events = read().map_err(crate::class::Error::from)?;
+    let text = match format {
+        TimelineFormat::Csv => stuck::timeline_csv(&events, true),
+        TimelineFormat::Json => {
+            serde_json::to_string_pretty(&events).map_err(crate::report::Error::from)? + "\n"
+        }
+        TimelineFormat::Human => {
+            let dir = state_dir.display().to_string();
+            let heading = tr!(lang, "sim-timeline-heading", dir = dir, events = events.len());
+            heading + "\n" + &stuck::timeline_table(&events, true, lang)
+        }
+    };
+    super::print(&text)?;
+    Ok(exit::OK)
 }
 
 fn note_stale(pid: Option<u32>, dir: &Path, lang: Lang) {
@@ -52,7 +99,7 @@ fn note_stale(pid: Option<u32>, dir: &Path, lang: Lang) {
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs one `lab-runner sim …` command, printing its output; returns the exit code.
-pub fn run(session: &Session, options: Options) -> Result<u8> {
+pub fn run(session: &Session, options: Options) -> super::Result<u8> {
     let lang = session.lang;
     // One rustls provider for the whole process (kube's client and the server both use ring).
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -106,6 +153,7 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
             print!("{}", lifecycle::kubeconfig_for(&state_dir, server.as_deref())?);
             Ok(exit::OK)
         }
+        Options::Timeline { state_dir, format } => timeline(&state_dir, format, lang),
         Options::Status { state_dir } => {
             let status = runtime.block_on(lifecycle::status(&state_dir))?;
             print!("{}", lifecycle::render_status(&status, lang));

@@ -43,6 +43,7 @@ impl TempSimulator {
             speed,
             control_plane: ControlPlane::Running,
             verbosity: 0,
+            audit: lifecycle::Audit::Off,
         };
         let started = runtime.block_on(lifecycle::up(&options))?;
         stop_on_signal(runtime, &state_dir, purpose, lang);

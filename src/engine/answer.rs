@@ -154,7 +154,7 @@ pub async fn answer(
             return Err(bad(msg!("answer-not-recorded", reason = line.render(lang))));
         }
         let mut counted = records.clone();
-        inventory::count_answer_entries(&cluster.client, &bundle.lab, &mut counted).await?;
+        inventory::count_learner_entries(&cluster.client, &bundle.lab, &mut counted).await?;
         let used = counted.attempts.get(task).copied().unwrap_or(0);
         if let Some(limit) = limit
             && used >= limit

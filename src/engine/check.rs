@@ -136,16 +136,24 @@ fn conceal_quiz_evidence(lines: &[crate::i18n::Message]) -> Vec<crate::i18n::Mes
 
 /// Observes the cluster and grades every task of `bundle`.
 pub async fn check(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -> Result<Report> {
-    Ok(check_locked(cluster, bundle, lang, help).await?.0)
+    Ok(check_locked(cluster, bundle, lang, help).await?.report)
 }
 
-/// [`check`], with the quizzes whose answer was locked at that observation.
-async fn check_locked(
-    cluster: &Cluster,
-    bundle: &Bundle,
-    lang: Lang,
-    help: Help,
-) -> Result<(Report, BTreeSet<String>)> {
+/// One observation graded: the report, the quizzes whose answer was locked then, and the records
+/// it was graded from (a learner's own timeline reads their answers and hints there, without
+/// reading them again).
+#[derive(Debug, Clone)]
+pub struct Graded {
+    /// The report.
+    pub report: Report,
+    /// The quizzes whose answer was locked.
+    pub locked: BTreeSet<String>,
+    /// The lab's records, with a hosted learner's entries counted (`None`: never started here).
+    pub inventory: Option<inventory::Inventory>,
+}
+
+/// [`check`], with what it was graded from.
+async fn check_locked(cluster: &Cluster, bundle: &Bundle, lang: Lang, help: Help) -> Result<Graded> {
     let lab = &bundle.lab;
     let mut inventory = inventory::load(&cluster.client, &lab.id.value).await?;
     if let Some(inventory) = &mut inventory {
@@ -154,12 +162,13 @@ async fn check_locked(
         if help.reveal && inventory.integrity == inventory::Integrity::Unverifiable {
             return Err(super::Error::BadInput(crate::msg!("check-reveal-needs-key", lab = &lab.id.value)));
         }
-        inventory::count_answer_entries(&cluster.client, lab, inventory).await?;
+        inventory::count_learner_entries(&cluster.client, lab, inventory).await?;
     }
     let mut observation = observe::observe(&cluster.client, &grade::Plan::for_tasks(&lab.tasks)).await;
     observation.probes = run_probes(cluster, bundle).await;
     let locked = locked_quizzes(lab, inventory.as_ref());
-    Ok((grade_observation(bundle, inventory.as_ref(), &observation, lang, help), locked))
+    let report = grade_observation(bundle, inventory.as_ref(), &observation, lang, help);
+    Ok(Graded { report, locked, inventory })
 }
 
 /// The quiz tasks whose answer is locked (every attempt used, right or wrong). A locked quiz
@@ -196,14 +205,26 @@ pub async fn check_with(
     help: Help,
     observations: Observations,
 ) -> Result<Report> {
+    Ok(check_graded(cluster, bundle, lang, help, observations).await?.report)
+}
+
+/// [`check_with`], with the records of the last observation.
+pub async fn check_graded(
+    cluster: &Cluster,
+    bundle: &Bundle,
+    lang: Lang,
+    help: Help,
+    observations: Observations,
+) -> Result<Graded> {
     match observations {
-        Observations::Once => check(cluster, bundle, lang, help).await,
+        Observations::Once => check_locked(cluster, bundle, lang, help).await,
         Observations::Confirmed(apart) => {
-            let (first, _) = check_locked(cluster, bundle, lang, help).await?;
+            let first = check_locked(cluster, bundle, lang, help).await?.report;
             tokio::time::sleep(apart).await;
             // A lock is for good: the second observation's locks hold for both.
-            let (second, locked) = check_locked(cluster, bundle, lang, help).await?;
-            Ok(confirm(&bundle.lab, &first, &second, &locked, apart, lang))
+            let second = check_locked(cluster, bundle, lang, help).await?;
+            let report = confirm(&bundle.lab, &first, &second.report, &second.locked, apart, lang);
+            Ok(Graded { report, ..second })
         }
     }
 }

@@ -220,10 +220,13 @@ pub struct Inventory {
     /// A hosted class: learners, whose credentials cannot write these records, answer through
     /// entries of their own ([`record_answer_entry`]), which count after the answers here.
     pub answer_log: bool,
+    /// The highest hint level `check --hint` showed, by task, sealed like the answers; in a
+    /// hosted class the learners' hint entries ([`record_hint_entry`]) count on top of it.
+    pub hints: BTreeMap<String, u8>,
 }
 
 /// The ConfigMap data keys the records are stored under (the seals cover each).
-const RECORD_KEYS: [&str; 12] = [
+const RECORD_KEYS: [&str; 13] = [
     "lab",
     "variant",
     "progress",
@@ -236,6 +239,7 @@ const RECORD_KEYS: [&str; 12] = [
     "attempts",
     "startNodes",
     "answerLog",
+    "hints",
 ];
 
 /// The ConfigMap data key holding the seals.
@@ -394,6 +398,7 @@ impl Inventory {
             ("attempts".to_string(), json(json!(self.attempts))),
             ("startNodes".to_string(), json(json!(self.start_nodes))),
             ("answerLog".to_string(), json(json!(self.answer_log))),
+            ("hints".to_string(), json(json!(self.hints))),
         ])
     }
 
@@ -441,6 +446,7 @@ impl Inventory {
             attempts: field(data, "attempts")?,
             start_nodes: field(data, "startNodes")?,
             answer_log: field(data, "answerLog")?,
+            hints: field(data, "hints")?,
             key: None,
             integrity: Integrity::Intact,
         })
@@ -449,6 +455,8 @@ impl Inventory {
 
 /// The label of an answer entry: the task it answers.
 pub const ANSWER_LABEL: &str = "lab-runner.io/answer-to";
+/// The label of a hint entry: the task whose hint was shown.
+pub const HINT_LABEL: &str = "lab-runner.io/hint-for";
 
 /// One answer a hosted class's learner recorded as an entry of its own: a ConfigMap in the
 /// records' namespace, immutable, which the learner's credentials may create but neither change
@@ -464,6 +472,18 @@ pub struct AnswerEntry {
     /// Creation order: the store's revision at creation (the resourceVersion of an object never
     /// changed since), then its name.
     pub order: (u64, String),
+    /// Whether it is immutable (an entry that could have been changed does not count).
+    pub immutable: bool,
+}
+
+/// One hint level a hosted class's learner was shown, recorded as an entry of its own (as an
+/// answer is): immutable and not the learner's to delete, so hint use cannot be taken back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HintEntry {
+    /// The task.
+    pub task: String,
+    /// The level shown (every level up to it was shown with it).
+    pub level: u8,
     /// Whether it is immutable (an entry that could have been changed does not count).
     pub immutable: bool,
 }
@@ -485,11 +505,24 @@ impl Inventory {
             self.answers.insert(entry.task.clone(), entry.value.clone());
         }
     }
+
+    /// Counts hint `entries` on top of the levels in the records: each task's highest level
+    /// stands. An entry that could have been changed, or names a task or a level the lab does
+    /// not have (`available`, by task), is not counted.
+    pub fn count_hint_entries(&mut self, entries: &[HintEntry], available: &BTreeMap<String, u8>) {
+        for entry in entries.iter().filter(|e| e.immutable) {
+            if !available.get(&entry.task).is_some_and(|most| (1..=*most).contains(&entry.level)) {
+                continue;
+            }
+            let kept = self.hints.entry(entry.task.clone()).or_default();
+            *kept = (*kept).max(entry.level);
+        }
+    }
 }
 
-/// In a hosted class, counts the learners' answer entries into `inventory` (one LIST); nothing
-/// otherwise. What is counted is only ever held in memory: the records keep their own answers.
-pub async fn count_answer_entries(
+/// In a hosted class, counts the learners' answer and hint entries into `inventory` (one LIST);
+/// nothing otherwise. What is counted is only ever held in memory: the records keep their own.
+pub async fn count_learner_entries(
     client: &kube::Client,
     lab: &crate::lab::model::Lab,
     inventory: &mut Inventory,
@@ -499,23 +532,43 @@ pub async fn count_answer_entries(
     }
     let limits: BTreeMap<String, u32> =
         lab.tasks.iter().filter_map(|t| Some((t.id.value.clone(), t.attempt_limit()?))).collect();
-    let entries = answer_entries(client, &lab.id.value).await?;
-    inventory.count_answer_entries(&entries, &limits);
+    let available: BTreeMap<String, u8> = lab
+        .tasks
+        .iter()
+        .map(|t| (t.id.value.clone(), u8::try_from(t.hints.len()).unwrap_or(u8::MAX)))
+        .collect();
+    let entries = learner_entries(client, &lab.id.value).await?;
+    let answers: Vec<AnswerEntry> = entries.iter().filter_map(answer_entry).collect();
+    let hints: Vec<HintEntry> = entries.iter().filter_map(hint_entry).collect();
+    inventory.count_answer_entries(&answers, &limits);
+    inventory.count_hint_entries(&hints, &available);
     Ok(())
 }
 
-/// The answer entries of `lab` (one LIST, by label).
-pub async fn answer_entries(client: &kube::Client, lab: &str) -> Result<Vec<AnswerEntry>> {
+/// Every entry a learner made for `lab` (answers and hints; one LIST by the lab's label).
+async fn learner_entries(client: &kube::Client, lab: &str) -> Result<Vec<ConfigMap>> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
-    let params = kube::api::ListParams::default().labels(&format!("{LAB_LABEL}={lab},{ANSWER_LABEL}"));
+    let params = kube::api::ListParams::default().labels(&format!("{LAB_LABEL}={lab}"));
     let listed = with_retries(|| api.list(&params))
         .await
         .map_err(|e| Error::api(msg!("action-list-in", plural = "ConfigMaps", namespace = NAMESPACE), &e))?;
-    Ok(listed.items.iter().filter_map(answer_entry).collect())
+    Ok(listed.items.into_iter().filter(is_learner_entry).collect())
+}
+
+/// Whether `config_map` is a learner's entry (an answer or a hint), whichever lab's.
+pub fn is_learner_entry(config_map: &ConfigMap) -> bool {
+    let labels = config_map.metadata.labels.as_ref();
+    labels.is_some_and(|l| l.contains_key(ANSWER_LABEL) || l.contains_key(HINT_LABEL))
+}
+
+/// The answer entries of `lab` (one LIST).
+pub async fn answer_entries(client: &kube::Client, lab: &str) -> Result<Vec<AnswerEntry>> {
+    Ok(learner_entries(client, lab).await?.iter().filter_map(answer_entry).collect())
 }
 
 /// An answer entry as listed (`None`: not one).
 pub fn answer_entry(config_map: &ConfigMap) -> Option<AnswerEntry> {
+    config_map.metadata.labels.as_ref()?.get(ANSWER_LABEL)?;
     let data = config_map.data.as_ref()?;
     let meta = &config_map.metadata;
     Some(AnswerEntry {
@@ -530,6 +583,57 @@ pub fn answer_entry(config_map: &ConfigMap) -> Option<AnswerEntry> {
     })
 }
 
+/// A hint entry as listed (`None`: not one).
+pub fn hint_entry(config_map: &ConfigMap) -> Option<HintEntry> {
+    config_map.metadata.labels.as_ref()?.get(HINT_LABEL)?;
+    let data = config_map.data.as_ref()?;
+    Some(HintEntry {
+        task: data.get("task")?.clone(),
+        level: data.get("level")?.parse().ok()?,
+        immutable: config_map.immutable == Some(true),
+    })
+}
+
+/// What a learner's entry records.
+#[derive(Debug, Clone, Copy)]
+enum EntryOf<'a> {
+    /// An answer: its value.
+    Answer(&'a str),
+    /// A hint level shown.
+    Hint(u8),
+}
+
+/// Creates a learner's entry for `task` of `lab`: an immutable ConfigMap of its own; its uid.
+async fn create_entry(client: &kube::Client, lab: &str, task: &str, entry: EntryOf<'_>) -> Result<String> {
+    let (prefix, label, data, action) = match entry {
+        EntryOf::Answer(value) => (
+            "answer",
+            ANSWER_LABEL,
+            json!({"task": task, "value": value}),
+            msg!("action-record-answer", task = task),
+        ),
+        EntryOf::Hint(level) => (
+            "hint",
+            HINT_LABEL,
+            json!({"task": task, "level": level.to_string()}),
+            msg!("action-record-hint", task = task),
+        ),
+    };
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
+    let entry: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "generateName": format!("lab-runner-{prefix}-{lab}-"),
+            "namespace": NAMESPACE,
+            "labels": {LAB_LABEL: lab, label: task},
+        },
+        "immutable": true,
+        "data": data,
+    }))
+    .expect("a valid ConfigMap");
+    let created = api.create(&Default::default(), &entry).await.map_err(|e| Error::api(action, &e))?;
+    Ok(created.metadata.uid.unwrap_or_default())
+}
+
 /// Records an answer as an entry of its own (a hosted class's learner); its uid.
 pub async fn record_answer_entry(
     client: &kube::Client,
@@ -537,32 +641,19 @@ pub async fn record_answer_entry(
     task: &str,
     value: &str,
 ) -> Result<String> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
-    let entry: ConfigMap = serde_json::from_value(json!({
-        "metadata": {
-            "generateName": format!("lab-runner-answer-{lab}-"),
-            "namespace": NAMESPACE,
-            "labels": {LAB_LABEL: lab, ANSWER_LABEL: task},
-        },
-        "immutable": true,
-        "data": {"task": task, "value": value},
-    }))
-    .expect("a valid ConfigMap");
-    let created = api
-        .create(&Default::default(), &entry)
-        .await
-        .map_err(|e| Error::api(msg!("action-record-answer", task = task), &e))?;
-    Ok(created.metadata.uid.unwrap_or_default())
+    create_entry(client, lab, task, EntryOf::Answer(value)).await
 }
 
-/// Deletes `lab`'s answer entries (a reset or another variant: no answers carry over).
-pub async fn delete_answer_entries(client: &kube::Client, lab: &str) -> Result<()> {
+/// Records a hint level shown as an entry of its own (a hosted class's learner).
+pub async fn record_hint_entry(client: &kube::Client, lab: &str, task: &str, level: u8) -> Result<()> {
+    create_entry(client, lab, task, EntryOf::Hint(level)).await.map(|_| ())
+}
+
+/// Deletes `lab`'s learner entries, answers and hints (a reset or another variant: nothing
+/// carries over).
+pub async fn delete_learner_entries(client: &kube::Client, lab: &str) -> Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), NAMESPACE);
-    let params = kube::api::ListParams::default().labels(&format!("{LAB_LABEL}={lab},{ANSWER_LABEL}"));
-    let listed = with_retries(|| api.list(&params))
-        .await
-        .map_err(|e| Error::api(msg!("action-list-in", plural = "ConfigMaps", namespace = NAMESPACE), &e))?;
-    for entry in listed.items {
+    for entry in learner_entries(client, lab).await? {
         let name = entry.metadata.name.unwrap_or_default();
         match api.delete(&name, &Default::default()).await {
             Ok(_) => {}
@@ -803,6 +894,37 @@ mod tests {
         assert_eq!(learner.integrity, Integrity::Unverifiable);
         assert!(!learner.variant_is("image"), "without the key the variant is not known");
         assert!(learner.to_data().is_err(), "without the key nothing can be written");
+    }
+
+    #[test]
+    fn hint_levels_are_sealed_and_a_learners_entries_count_only_as_made() {
+        let mut inventory = sealed();
+        inventory.hints.insert("fix".into(), 2);
+        let key = inventory.key.clone().unwrap();
+        let data = inventory.to_data().unwrap();
+        let read = Inventory::from_data(&data, KeyState::Read(key.clone())).unwrap();
+        assert_eq!((read.hints.get("fix"), &read.integrity), (Some(&2), &Integrity::Intact));
+        // Hint use taken back outside lab-runner is named, as a reset attempt count is.
+        let mut hidden = data.clone();
+        hidden.insert("hints".into(), "{}".into());
+        let hidden = Inventory::from_data(&hidden, KeyState::Read(key)).unwrap();
+        assert_eq!(hidden.integrity, Integrity::Tampered(vec!["hints".into()]));
+        // A hosted learner's entries raise the levels; a changeable entry, an unknown task or a
+        // level the task does not have counts for nothing, and a level never goes down.
+        let entry =
+            |task: &str, level: u8, immutable: bool| HintEntry { task: task.into(), level, immutable };
+        let available = BTreeMap::from([("fix".to_string(), 3), ("quiz".to_string(), 2)]);
+        inventory.count_hint_entries(
+            &[
+                entry("quiz", 1, true),
+                entry("quiz", 2, false),
+                entry("fix", 1, true),
+                entry("fix", 9, true),
+                entry("nope", 1, true),
+            ],
+            &available,
+        );
+        assert_eq!(inventory.hints, BTreeMap::from([("fix".into(), 2), ("quiz".into(), 1)]));
     }
 
     #[test]

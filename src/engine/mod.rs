@@ -10,6 +10,7 @@ pub mod captured;
 pub mod check;
 pub mod cluster;
 pub mod facts;
+pub mod hints;
 pub mod inventory;
 pub mod lint;
 pub mod observe;

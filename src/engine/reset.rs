@@ -163,7 +163,7 @@ pub async fn observe(cluster: &Cluster, lab: &Lab, inventory: Option<&Inventory>
         .items;
     for config_map in held {
         let name = config_map.metadata.name.clone().unwrap_or_default();
-        let own_entry = inventory::answer_entry(&config_map).is_some()
+        let own_entry = inventory::is_learner_entry(&config_map)
             && config_map.metadata.labels.as_ref().and_then(|l| l.get(super::LAB_LABEL))
                 == Some(&lab.id.value);
         if name == own_name || name == "kube-root-ca.crt" || own_entry {
@@ -321,7 +321,7 @@ pub async fn execute(cluster: &Cluster, bundle: &Bundle, planned: Planned, lang:
                 let name = inventory::name_for(lab);
                 delete(&api, &name, &format!("ConfigMap {}/{name}", inventory::NAMESPACE), None).await?;
                 inventory::delete_key(&cluster.client, lab).await?;
-                inventory::delete_answer_entries(&cluster.client, lab).await?;
+                inventory::delete_learner_entries(&cluster.client, lab).await?;
                 if *with_namespace {
                     let namespaces: Api<Namespace> = Api::all(cluster.client.clone());
                     delete(&namespaces, inventory::NAMESPACE, "namespace lab-runner", None).await?;
@@ -358,7 +358,8 @@ async fn begin_again(
     inventory.facts.clear();
     inventory.answers.clear();
     inventory.attempts.clear();
-    inventory::delete_answer_entries(&cluster.client, &lab.id.value).await?;
+    inventory.hints.clear();
+    inventory::delete_learner_entries(&cluster.client, &lab.id.value).await?;
     inventory.start_nodes.clear();
     if inventory.key.is_none() {
         inventory.key = Some(inventory::ensure_key(&cluster.client, &lab.id.value).await?);

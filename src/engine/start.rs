@@ -340,7 +340,8 @@ pub async fn start(
         inventory.facts.clear();
         inventory.answers.clear();
         inventory.attempts.clear();
-        inventory::delete_answer_entries(&cluster.client, id).await?;
+        inventory.hints.clear();
+        inventory::delete_learner_entries(&cluster.client, id).await?;
         inventory.set_variant(variant.as_deref())?;
     }
     inventory.progress = Progress::Incomplete;

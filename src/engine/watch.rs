@@ -360,7 +360,7 @@ async fn evaluate(
                 Some(config_map) => {
                     let key = inventory::read_key(&cluster.client, &bundle.lab.id.value).await?;
                     let mut read = inventory::Inventory::from_data(&string_data(config_map), key)?;
-                    inventory::count_answer_entries(&cluster.client, &bundle.lab, &mut read).await?;
+                    inventory::count_learner_entries(&cluster.client, &bundle.lab, &mut read).await?;
                     Some(read)
                 }
                 None => None,
@@ -418,7 +418,7 @@ enum Source {
     /// The objects of a kind its scope admits (the same scope a one-shot check lists with).
     Kind(kube::api::GroupVersionKind, grade::Scope),
     /// The ConfigMaps of the records namespace labelled with this lab: its inventory, and a hosted
-    /// class's answer entries.
+    /// class's answer and hint entries.
     Inventory(String),
 }
 
@@ -441,7 +441,7 @@ async fn run_feed(
             };
             (scoped_api(&client, &ApiResource::from_gvk(gvk), scope.namespace.as_deref()), config)
         }
-        // The inventory and, in a hosted class, the learners' answer entries: every ConfigMap
+        // The inventory and, in a hosted class, the learners' answer and hint entries: every ConfigMap
         // of the records' namespace labelled with the lab.
         Source::Inventory(lab) => {
             let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());

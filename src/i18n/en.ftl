@@ -306,6 +306,7 @@ grade-quiz-needs-key = the right answer is sealed with the lab's key, which thes
 records-tampered = the records of lab { $lab } were changed or removed outside lab-runner ({ $records }): grading them would not be honest; an instructor's `lab-runner reset { $lab }` starts the lab again
 records-need-key = writing the lab's records needs its key (Secret { $secret }), which these credentials cannot read: this is for the instructor's credentials
 action-record-answer = recording the answer to { $task }
+action-record-hint = recording the hint shown for { $task }
 action-read-key = reading the record key { $object }
 action-write-key = writing the record key { $object }
 grade-rollout-converged = converged: one revision everywhere, nothing unavailable
@@ -553,6 +554,8 @@ answer-not-one-line = the answer to { $task } must be one non-empty line; nothin
 answer-not-a-node = { $value } is not a node of this cluster (see `kubectl get nodes`); nothing was recorded
 answer-not-a-choice = { $value } is not one of the answers to { $task } ({ $choices }); nothing was recorded
 answer-busy = { $task }: the lab's records kept changing while the answer was recorded; nothing was recorded, try again
+hints-not-recorded = the hints are not shown: hint use is recorded before a hint is shown, and these credentials cannot write the lab's records (their key, Secret { $secret }, cannot be read)
+hints-busy = { $lab }: the lab's records kept changing while the hints shown were recorded; no hint is shown, try again
 answer-locked = { $task } is locked: all { $limit } of its attempts are used; nothing was recorded
 class-kubeconfig-unreadable = cannot read the kubeconfig { $path }: { $reason }
 class-kubeconfig-no-learner = { $path } has no learner context (only viewer contexts, or none)
@@ -721,6 +724,29 @@ class-status-lab-failed = { $lab } (start failed)
 class-board-learner-stopped = { $learner } is stopped: `lab-runner class up` starts it again
 class-board-learner-gone = { $learner }'s simulator (pid { $pid }) is gone: `lab-runner class restart { $learner }` brings it back with its work
 
+## Where the class is stuck (class report), and a learner's timeline (class report --learner)
+stuck-heading = where the class is stuck: { $lab } — { $learners } learner(s), from the class's timeline
+stuck-task = TASK
+stuck-passed = PASSED
+stuck-median = MEDIAN TO PASS
+stuck-slowest = SLOWEST
+stuck-wrong-answers = WRONG ANSWERS
+stuck-hints = HINTS
+stuck-hints-cell = { $shown } ({ $learners } learner(s))
+stuck-not-passing = { $task }: not passed yet: { $learners }
+stuck-evidence = { $task }: failing { $count }×: { $value }
+stuck-wrong = { $task }: wrong answer { $count }×: { $value }
+stuck-no-timeline = the class keeps no timeline ({ $path }): nothing recorded yet, or `class up --record none`
+sim-timeline-heading = timeline of the simulator in { $dir }: { $events } event(s)
+timeline-heading = timeline of { $learner } in { $lab }: { $events } event(s)
+timeline-value-concealed = [answer]
+timeline-answer-right = answered { $value } (attempt { $attempt }): right
+timeline-answer-wrong = answered { $value } (attempt { $attempt }): not right
+timeline-hint = hint { $level } shown
+timeline-start = lab started
+timeline-reset = lab reset to its start
+timeline-restart = simulator restarted
+timeline-write = wrote: { $verb } { $object } ({ $code })
 ## Issue #32: the help pages (src/cli/help.rs). A command's about is help-<path> (`help` for
 ## lab-runner itself), its long about help-<path>-long, a flag's help help-<path>--<flag>, looked
 ## up from the command towards lab-runner (help-sim--state-dir serves every sim command).
@@ -784,12 +810,15 @@ help-sim--listen = Address to listen on, `IP:PORT` or `IP` (any free port), e.g.
 help-sim--tls-san = Another name the server certificate carries (DNS name or IP address), besides 127.0.0.1 and localhost; repeatable
 help-sim--speed = Make simulated delays pass this many times faster
 help-sim--api-only = Serve the API only: no scheduler, kubelets or controllers reconcile what is written (like a kube-apiserver alone)
+help-sim--no-audit-log = Keep no audit log of the writes to the cluster (default: `audit.log` in the state directory, which `sim timeline` reads)
 help-sim-up = Start the simulator in the background and write its kubeconfig
 help-sim-down = Stop the background simulator
 help-sim-status = Show the background simulator: pid, endpoint, uptime, object counts
 help-sim-serve = Run the simulator in the foreground
 help-sim-kubeconfig = Print the simulator's admin kubeconfig (e.g. `docker exec CONTAINER lab-runner sim kubeconfig --server https://127.0.0.1:PORT` for a published container port)
 help-sim-kubeconfig--server = The server URL to write (default: the running simulator's endpoint)
+help-sim-timeline = Print the learner's own timeline kept in the state directory: the writes to the cluster (its audit log) and what each `check` saw (verdict changes, answers, hints)
+help-sim-timeline--format = Output format: human, json or csv
 help-class = A class: many learner simulators on this host, one context each in one kubeconfig; or learners' own kubeconfigs merged into one
 help-class--state-dir = Class directory: class.json, kubeconfig, learner-01/ … (default: $XDG_STATE_HOME/lab-runner/class)
 help-class--tls-san = Another name the learners' certificates carry; repeatable
@@ -800,6 +829,7 @@ help-class-up--variant = The variant every learner gets
 help-class-up--seed = Seed the learners' variants come from: learner 1 gets what `start --seed S` picks, each next learner the next variant
 help-class-up--listen = Address the learners listen on, `IP` (any free port each) or `IP:PORT` (learner N on PORT+N-1) (default: 127.0.0.1)
 help-class-up--processes = One simulator process per learner (per-learner, the default for a new class) or one process for every learner (shared)
+help-class-up--record = What the class's timeline (CLASS/timeline.db) records from now on: none, verdicts (verdict changes with their evidence, starts, resets, restarts) or all (also answers and hints; the default for a new class)
 help-class-start = Start LAB in every learner that has not started it, and make it the class's lab (a class made without --lab, or the course's next lab)
 help-class-start--lab = The lab
 help-class-start--variant = The variant every learner gets
@@ -826,7 +856,9 @@ help-class-report--state-dir = Class directory: grades every learner of the clas
 help-class-report--files = Report files: a learner's `check --format json` each (named after the file, or its directory for `report.json`), or class reports
 help-class-report--job = A grading run of deploy/kubernetes (NAMESPACE/NAME, a Job made from the grade CronJob): its results ConfigMaps (also once the Job is gone), read with --kubeconfig/--context
 help-class-report--lab = The lab (default: the class's, or the reports')
-help-class-report--format = Output format: human, json or junit
+help-class-report--format = Output format: human, json, junit or csv (csv: the class view per task, or the learner's timeline, for spreadsheets)
+help-class-report--learner = Print this learner's timeline (kept in the class directory) instead of the class report
+help-class-report--reveal = Show the answers' values in the timeline and the most common wrong answers (for the instructor's own screen)
 help-class-kubeconfig = Merge learners' kubeconfigs (files or simulators' state directories) into one with a context per learner (named after the file or directory), leaving viewer contexts out
 help-class-kubeconfig--inputs = Learners' kubeconfig files or `sim up` state directories
 help-class-kubeconfig--name = The learners' names, once per input in order (default: from the file or directory names)
@@ -1039,6 +1071,7 @@ class-error-interrupted = class up interrupted: stopped { $count ->
     [one] { $count } learner
    *[other] { $count } learners
 } it had started; the class record keeps the rest
+class-error-timeline = the timeline { $path } cannot be read or written: { $reason }
 class-error-no-lab = the class in { $dir } has no lab yet: `lab-runner class start LAB --state-dir { $dir }`, or name one with --lab
 class-error-runtime = cannot start the runtime: { $reason }
 class-error-newer-record = record version { $version }, written by a newer lab-runner (this one reads 1 and 2)
@@ -1076,6 +1109,17 @@ board-page-down = Cannot grade:
 board-page-error = Cannot grade this cluster
 board-page-english = English
 board-page-japanese = 日本語
+board-page-stuck = Where the class is stuck
+board-page-task = Task
+board-page-passed = Passed
+board-page-median = Median to PASS
+board-page-slowest = Slowest
+board-page-chart = Time to first PASS, by learner
+board-page-wrong = Wrong answers
+board-page-hints = Hints
+board-page-failing = Most common failing evidence
+board-page-timeline = Timeline
+board-page-no-events = Nothing recorded yet
 
 ## How evidence names an object (src/grade/observed.rs `describe`).
 object-node = node { $name }

@@ -367,11 +367,16 @@ pub async fn require_token(State(tokens): State<Arc<Tokens>>, mut request: Reque
         );
     };
     let info = classify(request.method().as_str(), request.uri().path(), request.uri().query());
+    // The response carries who made the request too, for the audit log around this layer.
     if !allowed(&identity, &info) {
-        return respond(StatusCode::FORBIDDEN, &forbidden_status(identity.user, &info));
+        let mut refused = respond(StatusCode::FORBIDDEN, &forbidden_status(identity.user, &info));
+        refused.extensions_mut().insert(identity);
+        return refused;
     }
-    request.extensions_mut().insert(identity);
-    next.run(request).await
+    request.extensions_mut().insert(identity.clone());
+    let mut response = next.run(request).await;
+    response.extensions_mut().insert(identity);
+    response
 }
 
 /// Wraps the router in the token layer; what `sim serve` serves.

@@ -1,5 +1,6 @@
 //! The embedded simulated multi-node GPU cluster that real `kubectl` and `kube` talk to.
 
+pub mod audit;
 pub mod auth;
 pub mod clock;
 pub mod controllers;

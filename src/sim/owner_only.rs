@@ -36,6 +36,17 @@ pub fn create_file(path: &Path) -> io::Result<fs::File> {
     Ok(file)
 }
 
+/// Opens the file at `path` for appending, creating it as 0600 when absent.
+pub fn append_file(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    options.mode(FILE_MODE);
+    let file = options.open(path)?;
+    narrow(path, FILE_MODE)?;
+    Ok(file)
+}
+
 /// Makes the SQLite database at `path` owner-only before SQLite opens it: creates it empty as
 /// 0600 when absent (SQLite treats an empty file as a new database), narrows it and any `-wal`
 /// and `-shm` beside it otherwise. SQLite creates its `-wal`/`-shm` files with the database

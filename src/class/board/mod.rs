@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use self::progress::MEMORY_FILE;
 use self::progress::{Clocks, Progress};
-use super::{hosting, record::ClassRecord};
+use super::{hosting, record::ClassRecord, timeline};
 use crate::{
     engine::{
         self,
@@ -218,6 +218,8 @@ struct Graded {
     index: usize,
     /// Its new outcome.
     outcome: Outcome,
+    /// What the grading observed, for the class's timeline (none when it could not grade).
+    observed: Option<timeline::Observed>,
 }
 
 /// Why learner `context` of a class cannot be graded when its simulator is not running (`None`:
@@ -256,7 +258,9 @@ async fn watch_learner(
 ) {
     let context = options.contexts[index].clone();
     let target = ClusterTarget { kubeconfig: options.kubeconfig.clone(), context: Some(context.clone()) };
-    let send = |outcome: Outcome| graded.send(Graded { index, outcome }).is_ok();
+    let send = |outcome: Outcome, observed: Option<timeline::Observed>| {
+        graded.send(Graded { index, outcome, observed }).is_ok()
+    };
     let help = Help {
         reveal: options.reveal,
         answers: if options.reveal { Answers::Quoted } else { Answers::Concealed },
@@ -282,6 +286,9 @@ async fn watch_learner(
                     engine::watch::watch(&cluster, &bundle, Lang::En, help, watch_options, stop, |update| {
                         // While a kind's watch reconnects its objects may be stale: no verdict
                         // from them (grading never lies), the learner is an ERROR row until back.
+                        let observed = update.reconnecting.is_empty().then(|| {
+                            timeline::Observed::of(update.report, update.graded_from.inventory.as_ref())
+                        });
                         let outcome = match update.reconnecting.first() {
                             None => Ok(InLangs {
                                 en: update.report.clone(),
@@ -294,7 +301,7 @@ async fn watch_learner(
                                     })
                                 })),
                         };
-                        send(outcome);
+                        send(outcome, observed);
                     })
                     .await;
                 match watched {
@@ -310,7 +317,7 @@ async fn watch_learner(
                 }
             }
         };
-        if !send(outcome) {
+        if !send(outcome, None) {
             return;
         }
         tokio::select! {
@@ -331,6 +338,8 @@ struct Publisher {
     outcomes: Vec<Option<Outcome>>,
     clocks: Clocks,
     round: u64,
+    /// The class's timeline, when the board grades a class (and it could be opened).
+    recorder: Option<timeline::Recorder>,
 }
 
 impl Publisher {
@@ -338,7 +347,14 @@ impl Publisher {
         let lab = bundle.lab.id.value.clone();
         let remembered = options.memory.as_deref().and_then(|path| progress::read_memory(path, &lab));
         let clocks = Clocks::new(&lab, &options.contexts, remembered, Timestamp::now());
+        // A board never fails for its timeline: it says why it keeps none, and grades.
+        let recorder = options.class.as_ref().and_then(|(dir, _)| {
+            timeline::Recorder::open(dir, &lab, &options.contexts)
+                .inspect_err(|error| eprintln!("class board: no timeline kept: {error}"))
+                .ok()
+        });
         Publisher {
+            recorder,
             bundle,
             contexts: options.contexts.clone(),
             stalled_after: options.stalled_after,
@@ -352,7 +368,12 @@ impl Publisher {
 
     /// Records a learner's outcome: (whether it differs from the one before, whether its
     /// verdicts changed).
-    fn apply(&mut self, Graded { index, outcome }: Graded) -> (bool, bool) {
+    fn apply(&mut self, Graded { index, outcome, observed }: Graded) -> (bool, bool) {
+        if let (Some(recorder), Some(observed)) = (self.recorder.as_mut(), observed.as_ref())
+            && let Err(error) = recorder.observe(index, observed, Timestamp::now())
+        {
+            eprintln!("class board: timeline: {error}");
+        }
         if self.outcomes[index].as_ref() == Some(&outcome) {
             return (false, false);
         }
@@ -452,11 +473,39 @@ async fn publish_snapshots(
 struct AppState {
     snapshots: watch::Receiver<Option<Arc<InLangs<BoardSnapshot>>>>,
     lang: Lang,
+    /// Where the class keeps its timeline, when the board grades a class.
+    timeline: Option<Arc<TimelineSource>>,
+}
+
+/// What the board needs to show the class's timeline: the class, its lab and tasks.
+struct TimelineSource {
+    dir: PathBuf,
+    lab: String,
+    learners: Vec<String>,
+    /// Each learner's simulator state directory (its audit log), by name.
+    sim_dirs: std::collections::BTreeMap<String, PathBuf>,
+    tasks: Vec<String>,
+    reveal: bool,
 }
 
 #[derive(Deserialize)]
 struct LangQuery {
     lang: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TimelineQuery {
+    lang: Option<String>,
+    learner: String,
+}
+
+/// One event of a learner's timeline as the page shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShownEvent {
+    at: String,
+    task: Option<String>,
+    text: String,
 }
 
 impl AppState {
@@ -516,6 +565,17 @@ fn page_texts(lang: Lang) -> serde_json::Value {
         "error": tr!(lang, "board-page-error"),
         "english": tr!(lang, "board-page-english"),
         "japanese": tr!(lang, "board-page-japanese"),
+        "stuck": tr!(lang, "board-page-stuck"),
+        "task": tr!(lang, "board-page-task"),
+        "passed": tr!(lang, "board-page-passed"),
+        "median": tr!(lang, "board-page-median"),
+        "slowest": tr!(lang, "board-page-slowest"),
+        "chart": tr!(lang, "board-page-chart"),
+        "wrong": tr!(lang, "board-page-wrong"),
+        "hints": tr!(lang, "board-page-hints"),
+        "failing": tr!(lang, "board-page-failing"),
+        "timeline": tr!(lang, "board-page-timeline"),
+        "noEvents": tr!(lang, "board-page-no-events"),
     })
 }
 
@@ -525,6 +585,57 @@ async fn report_json(State(state): State<AppState>, Query(query): Query<LangQuer
 
 async fn board_json(State(state): State<AppState>, Query(query): Query<LangQuery>) -> impl IntoResponse {
     Json(state.latest().await.get(state.lang(&query)).clone())
+}
+
+/// The events of the class's timeline, read afresh (a read of the database beside the board's
+/// writer; the page asks at most every few seconds).
+fn timeline_events(source: &TimelineSource, learner: Option<&str>) -> Option<Vec<timeline::Event>> {
+    let read = timeline::Timeline::open(&source.dir).and_then(|t| t.events(&source.lab, learner));
+    read.inspect_err(|error| eprintln!("class board: timeline: {error}")).ok()
+}
+
+/// `/stuck.json`: where the class is stuck (404 when the board grades no class).
+async fn stuck_json(State(state): State<AppState>) -> axum::response::Response {
+    let Some(source) = state.timeline.as_deref() else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    let Some(events) = timeline_events(source, None) else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let view = super::stuck::class_view(&source.lab, &source.learners, &source.tasks, &events, source.reveal);
+    Json(view).into_response()
+}
+
+/// `/timeline.json?learner=NAME`: that learner's timeline in the page's language, answers'
+/// values concealed unless the board was started with `--reveal`.
+async fn timeline_json(
+    State(state): State<AppState>,
+    Query(query): Query<TimelineQuery>,
+) -> axum::response::Response {
+    let Some(source) = state.timeline.as_deref() else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    if !source.learners.contains(&query.learner) {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    }
+    let lang = state.lang(&LangQuery { lang: query.lang });
+    let Some(sim_dir) = source.sim_dirs.get(&query.learner) else {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    };
+    let read = timeline::Timeline::open(&source.dir)
+        .and_then(|t| t.learner_events(&source.lab, &query.learner, sim_dir, timeline::Writers::Learner));
+    let Some(events) = read.inspect_err(|error| eprintln!("class board: timeline: {error}")).ok() else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let shown: Vec<ShownEvent> = events
+        .iter()
+        .map(|event| ShownEvent {
+            at: event.at.round(k8s_openapi::jiff::Unit::Second).unwrap_or(event.at).to_string(),
+            task: event.kind.task().map(str::to_string),
+            text: super::stuck::describe(&event.kind, source.reveal, lang),
+        })
+        .collect();
+    Json(shown).into_response()
 }
 
 async fn events(
@@ -546,6 +657,7 @@ async fn events(
 fn router(
     snapshots: watch::Receiver<Option<Arc<InLangs<BoardSnapshot>>>>,
     lang: Lang,
+    timeline: Option<Arc<TimelineSource>>,
     gate: access::Gate,
 ) -> Router {
     Router::new()
@@ -553,8 +665,10 @@ fn router(
         .route("/report.json", get(report_json))
         .route("/board.json", get(board_json))
         .route("/events", get(events))
+        .route("/stuck.json", get(stuck_json))
+        .route("/timeline.json", get(timeline_json))
         .route(access::HEALTH_PATH, get(|| async { "ok\n" }))
-        .with_state(AppState { snapshots, lang })
+        .with_state(AppState { snapshots, lang, timeline })
         .layer(axum::middleware::from_fn_with_state(gate, access::guard))
 }
 
@@ -570,6 +684,19 @@ pub async fn serve(
     let (graded, grades) = mpsc::unbounded_channel();
     let gate = access::Gate::new(options.listen, options.token.as_deref());
     let lang = options.lang;
+    let timeline = options.class.as_ref().map(|(dir, _)| {
+        Arc::new(TimelineSource {
+            dir: dir.clone(),
+            lab: bundle.lab.id.value.clone(),
+            learners: options.contexts.clone(),
+            sim_dirs: match super::record::read(dir) {
+                Ok(record) => options.contexts.iter().map(|c| (c.clone(), record.sim_dir(dir, c))).collect(),
+                Err(_) => Default::default(),
+            },
+            tasks: bundle.lab.tasks_in_needs_order().iter().map(|t| t.id.value.clone()).collect(),
+            reveal: options.reveal,
+        })
+    });
     let options = Arc::new(options);
     let bundle = Arc::new(bundle);
     let mut learners = tokio::task::JoinSet::new();
@@ -584,7 +711,7 @@ pub async fn serve(
     }
     drop(graded);
     let publishing = tokio::spawn(publish_snapshots(Publisher::new(bundle, &options), grades, publish));
-    let served = axum::serve(listener, router(snapshots, lang, gate)).await.map_err(Error::Serve);
+    let served = axum::serve(listener, router(snapshots, lang, timeline, gate)).await.map_err(Error::Serve);
     let _ = stop.send(true);
     learners.shutdown().await;
     publishing.abort();
@@ -657,6 +784,7 @@ mod tests {
         let publishing = tokio::spawn(publish_snapshots(publisher, grades, publish));
         let outcome = |index: usize, reason: &str| Graded {
             index,
+            observed: None,
             outcome: Err(InLangs::make(|lang| format!("{reason} ({})", lang_code(lang)))),
         };
         let next = async |snapshots: &mut watch::Receiver<Option<Arc<InLangs<BoardSnapshot>>>>| {

@@ -312,6 +312,18 @@ pub struct ServeOptions {
     /// `-v` count: a detached server (`up`) is started with as many, so its log lines (the
     /// controllers' warnings among them) reach `serve.log`.
     pub verbosity: u8,
+    /// Whether writes are kept in the state directory's audit log ([`crate::sim::audit`]).
+    pub audit: Audit,
+}
+
+/// Whether a simulator keeps an audit log of the writes to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Audit {
+    /// `audit.log` in the state directory (the default: a learner's own timeline).
+    #[default]
+    Log,
+    /// None (`--no-audit-log`; a class recording less than `all`).
+    Off,
 }
 
 /// 127.0.0.1 with a port the kernel picks: a simulator nobody else on the network reaches.
@@ -410,6 +422,7 @@ mod tests {
             speed: 1.0,
             control_plane: ControlPlane::Running,
             verbosity: 0,
+            audit: Audit::Log,
         }
     }
 

@@ -169,6 +169,9 @@ fn serve_command(program: &Path, options: &ServeOptions) -> std::process::Comman
     if options.control_plane == ControlPlane::ApiOnly {
         command.arg("--api-only");
     }
+    if options.audit == super::Audit::Off {
+        command.arg("--no-audit-log");
+    }
     if options.verbosity > 0 {
         command.arg(format!("-{}", "v".repeat(usize::from(options.verbosity))));
     }
@@ -364,6 +367,7 @@ mod tests {
             speed: 2.0,
             control_plane: ControlPlane::ApiOnly,
             verbosity: 0,
+            audit: super::super::Audit::Off,
         };
         let args = |options: &ServeOptions| -> Vec<String> {
             let command = serve_command(Path::new("/bin/lab-runner"), options);
@@ -385,7 +389,8 @@ mod tests {
                 "sim.local",
                 "--speed",
                 "2",
-                "--api-only"
+                "--api-only",
+                "--no-audit-log"
             ]
         );
         options.verbosity = 2;

@@ -12,6 +12,7 @@ use super::{
     write_state_file,
 };
 use crate::sim::{
+    audit,
     auth::{self, Tokens},
     clock::Clock,
     kubeconfig::{self, Access, KUBECONFIG_FILE},
@@ -118,6 +119,17 @@ pub async fn serve(
     };
     let handlers = server::transport::handler_runtime().map_err(Error::Serve)?;
     let app = auth::layer(server::served_router(state.clone(), handlers), Arc::new(tokens.clone()));
+    // Outermost but for the request log: refused writes are audited too, as upstream's audit
+    // filter runs before authorization (`DefaultBuildHandlerChain`).
+    let app = match options.audit {
+        super::Audit::Log => {
+            let log = audit::AuditLog::start(dir, audit::AuditOptions::default()).map_err(|e| {
+                Error::Store { path: dir.join(audit::AUDIT_LOG_FILE), message: e.to_string() }
+            })?;
+            app.layer(axum::middleware::from_fn_with_state(log, audit::audit))
+        }
+        super::Audit::Off => app,
+    };
     let app = match std::env::var(REQUEST_LOG_ENV) {
         Ok(value) if value == "1" => {
             app.layer(axum::middleware::from_fn_with_state(Arc::new(tokens.clone()), log_request))

@@ -648,7 +648,10 @@ async fn create(
     crd::admit(state, &target.rt, &mut object, query.get("fieldValidation"))?;
     patch::record_update(&target.rt, &params.manager, None, None, &mut object, state.clock.now())?;
     let created = state.store.create_with(&target.rt, object, params.dry_run)?;
-    let response = object_response(state, &target.rt, headers, StatusCode::CREATED, &created);
+    let mut response = object_response(state, &target.rt, headers, StatusCode::CREATED, &created);
+    if let Some(name) = created["metadata"]["name"].as_str() {
+        response.extensions_mut().insert(crate::sim::audit::CreatedName(name.to_string()));
+    }
     Ok(with_warnings(response, &warnings))
 }
 

@@ -76,7 +76,7 @@ pub async fn create(
 /// The groups the simulator's authenticator gives a user: the admin's token is bound to
 /// cluster-admin through `system:masters` as a kubeadm admin's certificate is, and every
 /// authenticated user is in `system:authenticated` (the authenticator's `AuthenticatedGroupAdder`).
-fn identity_groups(identity: &Identity) -> Vec<&'static str> {
+pub(crate) fn identity_groups(identity: &Identity) -> Vec<&'static str> {
     match identity.role {
         Role::Admin => vec!["system:masters", "system:authenticated"],
         Role::Viewer | Role::Learner => vec!["system:authenticated"],

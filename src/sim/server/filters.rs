@@ -203,7 +203,7 @@ fn health_path(path: &str) -> bool {
 }
 
 /// The API version of a resource path (`/api/v1/…`, `/apis/apps/v1/…`).
-fn version_of(path: &str) -> String {
+pub(crate) fn version_of(path: &str) -> String {
     let mut segments = path.trim_start_matches('/').split('/');
     match (segments.next(), segments.next(), segments.next()) {
         (Some("api"), Some(version), _) => version.to_string(),

@@ -419,6 +419,8 @@ struct Connection {
 impl Connection {
     /// Serves the connection until it ends, times out, is evicted, or the server stops.
     async fn serve(self, tcp: tokio::net::TcpStream, mut stop: tokio::sync::watch::Receiver<bool>) {
+        // The client's address, for what the audit log records of a request (`sourceIPs`).
+        let peer = tcp.peer_addr().ok();
         let handshake = tokio::time::timeout(self.limits.read_header, self.acceptor.accept(tcp));
         let tls = tokio::select! {
             done = handshake => match done {
@@ -434,7 +436,11 @@ impl Connection {
             hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
                 tracked.request_started();
                 let tracked = tracked.clone();
-                let handled = app.clone().oneshot(request.map(axum::body::Body::new));
+                let mut request = request.map(axum::body::Body::new);
+                if let Some(peer) = peer {
+                    request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                }
+                let handled = app.clone().oneshot(request);
                 async move {
                     let Ok(response) = handled.await;
                     if let Some(super::filters::RespondBy(by)) = response.extensions().get() {
