@@ -458,19 +458,8 @@ pub fn node_name_restriction(spec: &PodSpec) -> NodeNameRestriction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::k8s::testing::node;
     use k8s_openapi::api::core::v1::{Affinity, NodeAffinity};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
-    fn node(name: &str, labels: &[(&str, &str)]) -> Node {
-        Node {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
-                ..Default::default()
-            },
-            ..Default::default()
-        }
-    }
 
     fn req(key: &str, operator: &str, values: &[&str]) -> NodeSelectorRequirement {
         NodeSelectorRequirement {
@@ -518,7 +507,7 @@ mod tests {
 
     #[test]
     fn operators_match_as_upstream_requirements() {
-        let gpu = node("gpu-1", &[("gpu", "a100"), ("gpus", "8"), ("zone", "z1")]);
+        let gpu = node("gpu-1").label("gpu", "a100").label("gpus", "8").label("zone", "z1").build();
         let cases = [
             (req("gpu", "In", &["a100", "h100"]), true),
             (req("gpu", "In", &["h100"]), false),
@@ -546,7 +535,7 @@ mod tests {
 
     #[test]
     fn expressions_are_anded_and_terms_ored() {
-        let gpu = node("gpu-1", &[("gpu", "a100"), ("zone", "z1")]);
+        let gpu = node("gpu-1").label("gpu", "a100").label("zone", "z1").build();
         let both =
             selector(vec![term(vec![req("gpu", "In", &["a100"]), req("zone", "In", &["z2"])], vec![])]);
         assert!(!node_selector_matches(&both, &gpu));
@@ -559,13 +548,13 @@ mod tests {
 
     #[test]
     fn match_fields_on_metadata_name() {
-        let gpu = node("gpu-1", &[]);
+        let gpu = node("gpu-1").build();
         let pinned = selector(vec![term(vec![], vec![req("metadata.name", "In", &["gpu-1"])])]);
         assert!(node_selector_matches(&pinned, &gpu));
-        assert!(!node_selector_matches(&pinned, &node("gpu-2", &[])));
+        assert!(!node_selector_matches(&pinned, &node("gpu-2").build()));
         let not = selector(vec![term(vec![], vec![req("metadata.name", "NotIn", &["gpu-1"])])]);
         assert!(!node_selector_matches(&not, &gpu));
-        assert!(node_selector_matches(&not, &node("cpu-1", &[])));
+        assert!(node_selector_matches(&not, &node("cpu-1").build()));
         // Field requirements need exactly one value; otherwise the term never matches.
         let two = selector(vec![term(vec![], vec![req("metadata.name", "In", &["gpu-1", "gpu-2"])])]);
         assert!(!node_selector_matches(&two, &gpu));
@@ -580,7 +569,7 @@ mod tests {
 
     #[test]
     fn empty_and_invalid_terms_match_nothing() {
-        let any = node("n", &[("a", "b")]);
+        let any = node("n").label("a", "b").build();
         assert!(!node_selector_matches(&selector(vec![]), &any));
         assert!(!node_selector_matches(&selector(vec![term(vec![], vec![])]), &any));
         let bad_ops = [
@@ -617,7 +606,7 @@ mod tests {
 
     #[test]
     fn node_selector_and_affinity_are_both_required() {
-        let gpu = node("gpu-1", &[("nvidia.com/gpu.present", "true"), ("zone", "z1")]);
+        let gpu = node("gpu-1").label("nvidia.com/gpu.present", "true").label("zone", "z1").build();
         let only_selector = spec_with(&[("nvidia.com/gpu.present", "true")], None);
         assert!(RequiredNodeAffinity::of_pod_spec(&only_selector).matches(&gpu));
         let wrong_value = spec_with(&[("nvidia.com/gpu.present", "false")], None);

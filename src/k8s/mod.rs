@@ -13,3 +13,5 @@ pub mod schedule;
 pub mod schema;
 pub mod selector;
 pub mod taints;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;

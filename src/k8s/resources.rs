@@ -519,7 +519,8 @@ pub fn qos_class(spec: &serde_json::Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::{NodeStatus, PodStatus, ResourceRequirements};
+    use crate::k8s::testing::{node, pod};
+    use k8s_openapi::api::core::v1::ResourceRequirements;
 
     #[test]
     fn qos_classes_are_compute_pod_qos() {
@@ -695,30 +696,15 @@ mod tests {
         assert!(!is_scalar_resource_name("cpu"));
     }
 
-    fn node_with(allocatable: &[(&str, &str)]) -> Node {
-        Node {
-            status: Some(NodeStatus { allocatable: Some(list(allocatable)), ..Default::default() }),
-            ..Default::default()
-        }
-    }
-
-    fn pod(phase: Option<&str>, containers: Vec<Container>) -> Pod {
-        Pod {
-            spec: Some(PodSpec { containers, ..Default::default() }),
-            status: Some(PodStatus { phase: phase.map(Into::into), ..Default::default() }),
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn usage_counts_non_terminal_pods_only() {
         let gpu = || vec![container("c", &[], &[("nvidia.com/gpu", "1")])];
         let pods = [
-            pod(Some("Running"), gpu()),
-            pod(Some("Pending"), gpu()),
-            pod(None, gpu()),
-            pod(Some("Succeeded"), gpu()),
-            pod(Some("Failed"), gpu()),
+            pod("p").phase("Running").containers(gpu()).build(),
+            pod("p").phase("Pending").containers(gpu()).build(),
+            pod("p").phase(None).containers(gpu()).build(),
+            pod("p").phase("Succeeded").containers(gpu()).build(),
+            pod("p").phase("Failed").containers(gpu()).build(),
         ];
         let usage = node_usage(&pods).unwrap();
         assert_eq!(usage.pod_count, 3);
@@ -727,20 +713,26 @@ mod tests {
 
     #[test]
     fn fit_reasons_in_upstream_order() {
-        let node = node_allocatable(&node_with(&[
-            ("cpu", "2"),
-            ("memory", "4Gi"),
-            ("ephemeral-storage", "10Gi"),
-            ("pods", "2"),
-            ("nvidia.com/gpu", "1"),
-        ]))
+        let node = node_allocatable(
+            &node("n")
+                .allocatable("cpu", "2")
+                .allocatable("memory", "4Gi")
+                .allocatable("ephemeral-storage", "10Gi")
+                .allocatable("pods", "2")
+                .allocatable("nvidia.com/gpu", "1")
+                .build(),
+        )
         .unwrap();
         let usage = node_usage(&[
-            pod(
-                Some("Running"),
-                vec![container("a", &[("cpu", "1500m"), ("memory", "3Gi")], &[("nvidia.com/gpu", "1")])],
-            ),
-            pod(Some("Running"), vec![container("b", &[], &[])]),
+            pod("p")
+                .phase("Running")
+                .containers(vec![container(
+                    "a",
+                    &[("cpu", "1500m"), ("memory", "3Gi")],
+                    &[("nvidia.com/gpu", "1")],
+                )])
+                .build(),
+            pod("p").phase("Running").containers(vec![container("b", &[], &[])]).build(),
         ])
         .unwrap();
         let want = pod_scheduler_requests(&PodSpec {
@@ -769,12 +761,18 @@ mod tests {
 
     #[test]
     fn exact_fit_passes_and_zero_request_skips_resources() {
-        let node =
-            node_allocatable(&node_with(&[("cpu", "1"), ("pods", "110"), ("nvidia.com/gpu", "2")])).unwrap();
-        let usage = node_usage(&[pod(
-            Some("Running"),
-            vec![container("a", &[("cpu", "1")], &[("nvidia.com/gpu", "1")])],
-        )])
+        let node = node_allocatable(
+            &node("n")
+                .allocatable("cpu", "1")
+                .allocatable("pods", "110")
+                .allocatable("nvidia.com/gpu", "2")
+                .build(),
+        )
+        .unwrap();
+        let usage = node_usage(&[pod("p")
+            .phase("Running")
+            .containers(vec![container("a", &[("cpu", "1")], &[("nvidia.com/gpu", "1")])])
+            .build()])
         .unwrap();
         let one_gpu = pod_scheduler_requests(&PodSpec {
             containers: vec![container("x", &[], &[("nvidia.com/gpu", "1")])],

@@ -7,6 +7,7 @@ pub mod crdvalidation;
 pub mod cron;
 pub mod gojson;
 pub mod gpu;
+#[cfg(any(test, feature = "test-support"))]
 pub mod harness;
 pub mod kinds;
 pub mod kubeconfig;

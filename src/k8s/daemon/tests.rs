@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{DaemonSetSpec, DaemonSetUpdateStrategy, RollingUpdateDaemonSet};
 use k8s_openapi::api::core::v1::{
-    Container, NodeSpec, NodeStatus, PodCondition, PodStatus, PreferredSchedulingTerm, ResourceRequirements,
-    Toleration,
+    Container, PodCondition, PodStatus, PreferredSchedulingTerm, ResourceRequirements, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 
 use super::*;
+use crate::k8s::testing::node;
 
 fn ds() -> DaemonSet {
     DaemonSet {
@@ -53,29 +53,6 @@ fn with_template(mut ds: DaemonSet, edit: impl FnOnce(&mut PodSpec)) -> DaemonSe
     ds
 }
 
-fn node(name: &str) -> Node {
-    Node {
-        metadata: ObjectMeta { name: Some(name.into()), labels: Some(BTreeMap::new()), ..Default::default() },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus::default()),
-    }
-}
-
-fn tainted(mut node: Node, key: &str, value: Option<&str>, effect: &str) -> Node {
-    node.spec.as_mut().unwrap().taints.get_or_insert_with(Vec::new).push(Taint {
-        key: key.into(),
-        value: value.map(Into::into),
-        effect: effect.into(),
-        ..Default::default()
-    });
-    node
-}
-
-fn labelled(mut node: Node, key: &str, value: &str) -> Node {
-    node.metadata.labels.as_mut().unwrap().insert(key.into(), value.into());
-    node
-}
-
 fn toleration(key: &str, effect: &str) -> Toleration {
     Toleration {
         key: Some(key.into()),
@@ -92,7 +69,7 @@ fn placement_cases_from_upstream_tests() {
             Some(BTreeMap::from([("nvidia.com/gpu.present".to_string(), "true".to_string())]))
     };
     let cases: Vec<(&str, DaemonSet, Node, NodePlacement)> = vec![
-        ("plain node", ds(), node("n"), NodePlacement::Run),
+        ("plain node", ds(), node("n").build(), NodePlacement::Run),
         (
             "insufficient resources are not checked",
             with_template(ds(), |spec| {
@@ -101,37 +78,37 @@ fn placement_cases_from_upstream_tests() {
                     ..Default::default()
                 })
             }),
-            node("cpu-only"),
+            node("cpu-only").build(),
             NodePlacement::Run,
         ),
         (
             "selector mismatch",
             with_template(ds(), gpu_selector),
-            node("n"),
+            node("n").build(),
             NodePlacement::DoNotRun(NotRunReason::NodeAffinity),
         ),
         (
             "selector match",
             with_template(ds(), gpu_selector),
-            labelled(node("n"), "nvidia.com/gpu.present", "true"),
+            node("n").label("nvidia.com/gpu.present", "true").build(),
             NodePlacement::Run,
         ),
         (
             "template nodeName elsewhere",
             with_template(ds(), |spec| spec.node_name = Some("other".into())),
-            node("n"),
+            node("n").build(),
             NodePlacement::DoNotRun(NotRunReason::NodeName),
         ),
         (
             "template nodeName here",
             with_template(ds(), |spec| spec.node_name = Some("n".into())),
-            node("n"),
+            node("n").build(),
             NodePlacement::Run,
         ),
         (
             "untolerated NoSchedule keeps existing pods",
             ds(),
-            tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule"),
+            node("cp").taint("node-role.kubernetes.io/control-plane", None, "NoSchedule").build(),
             NodePlacement::KeepExisting {
                 taint: Taint {
                     key: "node-role.kubernetes.io/control-plane".into(),
@@ -146,13 +123,13 @@ fn placement_cases_from_upstream_tests() {
                 spec.tolerations =
                     Some(vec![toleration("node-role.kubernetes.io/control-plane", "NoSchedule")])
             }),
-            tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule"),
+            node("cp").taint("node-role.kubernetes.io/control-plane", None, "NoSchedule").build(),
             NodePlacement::Run,
         ),
         (
             "untolerated NoExecute removes pods",
             ds(),
-            tainted(node("n"), "maintenance", Some("now"), "NoExecute"),
+            node("n").taint("maintenance", Some("now"), "NoExecute").build(),
             NodePlacement::DoNotRun(NotRunReason::NoExecuteTaint(Taint {
                 key: "maintenance".into(),
                 value: Some("now".into()),
@@ -163,7 +140,7 @@ fn placement_cases_from_upstream_tests() {
         (
             "NoSchedule and NoExecute: NoExecute decides",
             ds(),
-            tainted(tainted(node("n"), "a", None, "NoSchedule"), "b", None, "NoExecute"),
+            node("n").taint("a", None, "NoSchedule").taint("b", None, "NoExecute").build(),
             NodePlacement::DoNotRun(NotRunReason::NoExecuteTaint(Taint {
                 key: "b".into(),
                 effect: "NoExecute".into(),
@@ -173,37 +150,37 @@ fn placement_cases_from_upstream_tests() {
         (
             "PreferNoSchedule is ignored",
             ds(),
-            tainted(node("n"), "soft", None, "PreferNoSchedule"),
+            node("n").taint("soft", None, "PreferNoSchedule").build(),
             NodePlacement::Run,
         ),
         (
             "cordoned node: the unschedulable taint is tolerated",
             ds(),
-            tainted(node("n"), "node.kubernetes.io/unschedulable", None, "NoSchedule"),
+            node("n").taint("node.kubernetes.io/unschedulable", None, "NoSchedule").build(),
             NodePlacement::Run,
         ),
         (
             "not-ready node is tolerated",
             ds(),
-            tainted(node("n"), "node.kubernetes.io/not-ready", None, "NoExecute"),
+            node("n").taint("node.kubernetes.io/not-ready", None, "NoExecute").build(),
             NodePlacement::Run,
         ),
         (
             "unreachable node is tolerated",
             ds(),
-            tainted(node("n"), "node.kubernetes.io/unreachable", None, "NoExecute"),
+            node("n").taint("node.kubernetes.io/unreachable", None, "NoExecute").build(),
             NodePlacement::Run,
         ),
         (
             "memory pressure is tolerated",
             ds(),
-            tainted(node("n"), "node.kubernetes.io/memory-pressure", None, "NoSchedule"),
+            node("n").taint("node.kubernetes.io/memory-pressure", None, "NoSchedule").build(),
             NodePlacement::Run,
         ),
         (
             "network-unavailable only tolerated with hostNetwork",
             ds(),
-            tainted(node("n"), "node.kubernetes.io/network-unavailable", None, "NoSchedule"),
+            node("n").taint("node.kubernetes.io/network-unavailable", None, "NoSchedule").build(),
             NodePlacement::KeepExisting {
                 taint: Taint {
                     key: "node.kubernetes.io/network-unavailable".into(),
@@ -215,7 +192,7 @@ fn placement_cases_from_upstream_tests() {
         (
             "network-unavailable with hostNetwork",
             with_template(ds(), |spec| spec.host_network = Some(true)),
-            tainted(node("n"), "node.kubernetes.io/network-unavailable", None, "NoSchedule"),
+            node("n").taint("node.kubernetes.io/network-unavailable", None, "NoSchedule").build(),
             NodePlacement::Run,
         ),
     ];
@@ -254,11 +231,11 @@ fn required_affinity_of_the_template_is_checked() {
         })
     });
     assert_eq!(
-        node_should_run_daemon_pod(&ds, &labelled(node("big"), "nvidia.com/gpu.count", "8")),
+        node_should_run_daemon_pod(&ds, &node("big").label("nvidia.com/gpu.count", "8").build()),
         NodePlacement::Run
     );
     assert_eq!(
-        node_should_run_daemon_pod(&ds, &labelled(node("small"), "nvidia.com/gpu.count", "2")),
+        node_should_run_daemon_pod(&ds, &node("small").label("nvidia.com/gpu.count", "2").build()),
         NodePlacement::DoNotRun(NotRunReason::NodeAffinity)
     );
 }
@@ -314,7 +291,7 @@ fn now() -> Timestamp {
 fn stuck_rollout_shows_3_3_2_1_2() {
     // The course's stuck rollout (issue 5): maxUnavailable 1, the new image cannot be pulled on
     // one node.
-    let nodes = vec![node("gpu-1"), node("gpu-2"), node("gpu-3")];
+    let nodes = vec![node("gpu-1").build(), node("gpu-2").build(), node("gpu-3").build()];
     let pods = vec![
         waiting(daemon_pod("gpu-ds-new", "gpu-1", "new")),
         ready(daemon_pod("gpu-ds-a", "gpu-2", "old"), 0),
@@ -336,9 +313,9 @@ fn stuck_rollout_shows_3_3_2_1_2() {
 #[test]
 fn toleration_drift_drops_desired_and_counts_the_old_pod_misscheduled() {
     let nodes = vec![
-        node("gpu-1"),
-        node("gpu-2"),
-        tainted(node("gpu-3"), "nvidia.com/gpu", Some("present"), "NoSchedule"),
+        node("gpu-1").build(),
+        node("gpu-2").build(),
+        node("gpu-3").taint("nvidia.com/gpu", Some("present"), "NoSchedule").build(),
     ];
     let pods = vec![
         ready(daemon_pod("a", "gpu-1", "new"), 0),
@@ -362,7 +339,7 @@ fn toleration_drift_drops_desired_and_counts_the_old_pod_misscheduled() {
 fn unscheduled_pinned_pod_counts_as_current() {
     let mut pending = waiting(daemon_pod("p", "", "new"));
     pending.spec = Some(daemon_pod_spec(&ds(), "gpu-1"));
-    let counters = daemonset_status(&ds(), &[node("gpu-1")], &[pending], "new", now());
+    let counters = daemonset_status(&ds(), &[node("gpu-1").build()], &[pending], "new", now());
     assert_eq!(counters.current_number_scheduled, 1);
     assert_eq!(counters.updated_number_scheduled, 1);
     assert_eq!(counters.number_ready, 0);
@@ -373,9 +350,9 @@ fn only_the_oldest_pod_per_node_is_looked_at() {
     // During a surge the node counts as updated only once the old pod is gone.
     let old = created(ready(daemon_pod("old", "gpu-1", "old"), 0), 10);
     let new = created(ready(daemon_pod("new", "gpu-1", "new"), 0), 20);
-    let counters = daemonset_status(&ds(), &[node("gpu-1")], &[new.clone(), old], "new", now());
+    let counters = daemonset_status(&ds(), &[node("gpu-1").build()], &[new.clone(), old], "new", now());
     assert_eq!((counters.current_number_scheduled, counters.updated_number_scheduled), (1, 0));
-    let counters = daemonset_status(&ds(), &[node("gpu-1")], &[new], "new", now());
+    let counters = daemonset_status(&ds(), &[node("gpu-1").build()], &[new], "new", now());
     assert_eq!(counters.updated_number_scheduled, 1);
 }
 
@@ -405,14 +382,15 @@ fn deleted_terminal_pods_are_skipped_but_terminating_ones_count() {
     assert!(skip.contains_key("gpu-2"));
     let include = nodes_to_daemon_pods(&pods, DeletedTerminalPods::Include);
     assert!(include.contains_key("gpu-1"));
-    let counters = daemonset_status(&ds(), &[node("gpu-1"), node("gpu-2")], &pods, "new", now());
+    let counters =
+        daemonset_status(&ds(), &[node("gpu-1").build(), node("gpu-2").build()], &pods, "new", now());
     assert_eq!((counters.desired_number_scheduled, counters.current_number_scheduled), (2, 1));
 }
 
 #[test]
 fn pods_on_unknown_nodes_are_ignored() {
     let pods = vec![ready(daemon_pod("ghost", "gone", "new"), 0)];
-    let counters = daemonset_status(&ds(), &[node("gpu-1")], &pods, "new", now());
+    let counters = daemonset_status(&ds(), &[node("gpu-1").build()], &pods, "new", now());
     assert_eq!(
         counters,
         DaemonSetCounters { desired_number_scheduled: 1, number_unavailable: 1, ..Default::default() }
@@ -428,7 +406,7 @@ fn min_ready_seconds_delays_availability_strictly() {
     assert!(is_pod_available(&pod, 30, Timestamp::from_second(131).unwrap()));
     assert!(is_pod_available(&pod, 0, Timestamp::from_second(0).unwrap()));
     let counters =
-        daemonset_status(&ds, &[node("gpu-1")], &[pod], "new", Timestamp::from_second(120).unwrap());
+        daemonset_status(&ds, &[node("gpu-1").build()], &[pod], "new", Timestamp::from_second(120).unwrap());
     assert_eq!((counters.number_ready, counters.number_available, counters.number_unavailable), (1, 0, 1));
 }
 
@@ -634,7 +612,7 @@ fn plan(ds: &DaemonSet, nodes: &[Node], pods: &[Pod], hash: &str) -> RollingUpda
 }
 
 fn three_nodes() -> Vec<Node> {
-    vec![node("gpu-1"), node("gpu-2"), node("gpu-3")]
+    vec![node("gpu-1").build(), node("gpu-2").build(), node("gpu-3").build()]
 }
 
 #[test]
@@ -689,9 +667,9 @@ fn rollback_replaces_the_broken_pods_at_once() {
 fn misscheduled_old_pod_is_an_ordinary_candidate() {
     let ds = with_budget(IntOrString::Int(1), IntOrString::Int(0));
     let nodes = vec![
-        node("gpu-1"),
-        node("gpu-2"),
-        tainted(node("gpu-3"), "nvidia.com/gpu", Some("present"), "NoSchedule"),
+        node("gpu-1").build(),
+        node("gpu-2").build(),
+        node("gpu-3").taint("nvidia.com/gpu", Some("present"), "NoSchedule").build(),
     ];
     let pods = vec![
         ready(daemon_pod("a", "gpu-1", "new"), 0),
@@ -706,7 +684,7 @@ fn misscheduled_old_pod_is_an_ordinary_candidate() {
 #[test]
 fn percentage_budget_over_many_nodes() {
     let ds = with_budget(IntOrString::String("10%".into()), IntOrString::Int(0));
-    let nodes: Vec<Node> = (0..11).map(|i| node(&format!("n{i:02}"))).collect();
+    let nodes: Vec<Node> = (0..11).map(|i| node(&format!("n{i:02}")).build()).collect();
     let pods: Vec<Pod> =
         (0..11).map(|i| ready(daemon_pod(&format!("p{i:02}"), &format!("n{i:02}"), "old"), 0)).collect();
     // ceil(10% of 11) = 2.
@@ -728,7 +706,7 @@ fn excess_pods_on_a_node_count_as_unavailable() {
 #[test]
 fn rolling_update_with_surge_creates_first() {
     let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
-    let nodes = vec![node("a"), node("b")];
+    let nodes = vec![node("a").build(), node("b").build()];
     let old = |name: &str, node: &str| ready(daemon_pod(name, node, "old"), 0);
     assert_eq!(
         plan(&ds, &nodes, &[old("pa", "a"), old("pb", "b")], "new"),
@@ -751,7 +729,7 @@ fn rolling_update_with_surge_creates_first() {
 #[test]
 fn surge_keeps_availability_when_a_node_leaves_the_selection() {
     let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
-    let nodes = vec![node("a"), tainted(node("gone"), "x", None, "NoSchedule")];
+    let nodes = vec![node("a").build(), node("gone").taint("x", None, "NoSchedule").build()];
     // desired 1; pods available: old on "gone" + new on "a" = 2 > 1, so the sunset pod goes.
     let pods = vec![ready(daemon_pod("na", "a", "new"), 0), ready(daemon_pod("old", "gone", "old"), 0)];
     assert_eq!(plan(&ds, &nodes, &pods, "new").delete_pods, vec!["old".to_string()]);
@@ -768,7 +746,7 @@ fn surge_needs_the_nodes_of_old_pods() {
     let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
     let pods = vec![ready(daemon_pod("p", "missing", "old"), 0)];
     assert_eq!(
-        rolling_update_plan(&ds, &[node("a")], &pods, "new", now()).unwrap_err(),
+        rolling_update_plan(&ds, &[node("a").build()], &pods, "new", now()).unwrap_err(),
         Error::NodeNotFound("missing".into())
     );
 }
@@ -830,7 +808,11 @@ fn rollout_status_truth_table_from_kubectl() {
 
 #[test]
 fn rollout_view_of_the_stuck_rollout() {
-    let nodes = vec![node("gpu-1"), node("gpu-2"), tainted(node("gpu-3"), "x", None, "NoSchedule")];
+    let nodes = vec![
+        node("gpu-1").build(),
+        node("gpu-2").build(),
+        node("gpu-3").taint("x", None, "NoSchedule").build(),
+    ];
     let pods = vec![
         waiting(daemon_pod("new", "gpu-1", "new")),
         ready(daemon_pod("b", "gpu-2", "old"), 0),
@@ -882,7 +864,7 @@ fn deleting(mut pod: Pod) -> Pod {
 
 #[test]
 fn manage_creates_where_missing_and_respects_termination() {
-    let nodes = vec![node("gpu-1"), node("gpu-2")];
+    let nodes = vec![node("gpu-1").build(), node("gpu-2").build()];
     let pods = vec![ready(daemon_pod("a", "gpu-1", "new"), 0)];
     assert_eq!(
         manage(&ds(), &nodes, &pods),
@@ -896,7 +878,7 @@ fn manage_creates_where_missing_and_respects_termination() {
 
 #[test]
 fn manage_reports_failed_and_deletes_succeeded_pods() {
-    let nodes = vec![node("gpu-1"), node("gpu-2")];
+    let nodes = vec![node("gpu-1").build(), node("gpu-2").build()];
     let pods = vec![
         phase(daemon_pod("x", "gpu-1", "new"), "Failed"),
         phase(daemon_pod("y", "gpu-2", "new"), "Succeeded"),
@@ -931,14 +913,14 @@ fn manage_prunes_extra_pods_keeping_the_oldest() {
         created(ready(daemon_pod("elder", "gpu-1", "old"), 0), 10),
         created(ready(daemon_pod("middle", "gpu-1", "new"), 0), 30),
     ];
-    let plan = manage(&ds(), &[node("gpu-1")], &pods);
+    let plan = manage(&ds(), &[node("gpu-1").build()], &pods);
     assert_eq!(plan.delete_pods, vec!["middle".to_string(), "young".to_string()]);
 }
 
 #[test]
 fn manage_follows_placement() {
     // NoSchedule drift: the existing pod stays, nothing is created on an empty such node.
-    let cp = tainted(node("cp"), "node-role.kubernetes.io/control-plane", None, "NoSchedule");
+    let cp = node("cp").taint("node-role.kubernetes.io/control-plane", None, "NoSchedule").build();
     let pods = vec![ready(daemon_pod("a", "cp", "old"), 0)];
     assert_eq!(manage(&ds(), std::slice::from_ref(&cp), &pods), ManagePlan::default());
     assert_eq!(manage(&ds(), &[cp], &[]), ManagePlan::default());
@@ -947,16 +929,16 @@ fn manage_follows_placement() {
         spec.node_selector = Some(BTreeMap::from([("gpu".to_string(), "true".to_string())]))
     });
     let pods = vec![ready(daemon_pod("a", "n", "old"), 0), deleting(ready(daemon_pod("b", "n", "old"), 0))];
-    assert_eq!(manage(&selective, &[node("n")], &pods).delete_pods, vec!["a".to_string()]);
+    assert_eq!(manage(&selective, &[node("n").build()], &pods).delete_pods, vec!["a".to_string()]);
     // NoExecute: likewise.
-    let evicting = tainted(node("n"), "maintenance", None, "NoExecute");
+    let evicting = node("n").taint("maintenance", None, "NoExecute").build();
     assert_eq!(manage(&ds(), &[evicting], &pods).delete_pods, vec!["a".to_string()]);
 }
 
 #[test]
 fn manage_with_surge_keeps_one_new_and_one_old() {
     let ds = with_budget(IntOrString::Int(0), IntOrString::Int(1));
-    let nodes = [node("n")];
+    let nodes = [node("n").build()];
     let old = created(ready(daemon_pod("old", "n", "old"), 0), 10);
     // New pod not yet available, old ready: keep both.
     let new = created(waiting(daemon_pod("new", "n", "new")), 20);
@@ -985,7 +967,7 @@ fn manage_deletes_unscheduled_pods_of_vanished_nodes() {
     let mut orphan = waiting(daemon_pod("orphan", "", "new"));
     orphan.spec = Some(daemon_pod_spec(&ds(), "vanished"));
     let bound = ready(daemon_pod("bound", "vanished", "new"), 0);
-    let plan = manage(&ds(), &[node("n")], &[orphan, bound, ready(daemon_pod("ok", "n", "new"), 0)]);
+    let plan = manage(&ds(), &[node("n").build()], &[orphan, bound, ready(daemon_pod("ok", "n", "new"), 0)]);
     assert_eq!(plan.delete_pods, vec!["orphan".to_string()]);
     assert!(plan.create_on_nodes.is_empty());
 }

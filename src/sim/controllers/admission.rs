@@ -105,54 +105,45 @@ pub(super) fn fit(pod: &Pod, allocatable: &SchedulerResources, usage: &NodeUsage
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+    use crate::k8s::testing::pod;
 
-    fn pod(resources: serde_json::Value) -> Pod {
-        serde_json::from_value(json!({
-            "metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "c", "image": "busybox", "resources": resources}]},
-        }))
-        .unwrap()
-    }
-
-    fn node(cpu: i128, memory: i128, pods: i128) -> SchedulerResources {
+    fn capacity(cpu: i128, memory: i128, pods: i128) -> SchedulerResources {
         SchedulerResources { milli_cpu: cpu, memory, allowed_pods: pods, ..Default::default() }
     }
 
     #[test]
     fn the_first_short_resource_names_the_reason_with_upstreams_figures() {
-        let big = pod(json!({"requests": {"cpu": "3", "memory": "1Gi"}}));
-        let usage = NodeUsage { requested: node(1500, 0, 0), pod_count: 1 };
-        let rejection = fit(&big, &node(4000, 8 << 30, 110), &usage).unwrap();
+        let big = pod("p").request("cpu", "3").request("memory", "1Gi").build();
+        let usage = NodeUsage { requested: capacity(1500, 0, 0), pod_count: 1 };
+        let rejection = fit(&big, &capacity(4000, 8 << 30, 110), &usage).unwrap();
         assert_eq!(rejection.reason, "OutOfcpu");
         assert_eq!(
             rejection.message,
             "Node didn't have enough resource: cpu, requested: 3000, used: 1500, capacity: 4000"
         );
-        let memory = pod(json!({"requests": {"memory": "2Gi"}}));
-        let rejection = fit(&memory, &node(4000, 1 << 30, 110), &NodeUsage::default()).unwrap();
+        let memory = pod("p").request("memory", "2Gi").build();
+        let rejection = fit(&memory, &capacity(4000, 1 << 30, 110), &NodeUsage::default()).unwrap();
         assert_eq!(rejection.reason, "OutOfmemory");
         assert_eq!(
             rejection.message,
             "Node didn't have enough resource: memory, requested: 2147483648, used: 0, capacity: 1073741824"
         );
         let full = NodeUsage { requested: SchedulerResources::default(), pod_count: 2 };
-        let rejection = fit(&pod(json!({})), &node(4000, 1 << 30, 2), &full).unwrap();
+        let rejection = fit(&pod("p").build(), &capacity(4000, 1 << 30, 2), &full).unwrap();
         assert_eq!(rejection.reason, "OutOfpods");
         assert_eq!(
             rejection.message,
             "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"
         );
-        assert_eq!(fit(&memory, &node(4000, 4 << 30, 110), &NodeUsage::default()), None);
+        assert_eq!(fit(&memory, &capacity(4000, 4 << 30, 110), &NodeUsage::default()), None);
     }
 
     #[test]
     fn an_extended_resource_the_node_does_not_advertise_is_left_to_the_cluster() {
-        let dongle = pod(json!({"limits": {"example.com/dongle": "1"}}));
-        assert_eq!(fit(&dongle, &node(4000, 1 << 30, 110), &NodeUsage::default()), None);
-        let mut advertised = node(4000, 1 << 30, 110);
+        let dongle = pod("p").limit("example.com/dongle", "1").build();
+        assert_eq!(fit(&dongle, &capacity(4000, 1 << 30, 110), &NodeUsage::default()), None);
+        let mut advertised = capacity(4000, 1 << 30, 110);
         advertised.scalar.insert("example.com/dongle".into(), 0);
         let rejection = fit(&dongle, &advertised, &NodeUsage::default()).unwrap();
         assert_eq!(rejection.reason, "OutOfexample.com/dongle");
@@ -160,11 +151,11 @@ mod tests {
 
     #[test]
     fn the_device_manager_refuses_more_gpus_than_are_free() {
-        let mut gpus = node(4000, 1 << 30, 110);
+        let mut gpus = capacity(4000, 1 << 30, 110);
         gpus.scalar.insert("nvidia.com/gpu".into(), 2);
         let mut in_use = SchedulerResources::default();
         in_use.scalar.insert("nvidia.com/gpu".into(), 1);
-        let two = pod(json!({"limits": {"nvidia.com/gpu": "2"}}));
+        let two = pod("p").gpus("2").build();
         let rejection = allocate_devices(&two, &gpus, &in_use).unwrap();
         assert_eq!(rejection.reason, "UnexpectedAdmissionError");
         assert_eq!(

@@ -231,10 +231,7 @@ mod tests {
     }
 
     fn gpu_pod(name: &str) -> (&'static str, Value) {
-        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-                         "spec": {"containers": [{"name": "c", "image": "i",
-                                  "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}});
-        ("pods", pod)
+        ("pods", crate::k8s::testing::pod(name).gpus("1").json())
     }
 
     #[test]

@@ -242,14 +242,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::sim::resources::{ResourceType, built_in, find};
+    use crate::sim::harness::rt;
 
-    fn rt(group: &str, plural: &str) -> ResourceType {
-        find(&built_in(), group, "v1", plural).unwrap().clone()
-    }
-
-    fn fields(group: &str, plural: &str, metadata: Value) -> Vec<String> {
-        validate(rt(group, plural).strategy().name_rule(), &json!({"metadata": metadata}))
+    fn fields(resource: &str, metadata: Value) -> Vec<String> {
+        validate(rt(resource).strategy().name_rule(), &json!({"metadata": metadata}))
             .into_iter()
             .map(|c| format!("{}: {}", c.field, c.message))
             .collect()
@@ -258,48 +254,47 @@ mod tests {
     #[test]
     fn names_follow_their_kind_rule() {
         for bad in ["a/b", "UPPER", "with space", "..", "-a", "a."] {
-            assert!(!fields("", "configmaps", json!({"name": bad})).is_empty(), "{bad}");
+            assert!(!fields("configmaps", json!({"name": bad})).is_empty(), "{bad}");
         }
         assert_eq!(
-            fields("", "configmaps", json!({"name": "UPPER"})),
+            fields("configmaps", json!({"name": "UPPER"})),
             [format!("metadata.name: Invalid value: \"UPPER\": {DNS1123_SUBDOMAIN_ERROR}")]
         );
-        assert!(fields("", "configmaps", json!({"name": "a.b-c"})).is_empty());
-        assert!(!fields("", "namespaces", json!({"name": "a.b"})).is_empty(), "a namespace is a label");
-        assert!(!fields("", "services", json!({"name": "1abc"})).is_empty(), "a service is DNS-1035");
-        assert!(fields("rbac.authorization.k8s.io", "clusterroles", json!({"name": "system:x"})).is_empty());
+        assert!(fields("configmaps", json!({"name": "a.b-c"})).is_empty());
+        assert!(!fields("namespaces", json!({"name": "a.b"})).is_empty(), "a namespace is a label");
+        assert!(!fields("services", json!({"name": "1abc"})).is_empty(), "a service is DNS-1035");
+        assert!(fields("clusterroles.rbac.authorization.k8s.io", json!({"name": "system:x"})).is_empty());
         assert_eq!(
-            fields("rbac.authorization.k8s.io", "clusterroles", json!({"name": "a/b"})),
+            fields("clusterroles.rbac.authorization.k8s.io", json!({"name": "a/b"})),
             ["metadata.name: Invalid value: \"a/b\": may not contain '/'"]
         );
-        assert!(fields("", "pods", json!({"generateName": "web-"})).is_empty());
-        assert!(!fields("", "pods", json!({"generateName": "Web-"})).is_empty());
-        assert_eq!(fields("", "configmaps", json!({"name": "a".repeat(254)})).len(), 1);
+        assert!(fields("pods", json!({"generateName": "web-"})).is_empty());
+        assert!(!fields("pods", json!({"generateName": "Web-"})).is_empty());
+        assert_eq!(fields("configmaps", json!({"name": "a".repeat(254)})).len(), 1);
     }
 
     #[test]
     fn label_keys_and_values_and_annotation_size() {
         assert_eq!(
-            fields("", "configmaps", json!({"name": "a", "labels": {"bad key!": "v"}})),
+            fields("configmaps", json!({"name": "a", "labels": {"bad key!": "v"}})),
             [format!("metadata.labels: Invalid value: \"bad key!\": {QUALIFIED_NAME_ERROR}")]
         );
         assert!(
             fields(
-                "",
                 "configmaps",
                 json!({"name": "a", "labels": {"nvidia.com/device-plugin.config": "a_b.c", "x": ""}})
             )
             .is_empty()
         );
         assert_eq!(
-            fields("", "configmaps", json!({"name": "a", "labels": {"k": "v".repeat(64)}})),
+            fields("configmaps", json!({"name": "a", "labels": {"k": "v".repeat(64)}})),
             [format!(
                 "metadata.labels: Invalid value: \"{}\": must be no more than 63 characters",
                 "v".repeat(64)
             )]
         );
         assert_eq!(
-            fields("", "configmaps", json!({"name": "a", "annotations": {"a": "x".repeat(300 * 1024)}})),
+            fields("configmaps", json!({"name": "a", "annotations": {"a": "x".repeat(300 * 1024)}})),
             ["metadata.annotations: Too long: may not be more than 262144 bytes"]
         );
     }

@@ -630,6 +630,7 @@ pub fn admit(group_resource: &str, object: &Value, quotas: &[Value], now: Timest
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::k8s::testing;
 
     fn now() -> Timestamp {
         "2026-01-01T00:00:00Z".parse().unwrap()
@@ -669,9 +670,11 @@ mod tests {
         assert_eq!(sum.to_string(), "1073741825");
     }
 
+    /// The shared test pod in `team-a` with `containers` in place of its own.
     fn pod(containers: Value) -> Value {
-        json!({"metadata": {"name": "p", "namespace": "team-a"}, "spec": {"containers": containers},
-               "status": {"phase": "Pending"}})
+        let mut pod = testing::pod("p").namespace("team-a").json();
+        pod["spec"]["containers"] = containers;
+        pod
     }
 
     fn printed(usage: &Usage) -> String {
@@ -724,7 +727,7 @@ mod tests {
     }
 
     fn gpu_pod(count: &str) -> Value {
-        pod(json!([{"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": count}}}]))
+        testing::pod("p").namespace("team-a").gpus(count).json()
     }
 
     #[test]

@@ -247,12 +247,12 @@ mod tests {
         insta::assert_snapshot!(printed(&table("nodes", "", &nodes), true));
     }
 
+    /// The shared test pod bound to `gpu-1`, created an hour before the table's clock, with `status`.
     fn pod(name: &str, status: Value) -> Value {
-        json!({
-            "metadata": {"name": name, "namespace": "default", "creationTimestamp": "2026-01-01T11:00:00Z"},
-            "spec": {"nodeName": "gpu-1", "containers": [{"name": "agent", "image": "busybox:1.37"}]},
-            "status": status,
-        })
+        let mut pod = crate::k8s::testing::pod(name).node_name("gpu-1").json();
+        pod["metadata"]["creationTimestamp"] = json!("2026-01-01T11:00:00Z");
+        pod["status"] = status;
+        pod
     }
 
     #[test]

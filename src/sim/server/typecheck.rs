@@ -283,53 +283,48 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::sim::resources::{built_in, find};
+    use crate::sim::harness::rt;
 
-    fn rt(group: &str, plural: &str) -> ResourceType {
-        find(&built_in(), group, "v1", plural).unwrap().clone()
-    }
-
-    fn message(group: &str, plural: &str, object: Value) -> String {
-        check(&rt(group, plural), &object).unwrap_err().to_string()
+    fn message(resource: &str, object: Value) -> String {
+        check(&rt(resource), &object).unwrap_err().to_string()
     }
 
     #[test]
     fn wrong_types_are_reported_as_go_reports_them() {
         assert_eq!(
-            message("", "configmaps", json!({"metadata": {"name": "a"}, "data": {"a": 1}})),
+            message("configmaps", json!({"metadata": {"name": "a"}, "data": {"a": 1}})),
             "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
         );
         assert_eq!(
-            message("", "configmaps", json!({"metadata": {"name": "a", "labels": ["x"]}})),
+            message("configmaps", json!({"metadata": {"name": "a", "labels": ["x"]}})),
             "json: cannot unmarshal array into Go struct field ObjectMeta.metadata.labels of type map[string]string"
         );
         assert_eq!(
-            message("apps", "deployments", json!({"spec": {"replicas": "3"}})),
+            message("deployments.apps", json!({"spec": {"replicas": "3"}})),
             "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"
         );
         assert_eq!(
-            message("apps", "deployments", json!({"spec": {"replicas": 1e30}})),
+            message("deployments.apps", json!({"spec": {"replicas": 1e30}})),
             "json: cannot unmarshal number 1e30 into Go struct field DeploymentSpec.spec.replicas of type int32"
         );
         assert_eq!(
-            message("", "nodes", json!({"spec": {"podCIDR": 5}})),
+            message("nodes", json!({"spec": {"podCIDR": 5}})),
             "json: cannot unmarshal number into Go struct field NodeSpec.spec.podCIDR of type string"
         );
         assert_eq!(
-            message("", "pods", json!({"spec": {"containers": [{"name": "a", "image": 5}]}})),
+            message("pods", json!({"spec": {"containers": [{"name": "a", "image": 5}]}})),
             "json: cannot unmarshal number into Go struct field Container.spec.containers.image of type string"
         );
         assert_eq!(
-            message("", "pods", json!({"spec": {"containers": "a"}})),
+            message("pods", json!({"spec": {"containers": "a"}})),
             "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container"
         );
         assert_eq!(
-            message("", "configmaps", json!({"metadata": "a"})),
+            message("configmaps", json!({"metadata": "a"})),
             "json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta"
         );
         assert_eq!(
             message(
-                "",
                 "pods",
                 json!({"spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": true}}}]}})
             ),
@@ -346,10 +341,10 @@ mod tests {
                 "tolerations": [{"key": "k", "operator": "Exists", "tolerationSeconds": 30}]},
             "unknownField": 1,
         });
-        assert_eq!(check(&rt("", "pods"), &pod), Ok(()));
+        assert_eq!(check(&rt("pods"), &pod), Ok(()));
         let ds = json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": "50%"}}}});
-        assert_eq!(check(&rt("apps", "daemonsets"), &ds), Ok(()));
+        assert_eq!(check(&rt("daemonsets.apps"), &ds), Ok(()));
         let ds = json!({"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}}}});
-        assert_eq!(check(&rt("apps", "daemonsets"), &ds), Ok(()));
+        assert_eq!(check(&rt("daemonsets.apps"), &ds), Ok(()));
     }
 }

@@ -3,16 +3,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::sim::resources::{self, ResourceType};
-
-fn rt(plural: &str) -> ResourceType {
-    let types = resources::built_in();
-    types
-        .iter()
-        .find(|t| t.plural == plural && (t.group.is_empty() || plural == "daemonsets"))
-        .unwrap()
-        .clone()
-}
+use crate::k8s::testing::pod;
+use crate::sim::harness::rt;
 
 fn store() -> Store {
     let store =
@@ -21,28 +13,19 @@ fn store() -> Store {
     store
 }
 
-fn pod(name: &str, node: Option<&str>) -> Value {
-    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-                         "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
-    if let Some(node) = node {
-        pod["spec"]["nodeName"] = json!(node);
-    }
-    pod
-}
-
 #[test]
 fn create_assigns_metadata_and_revisions() {
     let store = store();
-    let created = store.create(&rt("pods"), pod("web", None)).unwrap();
+    let created = store.create(&rt("pods"), pod("web").json()).unwrap();
     assert_eq!(created["metadata"]["resourceVersion"], "2");
     assert_eq!(created["metadata"]["creationTimestamp"], "2026-01-01T00:00:00Z");
     assert_eq!(created["metadata"]["uid"].as_str().unwrap().len(), 36);
     assert_eq!(created["status"]["phase"], "Pending");
     assert!(created["metadata"].get("generation").is_none(), "pods carry no generation in 1.33");
     assert_eq!(store.revision(), 2);
-    let again = store.create(&rt("pods"), pod("web", None)).unwrap_err();
+    let again = store.create(&rt("pods"), pod("web").json()).unwrap_err();
     assert_eq!(again.to_string(), "pods \"web\" already exists");
-    let mut missing_ns = pod("x", None);
+    let mut missing_ns = pod("x").json();
     missing_ns["metadata"]["namespace"] = json!("nope");
     assert_eq!(
         store.create(&rt("pods"), missing_ns).unwrap_err().to_string(),
@@ -116,7 +99,7 @@ fn stale_resource_version_is_a_conflict_and_no_op_updates_write_nothing() {
 fn dry_run_stores_nothing() {
     let store = store();
     let revision = store.revision();
-    let would = store.create_with(&rt("pods"), pod("dry", None), DryRun::All).unwrap();
+    let would = store.create_with(&rt("pods"), pod("dry").json(), DryRun::All).unwrap();
     assert_eq!(would["metadata"]["name"], "dry");
     assert!(store.get("pods", "default", "dry").is_none());
     assert_eq!(store.revision(), revision);
@@ -126,8 +109,8 @@ fn dry_run_stores_nothing() {
 fn bound_pods_delete_gracefully_unbound_ones_at_once() {
     let store = store();
     let pods = rt("pods");
-    store.create(&pods, pod("unbound", None)).unwrap();
-    store.create(&pods, pod("bound", Some("node-a"))).unwrap();
+    store.create(&pods, pod("unbound").json()).unwrap();
+    store.create(&pods, pod("bound").node_name("node-a").json()).unwrap();
     let gone = store.delete(&pods, "default", "unbound", &DeleteOptions::default()).unwrap();
     assert!(matches!(gone, Deletion::Removed(_)));
     assert!(store.get("pods", "default", "unbound").is_none());
@@ -163,7 +146,7 @@ fn namespace_deletion_removes_its_contents() {
     let store = store();
     let ns = rt("namespaces");
     store.create(&ns, json!({"metadata": {"name": "team"}})).unwrap();
-    let mut p = pod("p", None);
+    let mut p = pod("p").json();
     p["metadata"]["namespace"] = json!("team");
     store.create(&rt("pods"), p).unwrap();
     store.create(&rt("configmaps"), json!({"metadata": {"name": "c", "namespace": "team"}})).unwrap();
@@ -199,8 +182,8 @@ fn state_survives_reopen_without_clean_shutdown() {
     {
         let store = Store::open(&path).unwrap();
         store.create(&rt("namespaces"), json!({"metadata": {"name": "default"}})).unwrap();
-        store.create(&rt("pods"), pod("a", None)).unwrap();
-        store.create(&rt("pods"), pod("b", None)).unwrap();
+        store.create(&rt("pods"), pod("a").json()).unwrap();
+        store.create(&rt("pods"), pod("b").json()).unwrap();
         store.delete(&rt("pods"), "default", "a", &DeleteOptions::default()).unwrap();
         // Leak the store: no destructor, no checkpoint, like a killed process.
         std::mem::forget(store);
@@ -209,7 +192,7 @@ fn state_survives_reopen_without_clean_shutdown() {
     assert_eq!(reopened.revision(), 4);
     assert!(reopened.get("pods", "default", "a").is_none());
     assert_eq!(reopened.get("pods", "default", "b").unwrap().revision, 3);
-    let next = reopened.create(&rt("pods"), pod("c", None)).unwrap();
+    let next = reopened.create(&rt("pods"), pod("c").json()).unwrap();
     assert_eq!(next["metadata"]["resourceVersion"], "5", "revisions continue after restart");
 }
 
@@ -223,7 +206,7 @@ fn restore_brings_back_a_checkpoint_as_new_revisions() {
     };
     let kept = store.create(&config_maps, cm("kept", "a")).unwrap();
     let changed = store.create(&config_maps, cm("changed", "a")).unwrap();
-    let deleted = store.create(&pods, pod("deleted", None)).unwrap();
+    let deleted = store.create(&pods, pod("deleted").json()).unwrap();
     let checkpoint = store.checkpoint();
     let saved_at = store.revision();
 
@@ -269,13 +252,13 @@ fn claimable_lists_a_controllers_objects_and_the_orphans_and_follows_every_write
     let store = store();
     let pods = rt("pods");
     let owned = |name: &str, uid: &str| {
-        let mut pod = pod(name, None);
+        let mut pod = pod(name).json();
         pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": uid, "controller": true}]);
         pod
     };
     store.create(&pods, owned("b-mine", "uid-1")).unwrap();
     store.create(&pods, owned("c-theirs", "uid-2")).unwrap();
-    store.create(&pods, pod("a-orphan", None)).unwrap();
+    store.create(&pods, pod("a-orphan").json()).unwrap();
     let names = |uid: &str| -> Vec<String> {
         store.claimable("pods", "default", uid).unwrap().iter().map(|s| s.name.clone()).collect()
     };
@@ -307,7 +290,7 @@ fn claimable_lists_a_controllers_objects_and_the_orphans_and_follows_every_write
 fn binding_sets_the_node_and_the_scheduled_condition_in_one_write() {
     let store = store();
     let pods = rt("pods");
-    let created = store.create(&pods, pod("web", None)).unwrap();
+    let created = store.create(&pods, pod("web").json()).unwrap();
     let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
     let before = store.revision();
     let to = |node: &str| Binding { node: node.into(), uid: Some(uid.clone()), ..Default::default() };
@@ -323,7 +306,7 @@ fn binding_sets_the_node_and_the_scheduled_condition_in_one_write() {
         again,
         "Operation cannot be fulfilled on pods/binding \"web\": pod web is already assigned to node \"node-a\""
     );
-    store.create(&pods, pod("other", None)).unwrap();
+    store.create(&pods, pod("other").json()).unwrap();
     let wrong_uid = store.bind(&pods, "default", "other", &to("node-a")).unwrap_err().to_string();
     assert!(wrong_uid.contains("Precondition failed: UID in precondition"), "{wrong_uid}");
     assert!(matches!(store.bind(&pods, "default", "gone", &to("n")), Err(Error::NotFound { .. })));

@@ -222,9 +222,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::k8s::testing;
 
+    /// The shared test pod with `spec` in place of its own.
     fn pod(spec: Value) -> Value {
-        json!({"metadata": {"name": "p"}, "spec": spec})
+        let mut pod = testing::pod("p").json();
+        pod["spec"] = spec;
+        pod
     }
 
     fn messages(object: &Value, old: &Value) -> Vec<String> {
