@@ -162,100 +162,153 @@ static PRINTER: Printer = Printer { row: pod_row, columns: &[
 fn pod_row(pod: &Value, now: Ages) -> Vec<Value> {
     let spec = &pod["spec"];
     let status = &pod["status"];
-    let empty = Vec::new();
-    let init_specs = spec["initContainers"].as_array().unwrap_or(&empty);
-    let restartable =
-        |name: &str| init_specs.iter().any(|c| c["name"] == name && c["restartPolicy"] == "Always");
-    let mut total = spec["containers"].as_array().map_or(0, Vec::len);
-    total += init_specs.iter().filter(|c| c["restartPolicy"] == "Always").count();
-    let mut ready = 0;
-    let mut restarts = 0;
-    let mut restartable_restarts = 0;
-    let mut last_restart: Option<k8s_openapi::jiff::Timestamp> = None;
-    let mut last_restartable_restart: Option<k8s_openapi::jiff::Timestamp> = None;
-    let later = |current: Option<k8s_openapi::jiff::Timestamp>, finished: &Value| {
-        let finished = finished.as_str().and_then(|t| t.parse::<k8s_openapi::jiff::Timestamp>().ok());
-        match (current, finished) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        }
-    };
-
-    let phase = text(&status["phase"]);
-    let mut reason = if text(&status["reason"]).is_empty() {
-        phase.to_string()
-    } else {
-        text(&status["reason"]).to_string()
-    };
-    if status["conditions"]
-        .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated"))
-    {
-        reason = "SchedulingGated".to_string();
+    let mut walk = StatusWalk::new(status);
+    let initializing = walk.init_containers(spec, status);
+    if !initializing || crate::k8s::condition::is_true(&status["conditions"], "Initialized") {
+        walk.containers(status);
     }
+    let phase = text(&status["phase"]);
+    let deleting = !pod["metadata"]["deletionTimestamp"].is_null();
+    if deleting && text(&status["reason"]) == "NodeLost" {
+        walk.reason = "Unknown".to_string();
+    } else if deleting && phase != "Succeeded" && phase != "Failed" {
+        walk.reason = "Terminating".to_string();
+    }
+    let total = spec["containers"].as_array().map_or(0, Vec::len)
+        + spec["initContainers"].as_array().map_or(0, |init| init.iter().filter(|c| is_sidecar(c)).count());
+    let [ip, node, nominated, gates] = wide_cells(spec, status);
+    vec![
+        pod["metadata"]["name"].clone(),
+        json!(format!("{}/{total}", walk.ready)),
+        json!(walk.reason),
+        json!(walk.restarts.cell(now)),
+        age(pod, now),
+        json!(ip),
+        json!(node),
+        json!(nominated),
+        json!(gates),
+    ]
+}
 
-    let init_statuses = status["initContainerStatuses"].as_array().unwrap_or(&empty);
-    let mut initializing = false;
-    for (i, container) in init_statuses.iter().enumerate() {
-        let name = text(&container["name"]);
-        restarts += int(&container["restartCount"]);
+/// An init container with `restartPolicy: Always`: a sidecar, counted among the containers.
+fn is_sidecar(container: &Value) -> bool {
+    container["restartPolicy"] == "Always"
+}
+
+/// Restarts as `printPod` counts them: the sum of `restartCount` and the latest
+/// `lastState.terminated.finishedAt`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Restarts {
+    count: i64,
+    last: Option<Timestamp>,
+}
+
+impl Restarts {
+    fn add(&mut self, container: &Value) {
+        self.count += int(&container["restartCount"]);
         let last_terminated = &container["lastState"]["terminated"];
         if last_terminated.is_object() {
-            last_restart = later(last_restart, &last_terminated["finishedAt"]);
+            let finished = last_terminated["finishedAt"].as_str().and_then(|t| t.parse::<Timestamp>().ok());
+            self.last = match (self.last, finished) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
         }
-        if restartable(name) {
-            restartable_restarts += int(&container["restartCount"]);
-            if last_terminated.is_object() {
-                last_restartable_restart = later(last_restartable_restart, &last_terminated["finishedAt"]);
+    }
+
+    /// The RESTARTS cell: `3 (5m ago)`, or the bare count when nothing restarted.
+    fn cell(self, now: Ages) -> String {
+        match self.last {
+            Some(at) if self.count != 0 => format!("{} ({} ago)", self.count, now.since(at)),
+            _ => self.count.to_string(),
+        }
+    }
+}
+
+/// What `printPod` accumulates while it walks the container statuses.
+struct StatusWalk {
+    /// The STATUS cell so far.
+    reason: String,
+    /// Ready containers (sidecars included).
+    ready: usize,
+    /// Restarts of every container walked.
+    restarts: Restarts,
+    /// Restarts of the sidecars alone: the count that stays once the pod is initialized.
+    sidecar_restarts: Restarts,
+}
+
+impl StatusWalk {
+    /// The walk's start: the phase, or `status.reason`, or `SchedulingGated`.
+    fn new(status: &Value) -> StatusWalk {
+        let mut reason = if text(&status["reason"]).is_empty() {
+            text(&status["phase"]).to_string()
+        } else {
+            text(&status["reason"]).to_string()
+        };
+        if status["conditions"].as_array().is_some_and(|cs| {
+            cs.iter().any(|c| c["type"] == "PodScheduled" && c["reason"] == "SchedulingGated")
+        }) {
+            reason = "SchedulingGated".to_string();
+        }
+        StatusWalk { reason, ready: 0, restarts: Restarts::default(), sidecar_restarts: Restarts::default() }
+    }
+
+    /// The init containers in order; `Init:…` for the first one not done. True while initializing.
+    fn init_containers(&mut self, spec: &Value, status: &Value) -> bool {
+        let empty = Vec::new();
+        let init_specs = spec["initContainers"].as_array().unwrap_or(&empty);
+        let sidecar = |name: &str| init_specs.iter().any(|c| c["name"] == name && is_sidecar(c));
+        for (i, container) in status["initContainerStatuses"].as_array().unwrap_or(&empty).iter().enumerate()
+        {
+            let name = text(&container["name"]);
+            self.restarts.add(container);
+            if sidecar(name) {
+                self.sidecar_restarts.add(container);
             }
-        }
-        let terminated = &container["state"]["terminated"];
-        let waiting = &container["state"]["waiting"];
-        if terminated.is_object() && int(&terminated["exitCode"]) == 0 {
-            continue;
-        }
-        if restartable(name) && container["started"] == true {
-            if container["ready"] == true {
-                ready += 1;
+            let terminated = &container["state"]["terminated"];
+            let waiting = &container["state"]["waiting"];
+            if terminated.is_object() && int(&terminated["exitCode"]) == 0 {
+                continue;
             }
-            continue;
-        }
-        if terminated.is_object() {
-            reason = if text(&terminated["reason"]).is_empty() {
-                if int(&terminated["signal"]) != 0 {
+            if sidecar(name) && container["started"] == true {
+                if container["ready"] == true {
+                    self.ready += 1;
+                }
+                continue;
+            }
+            self.reason = if terminated.is_object() {
+                if !text(&terminated["reason"]).is_empty() {
+                    format!("Init:{}", text(&terminated["reason"]))
+                } else if int(&terminated["signal"]) != 0 {
                     format!("Init:Signal:{}", int(&terminated["signal"]))
                 } else {
                     format!("Init:ExitCode:{}", int(&terminated["exitCode"]))
                 }
+            } else if !text(&waiting["reason"]).is_empty() && text(&waiting["reason"]) != "PodInitializing" {
+                format!("Init:{}", text(&waiting["reason"]))
             } else {
-                format!("Init:{}", text(&terminated["reason"]))
+                format!("Init:{i}/{}", init_specs.len())
             };
-        } else if !text(&waiting["reason"]).is_empty() && text(&waiting["reason"]) != "PodInitializing" {
-            reason = format!("Init:{}", text(&waiting["reason"]));
-        } else {
-            reason = format!("Init:{i}/{}", init_specs.len());
+            return true;
         }
-        initializing = true;
-        break;
+        false
     }
 
-    if !initializing || crate::k8s::condition::is_true(&status["conditions"], "Initialized") {
-        restarts = restartable_restarts;
-        last_restart = last_restartable_restart;
+    /// The containers last to first: the waiting or terminated reason, ready and running ones,
+    /// and `Completed` turned back to `Running`, the error, or `NotReady`.
+    fn containers(&mut self, status: &Value) {
+        self.restarts = self.sidecar_restarts;
         let mut has_running = false;
         let mut error_reason = String::new();
+        let empty = Vec::new();
         for container in status["containerStatuses"].as_array().unwrap_or(&empty).iter().rev() {
-            restarts += int(&container["restartCount"]);
-            let last_terminated = &container["lastState"]["terminated"];
-            if last_terminated.is_object() {
-                last_restart = later(last_restart, &last_terminated["finishedAt"]);
-            }
+            self.restarts.add(container);
             let waiting = &container["state"]["waiting"];
             let terminated = &container["state"]["terminated"];
             if !text(&waiting["reason"]).is_empty() {
-                reason = text(&waiting["reason"]).to_string();
+                self.reason = text(&waiting["reason"]).to_string();
             } else if terminated.is_object() {
-                reason = if !text(&terminated["reason"]).is_empty() {
+                self.reason = if !text(&terminated["reason"]).is_empty() {
                     text(&terminated["reason"]).to_string()
                 } else if int(&terminated["signal"]) != 0 {
                     format!("Signal:{}", int(&terminated["signal"]))
@@ -263,47 +316,35 @@ fn pod_row(pod: &Value, now: Ages) -> Vec<Value> {
                     format!("ExitCode:{}", int(&terminated["exitCode"]))
                 };
                 if int(&terminated["exitCode"]) != 0 {
-                    error_reason = reason.clone();
+                    error_reason = self.reason.clone();
                 }
             } else if container["ready"] == true && container["state"]["running"].is_object() {
                 has_running = true;
-                ready += 1;
+                self.ready += 1;
             }
         }
         // "change pod status back to Running if there is at least one container still running"
-        if reason == "Completed" {
+        if self.reason == "Completed" {
             if has_running && crate::k8s::condition::is_true(&status["conditions"], "Ready") {
-                reason = "Running".to_string();
+                self.reason = "Running".to_string();
             } else if !error_reason.is_empty() {
-                reason = error_reason;
+                self.reason = error_reason;
             } else if has_running {
-                reason = "NotReady".to_string();
+                self.reason = "NotReady".to_string();
             }
         }
     }
+}
 
-    let deleting = !pod["metadata"]["deletionTimestamp"].is_null();
-    if deleting && text(&status["reason"]) == "NodeLost" {
-        reason = "Unknown".to_string();
-    } else if deleting && phase != "Succeeded" && phase != "Failed" {
-        reason = "Terminating".to_string();
-    }
-
-    let restarts_cell = match last_restart {
-        Some(at) if restarts != 0 => {
-            format!("{restarts} ({} ago)", now.since(at))
-        }
-        _ => restarts.to_string(),
-    };
-
-    let node = or_none(text(&spec["nodeName"]));
+/// The `-o wide` cells: IP (the first of `podIPs`, else `podIP`), NODE, NOMINATED NODE and
+/// READINESS GATES (`true/all`).
+fn wide_cells(spec: &Value, status: &Value) -> [String; 4] {
     let ip = status["podIPs"]
         .as_array()
         .and_then(|ips| ips.first())
         .map(|ip| text(&ip["ip"]).to_string())
         .filter(|ip| !ip.is_empty())
         .unwrap_or_else(|| or_none(text(&status["podIP"])));
-    let nominated = or_none(text(&status["nominatedNodeName"]));
     let gates = match spec["readinessGates"].as_array() {
         Some(gates) if !gates.is_empty() => {
             let true_gates = gates
@@ -316,17 +357,7 @@ fn pod_row(pod: &Value, now: Ages) -> Vec<Value> {
         }
         _ => "<none>".to_string(),
     };
-    vec![
-        pod["metadata"]["name"].clone(),
-        json!(format!("{ready}/{total}")),
-        json!(reason),
-        json!(restarts_cell),
-        age(pod, now),
-        json!(ip),
-        json!(node),
-        json!(nominated),
-        json!(gates),
-    ]
+    [ip, or_none(text(&spec["nodeName"])), or_none(text(&status["nominatedNodeName"])), gates]
 }
 
 /// `SetDefaults_Pod` (kubernetes/kubernetes pkg/apis/core/v1/defaults.go:164-193 at 023f88a): for
