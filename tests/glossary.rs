@@ -1,8 +1,12 @@
-//! The Japanese texts keep to `docs/glossary.md`: no form the glossary rules out, full-width punctuation and です/ます in the catalog's sentences.
+//! The Japanese texts keep to `docs/glossary.md`: no form the glossary rules out, full-width punctuation and です/ます in the sentences a learner reads, and Japanese only in the catalog.
 //!
-//! The texts are the Japanese catalog (`src/i18n/ja.ftl`) and every `ja:` text of the built-in
-//! labs (`labs/*/lab.yaml`). A form ruled out is found where it is not the start of the
-//! glossary's own form, so クラスタ is caught and クラスター is not.
+//! The texts are the Japanese catalog (`src/i18n/ja.ftl`), every `ja:` text of the labs (built-in
+//! and fixtures), the learners' Japanese guides (`docs/labs/*.ja.md`), and every other line with
+//! Japanese in the repository: Rust sources (their tests and comments quote printed lines), the
+//! board's page, the snapshots of printed output, the other docs. A form ruled out is found where
+//! it is not the start of the glossary's own form, so クラスタ is caught and クラスター is not.
+//! Outside the tests, Rust code holds no Japanese at all: what a learner reads comes from the
+//! catalog, so one file decides every word.
 
 use std::path::Path;
 
@@ -58,18 +62,78 @@ fn texts() -> Vec<(String, String)> {
         .enumerate()
         .map(|(n, line)| (format!("src/i18n/ja.ftl:{}", n + 1), line.to_string()))
         .collect();
-    for entry in std::fs::read_dir("labs").unwrap() {
-        let file = entry.unwrap().path().join("lab.yaml");
-        if !file.exists() {
+    for file in files(Path::new("."), &["lab.yaml"]) {
+        // A fixture broken on purpose is still read line by line below.
+        let Ok(lab) = serde_saphyr::from_str::<serde_json::Value>(&std::fs::read_to_string(&file).unwrap())
+        else {
             continue;
-        }
-        let lab: serde_json::Value =
-            serde_saphyr::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        };
         let mut found = Vec::new();
         japanese_texts(&lab, &mut found);
         texts.extend(found.into_iter().map(|text| (file.display().to_string(), text)));
     }
+    texts.extend(learner_guides());
+    for file in files(Path::new("."), &[".rs", ".md", ".snap", ".html", ".js", ".yaml", ".yml", ".json"]) {
+        let shown = file.display().to_string();
+        // The glossary names the forms it rules out; the labs' texts are read above; this file
+        // names the drifts it must catch.
+        let read_above = shown.ends_with(".ja.md");
+        if read_above || shown.ends_with("docs/glossary.md") || shown.ends_with("tests/glossary.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for (n, line) in text.lines().enumerate().filter(|(_, line)| has_japanese(line)) {
+            texts.push((format!("{shown}:{}", n + 1), line.to_string()));
+        }
+    }
     texts
+}
+
+/// Whether `text` carries Japanese: kana, kanji or full-width punctuation.
+fn has_japanese(text: &str) -> bool {
+    text.chars()
+        .any(|c| matches!(c, '\u{3000}'..='\u{30ff}' | '\u{4e00}'..='\u{9fff}' | '\u{ff00}'..='\u{ffef}'))
+}
+
+/// The files under `dir` whose path ends with one of `endings`, but for what git does not keep
+/// (`target/`, dot-directories) and the fuzzer's corpus.
+fn files(dir: &Path, endings: &[&str]) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && !["target", "corpus", "artifacts"].contains(&name.as_str()) {
+                    stack.push(path);
+                }
+            } else if endings.iter().any(|ending| name.ends_with(ending)) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The learners' Japanese guides, a paragraph at a time (a sentence may wrap), without code blocks.
+fn learner_guides() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for file in files(Path::new("./docs"), &[".ja.md"]) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut in_code = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if !in_code && has_japanese(line) {
+                found.push((format!("{}:{}", file.display(), n + 1), line.to_string()));
+            }
+        }
+    }
+    found
 }
 
 /// Where `text` uses `form` other than as the start of one of `japanese`.
@@ -82,7 +146,9 @@ fn the_japanese_texts_keep_to_the_glossary() {
     let terms = glossary();
     assert!(terms.len() >= 10 && terms.iter().all(|t| !t.japanese.is_empty()), "the glossary was read");
     let texts = texts();
-    assert!(texts.iter().any(|(from, _)| from.starts_with("labs/")), "the labs were read");
+    for read in ["./labs/", "./src/", "./tests/snapshots/", "./docs/labs/"] {
+        assert!(texts.iter().any(|(from, _)| from.starts_with(read)), "{read} was read");
+    }
     let mut found = Vec::new();
     for (from, text) in &texts {
         for term in &terms {
@@ -103,6 +169,9 @@ fn the_glossary_check_catches_the_drifts() {
     };
     for drift in [
         "シミュレーションのクラスタを起動します",
+        "シミュレータを起動しました",
+        "ユーザの kubeconfig",
+        "ショートカット（近道）",
         "ノードセレクタに一致しません",
         "パラメータを指定してください",
         "近道（どれも合格しないことを selftest が確認）",
@@ -127,28 +196,155 @@ fn own_words(value: &str) -> String {
     quoted.replace_all(value, "X").into_owned()
 }
 
-/// Every message of the Japanese catalog: full-width （）and 、 next to Japanese, and sentences
-/// that end in です/ます, not in the plain form.
-#[test]
-fn the_japanese_catalog_writes_full_width_punctuation_and_polite_sentences() {
+/// Half-width punctuation next to Japanese (`タスク (18 点)`, `前提: a, b`).
+fn half_width() -> Regex {
     let japanese = r"[\p{Hiragana}\p{Katakana}\p{Han}]";
-    let half_width = Regex::new(&format!(r"{japanese}\s*[(),]|[(]\s*{japanese}|[)]\s*{japanese}")).unwrap();
-    let plain = Regex::new(r"(必要がある|である|ている|ない|する|できる|られる)。").unwrap();
-    let catalog = std::fs::read_to_string(Path::new("src/i18n/ja.ftl")).unwrap();
+    Regex::new(&format!(r"{japanese}\s*[(),]|[(]\s*{japanese}|[)]\s*{japanese}")).unwrap()
+}
+
+/// Whether a sentence of `words` ends in the plain form (`…必要がある。`, `…修正する。`) instead of
+/// です/ます: a verb's or an adjective's dictionary or past form before 。, but for the polite
+/// ones (ました, でした, でしょう, ません).
+fn plain_form(words: &str) -> bool {
+    const PLAIN: &[&str] = &["る", "う", "く", "ぐ", "つ", "ぬ", "ぶ", "む", "だ", "ない", "た"];
+    const POLITE: &[&str] = &["ました", "でした", "しょう", "ません", "ください"];
+    let aside = Regex::new(r"（[^（）]*）$").unwrap();
+    words.match_indices('。').any(|(at, _)| {
+        // A sentence may end in an aside: `…割り当てる（resources の場合）。`
+        let before = aside.replace(words[..at].trim_end(), "");
+        let before = before.trim_end();
+        PLAIN.iter().any(|end| before.ends_with(end)) && !POLITE.iter().any(|end| before.ends_with(end))
+    })
+}
+
+/// What is wrong with the sentences of `text` (one Japanese text a learner reads): half-width
+/// punctuation next to Japanese, the plain form.
+fn sentence_problems(text: &str) -> Vec<&'static str> {
+    let words = own_words(text);
     let mut found = Vec::new();
-    for (n, line) in catalog.lines().enumerate() {
-        let Some((_, value)) = line.split_once(" = ").filter(|_| !line.starts_with('#')) else { continue };
-        let words = own_words(value);
-        if half_width.is_match(&words) {
-            found.push(format!("ja.ftl:{}: half-width punctuation in a Japanese sentence: {line}", n + 1));
-        }
-        if plain.is_match(&words) {
-            found.push(format!("ja.ftl:{}: a sentence in the plain form: {line}", n + 1));
+    if half_width().is_match(&words) {
+        found.push("half-width punctuation in a Japanese sentence");
+    }
+    if plain_form(&words) {
+        found.push("a sentence in the plain form");
+    }
+    found
+}
+
+/// The sentences a learner reads: every message of the Japanese catalog, every `ja:` text of the
+/// labs, the Japanese guides.
+fn learner_sentences() -> Vec<(String, String)> {
+    let catalog = std::fs::read_to_string(Path::new("src/i18n/ja.ftl")).unwrap();
+    let mut sentences: Vec<(String, String)> = catalog
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#'))
+        .filter_map(|(n, line)| {
+            Some((format!("src/i18n/ja.ftl:{}", n + 1), line.split_once(" = ")?.1.to_string()))
+        })
+        .collect();
+    // Every lab's `ja:` texts, the fixtures' too (their reports are snapshots a reviewer reads).
+    sentences.extend(texts().into_iter().filter(|(from, _)| from.ends_with("lab.yaml")));
+    sentences.extend(learner_guides());
+    sentences
+}
+
+/// Full-width （）and 、 next to Japanese, and sentences that end in です/ます, not in the plain
+/// form: in the catalog, the labs and the guides.
+#[test]
+fn learners_read_full_width_punctuation_and_polite_sentences() {
+    let sentences = learner_sentences();
+    assert!(sentences.iter().any(|(from, _)| from.starts_with("./labs/")), "the labs were read");
+    assert!(sentences.iter().any(|(from, _)| from.contains(".ja.md")), "the guides were read");
+    let mut found = Vec::new();
+    for (from, text) in &sentences {
+        for problem in sentence_problems(text) {
+            found.push(format!("{from}: {problem}: {text}"));
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+    // A list of names in a Japanese sentence is joined with 、 (`前提: a、b`, not `前提: a, b`).
     assert!(
-        half_width.is_match(&own_words("タスク (18 点)")) && half_width.is_match(&own_words("ほか, 14 個"))
+        std::fs::read_to_string("src/i18n/ja.ftl").unwrap().lines().any(|line| line == "list-separator = 、"),
+        "the Japanese list separator is 、"
     );
-    assert!(plain.is_match("拒否され、記録されない必要がある。"));
+    for drift in [
+        "タスク (18 点)",
+        "ほか, 14 個",
+        "拒否され、記録されない必要がある。",
+        "Pending のままである。",
+        "toleration で修正する。ほかの壊れ方はロールバックします。",
+        "pods/binding でノードに割り当てる（resources の場合）。",
+    ] {
+        assert!(!sentence_problems(drift).is_empty(), "{drift}");
+    }
+    for fine in
+        ["タスク（18 点）", "前提: a、b", "記録されないはずです。", "`kubectl get ds (x)` で確認します。"]
+    {
+        assert!(sentence_problems(fine).is_empty(), "{fine}");
+    }
+}
+
+/// Where Rust code outside the tests holds Japanese: each `file:line`. Comments may quote a
+/// printed line; a string or a character is a word a learner would read, and those live in the
+/// catalog. A module's tests start at its `#[cfg(test)]` line.
+fn japanese_in_rust_code(path: &Path, source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in source.lines().enumerate() {
+        if line.trim() == "#[cfg(test)]" {
+            break;
+        }
+        if has_japanese(&code_of(line)) {
+            found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+        }
+    }
+    found
+}
+
+/// `line` without its comment: what follows `//` outside a string or a character literal.
+fn code_of(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let (mut at, mut in_string) = (0, false);
+    while at < chars.len() {
+        match (in_string, chars[at]) {
+            (true, '\\') => at += 1,
+            (_, '"') => in_string = !in_string,
+            // A character literal ('"', '\'', '、'), not a lifetime ('a).
+            (false, '\'') if chars.get(at + 2) == Some(&'\'') => at += 2,
+            (false, '\'') if chars.get(at + 1) == Some(&'\\') => {
+                at += chars[at + 2..].iter().position(|c| *c == '\'').map_or(0, |end| end + 2)
+            }
+            (false, '/') if chars.get(at + 1) == Some(&'/') => return chars[..at].iter().collect(),
+            _ => {}
+        }
+        at += 1;
+    }
+    line.to_string()
+}
+
+/// Japanese lives in the catalog: no Rust code outside the tests writes any (`src/` and the
+/// build script), and the board's page takes its words from the catalog too.
+#[test]
+fn japanese_lives_only_in_the_catalog() {
+    let mut found = Vec::new();
+    let sources = files(Path::new("src"), &[".rs"]).into_iter().chain([Path::new("build.rs").to_path_buf()]);
+    for path in sources {
+        found.extend(japanese_in_rust_code(&path, &std::fs::read_to_string(&path).unwrap()));
+    }
+    for path in files(Path::new("src"), &[".html", ".js", ".css"]) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate().filter(|(_, line)| has_japanese(line)) {
+            found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Japanese outside src/i18n/ja.ftl (put it in the catalog):\n{}",
+        found.join("\n")
+    );
+    // The check sees code and leaves comments and tests alone.
+    let sample = "fn a() -> &'static str {\n    \"ノード\" // ok\n}\n// ノード\nlet c = '、';\nlet s = \"// \"; let t = \"クラスター\";\n#[cfg(test)]\nmod tests { const X: &str = \"ノード\"; }\n";
+    let caught: Vec<String> = japanese_in_rust_code(Path::new("x.rs"), sample);
+    assert_eq!(caught.len(), 3, "{caught:?}");
+    assert!(caught[0].starts_with("x.rs:2: "), "{caught:?}");
 }

@@ -210,13 +210,45 @@ impl Sim {
 
     /// `lab-runner --lang ja --kubeconfig <ours> <args>`, run to the end.
     fn run(&self, args: &[&str]) -> Output {
-        lab_runner()
-            .args(["--lang", "ja", "--kubeconfig"])
+        self.run_in(Japanese::Flag, args)
+    }
+
+    /// `lab-runner --kubeconfig <ours> <args>` in Japanese chosen the way `how` says, run to the end.
+    fn run_in(&self, how: Japanese, args: &[&str]) -> Output {
+        how.command()
+            .arg("--kubeconfig")
             .arg(self.state_dir().join("kubeconfig"))
             .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap()
+    }
+}
+
+/// How a learner asks for Japanese: `--lang ja`, or a Japanese locale (`LANG=ja_JP.UTF-8`).
+#[derive(Debug, Clone, Copy)]
+enum Japanese {
+    Flag,
+    Locale,
+}
+
+impl Japanese {
+    /// `lab-runner` in Japanese, the arguments still to add.
+    fn command(self) -> assert_cmd::Command {
+        let mut command = lab_runner();
+        match self {
+            Japanese::Flag => command.args(["--lang", "ja"]),
+            Japanese::Locale => command.env("LANG", "ja_JP.UTF-8").env_remove("LAB_RUNNER_LANG"),
+        };
+        command
+    }
+
+    /// How it shows in a failure.
+    fn shown(self) -> &'static str {
+        match self {
+            Japanese::Flag => "lab-runner --lang ja",
+            Japanese::Locale => "LANG=ja_JP.UTF-8 lab-runner",
+        }
     }
 }
 
@@ -237,13 +269,26 @@ fn sentences(command: &str, output: &Output) -> Vec<String> {
     found
 }
 
-/// What a learner and an instructor run in a class, in Japanese; every line of every output is
-/// checked. Exit codes are asserted so a flow that breaks cannot pass by printing nothing.
+/// What a learner and an instructor run in a class, in Japanese asked for with `--lang ja` and
+/// with `LANG=ja_JP.UTF-8`: both labs' commands, the help pages, typical usage errors, the
+/// errors of a simulator already running or gone; every line of every output is checked. Exit
+/// codes are asserted so a flow that breaks cannot pass by printing nothing.
 #[test]
 fn learner_and_instructor_flows_print_no_english_sentence_under_lang_ja() {
     let (sim, up) = Sim::up();
     let mut found = sentences("sim up", &up);
+    // A second `sim up` on the same directory is refused in Japanese.
+    let again = lab_runner()
+        .args(["--lang", "ja", "sim", "up", "--state-dir"])
+        .arg(sim.state_dir())
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    found.extend(sentences("lab-runner --lang ja sim up (again)", &again));
     let steps: &[(&[&str], i32)] = &[
+        // Before anything is started: "not started", never a Kubernetes object's absence.
+        (&["status", "stuck-rollout"], 1),
+        (&["status", "gpu-sharing"], 1),
         // The learner.
         (&["labs", "list"], 0),
         (&["labs", "show", "stuck-rollout"], 0),
@@ -275,14 +320,64 @@ fn learner_and_instructor_flows_print_no_english_sentence_under_lang_ja() {
         (&["status", "gpu-sharing"], 0),
         (&["check", "gpu-sharing"], 1),
         (&["check", "gpu-sharing", "--hint", "2"], 1),
+        (&["check", "gpu-sharing", "--details"], 1),
+        (&["answer", "gpu-sharing", "old-manifest", "nvidia.com/mig-1g.5gb"], 0),
+        (&["status", "gpu-sharing", "--instructor"], 0),
+        (&["labs", "show", "gpu-sharing"], 0),
         (&["lint", "labs"], 0),
         (&["check", "stuck-rollout", "--context", "nope"], 2),
+        (&["check", "stuck-rollout", "--watch", "--timeout", "1s"], 4),
+        // Typical slips on the command line: clap's usage errors.
+        (&["chek", "stuck-rollout"], 2),
+        (&["check"], 2),
+        (&["check", "stuck-rollout", "--hint", "abc"], 2),
+        (&["check", "stuck-rollout", "--bogus-flag"], 2),
+        (&["check", "stuck-rollout", "--format", "xml"], 2),
+        (&["answer", "stuck-rollout"], 2),
+        (&["reset", "stuck-rollout", "--remove", "--to-stage", "a"], 2),
     ];
-    for (args, code) in steps {
-        let output = sim.run(args);
-        let command = format!("lab-runner --lang ja {}", args.join(" "));
-        assert_eq!(output.status.code(), Some(*code), "{command}\n{}{}", stdout(&output), stderr(&output));
-        found.extend(sentences(&command, &output));
+    for how in [Japanese::Flag, Japanese::Locale] {
+        for (args, code) in steps {
+            let output = sim.run_in(how, args);
+            let command = format!("{} {}", how.shown(), args.join(" "));
+            assert_eq!(
+                output.status.code(),
+                Some(*code),
+                "{command}\n{}{}",
+                stdout(&output),
+                stderr(&output)
+            );
+            found.extend(sentences(&command, &output));
+        }
+        // The help page of every command a learner or an instructor runs here, and of the tool.
+        for command in [
+            &[][..],
+            &["labs"],
+            &["labs", "show"],
+            &["start"],
+            &["status"],
+            &["check"],
+            &["answer"],
+            &["reset"],
+            &["selftest"],
+            &["lint"],
+            &["sim"],
+            &["sim", "up"],
+            &["sim", "status"],
+            &["class", "up"],
+        ] {
+            let output = how.command().args(command).arg("--help").env("COLUMNS", "100").output().unwrap();
+            let shown = format!("{} {} --help", how.shown(), command.join(" "));
+            assert_eq!(output.status.code(), Some(0), "{shown}: {}", stderr(&output));
+            assert!(stdout(&output).contains("使い方: "), "{shown}: {}", stdout(&output));
+            found.extend(sentences(&shown, &output));
+        }
+        // Both labs removed, so that the next pass starts from the same cluster; the last pass
+        // leaves them as the transcript below expects.
+        for lab in ["stuck-rollout", "gpu-sharing"].into_iter().filter(|_| matches!(how, Japanese::Flag)) {
+            let output = sim.run(&["reset", lab, "--remove", "--yes"]);
+            assert_eq!(output.status.code(), Some(0), "reset {lab} --remove: {}", stderr(&output));
+        }
     }
     // No kubeconfig at all: the error names the file and the next command, in Japanese.
     let missing = lab_runner()
@@ -318,6 +413,21 @@ fn learner_and_instructor_flows_print_no_english_sentence_under_lang_ja() {
     let down =
         lab_runner().args(["--lang", "ja", "sim", "down", "--state-dir"]).arg(sim.state_dir()).output();
     found.extend(sentences("sim down", &down.unwrap()));
+    // The simulator is gone: what the operating system says (connection refused) is named in
+    // Japanese, its own words quoted; `sim status` and `sim down` say there is none.
+    for args in [&["check", "stuck-rollout"][..], &["status", "stuck-rollout"]] {
+        let output = sim.run(args);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains("接続が拒否されました"), "{args:?}: {}", stderr(&output));
+        found.extend(sentences(&format!("lab-runner --lang ja {} (no simulator)", args.join(" ")), &output));
+    }
+    for args in [&["sim", "status"][..], &["sim", "down"]] {
+        let output =
+            lab_runner().args(["--lang", "ja"]).args(args).arg("--state-dir").arg(sim.state_dir()).output();
+        let output = output.unwrap();
+        assert_ne!(output.status.code(), Some(0), "{args:?}: {}", stdout(&output));
+        found.extend(sentences(&format!("lab-runner --lang ja {} (none running)", args.join(" ")), &output));
+    }
     assert!(found.is_empty(), "English under --lang ja:\n{}", found.join("\n"));
 }
 

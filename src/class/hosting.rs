@@ -84,8 +84,10 @@ pub async fn start_learner(record: &ClassRecord, dir: &Path, name: &str) -> Resu
 /// Starts `class serve-shared` in the background (its own process group, output to
 /// `DIR/serve.log`): every learner of the record in one process. Returns its pid.
 pub fn spawn_shared(dir: &Path) -> Result<u32> {
-    let file_error =
-        |path: &Path, e: std::io::Error| Error::File { path: path.to_path_buf(), message: e.to_string() };
+    let file_error = |path: &Path, e: std::io::Error| Error::File {
+        path: path.to_path_buf(),
+        reason: crate::i18n::outside::cause(&e),
+    };
     let log_path = dir.join("serve.log");
     let log = crate::sim::owner_only::create_file(&log_path).map_err(|e| file_error(&log_path, e))?;
     let log_err = log.try_clone().map_err(|e| file_error(&log_path, e))?;

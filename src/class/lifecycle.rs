@@ -111,11 +111,10 @@ fn load_lab(labs: &LabSource, lab: &str, variant: Option<&str>) -> Result<lab::l
     if let Some(variant) = variant
         && bundle.lab.variant(variant).is_none()
     {
-        let known: Vec<&str> = bundle.lab.variants.iter().map(|v| v.id.value.as_str()).collect();
         return Err(Error::UnknownVariant {
             lab: lab.to_string(),
             variant: variant.to_string(),
-            known: if known.is_empty() { "none".into() } else { known.join(", ") },
+            known: bundle.lab.variants.iter().map(|v| v.id.value.clone()).collect(),
         });
     }
     Ok(bundle)
@@ -563,7 +562,7 @@ fn resolve_names(record: &ClassRecord, names: &[String]) -> Result<Vec<String>> 
     let mut resolved = Vec::new();
     for name in names {
         if record.learner(name).is_none() {
-            return Err(Error::UnknownLearner { name: name.clone(), known: record.names().join(", ") });
+            return Err(Error::UnknownLearner { name: name.clone(), known: record.names() });
         }
         if !resolved.contains(name) {
             resolved.push(name.clone());
@@ -727,7 +726,7 @@ pub fn down(dir: &Path, purge: bool) -> Result<Stopped> {
     if purge {
         let remove = |path: std::path::PathBuf, result: std::io::Result<()>| match result {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(Error::File { path, message: e.to_string() })
+                Err(Error::File { path, reason: crate::i18n::outside::cause(&e) })
             }
             _ => Ok(()),
         };

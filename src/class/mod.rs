@@ -28,7 +28,9 @@ pub use lifecycle::{down, reset, restart, start_lab, up};
 pub use record::{ClassRecord, ProcessModel};
 
 use crate::{
-    engine, lab,
+    engine, english_display,
+    i18n::{Localized, Message, outside},
+    lab, msg,
     session::{ClusterTarget, LabSource, Lang},
     sim::{
         auth::{ADMIN_TOKEN_FILE, LEARNER_TOKEN_FILE},
@@ -47,15 +49,10 @@ pub const MAX_LEARNERS: u32 = 100;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// `--learners` is 0 or above [`MAX_LEARNERS`]. Exit 2.
-    #[error("--learners {0}: a class has 1 to {MAX_LEARNERS} learners")]
     LearnerCount(u32),
     /// A new class needs `--learners`. Exit 2.
-    #[error("no class in {0} yet: give --learners N to create one")]
     NeedsLearners(PathBuf),
     /// `--learners` asks for fewer learners than the class has. Exit 2.
-    #[error(
-        "--learners {asked}: the class has {recorded} learners and keeps every one (`class down --purge` ends the class)"
-    )]
     FewerLearners {
         /// What the record holds.
         recorded: usize,
@@ -63,7 +60,6 @@ pub enum Error {
         asked: u32,
     },
     /// An option names something else than the class recorded when it was created. Exit 2.
-    #[error("{option} {asked}: the class was created with {recorded}, {}", .option.why_kept())]
     Differs {
         /// The option.
         option: Recorded,
@@ -73,7 +69,6 @@ pub enum Error {
         recorded: String,
     },
     /// `class up --lab` names another lab than the class's. Exit 2.
-    #[error("--lab {asked}: the class runs {running}; `lab-runner class start {asked}` moves it to {asked}")]
     OtherLab {
         /// The class's lab.
         running: String,
@@ -81,7 +76,6 @@ pub enum Error {
         asked: String,
     },
     /// `--listen` names a port too close to 65535 for every learner to get the next one. Exit 2.
-    #[error("--listen {addr}: {learners} learners need ports {} to {}, beyond 65535", .addr.port(), u32::from(.addr.port()) + .learners - 1)]
     PortRange {
         /// The address asked for.
         addr: SocketAddr,
@@ -89,12 +83,8 @@ pub enum Error {
         learners: u32,
     },
     /// `--listen` names an address other hosts reach, without a name for the certificates. Exit 2.
-    #[error(
-        "--listen {0}: a non-loopback address needs --tls-san NAME (the host name or IP learners reach this host by; their kubeconfigs and certificates use it)"
-    )]
     NeedsTlsSan(std::net::IpAddr),
     /// A learner's port is taken. Exit 2.
-    #[error("--listen: port {port} (learner {learner}) is in use: {source}")]
     PortInUse {
         /// The port.
         port: u16,
@@ -104,31 +94,26 @@ pub enum Error {
         source: std::io::Error,
     },
     /// `--variant` names no variant of the lab. Exit 2.
-    #[error("lab {lab} has no variant {variant:?} (variants: {known})")]
     UnknownVariant {
         /// The lab.
         lab: String,
         /// What was asked.
         variant: String,
         /// The lab's variants.
-        known: String,
+        known: Vec<String>,
     },
     /// A learner named on the command line is not in the class. Exit 2.
-    #[error("no learner {name} in the class (learners: {known})")]
     UnknownLearner {
         /// The name given.
         name: String,
         /// The class's learners.
-        known: String,
+        known: Vec<String>,
     },
     /// A command that acts on learners was given none. Exit 2.
-    #[error("name the learners (e.g. learner-03), or `all`")]
     NoLearnerNamed,
     /// A learner whose simulator does not run cannot have its lab reset. Exit 3.
-    #[error("{0} is down: `lab-runner class restart {0}` first")]
     LearnerDown(String),
     /// Another command is changing the class. Exit 2.
-    #[error("{}", locked_message(.dir, .holder.as_deref()))]
     Locked {
         /// The class directory.
         dir: PathBuf,
@@ -136,18 +121,12 @@ pub enum Error {
         holder: Option<Box<record::Holder>>,
     },
     /// A class recorded by an older lab-runner still runs. Exit 2.
-    #[error(
-        "the class in {0} was started by an older lab-runner and still runs: `lab-runner class down --state-dir {0}`, then up again"
-    )]
     OlderClassRunning(PathBuf),
     /// No class was ever started from this directory. Exit 3.
-    #[error("no class in {0}: start one with `lab-runner class up --state-dir {0}`")]
     NoClass(PathBuf),
     /// The lab could not be found or is invalid. Exit 2.
-    #[error(transparent)]
     Lab(#[from] lab::loader::Error),
     /// A learner's simulator could not be started or stopped. Exit: the simulator's code.
-    #[error("{learner}: {source}")]
     Sim {
         /// The learner.
         learner: String,
@@ -155,7 +134,6 @@ pub enum Error {
         source: Box<sim_lifecycle::Error>,
     },
     /// The lab could not be started or reset on a learner's cluster. Exit: the engine's code.
-    #[error("{learner}: {source}")]
     Engine {
         /// The learner.
         learner: String,
@@ -163,34 +141,24 @@ pub enum Error {
         source: Box<engine::Error>,
     },
     /// A class file could not be read or written. Exit 2.
-    #[error("{path}: {message}")]
     File {
         /// The file.
         path: PathBuf,
-        /// What went wrong.
-        message: String,
+        /// What went wrong: the operating system's or the parser's words, named by kind.
+        reason: Message,
     },
     /// Ctrl-C during `class up`; the learners it had started were stopped. Exit 2.
-    #[error(
-        "class up interrupted: stopped {stopped} learner(s) it had started; the class record keeps the rest"
-    )]
     Interrupted {
         /// How many were stopped.
         stopped: usize,
     },
     /// The board could not be served. Exit: the board's code.
-    #[error(transparent)]
     Board(#[from] board::Error),
     /// `class report` failed. Exit: the report's code.
-    #[error(transparent)]
     Report(#[from] report::Error),
     /// The class has no lab to grade and none was named. Exit 2.
-    #[error(
-        "the class in {0} has no lab yet: `lab-runner class start LAB --state-dir {0}`, or name one with --lab"
-    )]
     NoLab(PathBuf),
     /// The async runtime could not start. Exit 3.
-    #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
 }
 
@@ -210,43 +178,98 @@ pub enum Recorded {
 }
 
 impl Recorded {
-    /// Why the class keeps it.
-    fn why_kept(self) -> &'static str {
+    /// The flag.
+    fn flag(self) -> &'static str {
         match self {
-            Recorded::Listen => "which its learners' kubeconfigs name",
-            Recorded::TlsSan => "which its learners' certificates and kubeconfigs carry",
-            Recorded::Processes => "which stays the class's until `class down --purge` ends it",
-            Recorded::Seed | Recorded::Variant => {
-                "from which its learners' variants were chosen (`class start LAB` takes --seed or --variant for the next lab)"
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for Recorded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
             Recorded::Listen => "--listen",
             Recorded::TlsSan => "--tls-san",
             Recorded::Processes => "--processes",
             Recorded::Seed => "--seed",
             Recorded::Variant => "--variant",
-        })
+        }
+    }
+
+    /// Why the class keeps it.
+    fn why_kept(self) -> Message {
+        match self {
+            Recorded::Listen => msg!("class-kept-listen"),
+            Recorded::TlsSan => msg!("class-kept-tls-san"),
+            Recorded::Processes => msg!("class-kept-processes"),
+            Recorded::Seed | Recorded::Variant => msg!("class-kept-variants"),
+        }
     }
 }
 
-fn locked_message(dir: &Path, holder: Option<&record::Holder>) -> String {
-    match holder {
-        Some(holder) => format!(
-            "{} is in use by `{}` (pid {}, since {}): wait for it to finish, or stop that process",
-            dir.display(),
-            holder.command,
-            holder.pid,
-            holder.since
-        ),
-        None => format!("{} is in use by another lab-runner class command", dir.display()),
+impl Localized for Error {
+    fn message(&self) -> Message {
+        let shown = |path: &Path| path.display().to_string();
+        match self {
+            Error::LearnerCount(asked) => {
+                msg!("class-error-learner-count", asked = asked.to_string(), max = MAX_LEARNERS.to_string())
+            }
+            Error::NeedsLearners(dir) => msg!("class-error-needs-learners", dir = shown(dir)),
+            Error::FewerLearners { recorded, asked } => {
+                msg!("class-error-fewer-learners", asked = asked.to_string(), recorded = *recorded)
+            }
+            Error::Differs { option, asked, recorded } => msg!(
+                "class-error-differs",
+                option = option.flag(),
+                asked = asked,
+                recorded = recorded,
+                why = option.why_kept()
+            ),
+            Error::OtherLab { running, asked } => {
+                msg!("class-error-other-lab", running = running, asked = asked)
+            }
+            Error::PortRange { addr, learners } => msg!(
+                "class-error-port-range",
+                addr = addr.to_string(),
+                learners = *learners,
+                first = addr.port().to_string(),
+                last = (u32::from(addr.port()) + learners - 1).to_string()
+            ),
+            Error::NeedsTlsSan(ip) => msg!("class-error-needs-tls-san", ip = ip.to_string()),
+            Error::PortInUse { port, learner, source } => msg!(
+                "class-error-port-in-use",
+                port = port.to_string(),
+                learner = learner,
+                reason = outside::cause(source)
+            ),
+            Error::UnknownVariant { lab, variant, known } => {
+                msg!("error-unknown-variant", lab = lab, variant = format!("{variant:?}"), known = known)
+            }
+            Error::UnknownLearner { name, known } => {
+                msg!("class-error-unknown-learner", name = name, known = crate::i18n::list(known))
+            }
+            Error::NoLearnerNamed => msg!("class-error-no-learner-named"),
+            Error::LearnerDown(name) => msg!("class-error-learner-down", learner = name),
+            Error::Locked { dir, holder: Some(holder) } => msg!(
+                "class-error-locked-by",
+                dir = shown(dir),
+                command = &holder.command,
+                pid = holder.pid.to_string(),
+                since = &holder.since
+            ),
+            Error::Locked { dir, holder: None } => msg!("class-error-locked", dir = shown(dir)),
+            Error::OlderClassRunning(dir) => msg!("class-error-older-class-running", dir = shown(dir)),
+            Error::NoClass(dir) => msg!("class-error-no-class", dir = shown(dir)),
+            Error::Lab(error) => error.message(),
+            Error::Sim { learner, source } => {
+                msg!("class-error-learner", learner = learner, reason = source.message())
+            }
+            Error::Engine { learner, source } => {
+                msg!("class-error-learner", learner = learner, reason = source.message())
+            }
+            Error::File { path, reason } => msg!("error-file", path = shown(path), reason = reason),
+            Error::Interrupted { stopped } => msg!("class-error-interrupted", count = *stopped),
+            Error::Board(error) => error.message(),
+            Error::Report(error) => error.message(),
+            Error::NoLab(dir) => msg!("class-error-no-lab", dir = shown(dir)),
+            Error::Runtime(source) => msg!("class-error-runtime", reason = outside::cause(source)),
+        }
     }
 }
+english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -606,7 +629,8 @@ pub fn board(source: BoardSource, mut options: board::BoardOptions, labs: &LabSo
         let bound = listener.local_addr().map_err(board::Error::Serve)?;
         // The URL is the first line on stdout, so a script (or a test) can wait for it.
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "class board for {lab}: {}", board::url(bound, options.token.as_deref()));
+        let url = board::url(bound, options.token.as_deref());
+        let _ = writeln!(out, "{}", tr!(options.lang, "class-board-url", lab = &lab, url = url));
         let _ = out.flush();
         drop(out);
         tokio::select! {
@@ -705,9 +729,9 @@ pub fn render_status(record: &ClassRecord, lines: &[LearnerStatus], lang: Lang) 
     ]];
     for line in lines {
         let state = match line.state {
-            LearnerState::Up => "up",
-            LearnerState::Stopped => "down",
-            LearnerState::Gone => "gone",
+            LearnerState::Up => tr!(lang, "class-state-up"),
+            LearnerState::Stopped => tr!(lang, "class-state-down"),
+            LearnerState::Gone => tr!(lang, "class-state-gone"),
         };
         let started = match &line.lab {
             None => "-".to_string(),
@@ -717,7 +741,7 @@ pub fn render_status(record: &ClassRecord, lines: &[LearnerStatus], lang: Lang) 
         };
         rows.push([
             line.name.clone(),
-            state.to_string(),
+            state,
             line.endpoint.clone().unwrap_or_else(|| "-".into()),
             started,
             line.score.clone(),

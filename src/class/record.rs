@@ -251,16 +251,17 @@ pub fn read(dir: &Path) -> Result<ClassRecord> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Error::NoClass(dir.to_path_buf())),
-        Err(e) => return Err(Error::File { path, message: e.to_string() }),
+        Err(e) => return Err(Error::File { path, reason: crate::i18n::outside::cause(&e) }),
     };
-    let bad = |e: serde_json::Error| Error::File { path: path.clone(), message: e.to_string() };
+    let bad =
+        |e: serde_json::Error| Error::File { path: path.clone(), reason: crate::i18n::outside::cause(&e) };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
     match value.get("version").and_then(serde_json::Value::as_u64) {
         None => Ok(serde_json::from_value::<RecordV1>(value).map_err(bad)?.upgrade()),
         Some(v) if v == u64::from(RECORD_VERSION) => serde_json::from_value(value).map_err(bad),
         Some(v) => Err(Error::File {
             path,
-            message: format!("record version {v}, written by a newer lab-runner (this one reads 1 and 2)"),
+            reason: crate::msg!("class-error-newer-record", version = v.to_string()),
         }),
     }
 }
@@ -283,7 +284,7 @@ pub fn write(dir: &Path, record: &ClassRecord) -> Result<()> {
 /// Replaces a class file atomically, owner-only.
 pub fn write_file(path: &Path, contents: &[u8]) -> Result<()> {
     tls::write_private_file(path, contents)
-        .map_err(|e| Error::File { path: path.to_path_buf(), message: e.to_string() })
+        .map_err(|e| Error::File { path: path.to_path_buf(), reason: crate::i18n::outside::cause(&e) })
 }
 
 /// Who holds the class lock: written into `DIR/class.lock` once it is taken.
@@ -307,9 +308,10 @@ pub struct ClassLock {
 /// Takes the lock on the class directory `dir` for `command`, or says who holds it.
 pub fn lock(dir: &Path, command: &str) -> Result<ClassLock> {
     crate::sim::owner_only::create_dir(dir)
-        .map_err(|e| Error::File { path: dir.to_path_buf(), message: e.to_string() })?;
+        .map_err(|e| Error::File { path: dir.to_path_buf(), reason: crate::i18n::outside::cause(&e) })?;
     let path = dir.join(LOCK_FILE);
-    let file_error = |e: std::io::Error| Error::File { path: path.clone(), message: e.to_string() };
+    let file_error =
+        |e: std::io::Error| Error::File { path: path.clone(), reason: crate::i18n::outside::cause(&e) };
     // Opened without truncating: the holder's line stays readable until the lock is ours.
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
@@ -344,7 +346,7 @@ pub fn nest(dir: &Path, record: &mut ClassRecord) -> Result<()> {
     }
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |e: std::io::Error| Error::File { path, message: e.to_string() }
+        move |e: std::io::Error| Error::File { path, reason: crate::i18n::outside::cause(&e) }
     };
     for name in record.names() {
         let learner = dir.join(&name);

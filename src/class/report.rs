@@ -42,23 +42,20 @@ pub const REPORT_KEY: &str = "report.json";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A report file could not be read. Exit 2.
-    #[error("{path}: {reason}")]
     Unreadable {
         /// The file.
         path: PathBuf,
-        /// Why.
-        reason: String,
+        /// Why: the operating system's words, named by kind.
+        reason: crate::i18n::Message,
     },
     /// A file is not a report `check --format json` or `check --contexts … --format json` wrote. Exit 2.
-    #[error("{path}: not a lab-runner report (check --format json): {reason}")]
     NotAReport {
         /// The file.
         path: PathBuf,
-        /// The JSON error.
-        reason: String,
+        /// The JSON parser's words, quoted.
+        reason: crate::i18n::Message,
     },
     /// The reports grade different labs. Exit 2.
-    #[error("the reports grade different labs ({first} and {other}): give the files of one lab")]
     MixedLabs {
         /// The first lab seen.
         first: String,
@@ -66,12 +63,8 @@ pub enum Error {
         other: String,
     },
     /// `--job` is not `NAMESPACE/NAME`. Exit 2.
-    #[error("--job {0}: expected NAMESPACE/NAME (e.g. lab-class/grade)")]
     JobName(String),
     /// Neither the grading run nor any result of it exists. Exit 2.
-    #[error(
-        "job {namespace}/{name} not found in context {context}, nor any result of it: start a run with `kubectl -n {namespace} create job {name} --from=cronjob/grade`"
-    )]
     NoJob {
         /// Its namespace.
         namespace: String,
@@ -81,20 +74,41 @@ pub enum Error {
         context: String,
     },
     /// Reading the Job or its results failed. Exit 3.
-    #[error("reading {what}: {reason}")]
     Api {
-        /// What was read.
-        what: String,
-        /// Why it failed, on one line.
-        reason: String,
+        /// What was being done.
+        what: crate::i18n::Message,
+        /// Why it failed.
+        reason: crate::i18n::Message,
     },
     /// Connecting to the cluster holding the Job failed. Exit: the engine's code.
-    #[error(transparent)]
     Engine(#[from] Box<engine::Error>),
     /// No report file was given and nothing else to read. Exit 2.
-    #[error("no report: give --state-dir DIR, report files, or --job NAMESPACE/NAME")]
     Nothing,
 }
+
+impl crate::i18n::Localized for Error {
+    fn message(&self) -> crate::i18n::Message {
+        use crate::msg;
+        let shown = |path: &std::path::Path| path.display().to_string();
+        match self {
+            Error::Unreadable { path, reason } => msg!("error-file", path = shown(path), reason = reason),
+            Error::NotAReport { path, reason } => {
+                msg!("class-report-error-not-a-report", path = shown(path), reason = reason)
+            }
+            Error::MixedLabs { first, other } => {
+                msg!("class-report-error-mixed-labs", first = first, other = other)
+            }
+            Error::JobName(given) => msg!("class-report-error-job-name", given = given),
+            Error::NoJob { namespace, name, context } => {
+                msg!("class-report-error-no-job", namespace = namespace, name = name, context = context)
+            }
+            Error::Api { what, reason } => msg!("error-api", action = what, reason = reason),
+            Error::Engine(error) => error.message(),
+            Error::Nothing => msg!("class-report-error-nothing"),
+        }
+    }
+}
+crate::english_display!(Error);
 
 /// `Result` with this module's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -178,9 +192,11 @@ pub fn from_files(paths: &[PathBuf], lab: Option<&str>) -> Result<ClassReport> {
     let mut labs: Vec<String> = lab.map(str::to_string).into_iter().collect();
     for path in paths {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Unreadable { path: path.clone(), reason: e.to_string() })?;
-        let file: ReportFile = serde_json::from_str(&text)
-            .map_err(|e| Error::NotAReport { path: path.clone(), reason: e.to_string() })?;
+            .map_err(|e| Error::Unreadable { path: path.clone(), reason: crate::i18n::outside::cause(&e) })?;
+        let file: ReportFile = serde_json::from_str(&text).map_err(|e| Error::NotAReport {
+            path: path.clone(),
+            reason: crate::i18n::outside::quoted(e.to_string()),
+        })?;
         match file {
             ReportFile::Learner(report) => {
                 labs.push(report.lab.clone());
@@ -224,15 +240,19 @@ pub async fn from_job(
     lab: Option<&str>,
     lang: Lang,
 ) -> Result<ClassReport> {
-    let api_error =
-        |what: String| move |e: kube::Error| Error::Api { what, reason: engine::cluster::one_line(&e) };
+    let api_error = |what: crate::i18n::Message| {
+        move |e: kube::Error| Error::Api { what, reason: engine::cluster::reason(&e) }
+    };
     let jobs: kube::Api<Job> = kube::Api::namespaced(cluster.client.clone(), namespace);
-    let job = jobs.get_opt(name).await.map_err(api_error(format!("job {namespace}/{name}")))?;
+    let job = jobs
+        .get_opt(name)
+        .await
+        .map_err(api_error(crate::msg!("action-read", object = format!("Job {namespace}/{name}"))))?;
     let config_maps: kube::Api<ConfigMap> = kube::Api::namespaced(cluster.client.clone(), namespace);
     let results = config_maps
         .list(&kube::api::ListParams::default().labels(&format!("{JOB_LABEL}={name}")))
         .await
-        .map_err(api_error(format!("the results of job {namespace}/{name}")))?;
+        .map_err(api_error(crate::msg!("action-read-job-results", job = format!("{namespace}/{name}"))))?;
     let recorded_size = results
         .items
         .iter()

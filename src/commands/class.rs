@@ -8,7 +8,9 @@ use crate::{
         self as classroom, BoardSource, UpOptions, board::BoardOptions, lifecycle::StartLabOptions,
         report as class_report,
     },
-    engine, exit, report,
+    engine, exit,
+    i18n::Localized as _,
+    report,
     session::Session,
 };
 
@@ -135,7 +137,12 @@ pub fn run(session: &Session, options: Options) -> Result<u8> {
     print(&summary.render(lang))?;
     let mut err = std::io::stderr().lock();
     for (learner, error) in summary.failures() {
-        writeln!(err, "error: {learner}: {error}")?;
+        // A simulator's or the engine's error names its learner already.
+        let message = match error {
+            classroom::Error::Sim { .. } | classroom::Error::Engine { .. } => error.message(),
+            _ => crate::msg!("class-error-learner", learner = learner, reason = error.message()),
+        };
+        write!(err, "{}", crate::tr!(lang, "error-line", message = message) + "\n")?;
     }
     Ok(summary.exit_code())
 }

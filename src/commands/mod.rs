@@ -121,8 +121,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// The error's one line in `lang`: a catalog message for every error but the class's, which
-    /// are its own text.
+    /// The error's one line in `lang`: a catalog message.
     pub fn message(&self, lang: Lang) -> String {
         use crate::i18n::{Localized, outside};
         match self {
@@ -143,7 +142,7 @@ impl Error {
             Error::Sim(error) => error.message().render(lang),
             Error::Report(error) => tr!(lang, "error-report", reason = outside::quoted(error.to_string())),
             Error::Output(error) => tr!(lang, "error-output", reason = outside::cause(error)),
-            Error::Class(error) => error.to_string(),
+            Error::Class(error) => error.message().render(lang),
         }
     }
 

@@ -432,7 +432,7 @@ mod tests {
             msg!("check-answer-right", answer = "gpu-1"),
             msg!("check-attempts-of", used = 1, limit = 3),
             msg!("check-answer-wrong", answer = "gpu-2"),
-            msg!("check-no-answer-choices", lab = "l", task = "t", values = "`a`, `b`"),
+            msg!("check-no-answer-choices", lab = "l", task = "t", word = "VALUE", values = "`a`, `b`"),
             msg!("grade-fact-not-captured", fact = "affectedNode"),
             // A line grading might add one day, possibly naming a value: replaced, not passed on.
             msg!("status-desired"),

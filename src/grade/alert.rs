@@ -675,7 +675,7 @@ struct States {
 }
 
 /// One alerting rule against every synthetic state.
-fn judge_rule(states: &States, who: &str, alert: &str, rule: &Value) -> RuleVerdict {
+fn judge_rule(states: &States, who: &Message, alert: &str, rule: &Value) -> RuleVerdict {
     let expr = rule.get("expr").and_then(Value::as_str).unwrap_or("");
     let for_text = rule.get("for").and_then(Value::as_str).unwrap_or("0s");
     let for_ok = prometheus_duration(for_text).is_some_and(|d| d >= states.min_for.0);

@@ -32,11 +32,11 @@ pub enum Error {
     /// A kind the check needs was not observed.
     NotObserved(String),
     /// The object the check looks at does not exist.
-    Missing(String),
+    Missing(Message),
     /// The DaemonSet's template cannot be hashed.
-    Hash(String),
+    Hash(Message),
     /// An observed object the check reads does not decode as its kind (the object, why).
-    Unreadable(String, String),
+    Unreadable(Message, String),
 }
 
 impl Localized for Error {
@@ -116,8 +116,8 @@ pub struct RolloutRow {
 /// The per-node rollout analysis of one DaemonSet.
 #[derive(Debug, Clone)]
 pub struct RolloutAnalysis {
-    /// `namespace/name`.
-    pub daemon_set: String,
+    /// The DaemonSet, as evidence names it (`daemonset lab/toolkit`, `DaemonSet lab/toolkit`).
+    pub daemon_set: Message,
     /// The current template's revision hash.
     pub current_hash: String,
     /// The status counters as the server reports them.
@@ -152,7 +152,10 @@ pub fn pod_state(pod: &Pod) -> String {
 
 /// Analyses the DaemonSet `target` over the observed nodes and pods.
 pub fn analyse_rollout(observed: &Observed, target: &ObjectRef) -> Result<RolloutAnalysis> {
-    let who = format!("daemonset {}/{}", target.namespace.as_deref().unwrap_or(""), target.name);
+    let who = super::observed::describe_named(
+        "DaemonSet",
+        Some(format!("{}/{}", target.namespace.as_deref().unwrap_or(""), target.name)),
+    );
     let daemon_sets = kind(observed, "apps/v1", "DaemonSet")?;
     let ds_value = find(daemon_sets, target).ok_or_else(|| Error::Missing(who.clone()))?;
     let ds: DaemonSet = serde_json::from_value(ds_value.clone()).map_err(|_| Error::Hash(who.clone()))?;
@@ -631,12 +634,26 @@ fn quiz_verdict(check: &QuizCheck, task: &str, started: Option<Started<'_>>) -> 
         return Outcome::Error(vec![msg!("grade-not-started")]);
     };
     let Some(answer) = inventory.answers.get(task) else {
+        // The word the task's description uses for the answer (`NODE` / `ノード名`).
+        let word = match &check.placeholder {
+            Some(text) => crate::i18n::Arg::EachLanguage {
+                en: text.get(crate::session::Lang::En).to_string(),
+                ja: text.get(crate::session::Lang::Ja).to_string(),
+            },
+            None => msg!("check-answer-placeholder").into(),
+        };
         let how = match enumerated_answers(check) {
             Some(values) => {
                 let values = crate::i18n::list(values.iter().map(|v| format!("`{v}`")));
-                msg!("check-no-answer-choices", lab = inventory.lab, task = task, values = values)
+                msg!(
+                    "check-no-answer-choices",
+                    lab = inventory.lab,
+                    task = task,
+                    word = word,
+                    values = values
+                )
             }
-            None => msg!("check-no-answer", lab = inventory.lab, task = task),
+            None => msg!("check-no-answer", lab = inventory.lab, task = task, word = word),
         };
         return Outcome::Fail(vec![how]);
     };

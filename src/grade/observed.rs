@@ -124,15 +124,32 @@ pub fn selector_matches(selector: &LabelSelector, object: &Value) -> bool {
     selector.to_k8s().matches(&labels_of(object))
 }
 
-/// How evidence names an object: `node gpu-2`, `daemonset lab/toolkit`.
-pub fn describe(object: &Value) -> String {
-    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("object").to_ascii_lowercase();
+/// How evidence names an object: `node gpu-2`, `daemonset lab/toolkit` in English; in Japanese
+/// a node is ノード and any other object goes by its kind as Kubernetes writes it
+/// (`DaemonSet lab/toolkit`), as docs/glossary.md says.
+pub fn describe(object: &Value) -> Message {
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("object");
     let metadata = object.get("metadata");
     let field = |name: &str| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
-    match (field("namespace"), field("name")) {
-        (Some(namespace), Some(name)) => format!("{kind} {namespace}/{name}"),
-        (None, Some(name)) => format!("{kind} {name}"),
-        _ => format!("{kind} (unnamed)"),
+    let name = match (field("namespace"), field("name")) {
+        (Some(namespace), Some(name)) => Some(format!("{namespace}/{name}")),
+        (None, Some(name)) => Some(name.to_string()),
+        _ => None,
+    };
+    describe_named(kind, name)
+}
+
+/// How evidence names an object of `kind` named `name` (`NAMESPACE/NAME` for a namespaced one):
+/// see [`describe`].
+pub fn describe_named(kind: &str, name: Option<String>) -> Message {
+    let each = |en: String, ja: String| crate::i18n::Arg::EachLanguage { en, ja };
+    let lower = kind.to_ascii_lowercase();
+    match name {
+        Some(name) if kind == "Node" => msg!("object-node", name = name),
+        Some(name) => {
+            msg!("object-of-kind", object = each(format!("{lower} {name}"), format!("{kind} {name}")))
+        }
+        None => msg!("object-unnamed", kind = each(lower, kind.to_string())),
     }
 }
 
@@ -221,7 +238,10 @@ mod tests {
         };
         assert_eq!(describe_selector(&selector), "app=x,tier in (gpu,cpu)");
         let chosen = observed.select(&target(None, None, Some(selector))).unwrap();
-        assert_eq!(chosen.iter().map(|o| describe(o)).collect::<Vec<_>>(), ["pod a/p1"]);
+        let shown: Vec<String> =
+            chosen.iter().map(|o| describe(o).render(crate::session::Lang::En)).collect();
+        assert_eq!(shown, ["pod a/p1"]);
+        assert_eq!(describe(chosen[0]).render(crate::session::Lang::Ja), "Pod a/p1");
     }
 
     #[test]

@@ -33,8 +33,9 @@ check-not-graded = not graded
 check-held-both = held at both observations, { $apart } apart
 check-observation-first = observation 1 of 2 (at start)
 check-observation-second = observation 2 of 2 (after { $apart })
-check-no-answer = no answer yet: lab-runner answer { $lab } { $task } VALUE
-check-no-answer-choices = no answer yet: lab-runner answer { $lab } { $task } VALUE, with VALUE one of { $values }
+check-no-answer = no answer yet: lab-runner answer { $lab } { $task } { $word }
+check-no-answer-choices = no answer yet: lab-runner answer { $lab } { $task } { $word }, with { $word } one of { $values }
+check-answer-placeholder = VALUE
 
 check-stage-missing = stage { $stage } of lab { $lab } is not applied (a `reset --to-stage` stopped before it), so no task can be graded: `lab-runner reset { $lab }` applies every stage again
 check-reveal-needs-key = `check { $lab } --reveal` is for the instructor: these credentials cannot read the lab's key, and what --reveal shows would answer a quiz
@@ -476,6 +477,7 @@ loader-quiz-nothing-accepted = give `fact`, `accept` or `acceptByVariant`
 loader-quiz-unknown-variant = acceptByVariant names unknown variant { $variant }
 loader-quiz-not-a-choice = accepted answer { $value } is not one of `choices`
 loader-quiz-no-attempts = `attempts` must be at least 1
+loader-quiz-placeholder = the { $lang } description shows `lab-runner answer` with { $word }, not with the quiz's `placeholder`; `check` tells a learner who has not answered to type the placeholder
 loader-cel-no-target = give `target` (bound as `object`) or `targets` (each bound by its name)
 loader-cel-target-name = target name { $name } must be a CEL identifier (letters, digits and `_`) other than `object`, `answers`, `fact`, a reserved word or a type name
 loader-cel-error = the CEL expression does not compile: { $error }
@@ -1011,3 +1013,71 @@ labs-needs = needs: { $needs }
 labs-apply = apply: { $manifests }
 labs-wait = wait: { $wait }
 labs-stage-variant = variant { $variant }: { $manifests }
+
+## The class commands' errors (src/class/).
+class-kept-listen = which its learners' kubeconfigs name
+class-kept-tls-san = which its learners' certificates and kubeconfigs carry
+class-kept-processes = which stays the class's until `class down --purge` ends it
+class-kept-variants = from which its learners' variants were chosen (`class start LAB` takes --seed or --variant for the next lab)
+class-error-learner-count = --learners { $asked }: a class has 1 to { $max } learners
+class-error-needs-learners = no class in { $dir } yet: give --learners N to create one
+class-error-fewer-learners = --learners { $asked }: the class has { $recorded } learners and keeps every one (`class down --purge` ends the class)
+class-error-differs = { $option } { $asked }: the class was created with { $recorded }, { $why }
+class-error-other-lab = --lab { $asked }: the class runs { $running }; `lab-runner class start { $asked }` moves it to { $asked }
+class-error-port-range = --listen { $addr }: { $learners } learners need ports { $first } to { $last }, beyond 65535
+class-error-needs-tls-san = --listen { $ip }: a non-loopback address needs --tls-san NAME (the host name or IP learners reach this host by; their kubeconfigs and certificates use it)
+class-error-port-in-use = --listen: port { $port } (learner { $learner }) is in use: { $reason }
+class-error-unknown-learner = no learner { $name } in the class (learners: { $known })
+class-error-no-learner-named = name the learners (e.g. learner-03), or `all`
+class-error-learner-down = { $learner } is down: `lab-runner class restart { $learner }` first
+class-error-locked-by = { $dir } is in use by `{ $command }` (pid { $pid }, since { $since }): wait for it to finish, or stop that process
+class-error-locked = { $dir } is in use by another lab-runner class command
+class-error-older-class-running = the class in { $dir } was started by an older lab-runner and still runs: `lab-runner class down --state-dir { $dir }`, then up again
+class-error-no-class = no class in { $dir }: start one with `lab-runner class up --state-dir { $dir }`
+class-error-learner = { $learner }: { $reason }
+class-error-interrupted = class up interrupted: stopped { $count ->
+    [one] { $count } learner
+   *[other] { $count } learners
+} it had started; the class record keeps the rest
+class-error-no-lab = the class in { $dir } has no lab yet: `lab-runner class start LAB --state-dir { $dir }`, or name one with --lab
+class-error-runtime = cannot start the runtime: { $reason }
+class-error-newer-record = record version { $version }, written by a newer lab-runner (this one reads 1 and 2)
+class-board-error-bind = --listen { $addr }: cannot listen: { $reason }
+class-board-error-needs-token = --listen { $addr }: a board other hosts can reach shows every learner's work, so it needs --token (a secret of yours, or `--token generate` for one printed at start)
+class-board-error-token = cannot make a token: { $reason }
+class-board-error-no-contexts = { $path }: no context to grade
+class-board-error-serve = board server: { $reason }
+class-board-url = class board for { $lab }: { $url }
+class-report-error-not-a-report = { $path }: not a lab-runner report (check --format json): { $reason }
+class-report-error-mixed-labs = the reports grade different labs ({ $first } and { $other }): give the files of one lab
+class-report-error-job-name = --job { $given }: expected NAMESPACE/NAME (e.g. lab-class/grade)
+class-report-error-no-job = job { $namespace }/{ $name } not found in context { $context }, nor any result of it: start a run with `kubectl -n { $namespace } create job { $name } --from=cronjob/grade`
+class-report-error-nothing = no report: give --state-dir DIR, report files, or --job NAMESPACE/NAME
+class-state-up = up
+class-state-down = down
+class-state-gone = gone
+action-read-job-results = reading the results of Job { $job }
+
+## The class board's page (src/class/board/page.html); its script fills `%n` in.
+board-page-title = Class board
+board-page-learner = Learner
+board-page-score = Score
+board-page-unchanged = Unchanged for
+board-page-stalled = stalled
+board-page-stalled-title = no verdict has changed for a while
+board-page-finished = done
+board-page-evidence = Evidence
+board-page-connecting = Connecting...
+board-page-waiting = Grading every learner...
+board-page-offline = Connection lost; reconnecting...
+board-page-checked = Last checked:{" "}
+board-page-round = {" "}(update { $n })
+board-page-down = Cannot grade:
+board-page-error = Cannot grade this cluster
+board-page-english = English
+board-page-japanese = 日本語
+
+## How evidence names an object (src/grade/observed.rs `describe`).
+object-node = node { $name }
+object-of-kind = { $object }
+object-unnamed = { $kind } (unnamed)

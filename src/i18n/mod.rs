@@ -597,8 +597,13 @@ mod tests {
     }
 
     /// Messages whose Japanese is the English: a command, an identifier or a symbol only.
-    const JA_AS_IN_EN: &[&str] =
-        &["sim-status-pid", "sim-status-kubeconfig", "labs-answers", "loader-yaml-field-at"];
+    const JA_AS_IN_EN: &[&str] = &[
+        "sim-status-pid",
+        "sim-status-kubeconfig",
+        "labs-answers",
+        "loader-yaml-field-at",
+        "board-page-english",
+    ];
 
     /// The arguments that are counts (they select plural forms).
     const NUMBERS: &[&str] =

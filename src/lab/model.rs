@@ -1055,6 +1055,11 @@ pub struct QuizCheck {
     /// enumerated quiz cannot be brute-forced by answering each choice in turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u32>,
+    /// The word that stands for the answer in `lab-runner answer LAB TASK WORD`, in each language
+    /// (`{en: NODE, ja: ノード名}`), as the task's description writes it; `check` shows it to a
+    /// learner who has not answered yet (omitted: `VALUE` / `値`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<Text>,
 }
 
 /// What happens to learner objects in the lab's namespaces on reset.

@@ -52,7 +52,6 @@ const PAGE: &str = include_str!("page.html");
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The listen address is taken or not ours to bind. Exit 2.
-    #[error("--listen {addr}: {source}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
@@ -60,28 +59,42 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A board other hosts can reach needs a token. Exit 2.
-    #[error(
-        "--listen {0}: a board other hosts can reach shows every learner's work, so it needs --token (a secret of yours, or `--token generate` for one printed at start)"
-    )]
     NeedsToken(SocketAddr),
     /// No random token could be made. Exit 3.
-    #[error("cannot make a token: {0}")]
     Token(crate::sim::auth::Error),
     /// The kubeconfig names no context to grade. Exit 2.
-    #[error("{0}: no context to grade")]
     NoContexts(String),
     /// The kubeconfig could not be read. Exit 2.
-    #[error("{path}: {reason}")]
     Kubeconfig {
         /// The kubeconfig.
         path: String,
         /// Why it could not be read.
-        reason: String,
+        reason: crate::i18n::Message,
     },
     /// The server stopped with an I/O error. Exit 3.
-    #[error("board server: {0}")]
     Serve(std::io::Error),
 }
+
+impl crate::i18n::Localized for Error {
+    fn message(&self) -> crate::i18n::Message {
+        use crate::{i18n::outside, msg};
+        match self {
+            Error::Bind { addr, source } => {
+                msg!("class-board-error-bind", addr = addr.to_string(), reason = outside::cause(source))
+            }
+            Error::NeedsToken(addr) => msg!("class-board-error-needs-token", addr = addr.to_string()),
+            Error::Token(error) => {
+                msg!("class-board-error-token", reason = outside::quoted(error.to_string()))
+            }
+            Error::NoContexts(path) => msg!("class-board-error-no-contexts", path = path),
+            Error::Kubeconfig { path, reason } => {
+                msg!("class-kubeconfig-unreadable", path = path, reason = reason)
+            }
+            Error::Serve(source) => msg!("class-board-error-serve", reason = outside::cause(source)),
+        }
+    }
+}
+crate::english_display!(Error);
 
 /// What `class board` is asked.
 #[derive(Debug, Clone)]
@@ -175,7 +188,7 @@ pub fn board_contexts(kubeconfig: Option<&PathBuf>, asked: &[String]) -> Result<
         Some(path) => kube::config::Kubeconfig::read_from(path),
         None => kube::config::Kubeconfig::read(),
     }
-    .map_err(|e| Error::Kubeconfig { path: shown.clone(), reason: engine::cluster::one_line(&e) })?;
+    .map_err(|e| Error::Kubeconfig { path: shown.clone(), reason: crate::i18n::outside::cause(&e) })?;
     let contexts: Vec<String> = config.contexts.iter().map(|c| c.name.clone()).collect();
     if contexts.is_empty() {
         return Err(Error::NoContexts(shown));
@@ -313,6 +326,8 @@ struct Publisher {
     contexts: Vec<String>,
     stalled_after: Duration,
     memory: Option<PathBuf>,
+    /// The language of the lines it logs on stderr (the instructor's).
+    lang: Lang,
     outcomes: Vec<Option<Outcome>>,
     clocks: Clocks,
     round: u64,
@@ -328,6 +343,7 @@ impl Publisher {
             contexts: options.contexts.clone(),
             stalled_after: options.stalled_after,
             memory: options.memory.clone(),
+            lang: options.lang,
             outcomes: vec![None; options.contexts.len()],
             clocks,
             round: 0,
@@ -394,7 +410,7 @@ impl Publisher {
         let text =
             serde_json::to_string_pretty(&self.clocks.memory()).expect("the board's memory serializes");
         if let Err(error) = super::record::write_file(path, text.as_bytes()) {
-            eprintln!("class board: {error}");
+            eprintln!("{}", tr!(self.lang, "error-line", message = crate::i18n::Localized::message(&error)));
         }
     }
 }
@@ -471,7 +487,36 @@ fn lang_code(lang: Lang) -> &'static str {
 
 async fn page(State(state): State<AppState>, Query(query): Query<LangQuery>) -> impl IntoResponse {
     let lang = lang_code(state.lang(&query));
-    ([(header::CACHE_CONTROL, "no-store")], Html(PAGE.replace("__LANG__", lang)))
+    ([(header::CACHE_CONTROL, "no-store")], Html(page_html(lang)))
+}
+
+/// The page in the language `lang` (its `<html lang>`), with its words in both languages.
+fn page_html(lang: &str) -> String {
+    let texts = serde_json::json!({"en": page_texts(Lang::En), "ja": page_texts(Lang::Ja)});
+    PAGE.replace("__LANG__", lang).replace("__TEXTS__", &texts.to_string())
+}
+
+/// The page's own words in `lang`, by the key its script looks them up with.
+fn page_texts(lang: Lang) -> serde_json::Value {
+    serde_json::json!({
+        "title": tr!(lang, "board-page-title"),
+        "learner": tr!(lang, "board-page-learner"),
+        "score": tr!(lang, "board-page-score"),
+        "unchanged": tr!(lang, "board-page-unchanged"),
+        "stalled": tr!(lang, "board-page-stalled"),
+        "stalledTitle": tr!(lang, "board-page-stalled-title"),
+        "finished": tr!(lang, "board-page-finished"),
+        "evidence": tr!(lang, "board-page-evidence"),
+        "connecting": tr!(lang, "board-page-connecting"),
+        "waiting": tr!(lang, "board-page-waiting"),
+        "offline": tr!(lang, "board-page-offline"),
+        "checked": tr!(lang, "board-page-checked"),
+        "round": tr!(lang, "board-page-round", n = "%n"),
+        "down": tr!(lang, "board-page-down"),
+        "error": tr!(lang, "board-page-error"),
+        "english": tr!(lang, "board-page-english"),
+        "japanese": tr!(lang, "board-page-japanese"),
+    })
 }
 
 async fn report_json(State(state): State<AppState>, Query(query): Query<LangQuery>) -> impl IntoResponse {
@@ -566,10 +611,23 @@ mod tests {
         for needle in ["http://", "https://", "src=\"//", "href=\"//"] {
             assert!(!PAGE.contains(needle), "the page must work offline; it names {needle}");
         }
-        assert!(PAGE.contains("__LANG__"));
-        for key in ["title", "learner", "stalled", "evidence", "offline", "down"] {
-            assert_eq!(PAGE.matches(&format!("\"{key}\": \"")).count(), 2, "{key} in both en and ja");
+        assert!(PAGE.contains("__LANG__") && PAGE.contains("__TEXTS__"));
+        // Every word the script looks up is among the texts, in both languages.
+        let page = page_html("ja");
+        let texts: serde_json::Value = {
+            let start = page.find("const TEXTS = ").unwrap() + "const TEXTS = ".len();
+            let end = start + page[start..].find(";\n").unwrap();
+            serde_json::from_str(&page[start..end]).unwrap()
+        };
+        let looked_up = regex::Regex::new(r#"\bt\("([A-Za-z]+)"\)"#).unwrap();
+        let keys: Vec<&str> = looked_up.captures_iter(PAGE).map(|c| c.get(1).unwrap().as_str()).collect();
+        assert!(keys.len() > 10, "{keys:?}");
+        for key in keys {
+            for lang in ["en", "ja"] {
+                assert!(texts[lang][key].as_str().is_some_and(|t| !t.is_empty()), "{key} in {lang}");
+            }
         }
+        assert_eq!(texts["ja"]["round"], "（%n 回目の更新）");
     }
 
     fn options(contexts: &[&str]) -> BoardOptions {

@@ -602,6 +602,9 @@ impl Checker<'_> {
                     if q.attempts == Some(0) {
                         complain(self, msg!("loader-quiz-no-attempts"));
                     }
+                    for (lang, word) in quiz_placeholder_mismatches(lab, task, q) {
+                        complain(self, msg!("loader-quiz-placeholder", lang = lang, word = word));
+                    }
                 }
                 Expectation::Cel(c) => {
                     if c.target.is_none() && c.targets.is_empty() {
@@ -644,4 +647,69 @@ enum Visit {
     New,
     OnPath,
     Done,
+}
+
+/// The languages whose description of `task` shows `lab-runner answer LAB TASK WORD` with a WORD
+/// other than the quiz's `placeholder` in that language (what `check` tells a learner to type
+/// must be what the description says), each with the word the description writes.
+fn quiz_placeholder_mismatches(
+    lab: &Lab,
+    task: &crate::lab::model::Task,
+    quiz: &crate::lab::model::QuizCheck,
+) -> Vec<(&'static str, String)> {
+    let Some(placeholder) = &quiz.placeholder else { return Vec::new() };
+    let command = format!("lab-runner answer {} {} ", lab.id.value, task.id.value);
+    let mut found = Vec::new();
+    for (lang, description, wanted) in
+        [("en", &task.description.en, &placeholder.en), ("ja", &task.description.ja, &placeholder.ja)]
+    {
+        for (at, _) in description.match_indices(&command) {
+            let word: String = description[at + command.len()..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '`')
+                .collect();
+            if word != *wanted {
+                found.push((lang, word));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::model::{Expectation, Lab};
+
+    /// What lint says of a quiz whose placeholder is `placeholder` and whose descriptions say
+    /// `en` and `ja`.
+    fn mismatches(placeholder: &str, en: &str, ja: &str) -> Vec<(&'static str, String)> {
+        let lab: Lab = serde_saphyr::from_str(&format!(
+            "apiVersion: lab-runner.io/v1\nid: l\ntitle: {{en: t}}\nbriefing: {{en: b}}\nstages: []\ntasks:\n\
+             - {{id: q, kind: quiz, title: {{en: q}}, points: 1, description: {{en: \"{en}\", ja: \"{ja}\"}},\n\
+                expect: [{{quiz: {{accept: [x]{placeholder}}}}}]}}\n"
+        ))
+        .unwrap();
+        let task = &lab.tasks[0];
+        let Expectation::Quiz(quiz) = &task.expect[0] else { panic!("a quiz") };
+        quiz_placeholder_mismatches(&lab, task, quiz)
+    }
+
+    #[test]
+    fn a_quiz_placeholder_must_be_the_word_its_description_uses() {
+        let declared = ", placeholder: {en: NODE, ja: ノード名}";
+        let (en, ja) = (
+            "Answer with `lab-runner answer l q NODE`.",
+            "`lab-runner answer l q ノード名` で答えてください。",
+        );
+        assert_eq!(mismatches(declared, en, ja), []);
+        let ja_other = "`lab-runner answer l q 名前` で答えてください。";
+        assert_eq!(mismatches(declared, en, ja_other), [("ja", "名前".to_string())]);
+        assert_eq!(
+            mismatches(declared, "Answer with `lab-runner answer l q VALUE`.", ja),
+            [("en", "VALUE".to_string())]
+        );
+        // Without a placeholder there is nothing to compare.
+        assert_eq!(mismatches("", en, ja_other), []);
+    }
 }
