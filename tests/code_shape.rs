@@ -5,9 +5,11 @@
 //! `fn` keyword to its closing brace, so comments, blank lines and nested closures count as a
 //! reader sees them. A long function is split where a reader would name the parts.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use syn::visit::{self, Visit};
+
+use crate::support::tree::files;
 
 /// The longest a function may be, in lines.
 const LIMIT: usize = 150;
@@ -63,26 +65,11 @@ fn measure(source: &str) -> syn::Result<Vec<Measured>> {
 
 /// The `.rs` files of the crates' sources: `src/` and each `crates/*/src/`.
 fn sources() -> Vec<PathBuf> {
-    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                found.push(path);
-            }
-        }
-    }
     let mut roots = vec![PathBuf::from("src")];
     if let Ok(crates) = std::fs::read_dir("crates") {
         roots.extend(crates.map(|entry| entry.unwrap().path().join("src")).filter(|src| src.is_dir()));
     }
-    let mut found = Vec::new();
-    for root in roots {
-        walk(&root, &mut found);
-    }
-    found.sort();
-    found
+    roots.iter().flat_map(|root| files(root, &[".rs"])).collect()
 }
 
 #[test]

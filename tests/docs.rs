@@ -20,23 +20,12 @@ use std::{
     time::Duration,
 };
 
-use crate::support::{binary::lab_runner, kubectl};
+use crate::support::{binary::lab_runner, kubectl, tree::files};
 
 /// README.md and every Markdown file under docs/.
 fn documents() -> Vec<PathBuf> {
-    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                found.push(path);
-            }
-        }
-    }
     let mut found = vec![PathBuf::from("README.md")];
-    walk(Path::new("docs"), &mut found);
-    found.sort();
+    found.extend(files(Path::new("docs"), &[".md"]));
     found
 }
 
@@ -412,24 +401,9 @@ fn outside_notes() -> Vec<String> {
 
 #[test]
 fn the_repository_cites_no_notes_from_outside_it() {
-    fn walk(path: &Path, found: &mut Vec<PathBuf>) {
-        if path.is_dir() {
-            if path.file_name().is_some_and(|name| name == "target") {
-                return;
-            }
-            for entry in std::fs::read_dir(path).unwrap() {
-                walk(&entry.unwrap().path(), found);
-            }
-        } else {
-            found.push(path.to_path_buf());
-        }
-    }
-    let mut files = Vec::new();
-    for root in ["src", "crates", "tests", "docs", "scripts", "deploy", ".ci", "README.md", "Cargo.toml"] {
-        if Path::new(root).exists() {
-            walk(Path::new(root), &mut files);
-        }
-    }
+    let roots = ["src", "crates", "tests", "docs", "scripts", "deploy", ".ci", "README.md", "Cargo.toml"];
+    let files: Vec<PathBuf> =
+        roots.iter().map(Path::new).filter(|root| root.exists()).flat_map(|root| files(root, &[])).collect();
     assert!(files.iter().any(|f| f.ends_with("crates/k8s/src/daemon.rs")), "walked {} files", files.len());
     let names = outside_notes();
     let mut citations = Vec::new();
