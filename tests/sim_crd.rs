@@ -459,3 +459,45 @@ fn kubectl_prints_upstreams_error_for_an_invalid_custom_resource() {
         String::from_utf8_lossy(&read.stderr)
     );
 }
+
+/// A merge or JSON patch that changes a custom resource's `kind` or `apiVersion` reaches
+/// validation with the changed value, and apiextensions' `ValidateTypeMeta` refuses it first
+/// (`customresource/validator.go`); server-side apply is refused by the field manager's
+/// version check (`versioncheck.go`).
+#[tokio::test]
+async fn a_patch_that_changes_a_custom_resources_kind_is_refused() {
+    let sim = with_widgets().await;
+    let created = widget("w", json!({"replicas": 1}));
+    assert_eq!(call(&sim, "POST", WIDGETS, "application/json", created).await.0, 201);
+    let uri = format!("{WIDGETS}/w");
+    for (content_type, body, message) in [
+        (
+            "application/merge-patch+json",
+            json!({"kind": "Bogus", "spec": {"replicas": 2}}),
+            r#"Widget.lab.example.com "w" is invalid: kind: Invalid value: "Bogus": must be Widget"#,
+        ),
+        (
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/apiVersion", "value": "lab.example.com/v9"},
+                   {"op": "replace", "path": "/spec/replicas", "value": 2}]),
+            r#"Widget.lab.example.com "w" is invalid: apiVersion: Invalid value: "lab.example.com/v9": must be lab.example.com/v1"#,
+        ),
+    ] {
+        let (code, status) = call(&sim, "PATCH", &uri, content_type, body).await;
+        assert_eq!((code, status["message"].as_str().unwrap_or_default()), (422, message), "{content_type}");
+    }
+    let apply = json!({"apiVersion": "lab.example.com/v1", "kind": "Gadget", "metadata": {"name": "w"},
+                       "spec": {"replicas": 2}});
+    let (code, status) =
+        call(&sim, "PATCH", &format!("{uri}?fieldManager=t"), "application/apply-patch+yaml", apply).await;
+    assert_eq!(
+        (code, status["message"].as_str().unwrap_or_default()),
+        (400, "invalid object type: lab.example.com/v1, Kind=Gadget")
+    );
+    let (_, stored) = call(&sim, "GET", &uri, "application/json", Value::Null).await;
+    assert_eq!(
+        (&stored["kind"], &stored["spec"]["replicas"]),
+        (&json!("Widget"), &json!(1)),
+        "nothing stored"
+    );
+}

@@ -17,6 +17,8 @@ const QUOTAS: &str = "/api/v1/namespaces/default/resourcequotas";
 const PODS: &str = "/api/v1/namespaces/default/pods";
 const STATEFULSETS: &str = "/apis/apps/v1/namespaces/default/statefulsets";
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+const REPLICASETS: &str = "/apis/apps/v1/namespaces/default/replicasets";
+const DAEMONSETS: &str = "/apis/apps/v1/namespaces/default/daemonsets";
 const JOBS: &str = "/apis/batch/v1/namespaces/default/jobs";
 const CRONJOBS: &str = "/apis/batch/v1/namespaces/default/cronjobs";
 
@@ -310,8 +312,20 @@ async fn workloads_refused_as_upstream() {
             "Deployment.apps \"d\" is invalid: spec.progressDeadlineSeconds: Invalid value: 0: must be greater than minReadySeconds",
         ),
     ];
+    cases.extend(statefulset_cases());
+    cases.extend(template_label_cases());
     created(&sim, STATEFULSETS, statefulset("web", json!({"replicas": 2}))).await;
     let web = format!("{STATEFULSETS}/web");
+    cases.push(Case {
+        name: "ValidateStatefulSetUpdate: serviceName may not change",
+        method: "PATCH",
+        uri: web.clone(),
+        content_type: MERGE,
+        body: json!({"spec": {"serviceName": "other"}}),
+        code: 422,
+        message: "StatefulSet.apps \"web\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden".into(),
+        after: After::Unchanged(web.clone(), "/spec/serviceName", json!("web")),
+    });
     for field in ["replicas", "minReadySeconds"] {
         let mut patch = json!({"spec": {}});
         patch["spec"][field] = json!(-1);
@@ -339,6 +353,65 @@ async fn workloads_refused_as_upstream() {
         after: After::Unchanged(web.clone(), "/spec/replicas", json!(2)),
     });
     check(&sim, cases).await;
+}
+
+/// apps `TestValidateStatefulSet` (v1.33): "invalid revisionHistoryLimit" (kubernetes/kubernetes#129017),
+/// "invalid podManagementPolicy" and "invalid update strategy" (`Invalid value`, upstream's own
+/// sentence), and a name that is not a DNS label (`ValidateStatefulSetName`, kubernetes/kubernetes#114172).
+fn statefulset_cases() -> Vec<Case> {
+    vec![
+        Case::create(
+            "negative revisionHistoryLimit",
+            STATEFULSETS,
+            statefulset("web-bad", json!({"revisionHistoryLimit": -1})),
+            format!(
+                "StatefulSet.apps \"web-bad\" is invalid: spec.revisionHistoryLimit: Invalid value: -1: {NEGATIVE}"
+            ),
+        ),
+        Case::create(
+            "invalid podManagementPolicy",
+            STATEFULSETS,
+            statefulset("web-bad", json!({"podManagementPolicy": "Bogus"})),
+            "StatefulSet.apps \"web-bad\" is invalid: spec.podManagementPolicy: Invalid value: \"Bogus\": must be 'OrderedReady' or 'Parallel'",
+        ),
+        Case::create(
+            "invalid update strategy",
+            STATEFULSETS,
+            statefulset("web-bad", json!({"updateStrategy": {"type": "Bogus"}})),
+            "StatefulSet.apps \"web-bad\" is invalid: spec.updateStrategy: Invalid value: apps.StatefulSetUpdateStrategy{Type:\"Bogus\", RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}: must be 'RollingUpdate' or 'OnDelete'",
+        ),
+        Case::create(
+            "a name that is a subdomain, not a label",
+            STATEFULSETS,
+            statefulset("web.bad", json!({})),
+            "StatefulSet.apps \"web.bad\" is invalid: metadata.name: Invalid value: \"web.bad\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        ),
+    ]
+}
+
+/// The selector must select the template's labels, for every workload as for a Job (apps
+/// `TestValidateDeployment`, `TestValidateReplicaSet`, `TestValidateDaemonSet`,
+/// `TestValidateStatefulSet`: "selector_doesnt_match").
+fn template_label_cases() -> Vec<Case> {
+    let mismatched = |name: &str, drop_service: bool| {
+        let mut object = statefulset(name, json!({}));
+        object["spec"]["template"]["metadata"]["labels"] = json!({"app": "other"});
+        if drop_service {
+            object["spec"].as_object_mut().unwrap().remove("serviceName");
+        }
+        object
+    };
+    let message = |kind: &str, name: &str| {
+        format!(
+            "{kind}.apps \"{name}\" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{{\"app\":\"other\"}}: `selector` does not match template `labels`"
+        )
+    };
+    vec![
+        Case::create("Deployment", DEPLOYMENTS, mismatched("d", true), message("Deployment", "d")),
+        Case::create("ReplicaSet", REPLICASETS, mismatched("r", true), message("ReplicaSet", "r")),
+        Case::create("DaemonSet", DAEMONSETS, mismatched("ds", true), message("DaemonSet", "ds")),
+        Case::create("StatefulSet", STATEFULSETS, mismatched("s", false), message("StatefulSet", "s")),
+    ]
 }
 
 /// batch `TestValidateCronJob` (negative history limits and starting deadline, a name over 52
@@ -464,6 +537,67 @@ async fn pod_patches_and_renames_refused_as_upstream() {
     check(&sim, cases).await;
     let (code, _) = call(&sim, "GET", &format!("{CONFIGMAPS}/other"), JSON, "").await;
     assert_eq!(code, 404);
+}
+
+/// A patch that changes the object's type (issue #29). Merge and JSON patches: the patched JSON
+/// is decoded into the URL's type, which fails for a kind the scheme does not know or cannot
+/// convert (`endpoints/handlers/patch.go` `jsonPatcher.applyPatchToCurrentObject`: 422 with the
+/// patched JSON as the `patch` field's value). Apply: the field manager's version check
+/// (`versioncheck.go`, 400). A strategic merge patch's result is converted with
+/// `FromUnstructured`, which ignores the type fields: the kind stays the URL's, as upstream.
+#[tokio::test]
+async fn patches_that_change_the_kind_refused_as_upstream() {
+    let sim = Harness::start();
+    let target = format!("{CONFIGMAPS}/target");
+    created(&sim, CONFIGMAPS, config_map("target", json!({"k": "v"}), json!(null))).await;
+    let cases = [
+        (
+            MERGE,
+            json!({"kind": "Bogus", "data": {"k": "w"}}),
+            r#"no kind "Bogus" is registered for version "v1" in scheme "pkg/api/legacyscheme/scheme.go:30""#,
+            r#""kind":"Bogus""#,
+        ),
+        (
+            MERGE,
+            json!({"apiVersion": "apps/v1", "data": {"k": "w"}}),
+            r#"no kind "ConfigMap" is registered for version "apps/v1" in scheme "pkg/api/legacyscheme/scheme.go:30""#,
+            r#""apiVersion":"apps/v1""#,
+        ),
+        (
+            JSON_PATCH,
+            json!([{"op": "replace", "path": "/kind", "value": "Secret"}]),
+            "converting (v1.Secret) to (core.ConfigMap): unknown conversion",
+            r#""kind":"Secret""#,
+        ),
+    ];
+    for (content_type, body, error, patched) in cases {
+        let (code, status) = call(&sim, "PATCH", &target, content_type, body.to_string()).await;
+        assert_eq!(code, 422, "{body}: {status}");
+        let message = status["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(r#" "" is invalid: patch: Invalid value: "{"#), "{message}");
+        assert!(message.ends_with(&format!("}}\": {error}")), "{message}");
+        let cause = &status["details"]["causes"][0];
+        assert_eq!((&cause["field"], &cause["reason"]), (&json!("patch"), &json!("FieldValueInvalid")));
+        // The value is the patched object as Go marshals it (keys sorted, the change in place).
+        assert!(
+            cause["message"].as_str().unwrap_or_default().contains(&patched.replace('"', r#"\""#)),
+            "{cause}"
+        );
+        let (_, stored) = call(&sim, "GET", &target, JSON, "").await;
+        assert_eq!((&stored["kind"], &stored["data"]["k"]), (&json!("ConfigMap"), &json!("v")), "{body}");
+    }
+    let apply =
+        json!({"apiVersion": "v1", "kind": "Bogus", "metadata": {"name": "target"}, "data": {"k": "w"}});
+    let uri = format!("{target}?fieldManager=t");
+    let (code, status) = call(&sim, "PATCH", &uri, "application/apply-patch+yaml", apply.to_string()).await;
+    assert_eq!((code, &status["message"]), (400, &json!("invalid object type: /v1, Kind=Bogus")));
+    // Removing `kind` is no change: the decoder fills it from the URL's type.
+    let (code, _) = call(&sim, "PATCH", &target, JSON_PATCH, r#"[{"op": "remove", "path": "/kind"}]"#).await;
+    assert_eq!(code, 200);
+    let strategic = json!({"kind": "Bogus", "data": {"k": "s"}});
+    let (code, patched) =
+        call(&sim, "PATCH", &target, "application/strategic-merge-patch+json", strategic.to_string()).await;
+    assert_eq!((code, &patched["kind"], &patched["data"]["k"]), (200, &json!("ConfigMap"), &json!("s")));
 }
 
 /// Upstream's limits on what is stored and what is answered: an object over etcd's 1.5 MiB

@@ -45,7 +45,7 @@ mod claims;
 pub mod db;
 mod history;
 
-pub use claims::CLAIMED_TYPES;
+pub use claims::claimed_by_selector;
 pub use history::{DEFAULT_WINDOW, Event, EventType};
 
 /// Errors from store operations; each maps to one upstream `Status`.
@@ -416,6 +416,9 @@ const COMPACT_EVERY: usize = 10_000;
 #[derive(Debug)]
 pub struct Store {
     inner: Mutex<Inner>,
+    /// The health checks' own connection to the database file (`None` in memory): [`Store::ping`]
+    /// never waits on a write in progress.
+    probe: Option<Mutex<db::Probe>>,
     clock: Clock,
     /// Where the latency of each database write is recorded, if anywhere.
     metrics: Option<Arc<crate::metrics::Metrics>>,
@@ -424,7 +427,9 @@ pub struct Store {
 impl Store {
     /// Opens (or creates) the state database at `path` and loads the current objects.
     pub fn open(path: &Path) -> Result<Store> {
-        Store::from_db(db::Db::open(path)?)
+        let mut store = Store::from_db(db::Db::open(path)?)?;
+        store.probe = Some(Mutex::new(db::Db::probe(path)?));
+        Ok(store)
     }
 
     /// A store that keeps nothing on disk (tests, benchmarks).
@@ -471,6 +476,7 @@ impl Store {
                 history: history::History::new(DEFAULT_WINDOW),
                 writes_since_compaction: 0,
             }),
+            probe: None,
             clock: Clock::real(),
             metrics: None,
         })
@@ -576,7 +582,7 @@ impl Store {
 
     /// The objects of `group_resource` in `namespace` that the controller with `uid` can claim:
     /// those it controls and those no controller owns, in name order, without scanning the
-    /// namespace. `None` for a type not in [`CLAIMED_TYPES`] (list and filter those instead).
+    /// namespace. `None` for a type not [`claimed_by_selector`] (list and filter those instead).
     pub fn claimable(&self, group_resource: &str, namespace: &str, uid: &str) -> Option<Vec<Arc<Stored>>> {
         let inner = self.lock();
         let names = inner.owners.claimable(group_resource, namespace, uid)?;
@@ -614,9 +620,17 @@ impl Store {
     }
 
     /// Asks the database for its newest revision: what the `etcd` health checks ask of the
-    /// store (upstream's check reads from etcd).
+    /// store (upstream's check reads from etcd). A store on disk asks on its probe connection,
+    /// so the answer does not wait for a write that holds the store (a long patch, a burst of
+    /// writes); a store in memory has one connection and asks it between writes.
     pub fn ping(&self) -> Result<()> {
-        self.lock().db.max_revision().map(|_| ()).map_err(Error::from)
+        match &self.probe {
+            Some(probe) => {
+                let probe = probe.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                probe.max_revision().map(|_| ()).map_err(Error::from)
+            }
+            None => self.lock().db.max_revision().map(|_| ()).map_err(Error::from),
+        }
     }
 
     /// The oldest resourceVersion a watch can start from without 410.

@@ -496,7 +496,10 @@ impl Controllers {
         }
     }
 
-    /// Marks what a change makes dirty (the informers' event handlers).
+    /// Marks what a change makes dirty (the informers' event handlers): which controllers an
+    /// event wakes. Per kind, outside `kinds::BUILT_IN` on purpose: the
+    /// controllers sit above the store and the kinds, and a kind's row must not point up at its
+    /// controller (docs/simulator.md, "Adding a kind").
     fn route(&mut self, event: &store::Event) {
         self.stats.events_seen += 1;
         self.quotas.observe(event);

@@ -183,6 +183,29 @@ pub trait Strategy: Sync {
         &printer::DEFAULT
     }
 
+    /// What deleting an object of the kind does beyond the generic store's delete.
+    fn deletion(&self) -> DeletionRule {
+        DeletionRule::Ordinary
+    }
+
+    /// Whether controllers claim objects of the kind by selector (`ControllerRefManager`: a
+    /// DaemonSet or StatefulSet its pods, a Deployment its ReplicaSets), so that the store
+    /// indexes the ones without a controller as orphans beside the controlled ones.
+    fn claimed_by_selector(&self) -> bool {
+        false
+    }
+
+    /// How ResourceQuota charges a create of the kind (`pkg/quota/v1/evaluator/core/registry.go`
+    /// and the generic object-count evaluator).
+    fn quota(&self) -> QuotaCharge {
+        QuotaCharge::ObjectCount { legacy_name: false }
+    }
+
+    /// The review the kind is, for the create-only kinds answered and never stored.
+    fn review(&self) -> Option<Review> {
+        None
+    }
+
     /// The fields `--field-selector` can select on (`GetAttrs`/`ToSelectableFields`).
     fn selectable_fields(&self) -> &'static [&'static str] {
         GENERIC_FIELDS
@@ -192,6 +215,44 @@ pub trait Strategy: Sync {
     fn selectable_value(&self, object: &Value, name: &str) -> String {
         crate::k8s::selector::field_text(object, name)
     }
+}
+
+/// What a delete does besides the generic store's (`rest.RESTDeleteStrategy` and the kind's
+/// own finalization).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletionRule {
+    /// The generic store's delete: grace period, finalizers, propagation.
+    Ordinary,
+    /// A namespace: it turns `Terminating`, everything in it is deleted (the namespace
+    /// controller's work, `pkg/controller/namespace/deletion`), and it goes once it is empty
+    /// and its finalizers are done; never at once by the generic delete.
+    EmptiesNamespace,
+}
+
+/// How ResourceQuota charges objects of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaCharge {
+    /// The pod evaluator (`pkg/quota/v1/evaluator/core/pods.go`): compute resources and `pods`.
+    Pods,
+    /// The generic object count `count/<resource>`, and with `legacy_name` also the bare
+    /// resource name (`configmaps`), as core's registry lists them.
+    ObjectCount {
+        /// Whether the type also has its legacy quota name.
+        legacy_name: bool,
+    },
+    /// Not charged (`ignoredResources`: events).
+    Ignored,
+}
+
+/// The reviews the simulator answers on create and never stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// authorization.k8s.io `selfsubjectaccessreviews`: may I do this one thing?
+    Access,
+    /// authorization.k8s.io `selfsubjectrulesreviews`: what may I do in this namespace?
+    Rules,
+    /// authentication.k8s.io `selfsubjectreviews`: who am I? (`kubectl auth whoami`)
+    Identity,
 }
 
 /// The selectable fields of every kind (`generic.ObjectMetaFieldsSet`).
@@ -226,6 +287,16 @@ pub(crate) fn default_key(map: &mut Map<String, Value>, key: &str, value: Value)
 pub struct Plain;
 
 impl Strategy for Plain {}
+
+/// A review kind: answered on create ([`Review`]), nothing else special.
+#[derive(Debug)]
+pub struct ReviewStrategy(pub Review);
+
+impl Strategy for ReviewStrategy {
+    fn review(&self) -> Option<Review> {
+        Some(self.0)
+    }
+}
 
 /// Every built-in kind, in discovery order.
 pub static BUILT_IN: &[&Kind] = &[

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 /// `getScopeSelectorsFromQuota`, written once for the simulator and grading.
 pub use crate::k8s::quota_scope::scope_selectors;
 use crate::k8s::{quantity::Quantity, quota_scope::pod_matches_scope, resources::is_extended_resource_name};
+use crate::kinds::{self, QuotaCharge};
 
 /// Why quota admission rejected a create; the text follows `admission.NewForbidden`'s
 /// `<resource> "<name>" is forbidden: ` prefix, which the store adds.
@@ -259,18 +260,6 @@ const POD_RESOURCES: &[&str] = &[
 const VALIDATION_SET: &[&str] =
     &["cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"];
 
-/// Core object counts with a legacy quota name besides `count/<resource>`
-/// (`pkg/quota/v1/evaluator/core/registry.go`; services and PVCs have their own evaluators
-/// upstream, whose object-count part this is).
-const LEGACY_COUNTS: &[&str] = &[
-    "configmaps",
-    "persistentvolumeclaims",
-    "replicationcontrollers",
-    "resourcequotas",
-    "secrets",
-    "services",
-];
-
 /// `v1helper.IsNativeResource`.
 fn is_native(name: &str) -> bool {
     !name.contains('/') || name.contains("kubernetes.io/")
@@ -300,12 +289,14 @@ impl Evaluator {
     /// The evaluator for objects of `group_resource` (`pods`, `configmaps`,
     /// `deployments.apps`); `None` for what quota ignores (events, as `ignoredResources`).
     pub fn for_resource(group_resource: &str) -> Option<Evaluator> {
-        match group_resource {
-            "pods" => Some(Evaluator::Pods),
-            "events" | "events.events.k8s.io" => None,
-            _ => Some(Evaluator::ObjectCount {
+        // The kind's strategy says how it is charged (`kinds::QuotaCharge`); a custom resource
+        // is counted as any object.
+        match kinds::strategy(group_resource).quota() {
+            QuotaCharge::Pods => Some(Evaluator::Pods),
+            QuotaCharge::Ignored => None,
+            QuotaCharge::ObjectCount { legacy_name } => Some(Evaluator::ObjectCount {
                 count_name: format!("count/{group_resource}"),
-                legacy_name: LEGACY_COUNTS.contains(&group_resource).then(|| group_resource.to_string()),
+                legacy_name: legacy_name.then(|| group_resource.to_string()),
             }),
         }
     }

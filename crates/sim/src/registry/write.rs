@@ -11,7 +11,7 @@ use super::{
     meta,
 };
 use crate::{
-    kinds::{self, field::required},
+    kinds::{self, DeletionRule, field::required},
     resources::ResourceType,
     store::{
         Binding, DeleteOptions, Deletion, Error, Propagation, Result, Stored, Subresource, Txn, not_found,
@@ -266,7 +266,9 @@ fn finish_if_finalized(txn: &mut Txn<'_>, stored: &Arc<Stored>) -> Result<Arc<St
     let deleting = metadata.get("deletionTimestamp").is_some_and(|t| !t.is_null());
     let no_finalizers = metadata["finalizers"].as_array().is_none_or(|f| f.is_empty());
     let grace = metadata["deletionGracePeriodSeconds"].as_i64().unwrap_or(0);
-    if deleting && no_finalizers && grace == 0 && stored.group_resource != "namespaces" {
+    // A namespace goes only once it is empty ([`finish_namespace`]).
+    let ordinary = kinds::strategy(&stored.group_resource).deletion() == DeletionRule::Ordinary;
+    if deleting && no_finalizers && grace == 0 && ordinary {
         return remove(txn, stored);
     }
     Ok(stored.clone())
@@ -298,11 +300,11 @@ pub(super) fn delete(txn: &mut Txn<'_>, current: &Arc<Stored>, options: &DeleteO
             return Err(conflict(&group_resource, &current.name, reason));
         }
     }
-    if group_resource == "namespaces" {
+    let strategy = kinds::strategy(&group_resource);
+    if strategy.deletion() == DeletionRule::EmptiesNamespace {
         return delete_namespace(txn, current, object);
     }
     let already_deleting = is_deleting(&object);
-    let strategy = kinds::strategy(&group_resource);
     let grace = strategy.grace_period(&object, options.grace_period_seconds);
 
     // Propagation finalizers (`store.go` `updateForGracefulDeletionAndFinalizers`).

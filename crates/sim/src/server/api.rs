@@ -22,9 +22,11 @@ use super::{
 };
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
-    kinds::apiextensions::customresource::CustomResource,
-    resources::{self, ResourceType},
-    store::{Deletion, DryRun, Outcome, Stored, Subresource},
+    {
+        kinds::{self, apiextensions::customresource::CustomResource},
+        resources::{self, ResourceType},
+        store::{Deletion, DryRun, Outcome, Stored, Subresource},
+    },
 };
 
 /// The fallback handler every resource request reaches.
@@ -102,9 +104,13 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let path = ResourcePath::parse(parts.uri.path()).ok_or_else(ApiError::no_such_resource)?;
     let query = Query::from_uri(&parts.uri)?;
     let scale = path.subresource.as_deref() == Some("scale");
-    let pod_subresource =
-        path.subresource.as_deref().filter(|_| path.group.is_empty() && path.plural == "pods");
-    if let Some(subresource @ ("eviction" | "binding")) = pod_subresource {
+    // `eviction` and `binding` are served for the kinds whose row lists them (pods): their
+    // handlers create an object of another kind and act on the named one.
+    let listed = |name: &str| {
+        kinds::find(&path.group, &path.plural).is_some_and(|kind| kind.subresources.contains(&name))
+    };
+    let acting = path.subresource.as_deref().filter(|name| matches!(*name, "eviction" | "binding"));
+    if let Some(subresource) = acting.filter(|name| listed(name)) {
         let (Some(namespace), Some(name)) = (path.namespace.as_deref(), path.name.as_deref()) else {
             return Err(ApiError::no_such_resource());
         };
@@ -142,7 +148,7 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         return Err(ApiError::method_not_allowed());
     }
     let headers = parts.headers;
-    if let (Verb::Create, Some(review)) = (verb, authz::Review::of(&target.rt)) {
+    if let (Verb::Create, Some(review)) = (verb, authz::review_of(&target.rt)) {
         let identity = parts.extensions.get::<crate::auth::Identity>();
         return authz::create(review, &target.rt, identity, state.clock.now(), &headers, body).await;
     }
@@ -612,7 +618,7 @@ async fn patch(
             ));
         }
         let mut applied = patch::decode_apply_body(&bytes)?;
-        request::check_type(&applied, &rt.api_version(), &rt.kind)?;
+        check_apply_type(rt, &applied)?;
         // The configuration is converted to the typed schema before anything is merged: first
         // by structured-merge-diff (its own words), then into the Go struct (Go's words, for what
         // the type converter lets through, such as an int32 out of range).
@@ -641,6 +647,12 @@ async fn patch(
         target.modify(state, params.dry_run, |current| {
             let current = target.existing(current)?;
             let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
+            if kind != PatchKind::StrategicMerge
+                && custom.is_none()
+                && !kinds::is_custom(&rt.group_resource())
+            {
+                typecheck::check_patched_kind(rt, &patched)?;
+            }
             typecheck::check_patched(rt, &patched)?;
             warnings = fieldvalidation::check(rt, &patched, params.mode)?;
             check_name(target, &patched)?;
@@ -653,6 +665,21 @@ async fn patch(
     };
     let code = if outcome == Outcome::Created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(with_warnings(object_response(state, rt, headers, code, &object), &warnings))
+}
+
+/// An apply configuration of another type than the URL's: 400 `invalid object type: /v1,
+/// Kind=Bogus`, from the field manager's first step (apimachinery `util/managedfields/
+/// internal/versioncheck.go` `versionCheckManager.Apply`, which compares the configuration's
+/// group, version and kind, as written, with the resource's; one left out is empty there).
+fn check_apply_type(rt: &ResourceType, applied: &Value) -> Result<()> {
+    let api_version = applied["apiVersion"].as_str().unwrap_or_default();
+    let kind = applied["kind"].as_str().unwrap_or_default();
+    if api_version == rt.api_version() && kind == rt.kind {
+        return Ok(());
+    }
+    // `schema.GroupVersionKind.String()`: `group/version, Kind=kind`, the core group empty.
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    Err(ApiError::bad_request(format!("invalid object type: {group}/{version}, Kind={kind}")))
 }
 
 /// `checkName` (apiserver `endpoints/handlers/rest.go`), run on every patched object: a patch

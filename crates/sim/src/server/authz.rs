@@ -28,27 +28,13 @@ use crate::{
 /// The group of the review types.
 pub const GROUP: &str = "authorization.k8s.io";
 
-/// The two reviews the simulator answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Review {
-    /// `selfsubjectaccessreviews`: may I do this one thing?
-    Access,
-    /// `selfsubjectrulesreviews`: what may I do in this namespace?
-    Rules,
-    /// authentication.k8s.io `selfsubjectreviews`: who am I? (`kubectl auth whoami`)
-    Identity,
-}
+/// The reviews the simulator answers: which kind is which review is its row's strategy
+/// ([`kinds::Review`]); how each is answered is here.
+pub use crate::kinds::Review;
 
-impl Review {
-    /// The review served as `rt`, if it is one.
-    pub fn of(rt: &ResourceType) -> Option<Review> {
-        match (rt.group.as_str(), rt.plural.as_str()) {
-            (GROUP, "selfsubjectaccessreviews") => Some(Review::Access),
-            (GROUP, "selfsubjectrulesreviews") => Some(Review::Rules),
-            ("authentication.k8s.io", "selfsubjectreviews") => Some(Review::Identity),
-            _ => None,
-        }
-    }
+/// The review served as `rt`, if it is one.
+pub fn review_of(rt: &ResourceType) -> Option<Review> {
+    crate::kinds::by_group_resource(&rt.group_resource()).and_then(|kind| kind.strategy.review())
 }
 
 /// The identity a request without one runs as: the in-process router (tests, `kube::Client`

@@ -82,6 +82,8 @@ macro_rules! lf {
 
 /// Lists with a strategy other than "atomic list, replaced by a patch". Source: k8s-openapi's
 /// `DeepMerge` impls (patch merge keys) and upstream types.go `+listType` tags (apply).
+// Keyed by Go type, not by kind, on purpose: the metadata belongs to types many kinds share
+// (`PodSpec` among them), as upstream's `+patchMergeKey`/`+listType` tags do in `types.go`.
 const LIST_FIELDS: &[ListField] = &[
     // apimachinery/pkg/apis/meta/v1/types.go ObjectMeta
     lf!("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "finalizers", MERGE_PRIMITIVES, ListType::Set),

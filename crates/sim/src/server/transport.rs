@@ -38,9 +38,18 @@ use crate::THREAD_STACK_BYTES;
 /// Worker threads of [`handler_runtime`]: the machines the simulator targets have two cores.
 const HANDLER_THREADS: usize = 2;
 
+/// The nice value of the handler threads: below the serving runtime's (0), so that however
+/// much CPU the requests take, the threads that accept connections, finish TLS handshakes and
+/// answer the health probes are scheduled first. kube-apiserver gets the same effect from API
+/// priority and fairness, which serves the `probes` flow schema at the `exempt` level
+/// (`apis/flowcontrol/bootstrap/default.go`); a process with one CPU budget gets it from the
+/// scheduler. (On Linux the nice value is per thread: `setpriority(PRIO_PROCESS, 0, …)` from a
+/// thread changes that thread only.)
+const HANDLER_NICENESS: i32 = 10;
+
 /// The runtime the request handlers of every simulator in this process run on: started on
 /// first use and kept for the life of the process, its threads with [`THREAD_STACK_BYTES`] of
-/// stack (deep input is handled by recursion).
+/// stack (deep input is handled by recursion) and [`HANDLER_NICENESS`].
 pub fn handler_runtime() -> std::io::Result<tokio::runtime::Handle> {
     static RUNTIME: Mutex<Option<&'static tokio::runtime::Runtime>> = Mutex::new(None);
     let mut runtime = RUNTIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -51,6 +60,10 @@ pub fn handler_runtime() -> std::io::Result<tokio::runtime::Handle> {
         .worker_threads(HANDLER_THREADS)
         .thread_name("sim-handler")
         .thread_stack_size(THREAD_STACK_BYTES)
+        // A thread that cannot lower its priority runs at the default one: nothing else changes.
+        .on_thread_start(|| {
+            let _ = rustix::process::setpriority_process(None, HANDLER_NICENESS);
+        })
         .enable_all()
         .build()?;
     // Never dropped: a runtime cannot be dropped from within another one, and this one serves

@@ -77,6 +77,58 @@ pub fn check_patched(rt: &ResourceType, patched: &Value) -> Result<(), ApiError>
     check(rt, patched).map_err(|error| ApiError::patch_undecodable(&patched.to_string(), error))
 }
 
+/// The legacy scheme's name as apimachinery's `runtime.NewScheme` records it (the call site in
+/// `pkg/api/legacyscheme/scheme.go`), which its `notRegisteredErr` quotes.
+const LEGACY_SCHEME: &str = "pkg/api/legacyscheme/scheme.go:30";
+
+/// A merge or JSON patch that changes the object's `apiVersion` or `kind`: 422
+/// ([`ApiError::patch_undecodable`]). Upstream decodes the patched JSON into the URL's type
+/// (`jsonPatcher.applyPatchToCurrentObject`, `runtime.DecodeInto`): the JSON serializer takes
+/// the type the document names (`runtime.UseOrCreateObject`), which for a kind the scheme does
+/// not know fails with `no kind "Bogus" is registered for version "v1" in scheme
+/// "pkg/api/legacyscheme/scheme.go:30"` (`runtime.notRegisteredErr`), and for another kind it
+/// knows decodes that kind and then fails converting it to the URL's internal type (`converting
+/// (v1.Secret) to (core.ConfigMap): unknown conversion`, `conversion.Converter.Convert`). A
+/// field left empty is filled from the URL's type, so removing `kind` is not a change. A
+/// strategic merge patch is not checked: upstream converts its result with
+/// `FromUnstructured`, which ignores the type fields, so such a patch keeps the URL's kind.
+pub fn check_patched_kind(rt: &ResourceType, patched: &Value) -> Result<(), ApiError> {
+    let api_version = patched["apiVersion"]
+        .as_str()
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| rt.api_version(), str::to_string);
+    let kind = patched["kind"].as_str().filter(|k| !k.is_empty()).unwrap_or(&rt.kind);
+    if api_version == rt.api_version() && kind == rt.kind {
+        return Ok(());
+    }
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+    let registered =
+        crate::kinds::BUILT_IN.iter().any(|k| k.group == group && k.version == version && k.kind == kind);
+    let error = if registered {
+        format!(
+            "converting ({version}.{kind}) to ({}.{}): unknown conversion",
+            internal_package(&rt.group),
+            rt.kind
+        )
+    } else {
+        format!("no kind {kind:?} is registered for version {api_version:?} in scheme {LEGACY_SCHEME:?}")
+    };
+    Err(ApiError::patch_undecodable(
+        &crate::gojson::to_string(&crate::gojson::sorted(patched.clone())),
+        error,
+    ))
+}
+
+/// The Go package of a group's internal types in kube-apiserver (`k8s.io/kubernetes/pkg/apis/
+/// <package>`), as `reflect.Type` names it: the group's first label, `core` for the core group
+/// and for `events.k8s.io`, whose internal type is `core.Event`.
+fn internal_package(group: &str) -> &str {
+    match group {
+        "" | "events.k8s.io" => "core",
+        group => group.split('.').next().unwrap_or(group),
+    }
+}
+
 /// Go's decoder has its own depth limit (10,000); past this depth the value is accepted
 /// unchecked rather than risking the stack (bodies are at most 3 MiB).
 const MAX_DEPTH: usize = 512;

@@ -4,15 +4,18 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::Stored;
 
-/// The types controllers claim by selector (`ControllerRefManager`): pods (DaemonSets,
-/// StatefulSets) and ReplicaSets (Deployments). Their orphans are indexed too; for any other
+/// Whether controllers claim objects of `group_resource` by selector (`ControllerRefManager`):
+/// the kind's strategy says so (`Strategy::claimed_by_selector`: pods for DaemonSets and
+/// StatefulSets, ReplicaSets for Deployments). Their orphans are indexed too; for any other
 /// type only the controlled objects are.
-pub const CLAIMED_TYPES: &[&str] = &["pods", "replicasets.apps"];
+pub fn claimed_by_selector(group_resource: &str) -> bool {
+    crate::kinds::strategy(group_resource).claimed_by_selector()
+}
 
 /// (group-resource, namespace, name).
 type Key = (String, String, String);
 
-/// Objects by controller uid, and the orphans of [`CLAIMED_TYPES`] (issue #17: a DaemonSet on
+/// Objects by controller uid, and the orphans of the types [`claimed_by_selector`] (issue #17: a DaemonSet on
 /// 1,000 nodes in a namespace of 11,000 pods matched its selector against all of them at every
 /// sync; upstream's informers index pods by controller the same way).
 #[derive(Debug, Default)]
@@ -32,7 +35,7 @@ impl OwnerIndex {
             Some(controller) => {
                 self.controlled.entry(controller.uid.clone()).or_default().insert(key(stored));
             }
-            None if CLAIMED_TYPES.contains(&stored.group_resource.as_str()) => {
+            None if claimed_by_selector(&stored.group_resource) => {
                 self.orphans.insert(key(stored));
             }
             None => {}
@@ -57,9 +60,9 @@ impl OwnerIndex {
     }
 
     /// The names of the objects of `group_resource` in `namespace` controlled by `uid` or (for
-    /// [`CLAIMED_TYPES`]) by nothing, sorted; `None` for a type whose orphans are not indexed.
+    /// [`claimed_by_selector`]) by nothing, sorted; `None` for a type whose orphans are not indexed.
     pub(super) fn claimable(&self, group_resource: &str, namespace: &str, uid: &str) -> Option<Vec<String>> {
-        if !CLAIMED_TYPES.contains(&group_resource) {
+        if !claimed_by_selector(group_resource) {
             return None;
         }
         let in_namespace = |(gr, ns, _): &&Key| gr == group_resource && ns == namespace;

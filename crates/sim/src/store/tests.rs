@@ -398,3 +398,33 @@ fn a_batch_commits_its_good_writes_and_undoes_a_failed_one_alone() {
     let seen: Vec<(u64, &str)> = events.iter().map(|e| (e.revision, e.event_type.as_str())).collect();
     assert_eq!(seen, [(2, "ADDED"), (3, "MODIFIED"), (4, "ADDED")]);
 }
+
+/// The health checks' ping answers from the database while a write holds the store (a long
+/// patch): it reads on its own connection. Were it to wait for the store, the ping thread would
+/// still be blocked when the writer gives up after a minute.
+#[test]
+fn a_ping_does_not_wait_for_a_write_in_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(&dir.path().join("store.db")).unwrap());
+    store.create(&rt("namespaces"), json!({"metadata": {"name": "default"}})).unwrap();
+    let (holding, held) = std::sync::mpsc::channel();
+    let (pinged, ping_answer) = std::sync::mpsc::channel();
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store.write(DryRun::Off, |_txn| -> Result<()> {
+                holding.send(()).unwrap();
+                // Released as soon as the ping answered; a minute at most otherwise.
+                let answered = ping_answer.recv_timeout(std::time::Duration::from_secs(60)).is_ok();
+                assert!(answered, "the ping waited for the write");
+                Ok(())
+            })
+        })
+    };
+    held.recv().unwrap();
+    store.ping().unwrap();
+    pinged.send(()).unwrap();
+    writer.join().unwrap().unwrap();
+    // A store in memory has one connection: its ping is answered between writes.
+    self::store().ping().unwrap();
+}

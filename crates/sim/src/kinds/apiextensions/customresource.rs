@@ -23,7 +23,7 @@ use crate::{
     crdvalidation::{FieldError, Validator},
     kinds::{
         Strategy,
-        field::{Cause, invalid_message},
+        field::{self, Cause, invalid_message},
         printer::{NAME_DOC, human_duration},
     },
 };
@@ -174,10 +174,37 @@ impl CustomResource {
     /// the transition rules): `customResourceStrategy.Validate`/`ValidateUpdate` as
     /// `sim::crdvalidation` runs them; empty without a schema.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
+        let type_meta = self.validate_type_meta(object);
+        if !type_meta.is_empty() {
+            return type_meta;
+        }
         match &self.validator {
             Some(validator) => causes(&validator.validate(object, old)),
             None => Vec::new(),
         }
+    }
+
+    /// apiextensions-apiserver `customresource/validator.go` `ValidateTypeMeta`, which
+    /// `Validate` and `ValidateUpdate` run first and alone: a merge or JSON patch that changes
+    /// `kind` or `apiVersion` reaches validation with the changed values (`kind: Invalid value:
+    /// "Bogus": must be Widget`). An absent or empty value is the URL's (the request's
+    /// decoding supplies it).
+    fn validate_type_meta(&self, object: &Value) -> Vec<Cause> {
+        let mut causes = Vec::new();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        if !kind.is_empty() && kind != self.kind {
+            causes.push(field::invalid("kind", &format!("{kind:?}"), &format!("must be {}", self.kind)));
+        }
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let expected = format!("{}/{}", self.group, self.version);
+        if !api_version.is_empty() && api_version != expected {
+            causes.push(field::invalid(
+                "apiVersion",
+                &format!("{api_version:?}"),
+                &format!("must be {expected}"),
+            ));
+        }
+        causes
     }
 
     /// [`CustomResource::validate`] as a 422 Invalid when it finds anything.

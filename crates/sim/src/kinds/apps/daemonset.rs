@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
-    apps::{int_or_percent, validate_int_or_percent, validate_workload_spec},
+    apps::{Workload, int_or_percent, validate_int_or_percent, validate_workload_spec},
     core::podspec::{default_template, drop_template_zero_values, normalize_template},
     default_key,
     field::{go_int_or_string, invalid, not_supported, required},
@@ -77,11 +77,17 @@ impl Strategy for DaemonSetStrategy {
 
     /// `ValidateDaemonSet`/`ValidateDaemonSetUpdate`.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
-        validate_workload_spec(object, old, &["minReadySeconds", "revisionHistoryLimit"], |causes| {
-            if let Some(strategy) = object.pointer("/spec/updateStrategy") {
-                validate_daemon_set_strategy(strategy, causes);
-            }
-        })
+        validate_workload_spec(
+            object,
+            old,
+            Workload::DaemonSet,
+            &["minReadySeconds", "revisionHistoryLimit"],
+            |causes| {
+                if let Some(strategy) = object.pointer("/spec/updateStrategy") {
+                    validate_daemon_set_strategy(strategy, causes);
+                }
+            },
+        )
     }
 
     fn printer(&self) -> &'static Printer {

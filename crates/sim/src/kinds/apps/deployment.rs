@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::kinds::{
     ALL_VERBS, Cause, Kind, Scope, Strategy,
-    apps::{int_or_percent, validate_int_or_percent, validate_workload_spec},
+    apps::{Workload, int_or_percent, validate_int_or_percent, validate_workload_spec},
     core::podspec::{default_template, drop_template_zero_values, normalize_template},
     default_key,
     field::{IS_NEGATIVE, forbidden, go_int_or_string, invalid, required},
@@ -68,6 +68,7 @@ impl Strategy for DeploymentStrategy {
         validate_workload_spec(
             object,
             old,
+            Workload::Deployment,
             &["replicas", "minReadySeconds", "revisionHistoryLimit"],
             |causes| {
                 validate_strategy(&object["spec"]["strategy"], causes);

@@ -9,7 +9,7 @@ use crate::{
     k8s::selector::field_text,
     kinds::{
         ALL_VERBS, Cause, Kind, Scope, Strategy,
-        apps::validate_workload_spec,
+        apps::{Workload, validate_workload_spec},
         core::podspec::{default_template, drop_template_zero_values, normalize_template},
         default_key, object_mut,
         printer::{
@@ -38,6 +38,10 @@ pub static KIND: Kind = Kind {
 pub struct ReplicaSetStrategy;
 
 impl Strategy for ReplicaSetStrategy {
+    fn claimed_by_selector(&self) -> bool {
+        true
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }
@@ -57,7 +61,13 @@ impl Strategy for ReplicaSetStrategy {
 
     /// `ValidateReplicaSet`/`ValidateReplicaSetUpdate`.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
-        validate_workload_spec(object, old, &["replicas", "minReadySeconds", "revisionHistoryLimit"], |_| {})
+        validate_workload_spec(
+            object,
+            old,
+            Workload::ReplicaSet,
+            &["replicas", "minReadySeconds", "revisionHistoryLimit"],
+            |_| {},
+        )
     }
 
     fn selectable_fields(&self) -> &'static [&'static str] {

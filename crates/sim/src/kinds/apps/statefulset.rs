@@ -8,13 +8,13 @@
 use serde_json::{Value, json};
 
 use crate::kinds::{
-    ALL_VERBS, Cause, Kind, Scope, Strategy,
-    apps::validate_workload,
+    ALL_VERBS, Cause, Kind, NameRule, Scope, Strategy,
+    apps::{Workload, validate_selector},
     core::podspec::{
-        default_template, drop_template_zero_values, normalize_template, validate_template_ranges,
-        validate_template_restart_policy,
+        default_template, drop_template_zero_values, normalize_template, validate_pod_spec,
+        validate_template_ranges, validate_template_restart_policy,
     },
-    field::{IS_NEGATIVE, invalid, not_supported, spec_non_negative},
+    field::{IS_NEGATIVE, forbidden, invalid, not_supported, required, spec_non_negative},
     printer::{AGE, Ages, CONTAINERS, Column, IMAGES, NAME, Printer, age, containers_and_images, int},
 };
 
@@ -50,35 +50,25 @@ impl Strategy for StatefulSetStrategy {
         normalize_template(object);
     }
 
-    /// `ValidateStatefulSetSpec`: the selector, template labels and restart policy as for the
-    /// other workloads, the two policies' values, the partition, replicas and minReadySeconds.
+    /// StatefulSet names are DNS labels (apps/validation `ValidateStatefulSetName`, since
+    /// kubernetes/kubernetes#114172: the name becomes each pod's `hostname`).
+    fn name_rule(&self) -> NameRule {
+        NameRule::Label
+    }
+
+    /// `ValidateStatefulSet` (`old` is `None`) and `ValidateStatefulSetUpdate`: the spec as
+    /// `ValidateStatefulSetSpec` checks it, and on update only the fields upstream lets change.
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
         validate_template_ranges(object, &mut causes);
-        validate_workload(object, old, &mut causes);
-        validate_template_restart_policy(object, &["Always"], &mut causes);
-        let spec = &object["spec"];
-        for (field, value, supported) in [
-            ("spec.podManagementPolicy", &spec["podManagementPolicy"], &["OrderedReady", "Parallel"][..]),
-            ("spec.updateStrategy.type", &spec["updateStrategy"]["type"], &["RollingUpdate", "OnDelete"][..]),
-        ] {
-            if value.as_str().is_some_and(|text| !supported.contains(&text)) {
-                causes.push(not_supported(field, value, supported));
-            }
+        validate_spec(object, &mut causes);
+        match object.pointer("/spec/template/spec") {
+            Some(spec) => validate_pod_spec(spec, "spec.template.spec", &mut causes),
+            None => causes.push(required("spec.template.spec.containers", "")),
         }
-        // `validateRollingUpdateStatefulSet` (a RollingUpdate strategy's partition), then the
-        // spec's counts. Upstream validates no `revisionHistoryLimit` of a StatefulSet.
-        if spec["updateStrategy"]["type"] == "RollingUpdate"
-            && let Some(partition) = spec["updateStrategy"]["rollingUpdate"]["partition"].as_i64()
-            && partition < 0
-        {
-            causes.push(invalid(
-                "spec.updateStrategy.rollingUpdate.partition",
-                &partition.to_string(),
-                IS_NEGATIVE,
-            ));
+        if let Some(old) = old {
+            validate_update(object, old, &mut causes);
         }
-        spec_non_negative(object, &["replicas", "minReadySeconds"], &mut causes);
         causes
     }
 
@@ -107,6 +97,111 @@ fn statefulset_row(sts: &Value, now: Ages) -> Vec<Value> {
         names,
         images,
     ]
+}
+
+/// apps/validation `ValidateStatefulSetSpec` (v1.33), in its order: the pod management policy
+/// and update strategy (`Invalid`, not `Unsupported`: upstream spells its own sentence), the
+/// PVC retention policy, the counts (`revisionHistoryLimit` since v1.33,
+/// kubernetes/kubernetes#129017), the selector and template labels, the restart policy and
+/// `activeDeadlineSeconds`.
+fn validate_spec(object: &Value, causes: &mut Vec<Cause>) {
+    let spec = &object["spec"];
+    match spec["podManagementPolicy"].as_str() {
+        Some("OrderedReady" | "Parallel") | None => {}
+        Some("") => causes.push(required("spec.podManagementPolicy", "")),
+        Some(other) => causes.push(invalid(
+            "spec.podManagementPolicy",
+            &format!("{other:?}"),
+            "must be 'OrderedReady' or 'Parallel'",
+        )),
+    }
+    let strategy = &spec["updateStrategy"];
+    // `%#v` of the `*RollingUpdateStatefulSetStrategy`: the pointer's address is the Go runtime's;
+    // a fixed one stands in for it, as for a Deployment's strategy.
+    let rolling = strategy.get("rollingUpdate").filter(|r| !r.is_null());
+    let pointer = format!(
+        "(*apps.RollingUpdateStatefulSetStrategy)({})",
+        if rolling.is_some() { "0xc000000000" } else { "nil" }
+    );
+    match strategy["type"].as_str() {
+        Some("OnDelete") if rolling.is_some() => causes.push(invalid(
+            "spec.updateStrategy.rollingUpdate",
+            &pointer,
+            "only allowed for updateStrategy 'RollingUpdate'",
+        )),
+        Some("RollingUpdate") => {
+            // `validateRollingUpdateStatefulSet` (maxUnavailable is behind a gate that 1.33 leaves off).
+            if let Some(partition) = rolling.and_then(|r| r["partition"].as_i64())
+                && partition < 0
+            {
+                causes.push(invalid(
+                    "spec.updateStrategy.rollingUpdate.partition",
+                    &partition.to_string(),
+                    IS_NEGATIVE,
+                ));
+            }
+        }
+        Some("OnDelete") | None => {}
+        Some("") => causes.push(required("spec.updateStrategy", "")),
+        Some(other) => causes.push(invalid(
+            "spec.updateStrategy",
+            &format!("apps.StatefulSetUpdateStrategy{{Type:{other:?}, RollingUpdate:{pointer}}}"),
+            "must be 'RollingUpdate' or 'OnDelete'",
+        )),
+    }
+    let retention = &spec["persistentVolumeClaimRetentionPolicy"];
+    for key in ["whenDeleted", "whenScaled"] {
+        let value = &retention[key];
+        if value.as_str().is_some_and(|v| !matches!(v, "Retain" | "Delete")) {
+            causes.push(not_supported(
+                format!("spec.persistentVolumeClaimRetentionPolicy.{key}"),
+                value,
+                &["Retain", "Delete"],
+            ));
+        }
+    }
+    spec_non_negative(object, &["replicas", "minReadySeconds", "revisionHistoryLimit"], causes);
+    if let Some(start) = spec["ordinals"]["start"].as_i64()
+        && start < 0
+    {
+        causes.push(invalid("spec.ordinals.start", &start.to_string(), IS_NEGATIVE));
+    }
+    validate_selector(object, Workload::StatefulSet, causes);
+    validate_template_restart_policy(object, &["Always"], causes);
+    if spec["template"]["spec"].get("activeDeadlineSeconds").is_some_and(|v| !v.is_null()) {
+        causes.push(forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            "activeDeadlineSeconds in StatefulSet is not Supported",
+        ));
+    }
+}
+
+/// `ValidateStatefulSetUpdate`: beside the fields it names, the spec may not change (the
+/// selector, the service name, the claim templates, the revision history limit, …).
+fn validate_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
+    const MUTABLE: [&str; 6] = [
+        "replicas",
+        "template",
+        "updateStrategy",
+        "minReadySeconds",
+        "ordinals",
+        "persistentVolumeClaimRetentionPolicy",
+    ];
+    let without_mutable = |spec: &Value| -> Value {
+        let mut spec = spec.clone();
+        if let Some(map) = spec.as_object_mut() {
+            for key in MUTABLE {
+                map.remove(key);
+            }
+        }
+        spec
+    };
+    if without_mutable(&object["spec"]) != without_mutable(&old["spec"]) {
+        causes.push(forbidden(
+            "spec",
+            "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        ));
+    }
 }
 
 /// apps/v1/defaults.go `SetDefaults_StatefulSet` (v1.33: StatefulSetAutoDeletePVC on, the

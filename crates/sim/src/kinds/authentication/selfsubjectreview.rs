@@ -3,7 +3,7 @@
 //! The server answers a create (`server/authz.rs`), as pkg/registry/authentication/
 //! selfsubjectreview/rest.go `Create` does: the caller's user info, nothing kept.
 
-use crate::kinds::{CREATE_ONLY, Kind, Plain, Scope};
+use crate::kinds::{CREATE_ONLY, Kind, Review, ReviewStrategy, Scope};
 
 /// authentication.k8s.io/v1 `selfsubjectreviews` (GA and served by default since 1.28).
 pub static KIND: Kind = Kind {
@@ -16,5 +16,5 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: CREATE_ONLY,
     subresources: &[],
-    strategy: &Plain,
+    strategy: &ReviewStrategy(Review::Identity),
 };

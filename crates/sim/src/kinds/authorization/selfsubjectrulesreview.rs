@@ -2,7 +2,7 @@
 //!
 //! The server answers a create (`server/authz.rs`).
 
-use crate::kinds::{CREATE_ONLY, Kind, Plain, Scope};
+use crate::kinds::{CREATE_ONLY, Kind, Review, ReviewStrategy, Scope};
 
 /// authorization.k8s.io/v1 `selfsubjectrulesreviews`.
 pub static KIND: Kind = Kind {
@@ -15,5 +15,5 @@ pub static KIND: Kind = Kind {
     categories: &[],
     verbs: CREATE_ONLY,
     subresources: &[],
-    strategy: &Plain,
+    strategy: &ReviewStrategy(Review::Rules),
 };

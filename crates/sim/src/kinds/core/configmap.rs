@@ -31,6 +31,11 @@ pub static KIND: Kind = Kind {
 pub struct ConfigMapStrategy;
 
 impl Strategy for ConfigMapStrategy {
+    /// Also counted under its legacy quota name (`pkg/quota/v1/evaluator/core/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::ObjectCount { legacy_name: true }
+    }
+
     fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<Cause> {
         let mut causes = Vec::new();
         validate_config_map(object, &mut causes);

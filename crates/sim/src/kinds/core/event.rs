@@ -48,6 +48,11 @@ pub(crate) const FIELDS: &[&str] = &[
 pub struct EventStrategy;
 
 impl Strategy for EventStrategy {
+    /// Quota ignores events (`ignoredResources`, `pkg/quota/v1/install/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::Ignored
+    }
+
     fn selectable_fields(&self) -> &'static [&'static str] {
         FIELDS
     }

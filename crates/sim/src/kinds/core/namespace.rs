@@ -29,6 +29,10 @@ pub static KIND: Kind = Kind {
 pub struct NamespaceStrategy;
 
 impl Strategy for NamespaceStrategy {
+    fn deletion(&self) -> crate::kinds::DeletionRule {
+        crate::kinds::DeletionRule::EmptiesNamespace
+    }
+
     /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/namespace/storage).
     fn returns_deleted_object(&self) -> bool {
         true

@@ -32,6 +32,11 @@ pub static KIND: Kind = Kind {
 pub struct PersistentVolumeClaimStrategy;
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    /// Also counted under its legacy quota name (`pkg/quota/v1/evaluator/core/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::ObjectCount { legacy_name: true }
+    }
+
     /// core/v1 `SetDefaults_PersistentVolumeClaim` and `SetDefaults_PersistentVolumeClaimSpec`.
     fn defaults(&self, object: &mut Value) {
         if object["status"]["phase"].as_str().is_none_or(str::is_empty) {

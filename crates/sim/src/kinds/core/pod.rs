@@ -59,6 +59,14 @@ const FIELDS: &[&str] = &[
 pub struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    fn claimed_by_selector(&self) -> bool {
+        true
+    }
+
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::Pods
+    }
+
     /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/pod/storage).
     fn returns_deleted_object(&self) -> bool {
         true

@@ -33,6 +33,11 @@ pub static KIND: Kind = Kind {
 pub struct ResourceQuotaStrategy;
 
 impl Strategy for ResourceQuotaStrategy {
+    /// Also counted under its legacy quota name (`pkg/quota/v1/evaluator/core/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::ObjectCount { legacy_name: true }
+    }
+
     fn canonicalize_quantities(&self, object: &mut Value) {
         normalize_map(object.pointer_mut("/spec/hard"));
         normalize_map(object.pointer_mut("/status/hard"));

@@ -31,6 +31,11 @@ pub static KIND: Kind = Kind {
 pub struct SecretStrategy;
 
 impl Strategy for SecretStrategy {
+    /// Also counted under its legacy quota name (`pkg/quota/v1/evaluator/core/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::ObjectCount { legacy_name: true }
+    }
+
     fn defaults(&self, object: &mut Value) {
         if let Some(map) = object.as_object_mut() {
             default_key(map, "type", json!("Opaque"));

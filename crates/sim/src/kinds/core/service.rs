@@ -25,6 +25,11 @@ pub static KIND: Kind = Kind {
 pub struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    /// Also counted under its legacy quota name (`pkg/quota/v1/evaluator/core/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::ObjectCount { legacy_name: true }
+    }
+
     /// `ReturnDeletedObject: true` in the kind's `NewREST` (pkg/registry/core/service/storage).
     fn returns_deleted_object(&self) -> bool {
         true

@@ -21,6 +21,11 @@ pub static KIND: Kind = Kind {
 pub struct EventStrategy;
 
 impl Strategy for EventStrategy {
+    /// Quota ignores events (`ignoredResources`, `pkg/quota/v1/install/registry.go`).
+    fn quota(&self) -> crate::kinds::QuotaCharge {
+        crate::kinds::QuotaCharge::Ignored
+    }
+
     fn printer(&self) -> &'static Printer {
         &crate::kinds::core::event::PRINTER
     }
