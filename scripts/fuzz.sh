@@ -5,12 +5,12 @@
 # targets with RUSTC_BOOTSTRAP=1 (cargo-fuzz passes -Zsanitizer=address and other -Z flags;
 # stable ships the AddressSanitizer runtime for x86_64 Linux). FUZZ_SANITIZER=none builds
 # without ASan (faster, fewer findings) should the sanitizer not link somewhere.
-# Findings go to fuzz/artifacts/<target>/; corpora grow in fuzz/corpus/<target>/; builds in
-# fuzz/target/ (all gitignored). Each target's last libFuzzer line (executions, coverage) is
+# Findings go to crates/sim/fuzz/artifacts/<target>/; corpora grow in crates/sim/fuzz/corpus/<target>/; builds in
+# crates/sim/fuzz/target/ (all gitignored). Each target's last libFuzzer line (executions, coverage) is
 # printed at the end.
 # Usage: scripts/fuzz.sh [SECONDS] [extra libFuzzer flags…]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../crates/sim"   # the fuzz targets belong to the simulator crate
 seconds="${1:-120}"
 shift || true
 sanitizer="${FUZZ_SANITIZER:-address}"

@@ -11,7 +11,7 @@
 //!   command or flag the binary no longer has cannot stay in a document (the commands that run
 //!   until stopped, `sim serve` and `class board`, are shown this way; their own tests run them).
 //! - The README's command table names every command and long flag, its exit-code table is
-//!   `src/exit.rs`'s, the architecture's module map names every module of `src/`, and the
+//!   `src/exit.rs`'s, the architecture's module map names every module of `src/` and `crates/`, and the
 //!   simulator's topology example loads.
 
 use std::{
@@ -20,23 +20,12 @@ use std::{
     time::Duration,
 };
 
-use crate::support::{binary::lab_runner, kubectl};
+use crate::support::{binary::lab_runner, kubectl, tree::files};
 
 /// README.md and every Markdown file under docs/.
 fn documents() -> Vec<PathBuf> {
-    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, found);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                found.push(path);
-            }
-        }
-    }
     let mut found = vec![PathBuf::from("README.md")];
-    walk(Path::new("docs"), &mut found);
-    found.sort();
+    found.extend(files(Path::new("docs"), &[".md"]));
     found
 }
 
@@ -346,6 +335,8 @@ fn the_architecture_module_map_names_every_module() {
         .map(|(module, what)| (module.to_string(), what.to_string()))
         .collect();
     let named: BTreeSet<&str> = map.iter().map(|(module, _)| module.as_str()).collect();
+    // The main crate's `src/`, and each crate of `crates/` as the module the main crate
+    // re-exports it as (`crates/sim/src/` is `sim/`).
     let mut tree = BTreeSet::new();
     for entry in std::fs::read_dir("src").unwrap() {
         let path = entry.unwrap().path();
@@ -356,15 +347,19 @@ fn the_architecture_module_map_names_every_module() {
             tree.insert(name);
         }
     }
+    for entry in std::fs::read_dir("crates").unwrap() {
+        tree.insert(format!("{}/", entry.unwrap().file_name().to_string_lossy()));
+    }
     assert_eq!(named, tree.iter().map(String::as_str).collect(), "docs/architecture.md's module map");
     // Inside each directory, every module is named in its row.
     for (module, what) in &map {
         let Some(dir) = module.strip_suffix('/') else { continue };
-        for entry in std::fs::read_dir(Path::new("src").join(dir)).unwrap() {
+        let dirs = [Path::new("src").join(dir), Path::new("crates").join(dir).join("src")];
+        for entry in dirs.iter().filter(|d| d.is_dir()).flat_map(|d| std::fs::read_dir(d).unwrap()) {
             let path = entry.unwrap().path();
             let stem = path.file_stem().unwrap().to_string_lossy().to_string();
             let is_module = path.is_dir() || path.extension().is_some_and(|e| e == "rs");
-            if !is_module || matches!(stem.as_str(), "mod" | "tests" | "snapshots") {
+            if !is_module || matches!(stem.as_str(), "mod" | "lib" | "tests" | "snapshots") {
                 continue;
             }
             assert!(
@@ -406,25 +401,10 @@ fn outside_notes() -> Vec<String> {
 
 #[test]
 fn the_repository_cites_no_notes_from_outside_it() {
-    fn walk(path: &Path, found: &mut Vec<PathBuf>) {
-        if path.is_dir() {
-            if path.file_name().is_some_and(|name| name == "target") {
-                return;
-            }
-            for entry in std::fs::read_dir(path).unwrap() {
-                walk(&entry.unwrap().path(), found);
-            }
-        } else {
-            found.push(path.to_path_buf());
-        }
-    }
-    let mut files = Vec::new();
-    for root in ["src", "tests", "docs", "benches", "scripts", "deploy", "fuzz", ".ci", "README.md"] {
-        if Path::new(root).exists() {
-            walk(Path::new(root), &mut files);
-        }
-    }
-    assert!(files.iter().any(|f| f.ends_with("src/k8s/daemon.rs")), "walked {} files", files.len());
+    let roots = ["src", "crates", "tests", "docs", "scripts", "deploy", ".ci", "README.md", "Cargo.toml"];
+    let files: Vec<PathBuf> =
+        roots.iter().map(Path::new).filter(|root| root.exists()).flat_map(|root| files(root, &[])).collect();
+    assert!(files.iter().any(|f| f.ends_with("crates/k8s/src/daemon.rs")), "walked {} files", files.len());
     let names = outside_notes();
     let mut citations = Vec::new();
     for file in &files {

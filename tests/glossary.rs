@@ -12,6 +12,8 @@ use std::path::Path;
 
 use regex::Regex;
 
+use crate::support::tree::files;
+
 /// One row of the glossary's table: the Japanese form and the forms not used.
 struct Term {
     japanese: Vec<String>,
@@ -93,28 +95,6 @@ fn texts() -> Vec<(String, String)> {
 fn has_japanese(text: &str) -> bool {
     text.chars()
         .any(|c| matches!(c, '\u{3000}'..='\u{30ff}' | '\u{4e00}'..='\u{9fff}' | '\u{ff00}'..='\u{ffef}'))
-}
-
-/// The files under `dir` whose path ends with one of `endings`, but for what git does not keep
-/// (`target/`, dot-directories) and the fuzzer's corpus.
-fn files(dir: &Path, endings: &[&str]) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if !name.starts_with('.') && !["target", "corpus", "artifacts"].contains(&name.as_str()) {
-                    stack.push(path);
-                }
-            } else if endings.iter().any(|ending| name.ends_with(ending)) {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 /// The learners' Japanese guides, a paragraph at a time (a sentence may wrap), without code blocks.
@@ -322,12 +302,16 @@ fn code_of(line: &str) -> String {
     line.to_string()
 }
 
-/// Japanese lives in the catalog: no Rust code outside the tests writes any (`src/` and the
-/// build script), and the board's page takes its words from the catalog too.
+/// Japanese lives in the catalog: no Rust code outside the tests writes any (`src/`, the
+/// workspace's crates and the build script), and the board's page takes its words from the
+/// catalog too.
 #[test]
 fn japanese_lives_only_in_the_catalog() {
     let mut found = Vec::new();
-    let sources = files(Path::new("src"), &[".rs"]).into_iter().chain([Path::new("build.rs").to_path_buf()]);
+    let sources = files(Path::new("src"), &[".rs"])
+        .into_iter()
+        .chain(files(Path::new("crates"), &[".rs"]))
+        .chain([Path::new("build.rs").to_path_buf()]);
     for path in sources {
         found.extend(japanese_in_rust_code(&path, &std::fs::read_to_string(&path).unwrap()));
     }

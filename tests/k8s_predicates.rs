@@ -6,56 +6,28 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetSpec};
 use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus, PodTemplateSpec, ResourceRequirements,
-    Taint,
+    Container, Node, Pod, PodSpec, PodStatus, PodTemplateSpec, ResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use lab_runner::k8s::testing::node;
 use lab_runner::k8s::{daemon, schedule};
-
-fn node(name: &str, labels: &[(&str, &str)], allocatable: &[(&str, &str)], taints: &[(&str, &str)]) -> Node {
-    let mut all = vec![("cpu", "16"), ("memory", "64Gi"), ("pods", "110")];
-    all.extend_from_slice(allocatable);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec {
-            taints: Some(
-                taints
-                    .iter()
-                    .map(|(key, effect)| Taint {
-                        key: key.to_string(),
-                        effect: effect.to_string(),
-                        ..Default::default()
-                    })
-                    .collect(),
-            ),
-            ..Default::default()
-        }),
-        status: Some(NodeStatus {
-            allocatable: Some(all.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()),
-            ..Default::default()
-        }),
-    }
-}
 
 /// The lab topology shape from issue 6: a tainted control plane, a CPU-only worker, two GPU
 /// workers and a MIG (mixed) worker.
 fn cluster() -> Vec<Node> {
+    // Workers of 16 CPUs and 64Gi, larger than the builder's default.
+    let worker = |name: &str| node(name).allocatable("cpu", "16").allocatable("memory", "64Gi");
     vec![
-        node("control-plane", &[], &[], &[("node-role.kubernetes.io/control-plane", "NoSchedule")]),
-        node("cpu-1", &[], &[], &[]),
-        node("gpu-1", &[("nvidia.com/gpu.present", "true")], &[("nvidia.com/gpu", "4")], &[]),
-        node("gpu-2", &[("nvidia.com/gpu.present", "true")], &[("nvidia.com/gpu", "4")], &[]),
-        node(
-            "mig-1",
-            &[("nvidia.com/gpu.present", "true"), ("nvidia.com/mig.strategy", "mixed")],
-            &[("nvidia.com/mig-1g.10gb", "7")],
-            &[],
-        ),
+        worker("control-plane").taint("node-role.kubernetes.io/control-plane", None, "NoSchedule").build(),
+        worker("cpu-1").build(),
+        worker("gpu-1").label("nvidia.com/gpu.present", "true").gpus("4").build(),
+        worker("gpu-2").label("nvidia.com/gpu.present", "true").gpus("4").build(),
+        worker("mig-1")
+            .label("nvidia.com/gpu.present", "true")
+            .label("nvidia.com/mig.strategy", "mixed")
+            .allocatable("nvidia.com/mig-1g.10gb", "7")
+            .build(),
     ]
 }
 

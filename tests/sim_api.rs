@@ -14,6 +14,7 @@ use kube::{
     api::{DeleteParams, ListParams, PostParams},
     runtime::{reflector, watcher},
 };
+use lab_runner::k8s::testing::pod;
 use lab_runner::sim::{
     clock::Clock,
     harness::Harness,
@@ -28,17 +29,6 @@ fn config_map(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
         "data": {"k": "v"},
     }))
     .unwrap()
-}
-
-fn pod(name: &str, node: Option<&str>, phase_labels: &[(&str, &str)]) -> Pod {
-    let mut pod = json!({
-        "metadata": {"name": name, "labels": phase_labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>()},
-        "spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]},
-    });
-    if let Some(node) = node {
-        pod["spec"]["nodeName"] = json!(node);
-    }
-    serde_json::from_value(pod).unwrap()
 }
 
 /// One raw request; returns the status code and the JSON body.
@@ -139,11 +129,16 @@ async fn crud_for_namespaced_cluster_scoped_and_group_types() {
 async fn label_and_field_selectors_filter_lists() {
     let sim = Harness::start();
     let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
-    pods.create(&PostParams::default(), &pod("a", Some("node-a"), &[("app", "web"), ("tier", "front")]))
+    pods.create(
+        &PostParams::default(),
+        &pod("a").node_name("node-a").label("app", "web").label("tier", "front").build(),
+    )
+    .await
+    .unwrap();
+    pods.create(&PostParams::default(), &pod("b").node_name("node-b").label("app", "web").build())
         .await
         .unwrap();
-    pods.create(&PostParams::default(), &pod("b", Some("node-b"), &[("app", "web")])).await.unwrap();
-    pods.create(&PostParams::default(), &pod("c", None, &[("app", "db")])).await.unwrap();
+    pods.create(&PostParams::default(), &pod("c").label("app", "db").build()).await.unwrap();
     let names = |list: kube::core::ObjectList<Pod>| -> Vec<String> {
         list.items.into_iter().map(|p| p.metadata.name.unwrap()).collect()
     };
@@ -193,7 +188,7 @@ async fn events_select_on_involved_object() {
 async fn table_output_for_lists_and_single_objects() {
     let sim = Harness::start();
     let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
-    pods.create(&PostParams::default(), &pod("web-0", None, &[("app", "web")])).await.unwrap();
+    pods.create(&PostParams::default(), &pod("web-0").label("app", "web").build()).await.unwrap();
     let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
     for uri in ["/api/v1/pods?limit=500", "/api/v1/namespaces/default/pods/web-0"] {
         let request =
@@ -386,7 +381,7 @@ async fn stale_update_is_a_409_conflict() {
 async fn status_subresource_writes_only_status() {
     let sim = Harness::start();
     let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
-    pods.create(&PostParams::default(), &pod("p", Some("node-a"), &[])).await.unwrap();
+    pods.create(&PostParams::default(), &pod("p").node_name("node-a").build()).await.unwrap();
     let body = json!({"metadata": {"name": "p", "namespace": "default", "labels": {"sneaky": "yes"}},
                       "spec": {"nodeName": "elsewhere", "containers": [{"name": "c", "image": "other"}]},
                       "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
@@ -411,8 +406,8 @@ async fn status_subresource_writes_only_status() {
 async fn graceful_deletion_keeps_bound_pods_until_finished() {
     let sim = Harness::start();
     let pods: Api<Pod> = Api::default_namespaced(sim.client.clone());
-    pods.create(&PostParams::default(), &pod("bound", Some("node-a"), &[])).await.unwrap();
-    pods.create(&PostParams::default(), &pod("unbound", None, &[])).await.unwrap();
+    pods.create(&PostParams::default(), &pod("bound").node_name("node-a").build()).await.unwrap();
+    pods.create(&PostParams::default(), &pod("unbound").build()).await.unwrap();
     pods.delete("unbound", &DeleteParams::background()).await.unwrap();
     assert!(pods.get_opt("unbound").await.unwrap().is_none());
     pods.delete("bound", &DeleteParams::background()).await.unwrap();
@@ -980,7 +975,7 @@ async fn delete_answers_a_status_unless_the_kind_returns_the_deleted_object() {
         body["details"],
         json!({"name": "db", "group": "apps", "kind": "statefulsets", "uid": db["metadata"]["uid"]})
     );
-    created(&sim, "/api/v1/namespaces/default/pods", serde_json::to_value(pod("lonely", None, &[])).unwrap())
+    created(&sim, "/api/v1/namespaces/default/pods", serde_json::to_value(pod("lonely").build()).unwrap())
         .await;
     let (_, body) = call(&sim, "DELETE", "/api/v1/namespaces/default/pods/lonely", None, Body::empty()).await;
     assert_eq!((body["kind"].as_str(), body["metadata"]["name"].as_str()), (Some("Pod"), Some("lonely")));

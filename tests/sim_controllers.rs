@@ -5,98 +5,40 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::jiff::SignedDuration;
+use lab_runner::k8s::testing::{node, pod};
 use lab_runner::sim::{
     controllers::{
         Config, Controllers,
         config::{CatalogImage, ImageRun},
     },
-    harness::Harness,
-    resources::{self, ResourceType},
-    store::{DeleteOptions, DryRun, Propagation, Subresource},
+    harness::{Cluster, rt},
+    store::{DryRun, Propagation, Subresource},
 };
 use serde_json::{Value, json};
 
-fn rt(plural: &str) -> ResourceType {
-    let types = resources::built_in();
-    let group = match plural {
-        "daemonsets" | "controllerrevisions" | "deployments" | "replicasets" | "statefulsets" => "apps",
-        "jobs" => "batch",
-        _ => "",
-    };
-    resources::find(&types, group, "v1", plural).unwrap().clone()
+/// The scenario-specific views of the shared fixture.
+trait Scenario {
+    /// Three plain workers, `node-a` to `node-c`.
+    fn three_workers() -> Cluster;
+    /// The pods in `default`.
+    fn pods(&self) -> Vec<Value>;
+    /// Pods by the node they target (nodeName, else the DS pin), sorted by name.
+    fn pods_by_node(&self) -> BTreeMap<String, Vec<Value>>;
+    /// DESIRED, CURRENT, READY, UP-TO-DATE, AVAILABLE as `kubectl get ds` shows them.
+    fn ds_columns(&self, name: &str) -> [i64; 5];
+    /// The Events about `name`, oldest first.
+    fn events_for(&self, name: &str) -> Vec<Value>;
 }
 
-struct Cluster {
-    sim: Harness,
-    control: Controllers,
-}
-
-fn node(name: &str, taints: Value, gpus: u32) -> Value {
-    let mut allocatable = json!({"cpu": "8", "memory": "32Gi", "pods": "110"});
-    if gpus > 0 {
-        allocatable["nvidia.com/gpu"] = json!(gpus.to_string());
-    }
-    json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
-        "spec": {"taints": taints},
-        "status": {
-            "capacity": allocatable, "allocatable": allocatable,
-            "addresses": [{"type": "InternalIP", "address": format!("10.0.0.{}", name.len())}],
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
-        },
-    })
-}
-
-impl Cluster {
-    fn new(nodes: Vec<Value>) -> Cluster {
-        let sim = Harness::start();
-        for node in nodes {
-            sim.state.store.create(&rt("nodes"), node).unwrap();
-        }
-        let control = Controllers::new(sim.state.clone(), Config::defaults()).unwrap();
-        Cluster { sim, control }
-    }
-
+impl Scenario for Cluster {
     fn three_workers() -> Cluster {
-        Cluster::new(["node-a", "node-b", "node-c"].iter().map(|n| node(n, json!([]), 0)).collect())
-    }
-
-    fn run_for(&mut self, seconds: i64) {
-        self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
-    }
-
-    fn create(&self, plural: &str, object: Value) -> Value {
-        self.sim.state.store.create(&rt(plural), object).unwrap()
-    }
-
-    fn get(&self, plural: &str, name: &str) -> Option<Value> {
-        self.sim.state.store.get_value(&rt(plural), "default", name).ok()
-    }
-
-    fn change(&self, plural: &str, name: &str, edit: impl FnOnce(&mut Value)) {
-        let mut value = self.get(plural, name).unwrap();
-        edit(&mut value);
-        self.sim.state.store.update(&rt(plural), value, Subresource::Main, DryRun::Off).unwrap();
-    }
-
-    fn delete(&self, plural: &str, name: &str, propagation: Option<Propagation>) {
-        let options = DeleteOptions { propagation, ..Default::default() };
-        self.sim.state.store.delete(&rt(plural), "default", name, &options).unwrap();
-    }
-
-    fn list(&self, group_resource: &str) -> Vec<Value> {
-        let all = |_: &lab_runner::sim::store::Stored| true;
-        let page = self.sim.state.store.list(group_resource, Some("default"), &all, None, None);
-        page.items.iter().map(|s| s.value().unwrap()).collect()
+        Cluster::new(["node-a", "node-b", "node-c"].iter().map(|n| node(n).json()).collect())
     }
 
     fn pods(&self) -> Vec<Value> {
-        self.list("pods")
+        self.list("pods", Some("default"))
     }
 
-    /// Pods by the node they target (nodeName, else the DS pin), sorted by name.
     fn pods_by_node(&self) -> BTreeMap<String, Vec<Value>> {
         let mut map: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         for pod in self.pods() {
@@ -112,9 +54,8 @@ impl Cluster {
         map
     }
 
-    /// DESIRED, CURRENT, READY, UP-TO-DATE, AVAILABLE as `kubectl get ds` shows them.
     fn ds_columns(&self, name: &str) -> [i64; 5] {
-        let status = &self.get("daemonsets", name).unwrap()["status"];
+        let status = &self.find("daemonsets", "default", name).unwrap()["status"];
         let n = |field: &str| status[field].as_i64().unwrap_or(0);
         [
             n("desiredNumberScheduled"),
@@ -126,8 +67,11 @@ impl Cluster {
     }
 
     fn events_for(&self, name: &str) -> Vec<Value> {
-        let mut events: Vec<Value> =
-            self.list("events").into_iter().filter(|e| e["involvedObject"]["name"] == json!(name)).collect();
+        let mut events: Vec<Value> = self
+            .list("events", Some("default"))
+            .into_iter()
+            .filter(|e| e["involvedObject"]["name"] == json!(name))
+            .collect();
         events.sort_by_key(|e| e["metadata"]["resourceVersion"].as_str().unwrap().parse::<u64>().unwrap());
         events
     }
@@ -173,7 +117,7 @@ fn hash_of(pod: &Value) -> String {
 /// Revision number by ControllerRevision name.
 fn revisions(cluster: &Cluster) -> BTreeMap<String, i64> {
     cluster
-        .list("controllerrevisions.apps")
+        .list("controllerrevisions.apps", Some("default"))
         .iter()
         .map(|r| (r["metadata"]["name"].as_str().unwrap().to_string(), r["revision"].as_i64().unwrap()))
         .collect()
@@ -189,10 +133,10 @@ async fn the_course_case_a_bad_image_stalls_the_rollout_and_undo_restores_it() {
     let first_hash = hash_of(&before["node-a"][0]);
     assert_eq!(revisions(&cluster), BTreeMap::from([(format!("gpu-ds-{first_hash}"), 1)]));
 
-    cluster.change("daemonsets", "gpu-ds", |ds| set_image(ds, "nginx:1.27-does-not-exist"));
+    cluster.change("daemonsets", "default", "gpu-ds", |ds| set_image(ds, "nginx:1.27-does-not-exist"));
     cluster.run_for(3600);
     assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2], "desired current ready up-to-date available");
-    let status = cluster.get("daemonsets", "gpu-ds").unwrap()["status"].clone();
+    let status = cluster.find("daemonsets", "default", "gpu-ds").unwrap()["status"].clone();
     assert_eq!(status["numberUnavailable"], json!(1));
     assert_eq!(status["observedGeneration"], json!(2));
     let stuck = cluster.pods_by_node();
@@ -206,10 +150,10 @@ async fn the_course_case_a_bad_image_stalls_the_rollout_and_undo_restores_it() {
 
     // It stays so: no progress deadline, and no status write while nothing changes.
     let resource_version =
-        cluster.get("daemonsets", "gpu-ds").unwrap()["metadata"]["resourceVersion"].clone();
+        cluster.find("daemonsets", "default", "gpu-ds").unwrap()["metadata"]["resourceVersion"].clone();
     cluster.run_for(6 * 3600);
     assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2]);
-    let after = cluster.get("daemonsets", "gpu-ds").unwrap();
+    let after = cluster.find("daemonsets", "default", "gpu-ds").unwrap();
     assert_eq!(after["metadata"]["resourceVersion"], resource_version, "status written only when it changes");
     let bad_revisions = revisions(&cluster);
     assert_eq!(bad_revisions.len(), 2);
@@ -217,7 +161,7 @@ async fn the_course_case_a_bad_image_stalls_the_rollout_and_undo_restores_it() {
 
     // Undo: the template goes back; the first revision becomes the newest (renumbered to 3),
     // the untouched old pods count as updated without a restart, the broken pod is replaced.
-    cluster.change("daemonsets", "gpu-ds", |ds| set_image(ds, "nginx:1.27"));
+    cluster.change("daemonsets", "default", "gpu-ds", |ds| set_image(ds, "nginx:1.27"));
     cluster.run_for(120);
     assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 3, 3, 3]);
     let restored = cluster.pods_by_node();
@@ -239,20 +183,20 @@ async fn the_course_case_a_bad_image_stalls_the_rollout_and_undo_restores_it() {
 
 #[tokio::test]
 async fn dropping_a_toleration_shrinks_desired_and_the_rollout_completes_without_that_node() {
-    let tainted = node("node-c", json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]), 0);
-    let mut cluster = Cluster::new(vec![node("node-a", json!([]), 0), node("node-b", json!([]), 0), tainted]);
+    let tainted = node("node-c").taint("dedicated", Some("gpu"), "NoSchedule").json();
+    let mut cluster = Cluster::new(vec![node("node-a").json(), node("node-b").json(), tainted]);
     let mut ds = daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0)));
     ds["spec"]["template"]["spec"]["tolerations"] = json!([{"key": "dedicated", "operator": "Exists"}]);
     cluster.create("daemonsets", ds);
     cluster.run_for(60);
     assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
 
-    cluster.change("daemonsets", "agent", |ds| {
+    cluster.change("daemonsets", "default", "agent", |ds| {
         ds["spec"]["template"]["spec"].as_object_mut().unwrap().remove("tolerations");
     });
     cluster.run_for(600);
     assert_eq!(cluster.ds_columns("agent"), [2, 2, 2, 2, 2]);
-    let status = cluster.get("daemonsets", "agent").unwrap()["status"].clone();
+    let status = cluster.find("daemonsets", "default", "agent").unwrap()["status"].clone();
     assert_eq!(status["numberMisscheduled"], json!(0));
     let by_node = cluster.pods_by_node();
     assert!(!by_node.contains_key("node-c"), "node-c's old pod was deleted and not recreated");
@@ -268,13 +212,10 @@ async fn dropping_a_toleration_shrinks_desired_and_the_rollout_completes_without
 
 #[tokio::test]
 async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_upstream_text() {
-    let control_plane = node(
-        "control-plane",
-        json!([{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
-        0,
-    );
+    let control_plane =
+        node("control-plane").taint("node-role.kubernetes.io/control-plane", None, "NoSchedule").json();
     let mut cluster =
-        Cluster::new(vec![control_plane, node("gpu-1", json!([]), 1), node("gpu-2", json!([]), 1)]);
+        Cluster::new(vec![control_plane, node("gpu-1").gpus("1").json(), node("gpu-2").gpus("1").json()]);
     cluster.create(
         "pods",
         json!({
@@ -289,7 +230,7 @@ async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_ups
     // `FitError.Error` (pkg/scheduler/framework/types.go) appends the PostFilter message with
     // `" %v"`; the doubled period older releases print came from `SeparatorFormat = " %v."`.
     let expected = "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.";
-    let pod = cluster.get("pods", "trainer").unwrap();
+    let pod = cluster.find("pods", "default", "trainer").unwrap();
     assert_eq!(pod["status"]["phase"], json!("Pending"));
     assert!(pod["spec"]["nodeName"].is_null());
     let condition = &pod["status"]["conditions"][0];
@@ -306,22 +247,22 @@ async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_ups
     assert_eq!(events[0]["message"], json!(expected));
 
     // A node change retries it; the same failure is aggregated into the same Event.
-    cluster.change("nodes", "gpu-1", |n| n["metadata"]["labels"]["team"] = json!("a"));
+    cluster.change("nodes", "default", "gpu-1", |n| n["metadata"]["labels"]["team"] = json!("a"));
     cluster.run_for(10);
     let events = cluster.events_for("trainer");
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["count"], json!(2));
     // A different message is a different Event (client-go `EventCorrelator` keys on it).
-    cluster.create("nodes", node("gpu-3", json!([]), 1));
+    cluster.create("nodes", node("gpu-3").gpus("1").json());
     cluster.run_for(10);
     let events = cluster.events_for("trainer");
     assert_eq!(events.len(), 2);
     assert!(events[1]["message"].as_str().unwrap().starts_with("0/4 nodes are available"));
 
     // A node that fits: bound, with the Scheduled event.
-    cluster.create("nodes", node("gpu-big", json!([]), 4));
+    cluster.create("nodes", node("gpu-big").gpus("4").json());
     cluster.run_for(10);
-    let pod = cluster.get("pods", "trainer").unwrap();
+    let pod = cluster.find("pods", "default", "trainer").unwrap();
     assert_eq!(pod["spec"]["nodeName"], json!("gpu-big"));
     let scheduled: Vec<Value> =
         cluster.events_for("trainer").into_iter().filter(|e| e["reason"] == "Scheduled").collect();
@@ -332,14 +273,14 @@ async fn a_pod_asking_for_more_gpus_than_any_node_has_stays_pending_with_the_ups
 async fn a_stored_node_that_no_longer_decodes_is_skipped_and_pods_still_schedule() {
     // `metadata.labels` as a list: what an older store (before the server checked types) may
     // hold. The store below the HTTP layer takes it, as that older server did.
-    let mut broken = node("cpu-1", json!([]), 0);
+    let mut broken = node("cpu-1").json();
     broken["metadata"]["labels"] = json!(["x"]);
-    let mut cluster = Cluster::new(vec![broken, node("node-a", json!([]), 0)]);
-    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    let mut cluster = Cluster::new(vec![broken, node("node-a").json()]);
+    cluster.create("pods", pod("web").image("nginx:1.27").json());
     cluster.run_for(30);
-    let pod = cluster.get("pods", "web").unwrap();
-    assert_eq!(pod["spec"]["nodeName"], json!("node-a"), "{pod:#}");
-    assert_eq!(pod["status"]["phase"], json!("Running"));
+    let web = cluster.find("pods", "default", "web").unwrap();
+    assert_eq!(web["spec"]["nodeName"], json!("node-a"), "{web:#}");
+    assert_eq!(web["status"]["phase"], json!("Running"));
     // A pod that does not decode either is skipped; the next one is still scheduled.
     cluster.create(
         "pods",
@@ -349,30 +290,22 @@ async fn a_stored_node_that_no_longer_decodes_is_skipped_and_pods_still_schedule
             "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]},
         }),
     );
-    cluster.create("pods", plain_pod("api", "nginx:1.27"));
+    cluster.create("pods", pod("api").image("nginx:1.27").json());
     cluster.run_for(30);
-    assert_eq!(cluster.get("pods", "api").unwrap()["spec"]["nodeName"], json!("node-a"));
-    assert!(cluster.get("pods", "odd").unwrap()["spec"]["nodeName"].is_null());
-}
-
-fn plain_pod(name: &str, image: &str) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"containers": [{"name": "main", "image": image}]},
-    })
+    assert_eq!(cluster.find("pods", "default", "api").unwrap()["spec"]["nodeName"], json!("node-a"));
+    assert!(cluster.find("pods", "default", "odd").unwrap()["spec"]["nodeName"].is_null());
 }
 
 #[tokio::test]
 async fn a_known_image_pulls_starts_and_becomes_ready() {
     let mut cluster = Cluster::three_workers();
-    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.create("pods", pod("web").image("nginx:1.27").json());
     cluster.control.settle().unwrap();
-    let pod = cluster.get("pods", "web").unwrap();
+    let pod = cluster.find("pods", "default", "web").unwrap();
     assert_eq!(waiting_reason(&pod), Some("ContainerCreating"));
     assert!(pod["status"]["podIP"].is_string());
     cluster.run_for(5);
-    let pod = cluster.get("pods", "web").unwrap();
+    let pod = cluster.find("pods", "default", "web").unwrap();
     assert_eq!(pod["status"]["phase"], json!("Running"));
     assert!(is_ready(&pod));
     let status = &pod["status"]["containerStatuses"][0];
@@ -417,13 +350,13 @@ async fn a_known_image_pulls_starts_and_becomes_ready() {
 #[tokio::test]
 async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the_catalog_has_it() {
     let mut cluster = Cluster::three_workers();
-    cluster.create("pods", plain_pod("broken", "busybox:nope"));
+    cluster.create("pods", pod("broken").image("busybox:nope").json());
     // Record when the container enters ErrImagePull.
     let mut failures = Vec::new();
     let mut last = None;
     while failures.len() < 9 {
         let at = cluster.control.advance_to_next_event().unwrap().expect("a wake-up is scheduled");
-        let pod = cluster.get("pods", "broken").unwrap();
+        let pod = cluster.find("pods", "default", "broken").unwrap();
         let reason = waiting_reason(&pod).map(str::to_string);
         // A retry pull shows the last failure (the kubelet's reasonCache), never ContainerCreating.
         assert!(
@@ -438,12 +371,12 @@ async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the
     let gaps: Vec<i64> = failures.windows(2).map(|w| w[1].duration_since(w[0]).as_secs()).collect();
     // Back-off 10s, 20s, … capped at 300s, plus the 1s a failing pull takes.
     assert_eq!(gaps, [11, 21, 41, 81, 161, 301, 301, 301]);
-    let pod = cluster.get("pods", "broken").unwrap();
+    let pod = cluster.find("pods", "default", "broken").unwrap();
     let state = &pod["status"]["containerStatuses"][0]["state"]["waiting"];
     let cri = "rpc error: code = NotFound desc = failed to pull and unpack image \"docker.io/library/busybox:nope\": failed to resolve reference \"docker.io/library/busybox:nope\": docker.io/library/busybox:nope: not found";
     assert_eq!(state["message"], json!(cri));
     cluster.run_for(2);
-    let pod = cluster.get("pods", "broken").unwrap();
+    let pod = cluster.find("pods", "default", "broken").unwrap();
     assert_eq!(waiting_reason(&pod), Some("ImagePullBackOff"));
     let message =
         pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"].as_str().unwrap().to_string();
@@ -475,7 +408,7 @@ async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the
         .catalog
         .add("busybox:nope", CatalogImage { pull_seconds: None, size_bytes: 1, run: Default::default() });
     cluster.run_for(310);
-    let pod = cluster.get("pods", "broken").unwrap();
+    let pod = cluster.find("pods", "default", "broken").unwrap();
     assert_eq!(pod["metadata"]["uid"], uid);
     assert!(is_ready(&pod));
     assert_eq!(pod["status"]["phase"], json!("Running"));
@@ -484,18 +417,18 @@ async fn an_unknown_image_backs_off_doubling_to_five_minutes_and_starts_once_the
 #[tokio::test]
 async fn a_deleted_pod_is_killed_and_removed_after_its_containers_stop() {
     let mut cluster = Cluster::three_workers();
-    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.create("pods", pod("web").image("nginx:1.27").json());
     cluster.run_for(5);
-    cluster.delete("pods", "web", None);
-    let pod = cluster.get("pods", "web").expect("graceful: still there");
+    cluster.delete("pods", "default", "web", None);
+    let pod = cluster.find("pods", "default", "web").expect("graceful: still there");
     assert!(pod["metadata"]["deletionTimestamp"].is_string());
     cluster.control.settle().unwrap();
-    assert!(cluster.get("pods", "web").is_some());
+    assert!(cluster.find("pods", "default", "web").is_some());
     let killing: Vec<Value> =
         cluster.events_for("web").into_iter().filter(|e| e["reason"] == "Killing").collect();
     assert_eq!(killing[0]["message"], json!("Stopping container main"));
     cluster.run_for(2);
-    assert!(cluster.get("pods", "web").is_none());
+    assert!(cluster.find("pods", "default", "web").is_none());
 }
 
 #[tokio::test]
@@ -504,12 +437,12 @@ async fn deleting_a_daemonset_collects_its_pods_and_revisions() {
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
     cluster.run_for(30);
     assert_eq!(cluster.pods().len(), 3);
-    cluster.delete("daemonsets", "agent", Some(Propagation::Background));
+    cluster.delete("daemonsets", "default", "agent", Some(Propagation::Background));
     cluster.control.settle().unwrap();
     assert!(cluster.pods().iter().all(|p| p["metadata"]["deletionTimestamp"].is_string()));
     cluster.run_for(30);
     assert!(cluster.pods().is_empty());
-    assert!(cluster.list("controllerrevisions.apps").is_empty());
+    assert!(cluster.list("controllerrevisions.apps", Some("default")).is_empty());
 }
 
 #[tokio::test]
@@ -517,13 +450,13 @@ async fn foreground_deletion_keeps_the_owner_until_its_pods_are_gone() {
     let mut cluster = Cluster::three_workers();
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
     cluster.run_for(30);
-    cluster.delete("daemonsets", "agent", Some(Propagation::Foreground));
+    cluster.delete("daemonsets", "default", "agent", Some(Propagation::Foreground));
     cluster.control.settle().unwrap();
-    let owner = cluster.get("daemonsets", "agent").expect("waits for its dependents");
+    let owner = cluster.find("daemonsets", "default", "agent").expect("waits for its dependents");
     assert_eq!(owner["metadata"]["finalizers"], json!(["foregroundDeletion"]));
     cluster.run_for(30);
     assert!(cluster.pods().is_empty());
-    assert!(cluster.get("daemonsets", "agent").is_none());
+    assert!(cluster.find("daemonsets", "default", "agent").is_none());
 }
 
 #[tokio::test]
@@ -531,9 +464,9 @@ async fn orphan_deletion_leaves_the_pods_without_owner() {
     let mut cluster = Cluster::three_workers();
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
     cluster.run_for(30);
-    cluster.delete("daemonsets", "agent", Some(Propagation::Orphan));
+    cluster.delete("daemonsets", "default", "agent", Some(Propagation::Orphan));
     cluster.run_for(30);
-    assert!(cluster.get("daemonsets", "agent").is_none());
+    assert!(cluster.find("daemonsets", "default", "agent").is_none());
     let pods = cluster.pods();
     assert_eq!(pods.len(), 3);
     assert!(pods.iter().all(|p| p["metadata"]["ownerReferences"].as_array().is_none_or(|r| r.is_empty())));
@@ -545,12 +478,12 @@ async fn on_delete_replaces_a_pod_only_when_the_user_deletes_it() {
     let mut cluster = Cluster::three_workers();
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", json!({"type": "OnDelete"})));
     cluster.run_for(30);
-    cluster.change("daemonsets", "agent", |ds| set_image(ds, "busybox:1.37"));
+    cluster.change("daemonsets", "default", "agent", |ds| set_image(ds, "busybox:1.37"));
     cluster.run_for(600);
     assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 0, 3]);
     assert_eq!(revisions(&cluster).len(), 2);
     let victim = cluster.pods_by_node()["node-b"][0]["metadata"]["name"].as_str().unwrap().to_string();
-    cluster.delete("pods", &victim, None);
+    cluster.delete("pods", "default", &victim, None);
     cluster.run_for(60);
     assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 1, 3]);
     let images: BTreeMap<String, String> = cluster
@@ -567,7 +500,7 @@ async fn max_surge_starts_the_new_pod_before_the_old_one_goes() {
     let mut cluster = Cluster::three_workers();
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(0), json!(1))));
     cluster.run_for(30);
-    cluster.change("daemonsets", "agent", |ds| set_image(ds, "busybox:1.37"));
+    cluster.change("daemonsets", "default", "agent", |ds| set_image(ds, "busybox:1.37"));
     cluster.control.settle().unwrap();
     let during = cluster.pods_by_node();
     assert_eq!(during.values().filter(|pods| pods.len() == 2).count(), 1, "one node surged");
@@ -597,7 +530,7 @@ async fn revision_history_is_trimmed_to_the_limit() {
     cluster.create("daemonsets", ds);
     cluster.run_for(30);
     for image in ["busybox:1.37", "busybox:latest", "busybox:stable"] {
-        cluster.change("daemonsets", "agent", |ds| set_image(ds, image));
+        cluster.change("daemonsets", "default", "agent", |ds| set_image(ds, image));
         cluster.run_for(120);
     }
     let kept = revisions(&cluster);
@@ -611,13 +544,19 @@ async fn a_no_execute_taint_removes_the_daemon_pod_and_no_schedule_keeps_it() {
     let mut cluster = Cluster::three_workers();
     cluster.create("daemonsets", daemonset("agent", "busybox:1.36", rolling(json!(1), json!(0))));
     cluster.run_for(30);
-    cluster
-        .change("nodes", "node-a", |n| n["spec"]["taints"] = json!([{"key": "x", "effect": "NoSchedule"}]));
+    cluster.change("nodes", "default", "node-a", |n| {
+        n["spec"]["taints"] = json!([{"key": "x", "effect": "NoSchedule"}])
+    });
     cluster.run_for(30);
     assert_eq!(cluster.ds_columns("agent"), [2, 2, 2, 2, 2]);
-    assert_eq!(cluster.get("daemonsets", "agent").unwrap()["status"]["numberMisscheduled"], json!(1));
+    assert_eq!(
+        cluster.find("daemonsets", "default", "agent").unwrap()["status"]["numberMisscheduled"],
+        json!(1)
+    );
     assert!(cluster.pods_by_node().contains_key("node-a"));
-    cluster.change("nodes", "node-b", |n| n["spec"]["taints"] = json!([{"key": "y", "effect": "NoExecute"}]));
+    cluster.change("nodes", "default", "node-b", |n| {
+        n["spec"]["taints"] = json!([{"key": "y", "effect": "NoExecute"}])
+    });
     cluster.run_for(30);
     assert!(!cluster.pods_by_node().contains_key("node-b"));
     assert_eq!(cluster.ds_columns("agent"), [1, 1, 1, 1, 1]);
@@ -680,7 +619,7 @@ async fn a_deployment_rolls_out_through_replica_sets_and_a_bad_image_hits_the_pr
     let mut cluster = Cluster::three_workers();
     cluster.create("deployments", deployment("web", "nginx:1.27", 4));
     cluster.run_for(60);
-    let d = cluster.get("deployments", "web").unwrap();
+    let d = cluster.find("deployments", "default", "web").unwrap();
     assert_eq!(deployment_rollout_line(&d), "deployment \"web\" successfully rolled out");
     let status = &d["status"];
     assert_eq!(
@@ -705,7 +644,7 @@ async fn a_deployment_rolls_out_through_replica_sets_and_a_bad_image_hits_the_pr
             ("Progressing".to_string(), "NewReplicaSetAvailable".to_string())
         ]
     );
-    let replica_sets = cluster.list("replicasets.apps");
+    let replica_sets = cluster.list("replicasets.apps", Some("default"));
     assert_eq!(replica_sets.len(), 1);
     let first = replica_sets[0]["metadata"]["name"].as_str().unwrap().to_string();
     let hash = replica_sets[0]["metadata"]["labels"]["pod-template-hash"].as_str().unwrap();
@@ -721,9 +660,9 @@ async fn a_deployment_rolls_out_through_replica_sets_and_a_bad_image_hits_the_pr
 
     // A bad image: maxSurge 25% (1) and maxUnavailable 25% (1) let one old pod go and two new
     // ones start; they never become available and the rollout stops there.
-    cluster.change("deployments", "web", |d| set_image(d, "nginx:0.0-missing"));
+    cluster.change("deployments", "default", "web", |d| set_image(d, "nginx:0.0-missing"));
     cluster.run_for(300);
-    let d = cluster.get("deployments", "web").unwrap();
+    let d = cluster.find("deployments", "default", "web").unwrap();
     assert_eq!(
         deployment_rollout_line(&d),
         "Waiting for deployment \"web\" rollout to finish: 2 out of 4 new replicas have been updated..."
@@ -731,18 +670,18 @@ async fn a_deployment_rolls_out_through_replica_sets_and_a_bad_image_hits_the_pr
     assert_eq!(d["status"]["availableReplicas"], json!(3));
     assert_eq!(cluster.pods().iter().filter(|p| p["metadata"]["deletionTimestamp"].is_null()).count(), 5);
     cluster.run_for(600);
-    let d = cluster.get("deployments", "web").unwrap();
+    let d = cluster.find("deployments", "default", "web").unwrap();
     assert_eq!(deployment_rollout_line(&d), "error: deployment \"web\" exceeded its progress deadline");
     let progressing = d["status"]["conditions"][1].clone();
     assert_eq!(progressing["status"], json!("False"));
     assert!(progressing["message"].as_str().unwrap().ends_with("has timed out progressing."));
 
     // Undo: the first ReplicaSet is the new one again, renumbered to revision 3.
-    cluster.change("deployments", "web", |d| set_image(d, "nginx:1.27"));
+    cluster.change("deployments", "default", "web", |d| set_image(d, "nginx:1.27"));
     cluster.run_for(120);
-    let d = cluster.get("deployments", "web").unwrap();
+    let d = cluster.find("deployments", "default", "web").unwrap();
     assert_eq!(deployment_rollout_line(&d), "deployment \"web\" successfully rolled out");
-    let first_rs = cluster.get("replicasets", &first).unwrap();
+    let first_rs = cluster.find("replicasets", "default", &first).unwrap();
     assert_eq!(first_rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"], json!("3"));
     assert_eq!(first_rs["spec"]["replicas"], json!(4));
     assert_eq!(cluster.pods().len(), 4);
@@ -754,16 +693,16 @@ async fn a_replica_set_replaces_a_deleted_pod_and_scales_down_newest_first() {
     cluster.create("deployments", deployment("web", "nginx:1.27", 3));
     cluster.run_for(30);
     let victim = cluster.pods()[0]["metadata"]["name"].as_str().unwrap().to_string();
-    cluster.delete("pods", &victim, None);
+    cluster.delete("pods", "default", &victim, None);
     cluster.run_for(30);
     let names: Vec<String> =
         cluster.pods().iter().map(|p| p["metadata"]["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names.len(), 3);
     assert!(!names.contains(&victim));
-    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(1));
+    cluster.change("deployments", "default", "web", |d| d["spec"]["replicas"] = json!(1));
     cluster.run_for(30);
     assert_eq!(cluster.pods().len(), 1);
-    let d = cluster.get("deployments", "web").unwrap();
+    let d = cluster.find("deployments", "default", "web").unwrap();
     assert_eq!(d["status"]["replicas"], json!(1));
     assert_eq!(d["status"]["availableReplicas"], json!(1));
 }
@@ -773,9 +712,9 @@ async fn spawned_controllers_run_on_a_sped_up_real_clock() {
     use lab_runner::sim::{clock::Clock, server::SimState, store::Store};
     let state = std::sync::Arc::new(SimState::new(Store::in_memory().unwrap(), Clock::real_with_speed(50.0)));
     lab_runner::sim::server::ensure_system_namespaces(&state).unwrap();
-    state.store.create(&rt("nodes"), node("node-a", json!([]), 0)).unwrap();
+    state.store.create(&rt("nodes"), node("node-a").json()).unwrap();
     let handle = lab_runner::sim::controllers::spawn(state.clone(), Config::defaults()).unwrap();
-    state.store.create(&rt("pods"), plain_pod("web", "nginx:1.27")).unwrap();
+    state.store.create(&rt("pods"), pod("web").image("nginx:1.27").json()).unwrap();
     // A 2 s pull at 50x is 40 ms of wall time; poll (bounded) instead of asserting a duration.
     let mut phase = Value::Null;
     for _ in 0..200 {
@@ -792,30 +731,30 @@ async fn spawned_controllers_run_on_a_sped_up_real_clock() {
 #[tokio::test]
 async fn a_no_execute_taint_evicts_pods_that_do_not_tolerate_it() {
     let mut cluster = Cluster::three_workers();
-    let mut patient = plain_pod("patient", "nginx:1.27");
+    let mut patient = pod("patient").image("nginx:1.27").json();
     patient["spec"]["nodeName"] = json!("node-a");
     patient["spec"]["tolerations"] =
         json!([{"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]);
-    let mut plain = plain_pod("plain", "nginx:1.27");
+    let mut plain = pod("plain").image("nginx:1.27").json();
     plain["spec"]["nodeName"] = json!("node-a");
     cluster.create("pods", patient);
     cluster.create("pods", plain);
     cluster.run_for(10);
-    cluster.change("nodes", "node-a", |n| {
+    cluster.change("nodes", "default", "node-a", |n| {
         n["spec"]["taints"] = json!([{"key": "maintenance", "effect": "NoExecute"}]);
     });
     cluster.control.settle().unwrap();
-    let plain = cluster.get("pods", "plain").unwrap();
+    let plain = cluster.find("pods", "default", "plain").unwrap();
     assert!(plain["metadata"]["deletionTimestamp"].is_string());
     let events = cluster.events_for("plain");
     let eviction = events.iter().find(|e| e["reason"] == "TaintManagerEviction").unwrap();
     assert_eq!(eviction["message"], json!("Marking for deletion Pod default/plain"));
-    assert!(cluster.get("pods", "patient").unwrap()["metadata"]["deletionTimestamp"].is_null());
+    assert!(cluster.find("pods", "default", "patient").unwrap()["metadata"]["deletionTimestamp"].is_null());
     cluster.run_for(30);
-    assert!(cluster.get("pods", "plain").is_none());
-    assert!(cluster.get("pods", "patient").is_some(), "tolerated for 60s");
+    assert!(cluster.find("pods", "default", "plain").is_none());
+    assert!(cluster.find("pods", "default", "patient").is_some(), "tolerated for 60s");
     cluster.run_for(40);
-    assert!(cluster.get("pods", "patient").is_none());
+    assert!(cluster.find("pods", "default", "patient").is_none());
 }
 
 #[tokio::test]
@@ -824,7 +763,7 @@ async fn the_template_generation_annotation_moves_with_the_template_and_labels_t
     cluster.create("daemonsets", daemonset("agent", "nginx:1.27", rolling(json!(1), json!(0))));
     cluster.run_for(60);
     let annotation = |cluster: &Cluster| {
-        let ds = cluster.get("daemonsets", "agent").unwrap();
+        let ds = cluster.find("daemonsets", "default", "agent").unwrap();
         (
             ds["metadata"]["annotations"]["deprecated.daemonset.template.generation"].clone(),
             ds["metadata"]["generation"].clone(),
@@ -835,25 +774,25 @@ async fn the_template_generation_annotation_moves_with_the_template_and_labels_t
         assert_eq!(pod["metadata"]["labels"]["pod-template-generation"], json!("1"));
     }
     // A client cannot move it: its value is ignored on update (strategy.go PrepareForUpdate).
-    cluster.change("daemonsets", "agent", |ds| {
+    cluster.change("daemonsets", "default", "agent", |ds| {
         ds["metadata"]["annotations"]["deprecated.daemonset.template.generation"] = json!("7");
     });
     assert_eq!(annotation(&cluster), (json!("1"), json!(1)));
     // Fields written as their Go zero value are the same as absent ones: no bump of either, and
     // they are not stored (upstream decodes into structs with `omitempty` plain fields).
-    cluster.change("daemonsets", "agent", |ds| {
+    cluster.change("daemonsets", "default", "agent", |ds| {
         ds["spec"]["minReadySeconds"] = json!(0);
         ds["spec"]["template"]["spec"]["hostNetwork"] = json!(false);
     });
     assert_eq!(annotation(&cluster), (json!("1"), json!(1)));
-    let stored = cluster.get("daemonsets", "agent").unwrap();
+    let stored = cluster.find("daemonsets", "default", "agent").unwrap();
     assert_eq!(stored["spec"].get("minReadySeconds"), None);
     assert_eq!(stored["spec"]["template"]["spec"].get("hostNetwork"), None);
     // A non-template spec change bumps generation only.
-    cluster.change("daemonsets", "agent", |ds| ds["spec"]["revisionHistoryLimit"] = json!(5));
+    cluster.change("daemonsets", "default", "agent", |ds| ds["spec"]["revisionHistoryLimit"] = json!(5));
     assert_eq!(annotation(&cluster), (json!("1"), json!(2)));
     // A template change bumps both; the new pods carry the new template generation.
-    cluster.change("daemonsets", "agent", |ds| set_image(ds, "nginx:1.26"));
+    cluster.change("daemonsets", "default", "agent", |ds| set_image(ds, "nginx:1.26"));
     assert_eq!(annotation(&cluster), (json!("2"), json!(3)));
     cluster.run_for(300);
     assert_eq!(cluster.ds_columns("agent"), [3, 3, 3, 3, 3]);
@@ -861,15 +800,18 @@ async fn the_template_generation_annotation_moves_with_the_template_and_labels_t
         assert_eq!(pod["metadata"]["labels"]["pod-template-generation"], json!("2"));
     }
     // The revision snapshots the DaemonSet's annotations, the template generation included.
-    let newest =
-        cluster.list("controllerrevisions.apps").into_iter().max_by_key(|r| r["revision"].as_i64()).unwrap();
+    let newest = cluster
+        .list("controllerrevisions.apps", Some("default"))
+        .into_iter()
+        .max_by_key(|r| r["revision"].as_i64())
+        .unwrap();
     assert_eq!(newest["metadata"]["annotations"]["deprecated.daemonset.template.generation"], json!("2"));
 }
 
 #[tokio::test]
 async fn a_gated_pod_waits_with_scheduling_gated_until_its_gates_are_removed() {
     let mut cluster = Cluster::three_workers();
-    let mut pod = plain_pod("gated", "nginx:1.27");
+    let mut pod = pod("gated").image("nginx:1.27").json();
     pod["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}, {"name": "example.com/review"}]);
     let created = cluster.create("pods", pod);
     // The apiserver adds the condition on create (pod strategy `applySchedulingGatedCondition`).
@@ -879,11 +821,11 @@ async fn a_gated_pod_waits_with_scheduling_gated_until_its_gates_are_removed() {
     assert_eq!(condition["reason"], json!("SchedulingGated"));
     assert_eq!(condition["message"], json!("Scheduling is blocked due to non-empty scheduling gates"));
     cluster.run_for(600);
-    let pod = cluster.get("pods", "gated").unwrap();
+    let pod = cluster.find("pods", "default", "gated").unwrap();
     assert!(pod["spec"]["nodeName"].is_null(), "a gated pod is never scheduled");
     assert!(cluster.events_for("gated").is_empty(), "no FailedScheduling for a gated pod");
     // Gates can only be removed (`validateOnlyDeletedSchedulingGates`).
-    let mut added = cluster.get("pods", "gated").unwrap();
+    let mut added = cluster.find("pods", "default", "gated").unwrap();
     added["spec"]["schedulingGates"] = json!([{"name": "example.com/quota"}, {"name": "example.com/new"}]);
     let refused =
         cluster.sim.state.store.update(&rt("pods"), added, Subresource::Main, DryRun::Off).unwrap_err();
@@ -891,15 +833,16 @@ async fn a_gated_pod_waits_with_scheduling_gated_until_its_gates_are_removed() {
         refused.to_string(),
         "Pod \"gated\" is invalid: spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'example.com/new'"
     );
-    cluster
-        .change("pods", "gated", |p| p["spec"]["schedulingGates"] = json!([{"name": "example.com/review"}]));
+    cluster.change("pods", "default", "gated", |p| {
+        p["spec"]["schedulingGates"] = json!([{"name": "example.com/review"}])
+    });
     cluster.run_for(60);
-    assert!(cluster.get("pods", "gated").unwrap()["spec"]["nodeName"].is_null(), "one gate left");
-    cluster.change("pods", "gated", |p| {
+    assert!(cluster.find("pods", "default", "gated").unwrap()["spec"]["nodeName"].is_null(), "one gate left");
+    cluster.change("pods", "default", "gated", |p| {
         p["spec"].as_object_mut().unwrap().remove("schedulingGates");
     });
     cluster.run_for(60);
-    let pod = cluster.get("pods", "gated").unwrap();
+    let pod = cluster.find("pods", "default", "gated").unwrap();
     assert!(pod["spec"]["nodeName"].is_string());
     assert_eq!(pod["status"]["phase"], json!("Running"));
     let scheduled = pod["status"]["conditions"]
@@ -971,15 +914,15 @@ async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
         assert_eq!(pod["metadata"]["finalizers"], json!(["batch.kubernetes.io/job-tracking"]));
         assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], json!("Job"));
     }
-    let running = cluster.get("jobs", "train").unwrap();
+    let running = cluster.find("jobs", "default", "train").unwrap();
     assert_eq!(running["status"]["active"], json!(2));
     assert!(running["status"]["startTime"].is_string());
     assert_eq!(running["status"]["uncountedTerminatedPods"], json!({}));
     cluster.run_for(5);
-    assert_eq!(cluster.get("jobs", "train").unwrap()["status"]["ready"], json!(2));
+    assert_eq!(cluster.find("jobs", "default", "train").unwrap()["status"]["ready"], json!(2));
 
     cluster.run_for(600);
-    let done = cluster.get("jobs", "train").unwrap();
+    let done = cluster.find("jobs", "default", "train").unwrap();
     let status = &done["status"];
     assert_eq!(status["succeeded"], json!(3));
     assert!(status.get("active").is_none() && status.get("failed").is_none());
@@ -1017,7 +960,7 @@ async fn a_job_runs_pods_up_to_parallelism_until_its_completions_succeed() {
     assert_eq!(events.last().unwrap(), &("Completed".to_string(), "Job completed".to_string()));
 
     // Deleting the Job collects its finished pods (no finalizer holds them).
-    cluster.delete("jobs", "train", Some(Propagation::Background));
+    cluster.delete("jobs", "default", "train", Some(Propagation::Background));
     cluster.run_for(60);
     assert!(cluster.pods().is_empty());
 }
@@ -1046,17 +989,17 @@ async fn an_indexed_job_gives_each_pod_its_index_and_records_completed_indexes()
         );
     }
     // The template itself is unchanged: only the pods carry the index.
-    let template = &cluster.get("jobs", "shard").unwrap()["spec"]["template"];
+    let template = &cluster.find("jobs", "default", "shard").unwrap()["spec"]["template"];
     assert!(template["spec"]["containers"][0].get("env").is_none());
 
     // Index 0 and 1 finish; index 2 starts and finishes; the Job completes with all three.
     cluster.run_for(40);
-    let midway = cluster.get("jobs", "shard").unwrap();
+    let midway = cluster.find("jobs", "default", "shard").unwrap();
     assert_eq!(midway["status"]["completedIndexes"], json!("0,1"), "two adjacent indexes print as 0,1");
     assert_eq!(midway["status"]["succeeded"], json!(2));
     assert_eq!(midway["status"]["uncountedTerminatedPods"], json!({}), "indexes, not uids, count successes");
     cluster.run_for(600);
-    let done = cluster.get("jobs", "shard").unwrap();
+    let done = cluster.find("jobs", "default", "shard").unwrap();
     assert_eq!(done["status"]["completedIndexes"], json!("0-2"));
     assert_eq!(done["status"]["succeeded"], json!(3));
     assert_eq!(conditions(&done).last().unwrap().0, "Complete");
@@ -1084,7 +1027,7 @@ async fn an_indexed_job_replaces_a_deleted_pod_with_the_same_index() {
     let index_of =
         |pod: &Value| pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].clone();
     let first = cluster.pods().into_iter().find(|p| index_of(p) == json!("1")).unwrap();
-    cluster.delete("pods", first["metadata"]["name"].as_str().unwrap(), None);
+    cluster.delete("pods", "default", first["metadata"]["name"].as_str().unwrap(), None);
     cluster.run_for(60);
     let running: Vec<Value> =
         cluster.pods().into_iter().filter(|p| p["metadata"]["deletionTimestamp"].is_null()).collect();
@@ -1096,7 +1039,7 @@ async fn an_indexed_job_replaces_a_deleted_pod_with_the_same_index() {
         first["metadata"]["uid"]
     );
     assert_eq!(
-        cluster.get("jobs", "shard").unwrap()["status"]["failed"],
+        cluster.find("jobs", "default", "shard").unwrap()["status"]["failed"],
         json!(1),
         "a deleted pod counts as failed"
     );
@@ -1133,7 +1076,7 @@ async fn an_ordered_stateful_set_creates_each_pod_after_the_previous_is_ready() 
     cluster.create("statefulsets", stateful_set("db", "example.com/db:v1", 3, "OrderedReady"));
     cluster.control.settle().unwrap();
     assert_eq!(live_pod_names(&cluster), ["db-0"], "db-1 waits for db-0 to be Running and Ready");
-    let pod = cluster.get("pods", "db-0").unwrap();
+    let pod = cluster.find("pods", "default", "db-0").unwrap();
     let labels = &pod["metadata"]["labels"];
     assert_eq!(labels["statefulset.kubernetes.io/pod-name"], json!("db-0"));
     assert_eq!(labels["apps.kubernetes.io/pod-index"], json!("0"));
@@ -1141,14 +1084,14 @@ async fn an_ordered_stateful_set_creates_each_pod_after_the_previous_is_ready() 
     assert!(revision.starts_with("db-"), "{revision}");
     assert_eq!((&pod["spec"]["hostname"], &pod["spec"]["subdomain"]), (&json!("db-0"), &json!("db")));
     assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], json!("StatefulSet"));
-    let history = cluster.list("controllerrevisions.apps");
+    let history = cluster.list("controllerrevisions.apps", Some("default"));
     assert_eq!(history.len(), 1);
     assert_eq!(history[0]["metadata"]["name"], json!(revision));
     assert_eq!(history[0]["data"]["spec"]["template"]["$patch"], json!("replace"));
 
     cluster.run_for(60);
     assert_eq!(live_pod_names(&cluster), ["db-0", "db-1", "db-2"]);
-    let status = cluster.get("statefulsets", "db").unwrap()["status"].clone();
+    let status = cluster.find("statefulsets", "default", "db").unwrap()["status"].clone();
     assert_eq!(
         status,
         json!({"observedGeneration": 1, "replicas": 3, "readyReplicas": 3, "currentReplicas": 3,
@@ -1171,23 +1114,23 @@ async fn an_ordered_stateful_set_creates_each_pod_after_the_previous_is_ready() 
     );
 
     // A new template rolls from the highest ordinal down, one pod at a time.
-    cluster.change("statefulsets", "db", |sts| {
+    cluster.change("statefulsets", "default", "db", |sts| {
         sts["spec"]["template"]["spec"]["containers"][0]["image"] = json!("example.com/db:v2")
     });
     cluster.control.settle().unwrap();
     assert_eq!(live_pod_names(&cluster), ["db-0", "db-1"], "db-2 goes first");
     cluster.run_for(120);
-    let status = cluster.get("statefulsets", "db").unwrap()["status"].clone();
+    let status = cluster.find("statefulsets", "default", "db").unwrap()["status"].clone();
     let update = status["updateRevision"].as_str().unwrap().to_string();
     assert_ne!(update, revision);
     assert_eq!((&status["currentRevision"], &status["updatedReplicas"]), (&json!(update), &json!(3)));
-    assert_eq!(cluster.list("controllerrevisions.apps").len(), 2);
+    assert_eq!(cluster.list("controllerrevisions.apps", Some("default")).len(), 2);
     for pod in cluster.pods() {
         assert_eq!(pod["spec"]["containers"][0]["image"], json!("example.com/db:v2"));
     }
 
     // Scaling down removes the highest ordinal first, one at a time.
-    cluster.change("statefulsets", "db", |sts| sts["spec"]["replicas"] = json!(1));
+    cluster.change("statefulsets", "default", "db", |sts| sts["spec"]["replicas"] = json!(1));
     cluster.control.settle().unwrap();
     assert_eq!(live_pod_names(&cluster), ["db-0", "db-1"]);
     cluster.run_for(60);
@@ -1202,11 +1145,11 @@ async fn a_parallel_stateful_set_creates_and_removes_every_pod_at_once() {
     cluster.control.settle().unwrap();
     assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1", "cache-2"]);
     cluster.run_for(30);
-    cluster.change("statefulsets", "cache", |sts| sts["spec"]["replicas"] = json!(0));
+    cluster.change("statefulsets", "default", "cache", |sts| sts["spec"]["replicas"] = json!(0));
     cluster.control.settle().unwrap();
     assert!(live_pod_names(&cluster).is_empty());
     // A deleted pod comes back under its own name.
-    cluster.change("statefulsets", "cache", |sts| sts["spec"]["replicas"] = json!(2));
+    cluster.change("statefulsets", "default", "cache", |sts| sts["spec"]["replicas"] = json!(2));
     cluster.run_for(60);
     assert_eq!(live_pod_names(&cluster), ["cache-0", "cache-1"]);
 }
@@ -1223,7 +1166,7 @@ async fn a_stateful_set_back_at_an_old_template_renumbers_that_revision() {
     cluster.run_for(30);
     let set_image = |cluster: &Cluster, image: &str| {
         let image = image.to_string();
-        cluster.change("statefulsets", "store", move |sts| {
+        cluster.change("statefulsets", "default", "store", move |sts| {
             sts["spec"]["template"]["spec"]["containers"][0]["image"] = json!(image)
         });
     };
@@ -1232,7 +1175,7 @@ async fn a_stateful_set_back_at_an_old_template_renumbers_that_revision() {
     set_image(&cluster, "example.com/db:v1");
     cluster.run_for(60);
     let mut revisions: Vec<(i64, String)> = cluster
-        .list("controllerrevisions.apps")
+        .list("controllerrevisions.apps", Some("default"))
         .iter()
         .map(|rev| {
             let image = rev["data"]["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap();
@@ -1241,8 +1184,11 @@ async fn a_stateful_set_back_at_an_old_template_renumbers_that_revision() {
         .collect();
     revisions.sort();
     assert_eq!(revisions, [(2, "example.com/db:v2".to_string()), (3, "example.com/db:v1".to_string())]);
-    let current =
-        cluster.list("controllerrevisions.apps").into_iter().find(|rev| rev["revision"] == json!(3)).unwrap();
+    let current = cluster
+        .list("controllerrevisions.apps", Some("default"))
+        .into_iter()
+        .find(|rev| rev["revision"] == json!(3))
+        .unwrap();
     // Go's bytes: keys sorted, `$patch` first, the typed zero fields written.
     let data = lab_runner::sim::gojson::to_string(&current["data"]);
     assert!(
@@ -1250,7 +1196,7 @@ async fn a_stateful_set_back_at_an_old_template_renumbers_that_revision() {
         "{data}"
     );
     assert!(data.contains(r#""name":"server","resources":{},"#), "{data}");
-    let sts = cluster.get("statefulsets", "store").unwrap();
+    let sts = cluster.get("statefulsets", "default", "store");
     assert_eq!(sts["status"]["updateRevision"], current["metadata"]["name"]);
 }
 
@@ -1264,9 +1210,9 @@ async fn pods_of_a_deleted_job_do_not_keep_the_tracking_finalizer() {
     cluster.run_for(30);
     assert_eq!(cluster.pods().len(), 3);
     // Orphaning: the pods stay and keep running, without owner and without finalizer.
-    cluster.delete("jobs", "orphaned", Some(Propagation::Orphan));
+    cluster.delete("jobs", "default", "orphaned", Some(Propagation::Orphan));
     // Background: the pods are deleted; the finalizer must not hold them.
-    cluster.delete("jobs", "collected", Some(Propagation::Background));
+    cluster.delete("jobs", "default", "collected", Some(Propagation::Background));
     cluster.run_for(120);
     let pods = cluster.pods();
     assert_eq!(pods.len(), 2, "{pods:?}");
@@ -1284,7 +1230,7 @@ async fn a_failing_job_backs_off_and_fails_past_its_backoff_limit() {
     batch_image(&cluster, "example.com/broken:v1", 5.0, 1);
     cluster.create("jobs", job("broken", "example.com/broken:v1", json!({"backoffLimit": 2})));
     cluster.run_for(3600);
-    let failed = cluster.get("jobs", "broken").unwrap();
+    let failed = cluster.find("jobs", "default", "broken").unwrap();
     let status = &failed["status"];
     assert_eq!(status["failed"], json!(3), "backoffLimit 2: the third failure ends it");
     assert!(status.get("succeeded").is_none() && status.get("active").is_none());
@@ -1338,7 +1284,7 @@ async fn a_fail_job_rule_on_an_exit_code_fails_the_job_with_the_pod_failure_poli
     let message = format!(
         "Container work for pod default/{pod} failed with exit code 42 matching FailJob rule at index 2"
     );
-    let failed = cluster.get("jobs", "train").unwrap();
+    let failed = cluster.get("jobs", "default", "train");
     let by_policy = ("PodFailurePolicy".to_string(), message.clone());
     assert_eq!(
         conditions(&failed),
@@ -1392,10 +1338,10 @@ async fn an_ignore_rule_on_disruption_target_keeps_an_evicted_pod_out_of_the_fai
     // The kubelet moves the tracked pod to Failed before its final delete, so the policy sees
     // a failed pod (without that the tolerant Job's replacement would wait for ever).
     cluster.run_for(600);
-    let tolerant = cluster.get("jobs", "tolerant").unwrap();
+    let tolerant = cluster.get("jobs", "default", "tolerant");
     assert_eq!(conditions(&tolerant).last().unwrap().0, "Complete", "{:?}", conditions(&tolerant));
     assert!(tolerant["status"].get("failed").is_none(), "an ignored failure is not counted");
-    let strict = cluster.get("jobs", "strict").unwrap();
+    let strict = cluster.get("jobs", "default", "strict");
     assert_eq!(conditions(&strict).last().unwrap().1, "BackoffLimitExceeded", "without the policy it counts");
 }
 
@@ -1407,7 +1353,7 @@ async fn an_on_failure_job_counts_container_restarts_against_its_backoff_limit()
     spec["spec"]["template"]["spec"]["restartPolicy"] = json!("OnFailure");
     cluster.create("jobs", spec);
     cluster.run_for(3600);
-    let failed = cluster.get("jobs", "flaky").unwrap();
+    let failed = cluster.find("jobs", "default", "flaky").unwrap();
     assert_eq!(conditions(&failed).last().unwrap().0, "Failed");
     let pods = cluster.pods();
     assert!(pods.is_empty(), "the restarting pod was deleted once the limit was reached: {pods:?}");
@@ -1415,7 +1361,7 @@ async fn an_on_failure_job_counts_container_restarts_against_its_backoff_limit()
 
 #[tokio::test]
 async fn the_gpu_sharing_team_job_completes_with_the_built_in_vectoradd_image() {
-    let mut cluster = Cluster::new(vec![node("gpu-1", json!([]), 1)]);
+    let mut cluster = Cluster::new(vec![node("gpu-1").gpus("1").json()]);
     let manifest =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/workloads/team-jobs.yaml"))
             .unwrap();
@@ -1439,12 +1385,12 @@ async fn the_gpu_sharing_team_job_completes_with_the_built_in_vectoradd_image() 
 async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
     let mut cluster = Cluster::three_workers();
     batch_image(&cluster, "example.com/crash:v1", 5.0, 1);
-    let created = cluster.create("pods", plain_pod("crash", "example.com/crash:v1"));
+    let created = cluster.create("pods", pod("crash").image("example.com/crash:v1").json());
     let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
     cluster.control.settle().unwrap();
     // Pull (1s) + run (5s): the first exit restarts at once (`doBackOff` has no entry yet).
     cluster.run_for(7);
-    let pod = cluster.get("pods", "crash").unwrap();
+    let pod = cluster.find("pods", "default", "crash").unwrap();
     let status = &pod["status"]["containerStatuses"][0];
     assert_eq!(status["restartCount"], json!(1));
     assert!(status["state"]["running"].is_object());
@@ -1453,7 +1399,7 @@ async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
     assert_eq!(pod["status"]["phase"], json!("Running"));
     // The second exit waits 10s in CrashLoopBackOff.
     cluster.run_for(5);
-    let pod = cluster.get("pods", "crash").unwrap();
+    let pod = cluster.find("pods", "default", "crash").unwrap();
     let status = &pod["status"]["containerStatuses"][0];
     assert_eq!(status["restartCount"], json!(1));
     assert_eq!(status["state"]["waiting"]["reason"], json!("CrashLoopBackOff"));
@@ -1469,7 +1415,7 @@ async fn a_crashing_container_restarts_at_once_then_backs_off_in_crash_loop() {
         json!(format!("Back-off restarting failed container main in pod crash_default({uid})"))
     );
     cluster.run_for(10);
-    let status = cluster.get("pods", "crash").unwrap()["status"]["containerStatuses"][0].clone();
+    let status = cluster.find("pods", "default", "crash").unwrap()["status"]["containerStatuses"][0].clone();
     assert_eq!(status["restartCount"], json!(2));
     assert!(status["state"]["running"].is_object());
 }
@@ -1484,14 +1430,14 @@ async fn status_written_by_a_learner_is_overwritten_by_the_controllers() {
     cluster.create("daemonsets", daemonset("gpu-ds", "nginx:1.27", rolling(json!(1), json!(0))));
     cluster.create("deployments", deployment("web", "nginx:1.27-does-not-exist", 2));
     cluster.run_for(60);
-    cluster.change("daemonsets", "gpu-ds", |ds| set_image(ds, "nginx:1.27-does-not-exist"));
+    cluster.change("daemonsets", "default", "gpu-ds", |ds| set_image(ds, "nginx:1.27-does-not-exist"));
     cluster.run_for(3600);
     assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2]);
-    let deployment_status = cluster.get("deployments", "web").unwrap()["status"].clone();
+    let deployment_status = cluster.find("deployments", "default", "web").unwrap()["status"].clone();
     assert_eq!(deployment_status["availableReplicas"], Value::Null, "{deployment_status}");
 
     fn write_status(cluster: &Cluster, plural: &str, name: &str, edit: &dyn Fn(&mut Value)) {
-        let mut value = cluster.get(plural, name).unwrap();
+        let mut value = cluster.find(plural, "default", name).unwrap();
         edit(&mut value);
         cluster.sim.state.store.update(&rt(plural), value, Subresource::Status, DryRun::Off).unwrap();
     }
@@ -1509,7 +1455,7 @@ async fn status_written_by_a_learner_is_overwritten_by_the_controllers() {
 
     cluster.run_for(1);
     assert_eq!(cluster.ds_columns("gpu-ds"), [3, 3, 2, 1, 2], "the DaemonSet controller recomputed it");
-    let deployment = cluster.get("deployments", "web").unwrap();
+    let deployment = cluster.find("deployments", "default", "web").unwrap();
     assert_eq!(deployment["status"]["availableReplicas"], Value::Null, "{}", deployment["status"]);
 
     // A pod's status: the kubelet writes back what it observes. (The DaemonSet controller may act
@@ -1528,7 +1474,7 @@ async fn status_written_by_a_learner_is_overwritten_by_the_controllers() {
             json!({"running": {"startedAt": "2026-01-01T00:00:00Z"}});
     });
     cluster.run_for(1);
-    let pod = cluster.get("pods", &stuck_name).unwrap();
+    let pod = cluster.find("pods", "default", &stuck_name).unwrap();
     assert!(!is_ready(&pod), "the kubelet recomputed the pod's status: {}", pod["status"]);
     assert_eq!(pod["status"]["phase"], json!("Pending"));
     assert!(matches!(waiting_reason(&pod), Some("ImagePullBackOff" | "ErrImagePull")), "{}", pod["status"]);
@@ -1537,7 +1483,7 @@ async fn status_written_by_a_learner_is_overwritten_by_the_controllers() {
 #[tokio::test]
 async fn events_expire_an_hour_after_their_last_write() {
     let mut cluster = Cluster::three_workers();
-    cluster.create("pods", plain_pod("web", "nginx:1.27"));
+    cluster.create("pods", pod("web").image("nginx:1.27").json());
     cluster.run_for(5);
     assert_eq!(cluster.events_for("web").len(), 5);
     // kube-apiserver's default --event-ttl is one hour from the last write.
@@ -1546,7 +1492,7 @@ async fn events_expire_an_hour_after_their_last_write() {
     cluster.run_for(10);
     assert!(cluster.events_for("web").is_empty(), "{:?}", cluster.events_for("web"));
     // A pod that keeps failing renews its BackOff event, which outlives its first siblings.
-    cluster.create("pods", plain_pod("broken", "example.com/missing:v1"));
+    cluster.create("pods", pod("broken").image("example.com/missing:v1").json());
     cluster.run_for(3600 + 600);
     let reasons: Vec<String> =
         cluster.events_for("broken").iter().map(|e| e["reason"].as_str().unwrap().to_string()).collect();
@@ -1558,14 +1504,14 @@ async fn events_expire_an_hour_after_their_last_write() {
 async fn restarted_controllers_find_running_pods_where_the_store_left_them() {
     let mut cluster = Cluster::three_workers();
     cluster.create("deployments", deployment("web", "nginx:1.27", 3));
-    cluster.create("pods", plain_pod("single", "busybox:1.36"));
+    cluster.create("pods", pod("single").image("busybox:1.36").json());
     cluster.run_for(60);
     let pods_before: BTreeMap<String, Value> = cluster
         .pods()
         .into_iter()
         .map(|p| (p["metadata"]["name"].as_str().unwrap().to_string(), p))
         .collect();
-    let events_before = cluster.list("events");
+    let events_before = cluster.list("events", Some("default"));
     assert_eq!(pods_before.len(), 4);
     for pod in pods_before.values() {
         assert_eq!(pod["status"]["phase"], json!("Running"));
@@ -1585,7 +1531,7 @@ async fn restarted_controllers_find_running_pods_where_the_store_left_them() {
         // Not pulled, created or started again: the object is not even rewritten.
         assert_eq!(pods_after[name], *before, "{name}");
     }
-    assert_eq!(cluster.list("events"), events_before);
+    assert_eq!(cluster.list("events", Some("default")), events_before);
 }
 
 fn autoscaler(name: &str, target: &str) -> Value {
@@ -1611,9 +1557,7 @@ fn condition<'a>(hpa: &'a Value, kind: &str) -> &'a Value {
 #[tokio::test]
 async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
     let mut cluster = Cluster::three_workers();
-    let hpa_type = resources::find(&resources::built_in(), "autoscaling", "v2", "horizontalpodautoscalers")
-        .unwrap()
-        .clone();
+    let hpa_type = rt("horizontalpodautoscalers.autoscaling");
     let hpa = |cluster: &Cluster, name: &str| {
         cluster.sim.state.store.get_value(&hpa_type, "default", name).unwrap()
     };
@@ -1623,12 +1567,12 @@ async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
 
     // Queued one resync period ahead: nothing yet.
     cluster.run_for(14);
-    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(1));
+    assert_eq!(cluster.find("deployments", "default", "web").unwrap()["spec"]["replicas"], json!(1));
     assert_eq!(hpa(&cluster, "web")["status"], json!({"desiredReplicas": 0}));
 
     // Below the minimum: rescaled to it, before any metric is read.
     cluster.run_for(2);
-    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(2));
+    assert_eq!(cluster.find("deployments", "default", "web").unwrap()["spec"]["replicas"], json!(2));
     let web = hpa(&cluster, "web");
     assert_eq!(
         (&web["status"]["currentReplicas"], &web["status"]["desiredReplicas"]),
@@ -1690,9 +1634,9 @@ async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
     );
 
     // A learner scales past the maximum by hand: back within 15 s.
-    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(9));
+    cluster.change("deployments", "default", "web", |d| d["spec"]["replicas"] = json!(9));
     cluster.run_for(15);
-    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(4));
+    assert_eq!(cluster.find("deployments", "default", "web").unwrap()["spec"]["replicas"], json!(4));
     assert!(
         messages(&cluster, "web").contains(
             &"Normal SuccessfulRescale: New size: 4; reason: Current number of replicas above Spec.MaxReplicas (x1)".to_string()
@@ -1700,18 +1644,10 @@ async fn an_autoscaler_keeps_its_bounds_and_reports_the_missing_metrics_api() {
     );
 
     // Scaled to zero: autoscaling is off until the target has replicas again.
-    cluster.change("deployments", "web", |d| d["spec"]["replicas"] = json!(0));
+    cluster.change("deployments", "default", "web", |d| d["spec"]["replicas"] = json!(0));
     cluster.run_for(15);
-    assert_eq!(cluster.get("deployments", "web").unwrap()["spec"]["replicas"], json!(0));
+    assert_eq!(cluster.find("deployments", "default", "web").unwrap()["spec"]["replicas"], json!(0));
     assert_eq!(condition(&hpa(&cluster, "web"), "ScalingActive")["reason"], "ScalingDisabled");
-}
-
-fn pinned_pod(name: &str, node: &str, resources: Value) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"nodeName": node, "containers": [{"name": "main", "image": "nginx:1.27", "resources": resources}]},
-    })
 }
 
 /// Kubelet admission (`predicateAdmitHandler.Admit`, pkg/kubelet/lifecycle/predicate.go, and the
@@ -1721,19 +1657,33 @@ fn pinned_pod(name: &str, node: &str, resources: Value) -> Value {
 /// check (`removeMissingExtendedResources`) and the pod runs, as upstream's caveat says.
 #[tokio::test]
 async fn the_kubelet_rejects_pods_bound_past_the_scheduler_that_exceed_its_node() {
-    let mut cluster = Cluster::new(vec![node("small", json!([]), 1), node("plain", json!([]), 0)]);
+    let mut cluster = Cluster::new(vec![node("small").gpus("1").json(), node("plain").json()]);
     cluster.create(
         "pods",
-        pinned_pod("first", "small", json!({"requests": {"cpu": "6"}, "limits": {"nvidia.com/gpu": "1"}})),
+        pod("first")
+            .image("nginx:1.27")
+            .node_name("small")
+            .request("cpu", "6")
+            .limit("nvidia.com/gpu", "1")
+            .json(),
     );
     cluster.run_for(5);
-    cluster.create("pods", pinned_pod("cpu", "small", json!({"requests": {"cpu": "4"}})));
-    cluster.create("pods", pinned_pod("memory", "small", json!({"requests": {"memory": "64Gi"}})));
-    cluster.create("pods", pinned_pod("gpu", "small", json!({"limits": {"nvidia.com/gpu": "1"}})));
-    cluster.create("pods", pinned_pod("no-gpu-node", "plain", json!({"limits": {"nvidia.com/gpu": "1"}})));
+    cluster.create("pods", pod("cpu").image("nginx:1.27").node_name("small").request("cpu", "4").json());
+    cluster.create(
+        "pods",
+        pod("memory").image("nginx:1.27").node_name("small").request("memory", "64Gi").json(),
+    );
+    cluster.create(
+        "pods",
+        pod("gpu").image("nginx:1.27").node_name("small").limit("nvidia.com/gpu", "1").json(),
+    );
+    cluster.create(
+        "pods",
+        pod("no-gpu-node").image("nginx:1.27").node_name("plain").limit("nvidia.com/gpu", "1").json(),
+    );
     cluster.run_for(10);
     let status = |name: &str| {
-        let pod = cluster.get("pods", name).unwrap();
+        let pod = cluster.find("pods", "default", name).unwrap();
         let field = |f: &str| pod["status"][f].as_str().unwrap_or_default().to_string();
         (field("phase"), field("reason"), field("message"))
     };
@@ -1778,16 +1728,14 @@ async fn the_kubelet_rejects_pods_bound_past_the_scheduler_that_exceed_its_node(
 /// victim is gone the preemptor is bound there.
 #[tokio::test]
 async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits() {
-    let mut cluster = Cluster::new(vec![node("only", json!([]), 0)]);
-    let classes = resources::find(&resources::built_in(), "scheduling.k8s.io", "v1", "priorityclasses")
-        .unwrap()
-        .clone();
+    let mut cluster = Cluster::new(vec![node("only").json()]);
+    let classes = rt("priorityclasses.scheduling.k8s.io");
     for (name, value) in [("low", 100), ("high", 1000)] {
         let class = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value});
         cluster.sim.state.store.create(&classes, class).unwrap();
     }
     let with_priority = |name: &str, class: &str, cpu: &str| {
-        let mut pod = plain_pod(name, "nginx:1.27");
+        let mut pod = pod(name).image("nginx:1.27").json();
         pod["spec"]["priorityClassName"] = json!(class);
         pod["spec"]["containers"][0]["resources"] = json!({"requests": {"cpu": cpu}});
         pod
@@ -1797,7 +1745,7 @@ async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits
     cluster.run_for(10);
     cluster.create("pods", with_priority("urgent", "high", "4"));
     cluster.control.settle().unwrap();
-    let victim = cluster.get("pods", "big-low").unwrap();
+    let victim = cluster.find("pods", "default", "big-low").unwrap();
     assert!(victim["metadata"]["deletionTimestamp"].is_string(), "{victim}");
     let disruption = victim["status"]["conditions"]
         .as_array()
@@ -1814,7 +1762,7 @@ async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits
             &json!("default-scheduler: preempting to accommodate a higher priority pod")
         )
     );
-    let urgent = cluster.get("pods", "urgent").unwrap();
+    let urgent = cluster.find("pods", "default", "urgent").unwrap();
     assert_eq!(urgent["status"]["nominatedNodeName"], json!("only"));
     let preempted =
         cluster.events_for("big-low").into_iter().find(|e| e["reason"] == json!("Preempted")).unwrap();
@@ -1822,10 +1770,10 @@ async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits
         preempted["message"],
         json!(format!("Preempted by pod {} on node only", urgent["metadata"]["uid"].as_str().unwrap()))
     );
-    assert!(cluster.get("pods", "small-low").unwrap()["metadata"]["deletionTimestamp"].is_null());
+    assert!(cluster.find("pods", "default", "small-low").unwrap()["metadata"]["deletionTimestamp"].is_null());
     cluster.run_for(60);
-    assert!(cluster.get("pods", "big-low").is_none());
-    let urgent = cluster.get("pods", "urgent").unwrap();
+    assert!(cluster.find("pods", "default", "big-low").is_none());
+    let urgent = cluster.find("pods", "default", "urgent").unwrap();
     assert_eq!(
         (&urgent["spec"]["nodeName"], &urgent["status"]["phase"]),
         (&json!("only"), &json!("Running"))
@@ -1838,18 +1786,18 @@ async fn a_higher_priority_pod_preempts_a_lower_priority_one_on_the_node_it_fits
 #[tokio::test]
 async fn a_pod_with_a_missing_or_unbound_claim_stays_pending_with_the_schedulers_message() {
     let mut cluster = Cluster::three_workers();
-    let claims = resources::find(&resources::built_in(), "", "v1", "persistentvolumeclaims").unwrap().clone();
+    let claims = rt("persistentvolumeclaims");
     let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
                        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
     cluster.sim.state.store.create(&claims, claim).unwrap();
     for (name, claim) in [("unbound", "data"), ("missing", "nope")] {
-        let mut pod = plain_pod(name, "nginx:1.27");
+        let mut pod = pod(name).image("nginx:1.27").json();
         pod["spec"]["volumes"] = json!([{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]);
         cluster.create("pods", pod);
     }
     cluster.run_for(10);
     let condition = |name: &str| {
-        let pod = cluster.get("pods", name).unwrap();
+        let pod = cluster.find("pods", "default", name).unwrap();
         assert!(pod["spec"]["nodeName"].is_null(), "{pod}");
         pod["status"]["conditions"][0]["message"].as_str().unwrap().to_string()
     };

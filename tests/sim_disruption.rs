@@ -1,66 +1,35 @@
 //! PodDisruptionBudgets, the eviction and binding subresources and CronJobs on the simulator's manual clock: budget status as the disruption controller computes it, evictions refused with 429 or granted, pods bound by another scheduler, Jobs created at each scheduled minute.
 
-use k8s_openapi::jiff::SignedDuration;
+use lab_runner::k8s::testing::node;
 use lab_runner::sim::{
-    controllers::{Config, Controllers},
-    harness::Harness,
-    resources::{self, ResourceType},
-    store::{DryRun, Stored, Subresource},
+    harness::{Cluster, rt},
+    store::{DryRun, Subresource},
 };
 use serde_json::{Value, json};
 
-fn rt(group: &str, plural: &str) -> ResourceType {
-    resources::find(&resources::built_in(), group, "v1", plural).unwrap().clone()
+/// Two plain workers, `node-a` and `node-b`.
+fn two_workers() -> Cluster {
+    Cluster::new(["node-a", "node-b"].iter().map(|n| node(n).json()).collect())
 }
 
-struct Cluster {
-    sim: Harness,
-    control: Controllers,
+/// The scenario-specific views of the shared fixture.
+trait Scenario {
+    /// The names of the pods in `default` not being deleted, sorted.
+    fn pod_names(&self) -> Vec<String>;
+    /// `POST …/pods/{name}/eviction`; the status code and body.
+    async fn evict(&self, pod: &str) -> (u16, Value);
+    /// `POST …/pods/{name}/binding` with `binding` as the body; the status code and body.
+    async fn bind(&self, pod: &str, binding: Value) -> (u16, Value);
+    /// `POST …/pods/{pod}/{subresource}`; the status code and body.
+    async fn post(&self, pod: &str, subresource: &str, body: Value) -> (u16, Value);
+    /// The messages of the Events with `reason`.
+    fn events(&self, reason: &str) -> Vec<String>;
 }
 
-impl Cluster {
-    fn new() -> Cluster {
-        let sim = Harness::start();
-        for name in ["node-a", "node-b"] {
-            let allocatable = json!({"cpu": "8", "memory": "32Gi", "pods": "110"});
-            sim.state
-                .store
-                .create(
-                    &rt("", "nodes"),
-                    json!({
-                        "apiVersion": "v1", "kind": "Node",
-                        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                        "status": {"capacity": allocatable, "allocatable": allocatable,
-                                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]},
-                    }),
-                )
-                .unwrap();
-        }
-        let control = Controllers::new(sim.state.clone(), Config::defaults()).unwrap();
-        Cluster { sim, control }
-    }
-
-    fn run_for(&mut self, seconds: i64) {
-        self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
-    }
-
-    fn create(&self, group: &str, plural: &str, object: Value) -> Value {
-        self.sim.state.store.create(&rt(group, plural), object).unwrap()
-    }
-
-    fn get(&self, group: &str, plural: &str, name: &str) -> Value {
-        self.sim.state.store.get_value(&rt(group, plural), "default", name).unwrap()
-    }
-
-    fn list(&self, group_resource: &str) -> Vec<Value> {
-        let all = |_: &Stored| true;
-        let page = self.sim.state.store.list(group_resource, Some("default"), &all, None, None);
-        page.items.iter().map(|s| s.value().unwrap()).collect()
-    }
-
+impl Scenario for Cluster {
     fn pod_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
-            .list("pods")
+            .list("pods", Some("default"))
             .iter()
             .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
             .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
@@ -69,18 +38,15 @@ impl Cluster {
         names
     }
 
-    /// `POST …/pods/{name}/eviction`; the status code and body.
     async fn evict(&self, pod: &str) -> (u16, Value) {
         let body = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": "default"}});
         self.post(pod, "eviction", body).await
     }
 
-    /// `POST …/pods/{name}/binding` with `binding` as the body; the status code and body.
     async fn bind(&self, pod: &str, binding: Value) -> (u16, Value) {
         self.post(pod, "binding", binding).await
     }
 
-    /// `POST …/pods/{pod}/{subresource}`; the status code and body.
     async fn post(&self, pod: &str, subresource: &str, body: Value) -> (u16, Value) {
         let request = axum::http::Request::builder()
             .method("POST")
@@ -95,7 +61,7 @@ impl Cluster {
     }
 
     fn events(&self, reason: &str) -> Vec<String> {
-        self.list("events")
+        self.list("events", Some("default"))
             .into_iter()
             .filter(|e| e["reason"] == json!(reason))
             .map(|e| e["message"].as_str().unwrap().to_string())
@@ -127,11 +93,11 @@ fn counts(pdb: &Value) -> [i64; 4] {
 
 #[tokio::test]
 async fn a_budget_counts_ready_pods_and_evictions_respect_it() {
-    let mut cluster = Cluster::new();
-    cluster.create("apps", "deployments", deployment(3));
-    cluster.create("policy", "poddisruptionbudgets", budget("minAvailable", json!(2)));
+    let mut cluster = two_workers();
+    cluster.create("deployments", deployment(3));
+    cluster.create("poddisruptionbudgets", budget("minAvailable", json!(2)));
     cluster.run_for(60);
-    let pdb = cluster.get("policy", "poddisruptionbudgets", "web");
+    let pdb = cluster.get("poddisruptionbudgets", "default", "web");
     // [currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed]
     assert_eq!(counts(&pdb), [3, 2, 3, 1]);
     assert_eq!(pdb["status"]["observedGeneration"], json!(1));
@@ -143,7 +109,7 @@ async fn a_budget_counts_ready_pods_and_evictions_respect_it() {
     // The budget took the disruption at once; a second eviction before the replacement is
     // Ready is refused with upstream's text and cause (the counts are the status as last
     // written: the controller has not run since the first eviction).
-    let pdb = cluster.get("policy", "poddisruptionbudgets", "web");
+    let pdb = cluster.get("poddisruptionbudgets", "default", "web");
     assert_eq!(pdb["status"]["disruptionsAllowed"], json!(0));
     assert!(pdb["status"]["disruptedPods"][&pods[0]].is_string());
     let (code, status) = cluster.evict(&pods[1]).await;
@@ -156,7 +122,7 @@ async fn a_budget_counts_ready_pods_and_evictions_respect_it() {
     );
     // Once the ReplicaSet's replacement is Ready, one disruption is allowed again.
     cluster.run_for(60);
-    let pdb = cluster.get("policy", "poddisruptionbudgets", "web");
+    let pdb = cluster.get("poddisruptionbudgets", "default", "web");
     assert_eq!(counts(&pdb), [3, 2, 3, 1]);
     assert!(pdb["status"]["disruptedPods"].is_null());
     assert!(!cluster.pod_names().contains(&pods[0]));
@@ -169,30 +135,28 @@ async fn a_budget_counts_ready_pods_and_evictions_respect_it() {
 
 #[tokio::test]
 async fn max_unavailable_counts_the_deployments_replicas_and_unmanaged_pods_are_reported() {
-    let mut cluster = Cluster::new();
-    cluster.create("apps", "deployments", deployment(4));
-    cluster.create("policy", "poddisruptionbudgets", budget("maxUnavailable", json!("50%")));
+    let mut cluster = two_workers();
+    cluster.create("deployments", deployment(4));
+    cluster.create("poddisruptionbudgets", budget("maxUnavailable", json!("50%")));
     cluster.run_for(60);
-    assert_eq!(counts(&cluster.get("policy", "poddisruptionbudgets", "web")), [4, 2, 4, 2]);
+    assert_eq!(counts(&cluster.get("poddisruptionbudgets", "default", "web")), [4, 2, 4, 2]);
     // A bare pod with the label has no controller: upstream warns and leaves it out of the scale.
-    cluster.create(
-        "",
-        "pods",
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "namespace": "default", "labels": {"app": "web"}},
+    cluster.create("pods", json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "namespace": "default", "labels": {"app": "web"}},
                "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}),
     );
     cluster.run_for(60);
-    assert_eq!(counts(&cluster.get("policy", "poddisruptionbudgets", "web")), [5, 2, 4, 3]);
+    assert_eq!(counts(&cluster.get("poddisruptionbudgets", "default", "web")), [5, 2, 4, 3]);
     assert_eq!(cluster.events("UnmanagedPods").len(), 1);
     // An unready pod's eviction does not take a disruption while the budget is met.
-    let mut stray = cluster.get("", "pods", "stray");
+    let mut stray = cluster.get("pods", "default", "stray");
     stray["status"]["conditions"] = json!([{"type": "Ready", "status": "False"}]);
     stray["status"]["phase"] = json!("Running");
-    cluster.sim.state.store.update(&rt("", "pods"), stray, Subresource::Status, DryRun::Off).unwrap();
-    let before = cluster.get("policy", "poddisruptionbudgets", "web")["status"]["disruptionsAllowed"].clone();
+    cluster.sim.state.store.update(&rt("pods"), stray, Subresource::Status, DryRun::Off).unwrap();
+    let before =
+        cluster.get("poddisruptionbudgets", "default", "web")["status"]["disruptionsAllowed"].clone();
     let (code, _) = cluster.evict("stray").await;
     assert_eq!(code, 201);
-    assert_eq!(cluster.get("policy", "poddisruptionbudgets", "web")["status"]["disruptionsAllowed"], before);
+    assert_eq!(cluster.get("poddisruptionbudgets", "default", "web")["status"]["disruptionsAllowed"], before);
 }
 
 fn cron_job(schedule: &str, policy: &str) -> Value {
@@ -205,7 +169,7 @@ fn cron_job(schedule: &str, policy: &str) -> Value {
 
 fn job_names(cluster: &Cluster) -> Vec<String> {
     let mut names: Vec<String> = cluster
-        .list("jobs.batch")
+        .list("jobs.batch", Some("default"))
         .iter()
         .filter(|j| j["metadata"]["deletionTimestamp"].is_null())
         .map(|j| j["metadata"]["name"].as_str().unwrap().to_string())
@@ -216,9 +180,9 @@ fn job_names(cluster: &Cluster) -> Vec<String> {
 
 #[tokio::test]
 async fn a_cron_job_creates_a_job_each_scheduled_minute_and_keeps_its_history_limit() {
-    let mut cluster = Cluster::new();
-    let created = cluster.create("batch", "cronjobs", cron_job("*/1 * * * *", "Allow"));
-    let cj = cluster.get("batch", "cronjobs", "tick");
+    let mut cluster = two_workers();
+    let created = cluster.create("cronjobs", cron_job("*/1 * * * *", "Allow"));
+    let cj = cluster.get("cronjobs", "default", "tick");
     assert_eq!(cj["spec"]["suspend"], json!(false));
     assert_eq!(cj["spec"]["failedJobsHistoryLimit"], json!(1));
     let start: k8s_openapi::jiff::Timestamp =
@@ -226,9 +190,9 @@ async fn a_cron_job_creates_a_job_each_scheduled_minute_and_keeps_its_history_li
     let first_minute = (start.as_second() / 60 + 1) * 60;
     cluster.run_for(first_minute - start.as_second());
     assert_eq!(job_names(&cluster), vec![format!("tick-{}", first_minute / 60)]);
-    let job = cluster.get("batch", "jobs", &format!("tick-{}", first_minute / 60));
+    let job = cluster.get("jobs", "default", &format!("tick-{}", first_minute / 60));
     assert_eq!(job["metadata"]["ownerReferences"][0]["kind"], json!("CronJob"));
-    let cj = cluster.get("batch", "cronjobs", "tick");
+    let cj = cluster.get("cronjobs", "default", "tick");
     assert_eq!(cj["status"]["active"].as_array().unwrap().len(), 1);
     assert_eq!(
         cj["status"]["lastScheduleTime"]
@@ -246,20 +210,20 @@ async fn a_cron_job_creates_a_job_each_scheduled_minute_and_keeps_its_history_li
     assert!(names.contains(&format!("tick-{}", first_minute / 60 + 4)), "{names:?}");
     assert!(!cluster.events("SawCompletedJob").is_empty());
     assert!(!cluster.events("SuccessfulDelete").is_empty());
-    assert!(cluster.get("batch", "cronjobs", "tick")["status"]["lastSuccessfulTime"].is_string());
+    assert!(cluster.get("cronjobs", "default", "tick")["status"]["lastSuccessfulTime"].is_string());
 }
 
 #[tokio::test]
 async fn a_suspended_cron_job_creates_nothing_and_an_invalid_schedule_is_refused() {
-    let mut cluster = Cluster::new();
+    let mut cluster = two_workers();
     let mut suspended = cron_job("@hourly", "Forbid");
     suspended["spec"]["suspend"] = json!(true);
-    cluster.create("batch", "cronjobs", suspended);
+    cluster.create("cronjobs", suspended);
     cluster.run_for(2 * 3600);
     assert!(job_names(&cluster).is_empty());
     let mut bad = cron_job("61 * * * *", "Allow");
     bad["metadata"]["name"] = json!("bad");
-    let error = cluster.sim.state.store.create(&rt("batch", "cronjobs"), bad).unwrap_err();
+    let error = cluster.sim.state.store.create(&rt("cronjobs.batch"), bad).unwrap_err();
     assert_eq!(
         error.to_string(),
         "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"
@@ -272,14 +236,14 @@ async fn a_suspended_cron_job_creates_nothing_and_an_invalid_schedule_is_refused
 /// is no `StatusError`), a second binding a 409 on `pods/binding`.
 #[tokio::test]
 async fn a_pod_for_another_scheduler_runs_where_its_binding_puts_it() {
-    let mut cluster = Cluster::new();
+    let mut cluster = two_workers();
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
                      "metadata": {"name": "custom", "namespace": "default"},
                      "spec": {"schedulerName": "gpu-packer",
                               "containers": [{"name": "main", "image": "nginx:1.27"}]}});
-    let created = cluster.create("", "pods", pod);
+    let created = cluster.create("pods", pod);
     cluster.run_for(30);
-    assert!(cluster.get("", "pods", "custom")["spec"]["nodeName"].is_null(), "not ours to schedule");
+    assert!(cluster.get("pods", "default", "custom")["spec"]["nodeName"].is_null(), "not ours to schedule");
 
     let binding = |name: &str, target: Value| json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": target});
     let (code, body) = cluster.bind("custom", binding("other", json!({"name": "node-b"}))).await;
@@ -310,7 +274,7 @@ async fn a_pod_for_another_scheduler_runs_where_its_binding_puts_it() {
         )
     );
     cluster.run_for(30);
-    let pod = cluster.get("", "pods", "custom");
+    let pod = cluster.get("pods", "default", "custom");
     assert_eq!(pod["spec"]["nodeName"], "node-b");
     assert_eq!(pod["status"]["phase"], "Running", "{pod}");
 }
@@ -321,12 +285,12 @@ async fn a_pod_for_another_scheduler_runs_where_its_binding_puts_it() {
 /// (`validateScheduleFormat`).
 #[tokio::test]
 async fn a_cron_job_schedules_in_its_time_zone_and_a_cron_tz_prefix_is_refused() {
-    let mut cluster = Cluster::new();
+    let mut cluster = two_workers();
     for zone in ["UTC", "Etc/UTC", "Asia/Tokyo"] {
         let mut cj = cron_job("0 9 * * *", "Allow");
         cj["metadata"]["name"] = json!(format!("at-{}", zone.replace('/', "-").to_lowercase()));
         cj["spec"]["timeZone"] = json!(zone);
-        cluster.create("batch", "cronjobs", cj);
+        cluster.create("cronjobs", cj);
     }
     // 2026-01-01T00:00Z is 09:00 in Tokyo: the next run there is 2026-01-02T00:00Z; the UTC ones
     // run at 09:00Z the same day.
@@ -341,7 +305,7 @@ async fn a_cron_job_schedules_in_its_time_zone_and_a_cron_tz_prefix_is_refused()
     assert_eq!(tokyo, vec![format!("at-asia-tokyo-{midnight}")]);
     let mut prefixed = cron_job("CRON_TZ=Asia/Tokyo 0 9 * * *", "Allow");
     prefixed["metadata"]["name"] = json!("prefixed");
-    let error = cluster.sim.state.store.create(&rt("batch", "cronjobs"), prefixed).unwrap_err();
+    let error = cluster.sim.state.store.create(&rt("cronjobs.batch"), prefixed).unwrap_err();
     assert_eq!(
         error.to_string(),
         "CronJob.batch \"prefixed\" is invalid: spec.schedule: Invalid value: \"CRON_TZ=Asia/Tokyo 0 9 * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
@@ -353,12 +317,12 @@ async fn a_cron_job_schedules_in_its_time_zone_and_a_cron_tz_prefix_is_refused()
 /// default itself is not.
 #[tokio::test]
 async fn a_second_global_default_priority_class_is_forbidden() {
-    let cluster = Cluster::new();
+    let cluster = two_workers();
     let class = |name: &str, global_default: bool| {
         json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
                "value": 1000, "globalDefault": global_default})
     };
-    let classes = rt("scheduling.k8s.io", "priorityclasses");
+    let classes = rt("priorityclasses.scheduling.k8s.io");
     let store = &cluster.sim.state.store;
     store.create(&classes, class("first", true)).unwrap();
     let error = store.create(&classes, class("second", true)).unwrap_err();

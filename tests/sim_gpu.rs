@@ -524,25 +524,23 @@ fn the_plugin_logs_its_config() {
 // Through the store and the controllers: the kubelet runs the NVIDIA pods and they publish.
 
 mod cluster {
-    use k8s_openapi::jiff::SignedDuration;
-    use lab_runner::sim::{
-        controllers::{Config, Controllers},
-        harness::Harness,
-        resources::{self, ResourceType},
-        store::{DeleteOptions, DryRun, Subresource},
-        topology::{Topology, seed_objects},
-    };
+    use lab_runner::sim::{harness::Cluster, topology::Topology};
     use serde_json::{Value, json};
 
-    fn rt(plural: &str) -> ResourceType {
-        let types = resources::built_in();
-        let group = if matches!(plural, "daemonsets") { "apps" } else { "" };
-        resources::find(&types, group, "v1", plural).unwrap().clone()
+    /// The shared fixture on the default lab topology, with the plugin's ConfigMap.
+    pub struct Gpu(Cluster);
+
+    impl std::ops::Deref for Gpu {
+        type Target = Cluster;
+        fn deref(&self) -> &Cluster {
+            &self.0
+        }
     }
 
-    pub struct Gpu {
-        sim: Harness,
-        pub control: Controllers,
+    impl std::ops::DerefMut for Gpu {
+        fn deref_mut(&mut self) -> &mut Cluster {
+            &mut self.0
+        }
     }
 
     pub const NS: &str = "kube-system";
@@ -551,22 +549,7 @@ mod cluster {
     impl Gpu {
         /// The default lab topology, seeded, with its controllers and the plugin ConfigMap.
         pub fn new() -> Gpu {
-            let sim = Harness::start();
-            let topology = Topology::default_lab();
-            let types = resources::built_in();
-            for seed in seed_objects(&topology, sim.state.clock.now()) {
-                let rt = resources::find(&types, seed.group, "v1", seed.plural).unwrap();
-                let (ns, name) = (
-                    seed.object["metadata"]["namespace"].as_str().unwrap_or(""),
-                    seed.object["metadata"]["name"].as_str().unwrap_or(""),
-                );
-                if sim.state.store.get(&rt.group_resource(), ns, name).is_none() {
-                    sim.state.store.create(rt, seed.object).unwrap();
-                }
-            }
-            let control =
-                Controllers::new(sim.state.clone(), Config::from_topology(&topology).unwrap()).unwrap();
-            let gpu = Gpu { sim, control };
+            let gpu = Gpu(Cluster::from_topology(&Topology::default_lab()));
             gpu.create(
                 "configmaps",
                 json!({
@@ -576,28 +559,6 @@ mod cluster {
                 }),
             );
             gpu
-        }
-
-        pub fn run_for(&mut self, seconds: i64) {
-            self.control.advance(SignedDuration::from_secs(seconds)).unwrap();
-        }
-
-        pub fn create(&self, plural: &str, object: Value) -> Value {
-            self.sim.state.store.create(&rt(plural), object).unwrap()
-        }
-
-        pub fn get(&self, plural: &str, ns: &str, name: &str) -> Value {
-            self.sim.state.store.get_value(&rt(plural), ns, name).unwrap()
-        }
-
-        pub fn change(&self, plural: &str, ns: &str, name: &str, edit: impl FnOnce(&mut Value)) {
-            let mut value = self.get(plural, ns, name);
-            edit(&mut value);
-            self.sim.state.store.update(&rt(plural), value, Subresource::Main, DryRun::Off).unwrap();
-        }
-
-        pub fn delete(&self, plural: &str, ns: &str, name: &str) {
-            self.sim.state.store.delete(&rt(plural), ns, name, &DeleteOptions::default()).unwrap();
         }
 
         pub fn label(&mut self, node: &str, key: &str, value: &str) {
@@ -687,6 +648,7 @@ mod cluster {
 }
 
 use cluster::{CONFIGMAP, Gpu, NS, text_pairs};
+use lab_runner::k8s::testing::pod;
 use serde_json::{Value, json};
 
 /// The lab's named configs (k8s-device-plugin's README examples).
@@ -1095,7 +1057,7 @@ async fn deleting_the_plugin_drops_its_resources_to_zero() {
     let mut gpu = Gpu::new();
     gpu.install_plugin();
     gpu.label("gpu-2", "nvidia.com/device-plugin.config", "ts-4-rename");
-    gpu.delete("daemonsets", NS, "nvdp-nvidia-device-plugin");
+    gpu.delete("daemonsets", NS, "nvdp-nvidia-device-plugin", None);
     gpu.run_for(60);
     assert_eq!(gpu.gpus("gpu-2"), text_pairs(&[("nvidia.com/gpu", "0"), ("nvidia.com/gpu.shared", "0")]));
     assert_eq!(gpu.gpus("gpu-1"), text_pairs(&[("nvidia.com/gpu", "0")]));
@@ -1118,16 +1080,9 @@ async fn gfd_labels_follow_the_config() {
     assert_eq!(gpu.node_label("gpu-2", "nvidia.com/gpu.sharing-strategy").as_deref(), Some("time-slicing"));
 }
 
+/// A CUDA pod on `gpu-3` asking for one `resource`.
 fn cuda_pod(name: &str, resource: &str) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": "gpu-3"},
-            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
-                "resources": {"limits": {resource: "1"}}}],
-        },
-    })
+    pod(name).image(CUDA_IMAGE).selector("kubernetes.io/hostname", "gpu-3").limit(resource, "1").json()
 }
 
 #[tokio::test]
@@ -1147,17 +1102,16 @@ async fn a_gpu_pod_stays_pending_on_a_mig_mixed_node_and_the_mig_pod_runs() {
 
 /// A pod asking for `count` shared GPUs on `node`.
 fn shared_gpu_pod(name: &str, node: &str, count: &str) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "nodeSelector": {"kubernetes.io/hostname": node},
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-            "containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04",
-                "resources": {"limits": {"nvidia.com/gpu": count}}}],
-        },
-    })
+    pod(name)
+        .image(CUDA_IMAGE)
+        .selector("kubernetes.io/hostname", node)
+        .tolerate("nvidia.com/gpu", "Exists", Some("NoSchedule"))
+        .gpus(count)
+        .json()
 }
+
+/// The CUDA base image the GPU pods run.
+const CUDA_IMAGE: &str = "nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04";
 
 /// `failRequestsGreaterThanOne` (and MPS, which always enforces it): the kubelet rejects a pod
 /// asking for 2 shared GPUs at admission (rm.go `ValidateRequest` → kubelet `rejectPod`); a pod

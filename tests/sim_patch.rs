@@ -2,19 +2,16 @@
 //! admission defaults and validation, field validation, and the OpenAPI v3 documents.
 
 use k8s_openapi::jiff::Timestamp;
-use lab_runner::sim::resources::{ResourceType, built_in, find};
+use lab_runner::sim::harness::rt;
+use lab_runner::sim::resources::{ResourceType, built_in};
 use lab_runner::sim::server::fieldvalidation::{self, Mode};
 use lab_runner::sim::server::openapi;
 use lab_runner::sim::server::patch::{self, ApplyOptions, Error, PatchKind};
 use lab_runner::sim::{kinds::Cause, registry::admission};
 use serde_json::{Value, json};
 
-fn rt(group: &str, plural: &str) -> ResourceType {
-    find(&built_in(), group, "v1", plural).unwrap().clone()
-}
-
-fn smp(plural_group: (&str, &str), current: Value, body: Value) -> Value {
-    let rt = rt(plural_group.0, plural_group.1);
+fn smp(resource: &str, current: Value, body: Value) -> Value {
+    let rt = rt(resource);
     patch::apply_patch(&rt, PatchKind::StrategicMerge, &current, body.to_string().as_bytes()).unwrap()
 }
 
@@ -29,8 +26,8 @@ fn ds(containers: Value) -> Value {
     })
 }
 
-const DS: (&str, &str) = ("apps", "daemonsets");
-const POD: (&str, &str) = ("", "pods");
+const DS: &str = "daemonsets.apps";
+const POD: &str = "pods";
 
 // --- strategic merge patch -------------------------------------------------------------------
 
@@ -206,7 +203,7 @@ fn client_side_apply_patch_from_kubectl_removes_list_elements() {
 
 #[test]
 fn smp_errors_are_bad_requests_with_upstream_text() {
-    let rt = rt("", "pods");
+    let rt = rt("pods");
     let current = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}});
     let cases = [
         (json!({"spec": {"containers": [{"image": "x"}]}}), "does not contain declared merge key: name"),
@@ -228,7 +225,7 @@ fn smp_errors_are_bad_requests_with_upstream_text() {
 
 #[test]
 fn strategic_merge_is_refused_for_custom_resources() {
-    let mut crd = rt("", "pods");
+    let mut crd = rt("pods");
     crd.group = "monitoring.coreos.com".into();
     crd.kind = "PrometheusRule".into();
     let error = patch::apply_patch(&crd, PatchKind::StrategicMerge, &json!({}), b"{}").unwrap_err();
@@ -261,7 +258,7 @@ fn config_map(data: Value) -> Value {
 
 #[test]
 fn ssa_creates_with_apply_managed_fields() {
-    let cm = rt("", "configmaps");
+    let cm = rt("configmaps");
     let created =
         apply(&cm, None, &config_map(json!({"a": "1"})), "kubectl", false, "2026-01-01T00:00:00Z").unwrap();
     assert_eq!(created["data"], json!({"a": "1"}));
@@ -270,7 +267,7 @@ fn ssa_creates_with_apply_managed_fields() {
 
 #[test]
 fn ssa_metadata_only_apply_keeps_the_spec() {
-    let deploy = rt("apps", "deployments");
+    let deploy = rt("deployments.apps");
     let manifest = json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": "default", "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
@@ -307,7 +304,7 @@ fn ssa_metadata_only_apply_keeps_the_spec() {
 
 #[test]
 fn ssa_removes_a_field_the_manager_stopped_applying_but_keeps_shared_ones() {
-    let cm = rt("", "configmaps");
+    let cm = rt("configmaps");
     let v1 = apply(&cm, None, &config_map(json!({"a": "1", "b": "2"})), "one", false, "2026-01-01T00:00:00Z")
         .unwrap();
     let v2 =
@@ -320,7 +317,7 @@ fn ssa_removes_a_field_the_manager_stopped_applying_but_keeps_shared_ones() {
 
 #[test]
 fn ssa_conflicts_with_another_manager_unless_forced() {
-    let cm = rt("", "configmaps");
+    let cm = rt("configmaps");
     let v1 = apply(&cm, None, &config_map(json!({"a": "1"})), "lab-runner", false, "2026-01-01T00:00:00Z")
         .unwrap();
     let error =
@@ -359,7 +356,7 @@ fn ssa_conflicts_with_another_manager_unless_forced() {
 
 #[test]
 fn ssa_conflicts_with_update_managers_name_the_api_version_and_time() {
-    let deploy = rt("apps", "deployments");
+    let deploy = rt("deployments.apps");
     let manifest = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}}}});
@@ -385,7 +382,7 @@ fn ssa_conflicts_with_update_managers_name_the_api_version_and_time() {
 
 #[test]
 fn record_update_tracks_created_fields_and_takes_modified_ones() {
-    let cm = rt("", "configmaps");
+    let cm = rt("configmaps");
     let mut created = config_map(json!({"a": "1"}));
     patch::record_update(&cm, "kubectl-create", None, None, &mut created, at("2026-01-01T00:00:00Z"))
         .unwrap();
@@ -413,7 +410,7 @@ fn record_update_tracks_created_fields_and_takes_modified_ones() {
 
 #[test]
 fn ssa_merges_containers_by_name_between_managers() {
-    let pod = rt("", "pods");
+    let pod = rt("pods");
     let base = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
         "spec": {"containers": [{"name": "a", "image": "a:1"}]}});
     let first = apply(&pod, None, &base, "one", false, "2026-01-01T00:00:00Z").unwrap();
@@ -451,8 +448,8 @@ fn apply_bodies_decode_from_yaml_and_json() {
 
 // --- admission -------------------------------------------------------------------------------
 
-fn defaulted(group: &str, plural: &str, mut object: Value) -> Value {
-    admission::apply_defaults(&rt(group, plural), &mut object);
+fn defaulted(resource: &str, mut object: Value) -> Value {
+    admission::apply_defaults(&rt(resource), &mut object);
     object
 }
 
@@ -466,8 +463,7 @@ fn defaults_snapshots() {
     insta::assert_yaml_snapshot!(
         "defaults_daemonset",
         defaulted(
-            "apps",
-            "daemonsets",
+            "daemonsets.apps",
             json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta,
             "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": template}})
         )
@@ -475,8 +471,7 @@ fn defaults_snapshots() {
     insta::assert_yaml_snapshot!(
         "defaults_deployment",
         defaulted(
-            "apps",
-            "deployments",
+            "deployments.apps",
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
             "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": template}})
         )
@@ -486,15 +481,13 @@ fn defaults_snapshots() {
     insta::assert_yaml_snapshot!(
         "defaults_job",
         defaulted(
-            "batch",
-            "jobs",
+            "jobs.batch",
             json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {"template": job_template}})
         )
     );
     insta::assert_yaml_snapshot!(
         "defaults_pod",
         defaulted(
-            "",
             "pods",
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": {"containers": [{"name": "x", "image": "busybox"}]}})
@@ -504,14 +497,14 @@ fn defaults_snapshots() {
 
 #[test]
 fn daemonset_on_delete_gets_no_rolling_update_block() {
-    let out = defaulted("apps", "daemonsets", json!({"spec": {"updateStrategy": {"type": "OnDelete"}}}));
+    let out = defaulted("daemonsets.apps", json!({"spec": {"updateStrategy": {"type": "OnDelete"}}}));
     assert_eq!(out["spec"]["updateStrategy"], json!({"type": "OnDelete"}));
     assert_eq!(out["spec"]["revisionHistoryLimit"], 10);
 }
 
-fn messages(group: &str, plural: &str, object: Value) -> Vec<String> {
-    let rt = rt(group, plural);
-    let object = defaulted(group, plural, object);
+fn messages(resource: &str, object: Value) -> Vec<String> {
+    let rt = rt(resource);
+    let object = defaulted(resource, object);
     admission::validate(&rt, &object, None).iter().map(Cause::to_string).collect()
 }
 
@@ -610,11 +603,10 @@ fn validation_messages_are_upstreams() {
         ),
     ];
     for (object, want) in cases {
-        assert_eq!(messages("apps", "daemonsets", object.clone()), want, "{object}");
+        assert_eq!(messages("daemonsets.apps", object.clone()), want, "{object}");
     }
     assert_eq!(
         messages(
-            "",
             "pods",
             json!({"metadata": {"namespace": "default"}, "spec": {"containers": [{"name": "x"}]}})
         ),
@@ -624,13 +616,12 @@ fn validation_messages_are_upstreams() {
         ]
     );
     assert_eq!(
-        messages("", "pods", json!({"metadata": {"name": "p"}, "spec": {}})),
+        messages("pods", json!({"metadata": {"name": "p"}, "spec": {}})),
         vec!["spec.containers: Required value"]
     );
     assert_eq!(
         messages(
-            "apps",
-            "deployments",
+            "deployments.apps",
             json!({"metadata": {"name": "d"}, "spec": {
             "selector": {"matchLabels": {"app": "x"}},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}},
@@ -642,8 +633,7 @@ fn validation_messages_are_upstreams() {
     );
     assert_eq!(
         messages(
-            "batch",
-            "jobs",
+            "jobs.batch",
             json!({"metadata": {"name": "j"}, "spec": {"template": {"spec": {"containers": [{"name": "x", "image": "i"}]}}}})
         ),
         vec![
@@ -655,10 +645,9 @@ fn validation_messages_are_upstreams() {
 
 #[test]
 fn invalid_status_message_aggregates_like_upstream() {
-    let rt = rt("apps", "daemonsets");
+    let rt = rt("daemonsets.apps");
     let object = defaulted(
-        "apps",
-        "daemonsets",
+        "daemonsets.apps",
         ds_with(
             json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}}),
             json!({}),
@@ -671,10 +660,9 @@ fn invalid_status_message_aggregates_like_upstream() {
 
 #[test]
 fn selector_change_on_update_is_immutable() {
-    let rt = rt("apps", "daemonsets");
+    let rt = rt("daemonsets.apps");
     let old = defaulted(
-        "apps",
-        "daemonsets",
+        "daemonsets.apps",
         ds_with(json!({"type": "RollingUpdate"}), json!({}), json!({"app": "x", "v": "2"})),
     );
     let mut new = old.clone();
@@ -693,7 +681,7 @@ fn selector_change_on_update_is_immutable() {
 
 #[test]
 fn field_validation_modes() {
-    let pod = rt("", "pods");
+    let pod = rt("pods");
     let body = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i","imagePullPolicyy":"Always"}],"nodeName":"a","nodeName":"b"}}"#;
     let error = fieldvalidation::decode_body(&pod, body, Mode::Strict).unwrap_err();
     assert_eq!(
@@ -824,7 +812,7 @@ fn real_kubectl_validates_and_explains_from_the_openapi_documents() {
 
 #[test]
 fn apply_configurations_name_undeclared_fields_like_structured_merge_diff() {
-    let deploy = rt("apps", "deployments");
+    let deploy = rt("deployments.apps");
     let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx", "imagePullPolicyy": "Always"}]}}}});
     let error = fieldvalidation::check_apply(&deploy, &config).unwrap_err();
@@ -836,7 +824,7 @@ fn apply_configurations_name_undeclared_fields_like_structured_merge_diff() {
 
 #[test]
 fn ssa_tracks_set_items_and_status_writes_separately() {
-    let pod = rt("", "pods");
+    let pod = rt("pods");
     let config = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "p", "namespace": "default", "finalizers": ["example.com/a"]},
         "spec": {"containers": [{"name": "a", "image": "a:1"}]}});
@@ -869,7 +857,7 @@ fn ssa_tracks_set_items_and_status_writes_separately() {
 
 #[test]
 fn smp_set_element_order_must_agree_with_the_patch_list() {
-    let rt = rt("", "pods");
+    let rt = rt("pods");
     let current = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
     let body = json!({"spec": {"$setElementOrder/containers": [{"name": "a"}], "containers": [{"name": "b", "image": "x"}]}});
     let error = patch::apply_patch(&rt, PatchKind::StrategicMerge, &current, body.to_string().as_bytes())

@@ -7,10 +7,9 @@ use std::process::Output;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, PostParams};
+use lab_runner::k8s::testing::{self, node};
 use lab_runner::sim::{
-    controllers::{Config, Controllers},
-    harness::Harness,
-    resources::{self, ResourceType},
+    harness::{Cluster, Harness, rt},
     store::{DryRun, Stored, Subresource},
 };
 use serde_json::{Value, json};
@@ -26,41 +25,31 @@ use crate::support::{
 /// `error when creating` wrapping), copied verbatim.
 const APPLY_REJECTED: &str = r#"Error from server (Forbidden): error when creating "f.yaml": pods "gpu-pod-3" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2"#;
 
-fn rt(plural: &str) -> ResourceType {
-    let group = if plural == "daemonsets" { "apps" } else { "" };
-    resources::find(&resources::built_in(), group, "v1", plural).unwrap().clone()
+/// One GPU worker `gpu-1` (one GPU) and the namespaces `team-a` and `team-b`.
+fn quota_cluster() -> Cluster {
+    let cluster = Cluster::new(vec![node("gpu-1").gpus("1").json()]);
+    for namespace in ["team-a", "team-b"] {
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+        cluster.create("namespaces", ns);
+    }
+    cluster
 }
 
-struct Cluster {
-    sim: Harness,
-    control: Controllers,
+/// The quota views of the shared fixture.
+trait Quotas {
+    fn quota(&mut self, namespace: &str, name: &str, hard: Value);
+    fn status(&self, namespace: &str, name: &str) -> Value;
+    fn pods(&self, namespace: &str) -> Api<Pod>;
+    async fn create_pod(
+        &self,
+        namespace: &str,
+        pod: Value,
+        dry_run: bool,
+    ) -> Result<(), (u16, String, String)>;
+    fn set_phase(&self, namespace: &str, name: &str, phase: &str);
 }
 
-impl Cluster {
-    fn new() -> Cluster {
-        let sim = Harness::start();
-        let node = json!({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": "gpu-1", "labels": {"kubernetes.io/hostname": "gpu-1"}},
-            "status": {
-                "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"},
-                "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"},
-                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
-            },
-        });
-        sim.state.store.create(&rt("nodes"), node).unwrap();
-        for namespace in ["team-a", "team-b"] {
-            let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
-            sim.state.store.create(&rt("namespaces"), ns).unwrap();
-        }
-        let control = Controllers::new(sim.state.clone(), Config::defaults()).unwrap();
-        Cluster { sim, control }
-    }
-
-    fn settle(&mut self) {
-        self.control.settle().unwrap();
-    }
-
+impl Quotas for Cluster {
     fn quota(&mut self, namespace: &str, name: &str, hard: Value) {
         let quota = json!({"apiVersion": "v1", "kind": "ResourceQuota",
                            "metadata": {"name": name, "namespace": namespace}, "spec": {"hard": hard}});
@@ -75,7 +64,6 @@ impl Cluster {
         Api::namespaced(self.sim.client.clone(), namespace)
     }
 
-    /// Creates a pod through the API (the path kubectl takes); the API error's message on refusal.
     async fn create_pod(
         &self,
         namespace: &str,
@@ -100,10 +88,14 @@ impl Cluster {
     }
 }
 
+/// The shared test pod with one CUDA container asking for `resources`; its namespace comes
+/// from the request, as kubectl leaves it.
 fn pod(name: &str, resources: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-           "spec": {"containers": [{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
-                                    "resources": resources}]}})
+    let mut pod = testing::pod(name).json();
+    pod["metadata"].as_object_mut().unwrap().remove("namespace");
+    pod["spec"]["containers"] = json!([{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04",
+                                         "resources": resources}]);
+    pod
 }
 
 fn gpus(count: u32) -> Value {
@@ -112,7 +104,7 @@ fn gpus(count: u32) -> Value {
 
 #[tokio::test]
 async fn requests_keys_are_charged_and_enforced_and_pending_pods_count() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "2", "pods": "10"}));
     c.settle();
     assert_eq!(
@@ -148,7 +140,7 @@ async fn requests_keys_are_charged_and_enforced_and_pending_pods_count() {
 /// (`progress.go` `syncRolloutStatus`); once the quota allows the pods, both conditions go.
 #[tokio::test]
 async fn a_deployment_held_back_by_a_quota_shows_replica_failure_until_it_fits() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "compute", json!({"pods": "2"}));
     c.settle();
     let deployment = json!({
@@ -157,7 +149,7 @@ async fn a_deployment_held_back_by_a_quota_shows_replica_failure_until_it_fits()
                  "template": {"metadata": {"labels": {"app": "web"}},
                               "spec": {"containers": [{"name": "web", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"}]}}}
     });
-    let deployments = resources::find(&resources::built_in(), "apps", "v1", "deployments").unwrap().clone();
+    let deployments = rt("deployments.apps");
     c.sim.state.store.create(&deployments, deployment).unwrap();
     c.settle();
     let failure = |value: &Value| {
@@ -181,7 +173,7 @@ async fn a_deployment_held_back_by_a_quota_shows_replica_failure_until_it_fits()
         "{message}"
     );
     assert_eq!(condition["lastUpdateTime"], condition["lastTransitionTime"]);
-    let replicasets = resources::find(&resources::built_in(), "apps", "v1", "replicasets").unwrap().clone();
+    let replicasets = rt("replicasets.apps");
     let page = c.sim.state.store.list(&replicasets.group_resource(), Some("team-a"), &|_| true, None, None);
     let rs: Value = page.items[0].value().unwrap();
     assert_eq!(failure(&rs).unwrap()["message"], condition["message"]);
@@ -203,7 +195,7 @@ async fn a_deployment_held_back_by_a_quota_shows_replica_failure_until_it_fits()
 
 #[tokio::test]
 async fn status_follows_spec_changes_and_is_written_only_when_it_changes() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "1"}));
     c.settle();
     c.create_pod("team-a", pod("one", gpus(1)), false).await.unwrap();
@@ -233,7 +225,7 @@ async fn status_follows_spec_changes_and_is_written_only_when_it_changes() {
 /// The wire form of a refusal: 403, reason Forbidden, details naming the pod.
 #[tokio::test]
 async fn the_refusal_is_a_forbidden_status() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "0"}));
     c.settle();
     let request = axum::http::Request::post("/api/v1/namespaces/team-a/pods")
@@ -249,7 +241,7 @@ async fn the_refusal_is_a_forbidden_status() {
 
 #[tokio::test]
 async fn terminal_pods_release_their_quota() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "1"}));
     c.settle();
     c.create_pod("team-a", pod("train", gpus(1)), false).await.unwrap();
@@ -265,7 +257,7 @@ async fn terminal_pods_release_their_quota() {
 
 #[tokio::test]
 async fn mig_and_cpu_memory_keys_are_charged() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota(
         "team-b",
         "mixed",
@@ -298,7 +290,7 @@ async fn mig_and_cpu_memory_keys_are_charged() {
 
 #[tokio::test]
 async fn the_limits_key_mistake_is_accepted_and_limits_nothing() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     let quotas: Api<k8s_openapi::api::core::v1::ResourceQuota> =
         Api::namespaced(c.sim.client.clone(), "team-b");
     let mistake = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu-quota"},
@@ -352,7 +344,7 @@ async fn status_unknown_until_used_is_filled() {
 
 #[tokio::test]
 async fn dry_run_creates_are_checked_and_charge_nothing() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "4"}));
     c.settle();
     let before = c.sim.state.store.revision();
@@ -370,7 +362,7 @@ async fn dry_run_creates_are_checked_and_charge_nothing() {
 
 #[tokio::test]
 async fn a_daemonset_over_quota_records_failed_create_with_the_generated_name() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "gpu-quota", json!({"requests.nvidia.com/gpu": "0"}));
     c.settle();
     let ds = json!({
@@ -411,7 +403,7 @@ async fn a_daemonset_over_quota_records_failed_create_with_the_generated_name() 
 
 #[tokio::test]
 async fn object_counts_are_tracked() {
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     c.quota("team-a", "counts", json!({"configmaps": "1", "count/configmaps": "1", "count/pods": "5"}));
     c.settle();
     let cm =
@@ -441,7 +433,7 @@ async fn the_gpu_sharing_quota_task_is_graded_against_the_admission() {
         lab::loader,
         session::{LabSource, Lang},
     };
-    let mut c = Cluster::new();
+    let mut c = quota_cluster();
     let labs = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("labs");
     let bundle = loader::find(&LabSource::Dir(labs), "gpu-sharing").expect("the gpu-sharing lab loads");
     let cluster = EngineCluster::from_client(c.sim.client.clone(), "in-process", "harness");

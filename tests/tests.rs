@@ -4,6 +4,7 @@
 mod brownfield;
 mod class;
 mod cli;
+mod code_shape;
 mod containers;
 mod course_case;
 mod docs;

@@ -1005,133 +1005,158 @@ pub fn device_plugin_config(
     let mut passed = Vec::new();
     let mut failed = Vec::new();
     for node in selected {
-        let name = name_of(node);
-        let labels = crate::k8s::selector::labels_of(node);
-        let Some(chosen) = labels.get(&check.label) else {
-            failed.push(msg!("grade-plugin-no-label", node = name, label = &check.label));
-            continue;
-        };
-        let Some(text) = data.get(chosen) else {
-            failed.push(msg!(
-                "grade-plugin-not-a-key",
-                node = name,
-                label = &check.label,
-                config = chosen,
-                configmap = &check.config_map.name,
-                keys = crate::i18n::list(&keys)
-            ));
-            continue;
-        };
-        if let Some(wanted) = &check.config
-            && wanted != chosen
-        {
-            failed.push(msg!(
-                "grade-plugin-other-config",
-                node = name,
-                label = &check.label,
-                config = chosen,
-                expected = wanted
-            ));
-            continue;
-        }
-        let plan = match sharing_plan(text) {
-            Ok(plan) => plan,
-            Err(e) => {
-                failed.push(msg!("grade-plugin-unparsable", node = name, config = chosen, reason = e));
-                continue;
-            }
-        };
-        let label = |key: &str| labels.get(key).cloned();
-        // MIG mixed: each profile is its own resource; GFD labels its count and replicas
-        // (`docs/gpu.md`), and the full-GPU labels of MIG-enabled GPUs say 0.
-        let mig_profiles = mixed_mig_profiles(text, &labels);
-        if !mig_profiles.is_empty() {
-            let mut problems = Vec::new();
-            let mut advertised = Vec::new();
-            for (resource, expected) in &mig_profiles {
-                let allocatable =
-                    node.pointer("/status/allocatable").and_then(|a| a.get(resource)).and_then(Value::as_str);
-                if allocatable != Some(expected.to_string().as_str()) {
-                    problems.push(msg!(
-                        "grade-plugin-mig-allocatable",
-                        node = name,
-                        resource = resource,
-                        found = or_absent(allocatable),
-                        expected = *expected
-                    ));
-                }
-                advertised.push(format!("{resource} {expected}"));
-            }
-            if problems.is_empty() {
-                passed.push(msg!(
-                    "grade-plugin-mig-in-effect",
-                    node = name,
-                    config = chosen,
-                    advertised = crate::i18n::list(&advertised)
-                ));
-            } else {
-                failed.extend(problems);
-            }
-            continue;
-        }
-        let count = label("nvidia.com/gpu.count").and_then(|c| c.parse::<i64>().ok());
-        let Some(count) = count else {
-            failed.push(msg!("grade-plugin-no-gpu-count", node = name));
-            continue;
-        };
-        let mut problems = Vec::new();
-        let replicas = label("nvidia.com/gpu.replicas");
-        if replicas.as_deref() != Some(plan.replicas.to_string().as_str()) {
-            problems.push(msg!(
-                "grade-plugin-replicas",
-                node = name,
-                found = or_absent(replicas.as_deref()),
-                config = chosen,
-                expected = plan.replicas
-            ));
-        }
-        let strategy = label("nvidia.com/gpu.sharing-strategy");
-        if let Some(strategy) = strategy.as_deref().filter(|s| *s != plan.strategy) {
-            problems.push(msg!(
-                "grade-plugin-strategy",
-                node = name,
-                found = strategy,
-                config = chosen,
-                expected = plan.strategy
-            ));
-        }
-        let expected = count * plan.replicas;
-        let allocatable = node
-            .pointer("/status/allocatable")
-            .and_then(|a| a.get(&plan.resource))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if allocatable.as_deref() != Some(expected.to_string().as_str()) {
-            problems.push(msg!(
-                "grade-plugin-allocatable",
-                node = name,
-                resource = &plan.resource,
-                found = or_absent(allocatable.as_deref()),
-                config = chosen,
-                gpus = count,
-                replicas = plan.replicas,
-                expected = expected
-            ));
-        }
-        if problems.is_empty() {
-            passed.push(msg!(
-                "grade-plugin-in-effect",
-                node = name,
-                config = chosen,
-                strategy = plan.strategy,
-                resource = &plan.resource,
-                advertised = expected
-            ));
-        } else {
-            failed.extend(problems);
+        match node_plugin_config(check, node, &data, &keys) {
+            Ok(evidence) => passed.push(evidence),
+            Err(problems) => failed.extend(problems),
         }
     }
     if failed.is_empty() { Outcome::Pass(passed) } else { Outcome::Fail(failed) }
+}
+
+/// One node of a `devicePluginConfig` check: its config label names a key of the ConfigMap's
+/// `data` (the wanted one, if given) that parses, and the node advertises what that key says.
+fn node_plugin_config(
+    check: &crate::lab::model::DevicePluginConfigCheck,
+    node: &Value,
+    data: &std::collections::BTreeMap<String, String>,
+    keys: &[&str],
+) -> std::result::Result<Message, Vec<Message>> {
+    let name = name_of(node);
+    let labels = crate::k8s::selector::labels_of(node);
+    let Some(chosen) = labels.get(&check.label) else {
+        return Err(vec![msg!("grade-plugin-no-label", node = name, label = &check.label)]);
+    };
+    let Some(text) = data.get(chosen) else {
+        return Err(vec![msg!(
+            "grade-plugin-not-a-key",
+            node = name,
+            label = &check.label,
+            config = chosen,
+            configmap = &check.config_map.name,
+            keys = crate::i18n::list(keys)
+        )]);
+    };
+    if let Some(wanted) = &check.config
+        && wanted != chosen
+    {
+        return Err(vec![msg!(
+            "grade-plugin-other-config",
+            node = name,
+            label = &check.label,
+            config = chosen,
+            expected = wanted
+        )]);
+    }
+    let plan = sharing_plan(text)
+        .map_err(|e| vec![msg!("grade-plugin-unparsable", node = name, config = chosen, reason = e)])?;
+    // MIG mixed: each profile is its own resource; GFD labels its count and replicas
+    // (`docs/gpu.md`), and the full-GPU labels of MIG-enabled GPUs say 0.
+    let mig_profiles = mixed_mig_profiles(text, &labels);
+    if mig_profiles.is_empty() {
+        shared_gpus_in_effect(node, &labels, chosen, &plan)
+    } else {
+        mig_profiles_in_effect(node, chosen, &mig_profiles)
+    }
+}
+
+/// A mixed-MIG node advertises each profile's count times its replicas.
+fn mig_profiles_in_effect(
+    node: &Value,
+    chosen: &str,
+    mig_profiles: &[(String, i64)],
+) -> std::result::Result<Message, Vec<Message>> {
+    let name = name_of(node);
+    let mut problems = Vec::new();
+    let mut advertised = Vec::new();
+    for (resource, expected) in mig_profiles {
+        let allocatable =
+            node.pointer("/status/allocatable").and_then(|a| a.get(resource)).and_then(Value::as_str);
+        if allocatable != Some(expected.to_string().as_str()) {
+            problems.push(msg!(
+                "grade-plugin-mig-allocatable",
+                node = name,
+                resource = resource,
+                found = or_absent(allocatable),
+                expected = *expected
+            ));
+        }
+        advertised.push(format!("{resource} {expected}"));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(msg!(
+        "grade-plugin-mig-in-effect",
+        node = name,
+        config = chosen,
+        advertised = crate::i18n::list(&advertised)
+    ))
+}
+
+/// A whole-GPU node: GFD's replicas and sharing-strategy labels match the config, and the node
+/// advertises `gpu.count × replicas` of the config's resource.
+fn shared_gpus_in_effect(
+    node: &Value,
+    labels: &std::collections::BTreeMap<String, String>,
+    chosen: &str,
+    plan: &SharingPlan,
+) -> std::result::Result<Message, Vec<Message>> {
+    let name = name_of(node);
+    let label = |key: &str| labels.get(key).cloned();
+    let count = label("nvidia.com/gpu.count").and_then(|c| c.parse::<i64>().ok());
+    let Some(count) = count else {
+        return Err(vec![msg!("grade-plugin-no-gpu-count", node = name)]);
+    };
+    let mut problems = Vec::new();
+    let replicas = label("nvidia.com/gpu.replicas");
+    if replicas.as_deref() != Some(plan.replicas.to_string().as_str()) {
+        problems.push(msg!(
+            "grade-plugin-replicas",
+            node = name,
+            found = or_absent(replicas.as_deref()),
+            config = chosen,
+            expected = plan.replicas
+        ));
+    }
+    let strategy = label("nvidia.com/gpu.sharing-strategy");
+    if let Some(strategy) = strategy.as_deref().filter(|s| *s != plan.strategy) {
+        problems.push(msg!(
+            "grade-plugin-strategy",
+            node = name,
+            found = strategy,
+            config = chosen,
+            expected = plan.strategy
+        ));
+    }
+    let expected = count * plan.replicas;
+    let allocatable = node
+        .pointer("/status/allocatable")
+        .and_then(|a| a.get(&plan.resource))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if allocatable.as_deref() != Some(expected.to_string().as_str()) {
+        problems.push(msg!(
+            "grade-plugin-allocatable",
+            node = name,
+            resource = &plan.resource,
+            found = or_absent(allocatable.as_deref()),
+            config = chosen,
+            gpus = count,
+            replicas = plan.replicas,
+            expected = expected
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(msg!(
+        "grade-plugin-in-effect",
+        node = name,
+        config = chosen,
+        strategy = plan.strategy,
+        resource = &plan.resource,
+        advertised = expected
+    ))
 }
 
 #[cfg(test)]

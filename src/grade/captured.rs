@@ -64,15 +64,8 @@ fn selector_text(selector: &LabelSelector) -> String {
 mod tests {
     use std::collections::BTreeMap;
 
-    use serde_json::json;
-
     use super::*;
-
-    fn node(name: &str, uid: &str, gpu: bool, cordoned: bool) -> Value {
-        let labels = if gpu { json!({"nvidia.com/gpu.present": "true"}) } else { json!({}) };
-        json!({"kind": "Node", "metadata": {"name": name, "uid": uid, "labels": labels},
-               "spec": {"unschedulable": cordoned}})
-    }
+    use crate::k8s::testing::node;
 
     fn captured(nodes: &[(&str, &str)]) -> Vec<StartNode> {
         nodes.iter().map(|(name, uid)| StartNode { name: name.to_string(), uid: uid.to_string() }).collect()
@@ -86,19 +79,19 @@ mod tests {
         };
         let facts = captured(&[("gpu-1", "u1"), ("gpu-2", "u2"), ("gpu-3", "u3"), ("gpu-4", "u4")]);
         let same = [
-            node("gpu-1", "u1", true, false),
-            node("gpu-2", "u2", true, false),
-            node("gpu-3", "u3", true, false),
+            node("gpu-1").uid("u1").label("nvidia.com/gpu.present", "true").json(),
+            node("gpu-2").uid("u2").label("nvidia.com/gpu.present", "true").json(),
+            node("gpu-3").uid("u3").label("nvidia.com/gpu.present", "true").json(),
         ];
         let mut all = same.to_vec();
-        all.push(node("gpu-4", "u4", true, false));
+        all.push(node("gpu-4").uid("u4").label("nvidia.com/gpu.present", "true").json());
         assert_eq!(judge(&selector, &facts, &all), (4, vec![]));
 
         let changed = [
-            node("gpu-1", "u1", false, false),
-            node("gpu-2", "u2-new", true, false),
-            node("gpu-3", "u3", true, true),
-            node("cpu-1", "c1", true, false),
+            node("gpu-1").uid("u1").json(),
+            node("gpu-2").uid("u2-new").label("nvidia.com/gpu.present", "true").json(),
+            node("gpu-3").uid("u3").label("nvidia.com/gpu.present", "true").cordoned().json(),
+            node("cpu-1").uid("c1").label("nvidia.com/gpu.present", "true").json(),
         ];
         let english: Vec<String> =
             judge(&selector, &facts, &changed).1.iter().map(|m| m.render(crate::session::Lang::En)).collect();

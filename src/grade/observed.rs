@@ -202,6 +202,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::k8s::testing::pod;
     use crate::lab::model::SelectorRequirement;
 
     fn target(namespace: Option<&str>, name: Option<&str>, selector: Option<LabelSelector>) -> Target {
@@ -214,17 +215,16 @@ mod tests {
         }
     }
 
-    fn pod(namespace: &str, name: &str, labels: Value) -> Value {
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": namespace, "name": name, "labels": labels}})
-    }
-
     #[test]
     fn selection_by_namespace_name_and_labels() {
         let mut observed = Observed::new();
         observed.insert(
             "v1",
             "Pod",
-            vec![pod("a", "p1", json!({"app": "x", "tier": "gpu"})), pod("b", "p1", json!({"app": "y"}))],
+            vec![
+                pod("p1").namespace("a").label("app", "x").label("tier", "gpu").json(),
+                pod("p1").namespace("b").label("app", "y").json(),
+            ],
         );
         assert_eq!(observed.select(&target(None, Some("p1"), None)).unwrap().len(), 2);
         assert_eq!(observed.select(&target(Some("b"), None, None)).unwrap().len(), 1);

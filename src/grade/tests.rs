@@ -5,14 +5,10 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::k8s::testing::node;
 
 fn expectation(yaml: &str) -> Expectation {
     serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn node(name: &str, gpus: Value, labels: Value) -> Value {
-    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-           "status": {"allocatable": {"nvidia.com/gpu": gpus, "memory": "64Gi"}}})
 }
 
 fn cluster() -> Observed {
@@ -21,9 +17,9 @@ fn cluster() -> Observed {
         "v1",
         "Node",
         vec![
-            node("gpu-1", json!("8"), json!({"gpu": "true"})),
-            node("gpu-2", json!("4"), json!({"gpu": "true"})),
-            node("cpu-1", json!("0"), json!({})),
+            node("gpu-1").allocatable("memory", "64Gi").gpus("8").label("gpu", "true").json(),
+            node("gpu-2").allocatable("memory", "64Gi").gpus("4").label("gpu", "true").json(),
+            node("cpu-1").allocatable("memory", "64Gi").gpus("0").json(),
         ],
     );
     observed.insert(
@@ -186,11 +182,14 @@ fn quantities_compare_exactly() {
     assert_eq!(memory("65536Mi").status(), Status::Pass);
     assert_eq!(memory("64G").status(), Status::Fail, "64G is not 64Gi");
     let absent = run(
-        "quantity:\n  target: {apiVersion: v1, kind: Node, name: gpu-1}\n  path: status.capacity.cpu\n  op: \">=\"\n  value: 1\n",
+        "quantity:\n  target: {apiVersion: v1, kind: Node, name: gpu-1}\n  path: status.allocatable.ephemeral-storage\n  op: \">=\"\n  value: 1\n",
     );
     assert_eq!(
         absent.english(),
-        (Status::Fail, vec!["node gpu-1: status.capacity.cpu is absent, expected >= 1".into()])
+        (
+            Status::Fail,
+            vec!["node gpu-1: status.allocatable.ephemeral-storage is absent, expected >= 1".into()]
+        )
     );
     let bad = run(
         "quantity:\n  target: {apiVersion: v1, kind: Node}\n  path: status.allocatable.memory\n  op: \"==\"\n  value: lots\n",

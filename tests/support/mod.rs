@@ -11,3 +11,4 @@ pub mod http;
 pub mod kubectl;
 pub mod sim;
 pub mod transcript;
+pub mod tree;

@@ -1,0 +1,32 @@
+//! Roles (rbac.authorization.k8s.io/v1): the row; names are path segments.
+//!
+//! Stored only: the admin/viewer tokens decide access (docs/simulator.md). No printer upstream.
+
+use crate::kinds::{ALL_VERBS, Kind, NameRule, Scope, Strategy};
+
+/// rbac.authorization.k8s.io/v1 `roles`.
+///
+/// Stored only: the admin/viewer tokens decide access, never these objects (docs/simulator.md).
+pub static KIND: Kind = Kind {
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    kind: "Role",
+    plural: "roles",
+    scope: Scope::Namespaced,
+    short_names: &[],
+    categories: &[],
+    verbs: ALL_VERBS,
+    subresources: &[],
+    strategy: &RoleStrategy,
+};
+
+/// The Role strategy.
+#[derive(Debug)]
+pub struct RoleStrategy;
+
+impl Strategy for RoleStrategy {
+    /// rbac `ValidateRBACName`: a path segment.
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+}
