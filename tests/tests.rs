@@ -19,6 +19,7 @@ mod kubectl_walk;
 mod lab;
 mod lab_reports;
 mod labs_content;
+mod python_client;
 mod selftest;
 mod sim_api;
 mod sim_apply;

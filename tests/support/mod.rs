@@ -9,6 +9,7 @@ pub mod container;
 pub mod docs;
 pub mod http;
 pub mod kubectl;
+pub mod python;
 pub mod sim;
 pub mod transcript;
 pub mod tree;
