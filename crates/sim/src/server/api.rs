@@ -306,7 +306,7 @@ fn component_statuses(
     // `List` filters by the request's selectors too (the statuses carry no labels, so any label
     // selector leaves none).
     let (labels, fields) = (query.label_selector()?, query.field_selector(&target.rt.group_resource())?);
-    let mut response = match (verb, target.name.as_deref()) {
+    let response = match (verb, target.name.as_deref()) {
         (Verb::Get, Some(name)) => match componentstatus::get(name) {
             Some(object) => object_response(state, &target.rt, headers, StatusCode::OK, &object),
             None => ApiError::unknown(componentstatus::not_found_message(name)).into_response(),
@@ -328,13 +328,7 @@ fn component_statuses(
             }
         }
     };
-    let warning = fieldvalidation::warning_headers(&[componentstatus::DEPRECATION_WARNING.to_string()]);
-    for warning in warning {
-        if let Ok(value) = warning.parse() {
-            response.headers_mut().append(header::WARNING, value);
-        }
-    }
-    Ok(response)
+    Ok(with_warnings(response, &[componentstatus::DEPRECATION_WARNING.to_string()]))
 }
 
 /// The selectors of a list, watch or deletecollection request, as one predicate.
