@@ -26,6 +26,9 @@
 # Usage: scripts/bench-hostile.sh [BINARY]   (default: target/release/lab-runner)
 #   SECONDS_EACH=20 IDLE=2600 WATCHES=275 DEEP=4 TIMEOUTS=8 AS_LIMIT_MB=4096
 #   ATTACKS="none idle watch deep timeout all"
+#   ATTACKER_NICE=0 (the attacker's nice value: on a 2-core machine the attacker's own CPU
+#   delays the prober as much as the server does; 10 makes it yield to both, as an attacker on
+#   another machine would)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${1:-target/release/lab-runner}")"
@@ -304,7 +307,7 @@ for attack in $attacks; do
   python3 probe.py "$seconds" > "probe-$attack.json" &
   probe=$!
   if [ "$attack" != none ]; then
-    python3 attack.py "$attack" "$seconds" "$idle" "$watches" "$deep" "$timeouts" > "attack-$attack.json" &
+    nice -n "${ATTACKER_NICE:-0}" python3 attack.py "$attack" "$seconds" "$idle" "$watches" "$deep" "$timeouts" > "attack-$attack.json" &
     attacker=$!
   else
     echo '{}' > "attack-$attack.json"; attacker=""

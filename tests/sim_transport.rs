@@ -683,7 +683,7 @@ mod socket {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let dir = tempfile::tempdir().unwrap();
         let tls = TlsMaterial::load_or_create(dir.path(), &["127.0.0.1".to_string()]).unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = transport::bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let app = served(&Harness::start());
@@ -805,5 +805,43 @@ mod socket {
         assert_eq!(limit.current, limit.maximum);
         assert_eq!(transport::connection_bound(&LIMITS, Some(100)), 3);
         assert_eq!(transport::connection_bound(&transport::Limits::default(), Some(1024)), 960);
+    }
+
+    /// A burst of connections past tokio's default backlog (128, the standard library's) is queued, not dropped: each
+    /// completes its handshake with the kernel at once, where a dropped SYN waits a second for
+    /// its retransmission (the listener never accepts here, so the queue holds them all).
+    #[tokio::test]
+    async fn a_burst_past_tokios_backlog_is_queued_not_dropped() {
+        const BURST: usize = 1_100;
+        let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        let files = transport::raise_file_limit().unwrap_or(u64::MAX);
+        if somaxconn <= BURST || files < 2 * BURST as u64 {
+            println!(
+                "skipped: net.core.somaxconn is {somaxconn} and the file limit {files}; the test needs a backlog over {BURST}"
+            );
+            return;
+        }
+        let listener = transport::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connects =
+            (0..BURST).map(|_| tokio::time::timeout(Duration::from_millis(700), TcpStream::connect(addr)));
+        let connected = futures::future::join_all(connects).await;
+        let queued = connected.iter().filter(|c| matches!(c, Ok(Ok(_)))).count();
+        assert_eq!(queued, BURST, "connections past the backlog were dropped");
+    }
+
+    /// An accepted connection's send buffer is bounded (Linux reports twice what is set), not
+    /// left to autotuning, which grows it to megabytes for a client that reads nothing.
+    #[tokio::test]
+    async fn an_accepted_connection_has_a_bounded_send_buffer() {
+        let listener = transport::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let _client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        transport::bound_send_buffer(&accepted);
+        let bounded = rustix::net::sockopt::socket_send_buffer_size(&accepted).unwrap();
+        assert_eq!(bounded, 2 * transport::SEND_BUFFER_BYTES, "the send buffer was left to the kernel");
     }
 }

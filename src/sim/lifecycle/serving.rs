@@ -4,7 +4,6 @@
 use std::{future::Future, path::PathBuf, sync::Arc};
 
 use k8s_openapi::jiff::Timestamp;
-use tokio::net::TcpListener;
 
 use super::{
     ControlPlane, Error, PID_FILE, RUN_FILE, Result, RunRecord, STORE_FILE, ServeOptions, ensure_writable,
@@ -90,7 +89,7 @@ pub async fn serve(
     let tokens = Tokens::load_or_create(dir)?;
 
     let addr = options.listen;
-    let listener = TcpListener::bind(addr).await.map_err(|source| {
+    let listener = crate::sim::server::transport::bind(addr).map_err(|source| {
         if source.kind() == std::io::ErrorKind::AddrInUse {
             Error::PortInUse { addr }
         } else {

@@ -348,6 +348,47 @@ impl Drop for Finished {
     }
 }
 
+/// The kernel's send buffer of each connection at most (Linux doubles what is set, for its own
+/// bookkeeping). Left to autotuning, a socket whose client reads nothing grows its send buffer
+/// to `net.ipv4.tcp_wmem`'s maximum (4 MiB by default), so every stalled watch had the server
+/// copy megabytes into the kernel: 275 of them kept both cores busy in `_copy_from_iter` for
+/// seconds and held `/readyz` for as long (issue #30, measured with `perf`). Bounded, a stalled
+/// client costs the kernel what it costs the watch's outbox; a quarter of a MiB in flight still
+/// carries gigabytes a second over loopback and 5 MB/s at 50 ms of round trip. (Go's
+/// `net/http` leaves the buffer to autotuning; kube-apiserver pays that copy.)
+pub const SEND_BUFFER_BYTES: usize = 128 * 1024;
+
+/// Bounds `tcp`'s send buffer at [`SEND_BUFFER_BYTES`]. An option that cannot be set leaves
+/// the kernel's autotuning: nothing else changes.
+pub fn bound_send_buffer(tcp: &tokio::net::TcpStream) {
+    let _ = rustix::net::sockopt::set_socket_send_buffer_size(tcp, SEND_BUFFER_BYTES);
+}
+
+/// The listen backlog when the kernel's `net.core.somaxconn` cannot be read: Go's fallback
+/// (`syscall.SOMAXCONN` on Linux).
+const DEFAULT_BACKLOG: u32 = 4096;
+
+/// Binds the simulator's listener with Go's backlog: `net.core.somaxconn` (Go's
+/// `net/sock_linux.go` `maxListenerBacklog`; 4,096 on current kernels), not the 128 of tokio's
+/// `TcpListener::bind` (the standard library's, which mio copies). A burst of connections larger
+/// than the backlog overflows the accept queue, and the kernel drops the SYNs of the rest: those
+/// clients — a kubelet's probe among them — wait a full second for their retransmission
+/// (issue #30: the 2,875 connections of the hostile client's attacks opened together made one
+/// `/readyz` in a few take 1.07 s or 2.1 s, `nstat` counting `ListenOverflows`). Like tokio's
+/// `TcpListener::bind`, the address may be reused at once after a restart.
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket =
+        if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let backlog = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_BACKLOG);
+    socket.listen(backlog)
+}
+
 /// How long open connections get to finish once the server stops (watches are long-lived).
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
@@ -385,6 +426,7 @@ pub async fn serve_tls(
                     drop(tcp);
                     continue;
                 }
+                bound_send_buffer(&tcp);
                 next_id += 1;
                 let id = next_id;
                 let tracked = Tracked::new();
