@@ -7,7 +7,7 @@ use std::process::Output;
 use crate::{
     support::binary::{stderr, stdout},
     support::{
-        kubectl::{Kubectl, clients},
+        kubectl::{Kubectl, clients, expect_line, lines_of},
         sim::Sim,
         transcript::redacted,
     },
@@ -599,8 +599,52 @@ fn an_autoscaler_keeps_its_minimum_and_shows_unknown_metrics_without_metrics_ser
         assert_eq!(v1["apiVersion"], "autoscaling/v1");
         // No --cpu: v2's default metric, 80 % CPU, is v1's own field.
         assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 80, "{v1}");
+        watch_and_patch_through_v1(&sim, client, &namespace);
     }
     same_for_every_client(transcripts, "autoscaler");
+}
+
+/// `kubectl get horizontalpodautoscalers.v1.autoscaling -w` sees `kubectl patch` of the same v1
+/// resource (merge, then strategic) change v1's own field; v2 reads the change as its CPU
+/// metric. The full name: kubectl's shortcut expander (client-go `restmapper/shortcut.go`
+/// `expandResourceShortcut`) drops the version of `hpa.v1.autoscaling`, which then names the
+/// preferred version, v2, on any cluster.
+fn watch_and_patch_through_v1(sim: &Sim, client: &Kubectl, namespace: &str) {
+    let mut watch = sim
+        .kubectl_command(client)
+        .args(["-n", namespace, "get", "horizontalpodautoscalers.v1.autoscaling", "web2", "-w"])
+        .arg("-o=jsonpath={.apiVersion}/{.spec.targetCPUUtilizationPercentage}/{.spec.maxReplicas}{\"\\n\"}")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(&mut watch);
+    expect_line(&lines, "autoscaling/v1/80/3");
+    let patch = |kind: &str, body: &str| {
+        let args = [
+            "-n",
+            namespace,
+            "patch",
+            "horizontalpodautoscalers.v1.autoscaling",
+            "web2",
+            "--type",
+            kind,
+            "-p",
+            body,
+        ];
+        let output = sim.kubectl(client, &args);
+        assert!(output.status.success(), "kubectl {}: patch: {}", client.version, stderr(&output));
+        stdout(&output)
+    };
+    let patched = patch("merge", r#"{"spec":{"targetCPUUtilizationPercentage":60}}"#);
+    assert!(patched.contains("horizontalpodautoscaler.autoscaling/web2 patched"), "{patched}");
+    expect_line(&lines, "autoscaling/v1/60/3");
+    patch("strategic", r#"{"spec":{"maxReplicas":4}}"#);
+    expect_line(&lines, "autoscaling/v1/60/4");
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let jsonpath = "-o=jsonpath={.spec.metrics[0].resource.target.averageUtilization}/{.spec.maxReplicas}";
+    let v2 = sim.kubectl(client, &["-n", namespace, "get", "hpa.v2.autoscaling", "web2", jsonpath]);
+    assert_eq!(stdout(&v2), "60/4", "kubectl {}", client.version);
 }
 
 /// `kubectl autoscale` of a second deployment (a protobuf body), outside the transcript.
