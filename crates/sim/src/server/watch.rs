@@ -336,11 +336,11 @@ impl Stream {
             EventType::Deleted if before_matched || now_matches => EventType::Deleted,
             _ => return Ok(()),
         };
-        // A converted stream's objects are its own: nothing shared with other watchers.
-        if event_type == event.event_type && self.conversion.is_none() {
+        if event_type == event.event_type {
             match self.rendering {
-                // The common case: the event as stored, encoded once for every watcher.
-                Rendering::Objects => {
+                // The common case: the event as stored, encoded once for every watcher (a
+                // converted stream's objects are its own: sent below).
+                Rendering::Objects if self.conversion.is_none() => {
                     let line = event.encoded(|event| object_line(event.event_type, &event.object.json));
                     return self.send_bytes(line).await;
                 }
@@ -352,7 +352,7 @@ impl Stream {
                         .encoded_table(now.as_second(), || self.table_line(event_type, &event.object, now));
                     return self.send_bytes(line).await;
                 }
-                Rendering::Tables => {}
+                Rendering::Objects | Rendering::Tables => {}
             }
         }
         self.send_object(event_type, &event.object).await
