@@ -206,6 +206,12 @@ pub trait Strategy: Sync {
         None
     }
 
+    /// For a read-only kind computed by the control plane at each request and never stored
+    /// (`componentstatuses`), how its objects are answered; `None` for a stored kind.
+    fn computed(&self) -> Option<&'static Computed> {
+        None
+    }
+
     /// The fields `--field-selector` can select on (`GetAttrs`/`ToSelectableFields`).
     fn selectable_fields(&self) -> &'static [&'static str] {
         GENERIC_FIELDS
@@ -287,6 +293,19 @@ pub(crate) fn default_key(map: &mut Map<String, Value>, key: &str, value: Value)
 pub struct Plain;
 
 impl Strategy for Plain {}
+
+/// A read-only kind answered from the control plane's own state at each request, never stored
+/// (upstream's `rest.Getter`/`rest.Lister` storages without a registry store, e.g.
+/// `pkg/registry/core/componentstatus/rest.go`).
+#[derive(Debug)]
+pub struct Computed {
+    /// Every object, as `List` answers them (items without `kind`/`apiVersion`).
+    pub list: fn() -> Vec<Value>,
+    /// One object as `Get` answers it, or the error text for a name that is not one.
+    pub get: fn(&str) -> Result<Value, String>,
+    /// The `Warning` every request on the resource is answered with (a deprecation).
+    pub warning: Option<&'static str>,
+}
 
 /// A review kind: answered on create ([`Review`]), nothing else special.
 #[derive(Debug)]

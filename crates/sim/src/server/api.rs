@@ -174,8 +174,10 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         return Err(ApiError::method_not_allowed());
     }
     let headers = parts.headers;
-    if target.rt.group.is_empty() && target.rt.plural == "componentstatuses" {
-        return component_statuses(&state, &target, verb, &query, &headers);
+    if let Some(computed) =
+        crate::kinds::by_group_resource(&target.rt.group_resource()).and_then(|kind| kind.strategy.computed())
+    {
+        return computed_response(&state, &target, computed, verb, &query, &headers);
     }
     if let (Verb::Create, Some(review)) = (verb, authz::review_of(&target.rt)) {
         let identity = parts.extensions.get::<crate::auth::Identity>();
@@ -268,42 +270,44 @@ fn get(state: &AppState, target: &Target, headers: &HeaderMap) -> Result<Respons
     Ok(object_response(state, &target.rt, headers, StatusCode::OK, &object))
 }
 
-/// `componentstatuses` (`kinds::core::componentstatus`): answered from the control plane's
-/// health, never from the store; every answer carries the resource's deprecation `Warning`.
-fn component_statuses(
+/// A get or list of a kind computed at each request ([`crate::kinds::Computed`]): its objects
+/// filtered by the request's selectors, as JSON or a Table, with the kind's `Warning`.
+fn computed_response(
     state: &AppState,
     target: &Target,
+    computed: &crate::kinds::Computed,
     verb: Verb,
     query: &Query,
     headers: &HeaderMap,
 ) -> Result<Response> {
-    use crate::kinds::core::componentstatus;
-    // `List` filters by the request's selectors too (the statuses carry no labels, so any label
-    // selector leaves none).
-    let (labels, fields) = (query.label_selector()?, query.field_selector(&target.rt.group_resource())?);
     let response = match (verb, target.name.as_deref()) {
-        (Verb::Get, Some(name)) => match componentstatus::get(name) {
-            Some(object) => object_response(state, &target.rt, headers, StatusCode::OK, &object),
-            None => ApiError::unknown(componentstatus::not_found_message(name)).into_response(),
+        (Verb::Get, Some(name)) => match (computed.get)(name) {
+            Ok(object) => object_response(state, &target.rt, headers, StatusCode::OK, &object),
+            Err(message) => ApiError::unknown(message).into_response(),
         },
         _ => {
-            let items: Vec<Value> = componentstatus::statuses()
+            let selection = Selection::from_query(query, &target.rt)?;
+            let items: Vec<Value> = (computed.list)()
                 .into_iter()
-                .filter(|status| {
-                    labels.matches(&crate::k8s::selector::labels_of(status))
-                        && fields.matches(&crate::kinds::selectable_fields("componentstatuses", status))
+                .filter(|object| {
+                    selection.labels.matches(&crate::k8s::selector::labels_of(object))
+                        && selection
+                            .fields
+                            .matches(&crate::kinds::selectable_fields(&target.rt.group_resource(), object))
                 })
                 .collect();
             if request::wants_table(headers) {
                 let table = crd::render_table(state, &target.rt, &items, "", state.clock.now());
                 json_response(StatusCode::OK, table.to_string())
             } else {
-                let list = json!({"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items});
+                let list = json!({"kind": format!("{}List", target.rt.kind), "apiVersion": target.rt.api_version(),
+                                  "metadata": {}, "items": items});
                 json_response(StatusCode::OK, list.to_string())
             }
         }
     };
-    Ok(with_warnings(response, &[componentstatus::DEPRECATION_WARNING.to_string()]))
+    let warnings: Vec<String> = computed.warning.iter().map(|w| w.to_string()).collect();
+    Ok(with_warnings(response, &warnings))
 }
 
 /// The selectors of a list, watch or deletecollection request, as one predicate.

@@ -7,12 +7,12 @@
 //! name is `Component not found: <name>`. The simulator's control plane is in process, so a
 //! cluster with its one (stacked) etcd answers: all three healthy, `ok`. Every request gets the
 //! deprecation `Warning` (the resource's `apihelpers` deprecation, `v1 ComponentStatus is
-//! deprecated in v1.19+`). The server (`server/api.rs`) serves it from [`statuses`].
+//! deprecated in v1.19+`). The server serves it as every [`Computed`] kind, from [`COMPUTED`].
 
 use serde_json::{Value, json};
 
 use crate::kinds::{
-    Kind, Scope, Strategy,
+    Computed, Kind, Scope, Strategy,
     printer::{Ages, Column, NAME, Printer},
 };
 
@@ -37,13 +37,20 @@ pub const DEPRECATION_WARNING: &str = "v1 ComponentStatus is deprecated in v1.19
 /// goroutines, in no order).
 const COMPONENTS: &[&str] = &["controller-manager", "etcd-0", "scheduler"];
 
-/// The ComponentStatus strategy: its printer.
+/// How the server answers the kind: computed at each request, never stored.
+pub static COMPUTED: Computed = Computed { list: statuses, get, warning: Some(DEPRECATION_WARNING) };
+
+/// The ComponentStatus strategy: its printer, and its objects computed, not stored.
 #[derive(Debug)]
 pub struct ComponentStatusStrategy;
 
 impl Strategy for ComponentStatusStrategy {
     fn printer(&self) -> &'static Printer {
         &PRINTER
+    }
+
+    fn computed(&self) -> Option<&'static Computed> {
+        Some(&COMPUTED)
     }
 }
 
@@ -52,19 +59,16 @@ pub fn statuses() -> Vec<Value> {
     COMPONENTS.iter().map(|name| status(name)).collect()
 }
 
-/// One component's status as `Get` answers it, or `None` for a name `serversToValidate` lacks.
-pub fn get(name: &str) -> Option<Value> {
-    COMPONENTS.contains(&name).then(|| {
-        let mut object = status(name);
-        object["kind"] = json!("ComponentStatus");
-        object["apiVersion"] = json!("v1");
-        object
-    })
-}
-
-/// `Get`'s error for another name (a plain error: 500, no reason).
-pub fn not_found_message(name: &str) -> String {
-    format!("Component not found: {name}")
+/// One component's status as `Get` answers it; for a name `serversToValidate` lacks, `Get`'s
+/// error (a plain error: 500, no reason).
+pub fn get(name: &str) -> Result<Value, String> {
+    if !COMPONENTS.contains(&name) {
+        return Err(format!("Component not found: {name}"));
+    }
+    let mut object = status(name);
+    object["kind"] = json!("ComponentStatus");
+    object["apiVersion"] = json!("v1");
+    Ok(object)
 }
 
 /// `getComponentStatus` of a healthy server: the probe's body `ok`, no error.
@@ -109,8 +113,7 @@ mod tests {
         assert_eq!(names, COMPONENTS);
         let row = component_status_row(&get("etcd-0").unwrap(), Ages::Deferred);
         assert_eq!(row, [json!("etcd-0"), json!("Healthy"), json!("ok"), json!("")]);
-        assert!(get("kubelet").is_none());
-        assert_eq!(not_found_message("kubelet"), "Component not found: kubelet");
+        assert_eq!(get("kubelet").unwrap_err(), "Component not found: kubelet");
         assert_eq!(
             component_status_row(&json!({"metadata": {"name": "x"}}), Ages::Deferred)[1],
             json!("Unknown")
