@@ -1297,6 +1297,17 @@ mod tests {
         assert_eq!(first_pending_indexes(&ctx(6, ""), &running, 2), [2, 4]);
         assert_eq!(first_pending_indexes(&ctx(5, ""), &running, 9), [2, 4]);
         assert_eq!(first_pending_indexes(&ctx(6, "2,4"), &running, 9), [5], "failed indexes are not retried");
+        // When only failed pods are replaced, a terminating pod holds its index.
+        let terminating = json!({"metadata": {"annotations": {COMPLETION_INDEX: "2"},
+                                              "deletionTimestamp": "2026-01-01T00:00:00Z"}});
+        let job = |policy: &str| json!({"spec": {"completionMode": "Indexed", "completions": 4, "podReplacementPolicy": policy}});
+        let pending = |policy: &str| {
+            let ctx =
+                new_sync_ctx(&("ns".into(), "j".into()), job(policy), "u".into(), vec![terminating.clone()]);
+            first_pending_indexes(&ctx, &[], 9)
+        };
+        assert_eq!(pending("Failed"), [0, 1, 3]);
+        assert_eq!(pending("TerminatingOrFailed"), [0, 1, 2, 3]);
     }
 
     #[test]
