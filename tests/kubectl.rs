@@ -8,7 +8,7 @@ use std::process::Output;
 
 use crate::support::{
     binary::{stderr, stdout},
-    kubectl::{Kubectl, clients},
+    kubectl::{Kubectl, clients, expect_line, lines_of},
     sim::Sim,
     transcript::{Transcript, redacted},
 };
@@ -175,34 +175,6 @@ firstTimestamp: \"2026-01-01T00:00:00Z\"
 lastTimestamp: \"2026-01-01T00:00:00Z\"
 count: 1
 ";
-
-/// Reads `child`'s stdout on a thread, line by line, into a channel.
-fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
-    use std::io::BufRead;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let out = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Waits for a line containing `text` (the bound is generous; it only stops a broken test).
-fn expect_line(rx: &std::sync::mpsc::Receiver<String>, text: &str) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) if line.contains(text) => return line,
-            Ok(_) => continue,
-            Err(e) => panic!("no line with {text:?}: {e}"),
-        }
-    }
-}
 
 #[test]
 fn writes_waits_and_watches() {

@@ -8,9 +8,10 @@ use crate::support::{
     sim::Sim,
 };
 
-/// `/version`'s emulation fields, DELETE's `Status`, autoscaling/v1 read back as v2, CronJob
-/// time zones, one global default PriorityClass, a Job's podFailurePolicy, selfsubjectreviews
-/// and componentstatuses, each as kube-apiserver 1.33 answers the Python client 33.x.
+/// `/version`'s emulation fields, DELETE's `Status`, autoscaling/v1 read back as v2 (and patched,
+/// watched, its status patched as v1), CronJob time zones, one global default PriorityClass, a
+/// Job's podFailurePolicy, selfsubjectreviews and componentstatuses, each as kube-apiserver 1.33
+/// answers the Python client 33.x.
 #[test]
 fn the_python_client_reads_a_1_33_server() {
     if !python_client() {
@@ -25,6 +26,7 @@ fn the_python_client_reads_a_1_33_server() {
         "version: 1.33, emulation 1.33\n\
          delete configmap: Status Success\n\
          hpa: autoscaling/v1 70% reads as v2 cpu Utilization 70\n\
+         hpa: autoscaling/v1 patched, watched and its status patched as v1\n\
          cronjob: timeZone Etc/UTC accepted, CRON_TZ refused\n\
          job: podFailurePolicy kept; refused without restartPolicy Never\n\
          priorityclass: a second globalDefault refused\n\

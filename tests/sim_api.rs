@@ -31,46 +31,6 @@ fn config_map(name: &str, labels: &[(&str, &str)]) -> ConfigMap {
     .unwrap()
 }
 
-/// One raw request; returns the status code and the JSON body.
-async fn call(
-    sim: &Harness,
-    method: &str,
-    uri: &str,
-    content_type: Option<&str>,
-    body: impl Into<Body>,
-) -> (u16, Value) {
-    let mut request = axum::http::Request::builder().method(method).uri(uri);
-    if let Some(content_type) = content_type {
-        request = request.header("content-type", content_type);
-    }
-    let response = sim.request(request.body(body.into()).unwrap()).await;
-    let code = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
-    (code, serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes))))
-}
-
-/// Opens a watch and returns its events as they arrive, one parsed line each.
-async fn watch_lines(sim: &Harness, uri: &str) -> impl futures::Stream<Item = Value> + Unpin {
-    let request = axum::http::Request::builder().uri(uri).body(Body::empty()).unwrap();
-    let response = sim.request(request).await;
-    assert_eq!(response.status(), 200);
-    assert_eq!(response.headers()["content-type"], "application/json");
-    let chunks = response.into_body().into_data_stream();
-    // Events are newline-delimited; one may arrive in several chunks (an initial object is sent
-    // as its stored text between a head and a tail), but the last chunk of a flush ends a line.
-    let lines = futures::stream::unfold((chunks, Vec::new()), |(mut chunks, mut pending)| async move {
-        loop {
-            if let Some(end) = pending.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = pending.drain(..=end).collect();
-                return Some((serde_json::from_slice::<Value>(&line).unwrap(), (chunks, pending)));
-            }
-            let chunk = chunks.next().await?.unwrap();
-            pending.extend_from_slice(&chunk);
-        }
-    });
-    Box::pin(lines)
-}
-
 async fn next(events: &mut (impl futures::Stream<Item = Value> + Unpin)) -> Value {
     tokio::time::timeout(Duration::from_secs(10), events.next())
         .await
@@ -172,15 +132,15 @@ async fn events_select_on_involved_object() {
     let sim = Harness::start();
     let event = json!({"metadata": {"name": "e1"}, "involvedObject": {"kind": "Node", "name": "node-a", "uid": "node-a"},
                        "reason": "Starting", "type": "Normal", "source": {"component": "kubelet"}});
-    let (code, _) =
-        call(&sim, "POST", "/api/v1/namespaces/default/events", Some("application/json"), event.to_string())
-            .await;
+    let (code, _) = sim
+        .call("POST", "/api/v1/namespaces/default/events", Some("application/json"), event.to_string())
+        .await;
     assert_eq!(code, 201);
     let uri = "/api/v1/events?fieldSelector=involvedObject.name%3Dnode-a%2CinvolvedObject.namespace%3D%2CinvolvedObject.kind%3DNode%2Csource%3Dkubelet";
-    let (code, list) = call(&sim, "GET", uri, None, Body::empty()).await;
+    let (code, list) = sim.call("GET", uri, None, Body::empty()).await;
     assert_eq!((code, list["items"].as_array().unwrap().len()), (200, 1));
     let (_, none) =
-        call(&sim, "GET", "/api/v1/events?fieldSelector=reason%3DKilling", None, Body::empty()).await;
+        sim.call("GET", "/api/v1/events?fieldSelector=reason%3DKilling", None, Body::empty()).await;
     assert_eq!(none["items"], json!([]));
 }
 
@@ -215,7 +175,7 @@ async fn watch_replays_from_a_resource_version_and_filters_by_selector() {
     let uri = format!(
         "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={start}&labelSelector=app%3Dweb"
     );
-    let mut events = watch_lines(&sim, &uri).await;
+    let mut events = sim.watch_lines(&uri).await;
     assert_eq!(summary(&next(&mut events).await), "ADDED a", "replayed; b is filtered out");
     // a stops matching: the selector watch sees it DELETED; b starts matching: ADDED.
     let mut a = cms.get("a").await.unwrap();
@@ -242,7 +202,7 @@ async fn watch_too_old_resource_version_gets_410_expired() {
         cms.create(&PostParams::default(), &config_map(name, &[])).await.unwrap();
     }
     let mut events =
-        watch_lines(&sim, "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1").await;
+        sim.watch_lines("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1").await;
     let error = next(&mut events).await;
     assert_eq!(error["type"], "ERROR");
     insta::assert_json_snapshot!("watch_expired", error);
@@ -257,7 +217,7 @@ async fn watch_list_sends_initial_events_then_the_end_bookmark_then_live_events(
     cms.create(&PostParams::default(), &config_map("x", &[])).await.unwrap();
     cms.create(&PostParams::default(), &config_map("y", &[])).await.unwrap();
     let uri = "/api/v1/namespaces/default/configmaps?allowWatchBookmarks=true&fieldSelector=metadata.name%3Dx&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=591&watch=true";
-    let mut events = watch_lines(&sim, uri).await;
+    let mut events = sim.watch_lines(uri).await;
     assert_eq!(summary(&next(&mut events).await), "ADDED x");
     let bookmark = next(&mut events).await;
     assert_eq!(bookmark["type"], "BOOKMARK");
@@ -268,14 +228,14 @@ async fn watch_list_sends_initial_events_then_the_end_bookmark_then_live_events(
     cms.delete("x", &DeleteParams::default()).await.unwrap();
     assert_eq!(summary(&next(&mut events).await), "DELETED x");
     // Without allowWatchBookmarks the request is rejected, never silently half-served.
-    let (code, _) = call(
-        &sim,
-        "GET",
-        "/api/v1/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
-        None,
-        Body::empty(),
-    )
-    .await;
+    let (code, _) = sim
+        .call(
+            "GET",
+            "/api/v1/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+            None,
+            Body::empty(),
+        )
+        .await;
     assert_eq!(code, 400);
 }
 
@@ -288,7 +248,7 @@ async fn watch_sends_periodic_bookmarks_and_ends_at_timeout() {
     let uri = format!(
         "/api/v1/nodes?watch=true&allowWatchBookmarks=true&resourceVersion={revision}&timeoutSeconds=1"
     );
-    let events: Vec<Value> = watch_lines(&sim, &uri).await.collect().await;
+    let events: Vec<Value> = sim.watch_lines(&uri).await.collect().await;
     assert!(!events.is_empty(), "at least one bookmark before the timeout");
     for event in &events {
         assert_eq!(event["type"], "BOOKMARK");
@@ -385,20 +345,15 @@ async fn status_subresource_writes_only_status() {
     let body = json!({"metadata": {"name": "p", "namespace": "default", "labels": {"sneaky": "yes"}},
                       "spec": {"nodeName": "elsewhere", "containers": [{"name": "c", "image": "other"}]},
                       "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
-    let (code, written) = call(
-        &sim,
-        "PUT",
-        "/api/v1/namespaces/default/pods/p/status",
-        Some("application/json"),
-        body.to_string(),
-    )
-    .await;
+    let (code, written) = sim
+        .call("PUT", "/api/v1/namespaces/default/pods/p/status", Some("application/json"), body.to_string())
+        .await;
     assert_eq!(code, 200, "{written}");
     assert_eq!(written["status"]["phase"], "Running");
     assert_eq!(written["spec"]["nodeName"], "node-a");
     assert!(written["metadata"]["labels"].get("sneaky").is_none());
     let (code, listed) =
-        call(&sim, "GET", "/api/v1/pods?fieldSelector=status.phase%3DRunning", None, Body::empty()).await;
+        sim.call("GET", "/api/v1/pods?fieldSelector=status.phase%3DRunning", None, Body::empty()).await;
     assert_eq!((code, listed["items"].as_array().unwrap().len()), (200, 1));
 }
 
@@ -468,14 +423,14 @@ async fn dry_run_runs_the_write_and_stores_nothing() {
     let revision_after_real = sim.state.store.revision();
     assert_eq!(revision_after_real, revision + 1, "only the real create wrote");
     cms.delete("real", &DeleteParams { dry_run: true, ..DeleteParams::default() }).await.unwrap();
-    let (code, _) = call(
-        &sim,
-        "PATCH",
-        "/api/v1/namespaces/default/configmaps/real?dryRun=All",
-        Some("application/merge-patch+json"),
-        r#"{"data":{"k":"dry"}}"#,
-    )
-    .await;
+    let (code, _) = sim
+        .call(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/real?dryRun=All",
+            Some("application/merge-patch+json"),
+            r#"{"data":{"k":"dry"}}"#,
+        )
+        .await;
     assert_eq!(code, 200);
     assert_eq!(cms.get("real").await.unwrap().data.unwrap()["k"], "v");
     assert_eq!(sim.state.store.revision(), revision_after_real);
@@ -484,35 +439,35 @@ async fn dry_run_runs_the_write_and_stores_nothing() {
 #[tokio::test]
 async fn merge_patch_and_generate_name() {
     let sim = Harness::start();
-    let (code, created) = call(
-        &sim,
-        "POST",
-        "/api/v1/namespaces/default/configmaps",
-        Some("application/yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: web-\ndata:\n  a: \"1\"\n",
-    )
-    .await;
+    let (code, created) = sim
+        .call(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            Some("application/yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: web-\ndata:\n  a: \"1\"\n",
+        )
+        .await;
     assert_eq!(code, 201);
     let name = created["metadata"]["name"].as_str().unwrap().to_string();
     assert!(name.starts_with("web-") && name.len() == 9, "{name}");
     let uri = format!("/api/v1/namespaces/default/configmaps/{name}");
-    let (code, patched) = call(
-        &sim,
-        "PATCH",
-        &uri,
-        Some("application/merge-patch+json"),
-        r#"{"metadata":{"labels":{"gpu":"true"}}}"#,
-    )
-    .await;
+    let (code, patched) = sim
+        .call(
+            "PATCH",
+            &uri,
+            Some("application/merge-patch+json"),
+            r#"{"metadata":{"labels":{"gpu":"true"}}}"#,
+        )
+        .await;
     assert_eq!((code, &patched["metadata"]["labels"]["gpu"]), (200, &json!("true")));
-    let (code, missing) = call(
-        &sim,
-        "PATCH",
-        "/api/v1/namespaces/default/configmaps/nope",
-        Some("application/merge-patch+json"),
-        "{}",
-    )
-    .await;
+    let (code, missing) = sim
+        .call(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/nope",
+            Some("application/merge-patch+json"),
+            "{}",
+        )
+        .await;
     assert_eq!((code, &missing["reason"]), (404, &json!("NotFound")));
 }
 
@@ -521,7 +476,7 @@ async fn merge_patch_and_generate_name() {
 async fn bad_input_gets_upstream_statuses() {
     let sim = Harness::start();
     let cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"taken"}}"#;
-    call(&sim, "POST", "/api/v1/namespaces/default/configmaps", Some("application/json"), cm).await;
+    sim.call("POST", "/api/v1/namespaces/default/configmaps", Some("application/json"), cm).await;
     let big = format!(r#"{{"metadata":{{"name":"big"}},"data":{{"a":"{}"}}}}"#, "x".repeat(3 * 1024 * 1024));
     let cases: Vec<(&str, &str, &str, Option<&str>, String)> = vec![
         (
@@ -603,7 +558,7 @@ async fn bad_input_gets_upstream_statuses() {
     ];
     let mut answers = Vec::new();
     for (case, method, uri, content_type, body) in cases {
-        let (code, status) = call(&sim, method, uri, content_type, body).await;
+        let (code, status) = sim.call(method, uri, content_type, body).await;
         assert_eq!(status["kind"], "Status", "{case}: {status}");
         assert_eq!(status["code"], code, "{case}");
         assert!(code < 500, "{case}: a client mistake is never a 5xx");
@@ -830,14 +785,14 @@ async fn the_served_simulator_keeps_acknowledged_writes_across_kill_9() {
 async fn field_validation_and_managed_fields_on_writes() {
     let sim = Harness::start();
     let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typo"},"data":{"a":"1"},"dataa":{"a":"1"}}"#;
-    let (code, status) = call(
-        &sim,
-        "POST",
-        "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
-        Some("application/json"),
-        body,
-    )
-    .await;
+    let (code, status) = sim
+        .call(
+            "POST",
+            "/api/v1/namespaces/default/configmaps?fieldValidation=Strict",
+            Some("application/json"),
+            body,
+        )
+        .await;
     assert_eq!(code, 400);
     assert_eq!(
         status["message"],
@@ -919,13 +874,13 @@ async fn shared_watch_encoding_keeps_each_watchers_selector_view() {
     cms.create(&PostParams::default(), &config_map("a", &[("tier", "gpu")])).await.unwrap();
     let revision = sim.state.store.revision();
     let base = format!("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={revision}");
-    let mut all = watch_lines(&sim, &base).await;
-    let mut all_again = watch_lines(&sim, &base).await;
+    let mut all = sim.watch_lines(&base).await;
+    let mut all_again = sim.watch_lines(&base).await;
     let gpu_uri = format!("{base}&labelSelector=tier%3Dgpu");
-    let mut gpu = watch_lines(&sim, &gpu_uri).await;
+    let mut gpu = sim.watch_lines(&gpu_uri).await;
     let other_uri =
         format!("/api/v1/namespaces/kube-system/configmaps?watch=true&resourceVersion={revision}");
-    let mut other_namespace = watch_lines(&sim, &other_uri).await;
+    let mut other_namespace = sim.watch_lines(&other_uri).await;
     cms.replace("a", &PostParams::default(), &config_map("a", &[("tier", "cpu")])).await.unwrap();
     let (one, two, left) = (next(&mut all).await, next(&mut all_again).await, next(&mut gpu).await);
     assert_eq!(one, two);
@@ -940,7 +895,7 @@ async fn shared_watch_encoding_keeps_each_watchers_selector_view() {
 
 /// POSTs `object` to `uri` and returns what the server created (201 required).
 async fn created(sim: &Harness, uri: &str, object: Value) -> Value {
-    let (code, created) = call(sim, "POST", uri, Some("application/json"), object.to_string()).await;
+    let (code, created) = sim.call("POST", uri, Some("application/json"), object.to_string()).await;
     assert_eq!(code, 201, "{created}");
     created
 }
@@ -959,7 +914,7 @@ async fn delete_answers_a_status_unless_the_kind_returns_the_deleted_object() {
     let sim = Harness::start();
     let settings = create_settings(&sim).await;
     let (code, body) =
-        call(&sim, "DELETE", "/api/v1/namespaces/default/configmaps/settings", None, Body::empty()).await;
+        sim.call("DELETE", "/api/v1/namespaces/default/configmaps/settings", None, Body::empty()).await;
     assert_eq!(code, 200);
     assert_eq!(
         body,
@@ -970,22 +925,22 @@ async fn delete_answers_a_status_unless_the_kind_returns_the_deleted_object() {
         "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]}}}});
     let db = created(&sim, "/apis/apps/v1/namespaces/default/statefulsets", sts).await;
     let (_, body) =
-        call(&sim, "DELETE", "/apis/apps/v1/namespaces/default/statefulsets/db", None, Body::empty()).await;
+        sim.call("DELETE", "/apis/apps/v1/namespaces/default/statefulsets/db", None, Body::empty()).await;
     assert_eq!(
         body["details"],
         json!({"name": "db", "group": "apps", "kind": "statefulsets", "uid": db["metadata"]["uid"]})
     );
     created(&sim, "/api/v1/namespaces/default/pods", serde_json::to_value(pod("lonely").build()).unwrap())
         .await;
-    let (_, body) = call(&sim, "DELETE", "/api/v1/namespaces/default/pods/lonely", None, Body::empty()).await;
+    let (_, body) = sim.call("DELETE", "/api/v1/namespaces/default/pods/lonely", None, Body::empty()).await;
     assert_eq!((body["kind"].as_str(), body["metadata"]["name"].as_str()), (Some("Pod"), Some("lonely")));
     // pkg/registry/core/persistentvolumeclaim/storage/storage.go: `ReturnDeletedObject: true`.
     let claim = json!({"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"],
         "resources": {"requests": {"storage": "1Gi"}}}});
     created(&sim, "/api/v1/namespaces/default/persistentvolumeclaims", claim).await;
-    let (_, body) =
-        call(&sim, "DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/data", None, Body::empty())
-            .await;
+    let (_, body) = sim
+        .call("DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/data", None, Body::empty())
+        .await;
     assert_eq!(
         (body["kind"].as_str(), body["metadata"]["name"].as_str()),
         (Some("PersistentVolumeClaim"), Some("data"))

@@ -1300,6 +1300,119 @@ async fn a_fail_job_rule_on_an_exit_code_fails_the_job_with_the_pod_failure_poli
     assert_eq!(last["message"], json!(message));
 }
 
+/// The pods of `job`'s `index`, oldest first.
+fn pods_of_index(cluster: &Cluster, index: &str) -> Vec<Value> {
+    let mut pods: Vec<Value> = cluster
+        .pods()
+        .into_iter()
+        .filter(|p| p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == json!(index))
+        .collect();
+    pods.sort_by_key(|p| p["metadata"]["creationTimestamp"].as_str().unwrap().to_string());
+    pods
+}
+
+fn index_failure_count(pod: &Value) -> &str {
+    pod["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"].as_str().unwrap_or("-")
+}
+
+#[tokio::test]
+async fn an_index_past_its_backoff_limit_per_index_is_not_retried_and_the_job_fails_with_failed_indexes() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/shard:v1", 20.0, 1);
+    let spec =
+        json!({"completions": 2, "parallelism": 2, "completionMode": "Indexed", "backoffLimitPerIndex": 1});
+    let created = cluster.create("jobs", job("shard", "example.com/shard:v1", spec));
+    // `SetDefaults_Job`: with a per-index limit the Job-wide one is int32's maximum.
+    assert_eq!(created["spec"]["backoffLimit"], json!(i32::MAX));
+    cluster.run_for(5);
+    assert_eq!(cluster.get("jobs", "default", "shard")["status"]["failedIndexes"], json!(""));
+    for index in ["0", "1"] {
+        assert_eq!(pods_of_index(&cluster, index).iter().map(index_failure_count).collect::<Vec<_>>(), ["0"]);
+    }
+    // Both pods fail at about 21 s. Within the 10 s back-off each waits for its replacement:
+    // finalizer kept, not counted yet (`canRemoveFinalizer`).
+    cluster.run_for(20);
+    let waiting = cluster.get("jobs", "default", "shard");
+    assert_eq!((waiting["status"].get("failed"), &waiting["status"]["failedIndexes"]), (None, &json!("")));
+    for index in ["0", "1"] {
+        let pods = pods_of_index(&cluster, index);
+        assert_eq!(pods.len(), 1, "index {index} waits for its back-off");
+        assert_eq!(pods[0]["status"]["phase"], "Failed");
+        assert_eq!(pods[0]["metadata"]["finalizers"], json!(["batch.kubernetes.io/job-tracking"]));
+    }
+    cluster.run_for(15);
+    for index in ["0", "1"] {
+        let pods = pods_of_index(&cluster, index);
+        assert_eq!(pods.iter().map(index_failure_count).collect::<Vec<_>>(), ["0", "1"], "index {index}");
+        assert_eq!(pods[0]["metadata"]["finalizers"], Value::Null, "counted once replaced");
+        let created = |pod: &Value| {
+            pod["metadata"]["creationTimestamp"]
+                .as_str()
+                .unwrap()
+                .parse::<k8s_openapi::jiff::Timestamp>()
+                .unwrap()
+        };
+        assert!(
+            created(&pods[1]).duration_since(created(&pods[0])).as_secs() >= 30,
+            "20 s run, 10 s back-off"
+        );
+    }
+    assert_eq!(cluster.get("jobs", "default", "shard")["status"]["failed"], json!(2));
+    // The replacements fail too: their count is at the limit, so both indexes fail for good
+    // and, every index finished, so does the Job.
+    cluster.run_for(600);
+    let failed = cluster.get("jobs", "default", "shard");
+    assert_eq!(cluster.pods().len(), 4, "no third pod for a failed index");
+    assert_eq!((&failed["status"]["failedIndexes"], &failed["status"]["failed"]), (&json!("0,1"), &json!(4)));
+    let reason = ("FailedIndexes".to_string(), "Job has failed indexes".to_string());
+    assert_eq!(
+        conditions(&failed),
+        vec![
+            ("FailureTarget".to_string(), reason.0.clone(), reason.1.clone()),
+            ("Failed".to_string(), reason.0.clone(), reason.1.clone())
+        ]
+    );
+    let last = cluster.events_for("shard").last().unwrap().clone();
+    assert_eq!(
+        (&last["type"], &last["reason"], &last["message"]),
+        (&json!("Warning"), &json!(reason.0), &json!(reason.1))
+    );
+}
+
+#[tokio::test]
+async fn more_failed_indexes_than_max_failed_indexes_fail_the_job_before_the_other_indexes_run() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/shard:v1", 5.0, 1);
+    let spec = json!({"completions": 4, "parallelism": 1, "completionMode": "Indexed",
+                      "backoffLimitPerIndex": 0, "maxFailedIndexes": 1});
+    cluster.create("jobs", job("shard", "example.com/shard:v1", spec));
+    cluster.run_for(600);
+    let failed = cluster.get("jobs", "default", "shard");
+    // Index 0 fails (one failed index is allowed), index 1 fails: two is over the maximum.
+    assert_eq!(cluster.pods().len(), 2, "indexes 2 and 3 never run");
+    assert_eq!(failed["status"]["failedIndexes"], json!("0,1"));
+    let reason = "MaxFailedIndexesExceeded".to_string();
+    let message = "Job has exceeded the specified maximal number of failed indexes".to_string();
+    assert_eq!(conditions(&failed).last().unwrap(), &("Failed".to_string(), reason, message));
+}
+
+#[tokio::test]
+async fn a_fail_index_rule_fails_the_index_at_once_whatever_its_backoff_limit_per_index() {
+    let mut cluster = Cluster::three_workers();
+    batch_image(&cluster, "example.com/train:v1", 5.0, 42);
+    let policy =
+        json!({"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}}]});
+    let spec = json!({"completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                      "backoffLimitPerIndex": 3, "podFailurePolicy": policy});
+    cluster.create("jobs", job("train", "example.com/train:v1", spec));
+    cluster.run_for(600);
+    let failed = cluster.get("jobs", "default", "train");
+    assert_eq!(cluster.pods().len(), 2, "a FailIndex match is not retried");
+    assert_eq!((&failed["status"]["failedIndexes"], &failed["status"]["failed"]), (&json!("0,1"), &json!(2)));
+    let reason = ("FailedIndexes".to_string(), "Job has failed indexes".to_string());
+    assert_eq!(conditions(&failed).last().unwrap(), &("Failed".to_string(), reason.0, reason.1));
+}
+
 #[tokio::test]
 async fn an_ignore_rule_on_disruption_target_keeps_an_evicted_pod_out_of_the_failures() {
     use k8s_openapi::api::core::v1::Pod;

@@ -7,7 +7,7 @@ use std::process::Output;
 use crate::{
     support::binary::{stderr, stdout},
     support::{
-        kubectl::{Kubectl, clients},
+        kubectl::{Kubectl, clients, expect_line, lines_of},
         sim::Sim,
         transcript::redacted,
     },
@@ -171,13 +171,44 @@ spec:
         image: nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0
 ";
 
+/// Two workers and a batch image that fails (exit 3 after 2 s).
+const FLAKY_TOPOLOGY: &str = "name: flaky
+nodes:
+  - {name: node-a, capacity: {cpu: 8, memory: 32Gi, pods: 110}}
+  - {name: node-b, capacity: {cpu: 8, memory: 32Gi, pods: 110}}
+images:
+  - {name: example.com/flaky:v1, runs: 2s, exitCode: 3}
+timings: {pullSeconds: 1}
+";
+
+/// An Indexed Job whose every pod fails, one retry per index (`backoffLimitPerIndex: 1`).
+const PER_INDEX_JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: flaky
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 2
+  backoffLimitPerIndex: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: work
+        image: example.com/flaky:v1
+";
+
 #[test]
-fn an_indexed_job_runs_one_pod_per_index_and_completes() {
+fn an_indexed_job_completes_per_index_and_one_fails_past_its_backoff_limit_per_index() {
     let clients = clients();
     if clients.is_empty() {
         return;
     }
-    let sim = Sim::up(&["--nodes", "2"]);
+    let dir = tempfile::tempdir().unwrap();
+    let topology = dir.path().join("topology.yaml");
+    std::fs::write(&topology, FLAKY_TOPOLOGY).unwrap();
+    let sim = Sim::up(&["--topology", topology.to_str().unwrap(), "--speed", "5"]);
     let mut transcripts = Vec::new();
     for client in &clients {
         let mut session = Session::new(&sim, client);
@@ -189,6 +220,25 @@ fn an_indexed_job_runs_one_pod_per_index_and_completes() {
         session.ok("get job shard -o jsonpath={.status.completedIndexes}/{.status.succeeded}");
         session.ok(
             "get pods -l batch.kubernetes.io/job-name=shard --sort-by=.spec.hostname -o custom-columns=HOST:.spec.hostname,INDEX:.metadata.annotations.batch\\.kubernetes\\.io/job-completion-index,ENV:.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath,PHASE:.status.phase",
+        );
+        // backoffLimitPerIndex: each index runs twice, then fails for good, and so does the Job.
+        session.ok(&format!("create -f {}", session.manifest("flaky.yaml", PER_INDEX_JOB)));
+        session.wait("wait --for=condition=failed job/flaky --timeout=120s");
+        session.ok(
+            "get job flaky -o jsonpath={.status.failedIndexes}/{.status.failed}/{.status.conditions[?(@.type==\"Failed\")].reason}",
+        );
+        let jsonpath = "-o=jsonpath={range .items[*]}{.metadata.annotations.batch\\.kubernetes\\.io/job-index-failure-count}{\",\"}{end}";
+        let selector = "batch.kubernetes.io/job-name=flaky";
+        let counts =
+            sim.kubectl(client, &["-n", &session.namespace, "get", "pods", "-l", selector, jsonpath]);
+        let mut counts: Vec<String> =
+            stdout(&counts).split(',').filter(|c| !c.is_empty()).map(str::to_string).collect();
+        counts.sort();
+        assert_eq!(
+            counts,
+            ["0", "0", "1", "1"],
+            "kubectl {}: each index's pods count its failures",
+            client.version
         );
         transcripts.push((client.version, session.finish()));
     }
@@ -599,8 +649,52 @@ fn an_autoscaler_keeps_its_minimum_and_shows_unknown_metrics_without_metrics_ser
         assert_eq!(v1["apiVersion"], "autoscaling/v1");
         // No --cpu: v2's default metric, 80 % CPU, is v1's own field.
         assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 80, "{v1}");
+        watch_and_patch_through_v1(&sim, client, &namespace);
     }
     same_for_every_client(transcripts, "autoscaler");
+}
+
+/// `kubectl get horizontalpodautoscalers.v1.autoscaling -w` sees `kubectl patch` of the same v1
+/// resource (merge, then strategic) change v1's own field; v2 reads the change as its CPU
+/// metric. The full name: kubectl's shortcut expander (client-go `restmapper/shortcut.go`
+/// `expandResourceShortcut`) drops the version of `hpa.v1.autoscaling`, which then names the
+/// preferred version, v2, on any cluster.
+fn watch_and_patch_through_v1(sim: &Sim, client: &Kubectl, namespace: &str) {
+    let mut watch = sim
+        .kubectl_command(client)
+        .args(["-n", namespace, "get", "horizontalpodautoscalers.v1.autoscaling", "web2", "-w"])
+        .arg("-o=jsonpath={.apiVersion}/{.spec.targetCPUUtilizationPercentage}/{.spec.maxReplicas}{\"\\n\"}")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(&mut watch);
+    expect_line(&lines, "autoscaling/v1/80/3");
+    let patch = |kind: &str, body: &str| {
+        let args = [
+            "-n",
+            namespace,
+            "patch",
+            "horizontalpodautoscalers.v1.autoscaling",
+            "web2",
+            "--type",
+            kind,
+            "-p",
+            body,
+        ];
+        let output = sim.kubectl(client, &args);
+        assert!(output.status.success(), "kubectl {}: patch: {}", client.version, stderr(&output));
+        stdout(&output)
+    };
+    let patched = patch("merge", r#"{"spec":{"targetCPUUtilizationPercentage":60}}"#);
+    assert!(patched.contains("horizontalpodautoscaler.autoscaling/web2 patched"), "{patched}");
+    expect_line(&lines, "autoscaling/v1/60/3");
+    patch("strategic", r#"{"spec":{"maxReplicas":4}}"#);
+    expect_line(&lines, "autoscaling/v1/60/4");
+    let _ = watch.kill();
+    let _ = watch.wait();
+    let jsonpath = "-o=jsonpath={.spec.metrics[0].resource.target.averageUtilization}/{.spec.maxReplicas}";
+    let v2 = sim.kubectl(client, &["-n", namespace, "get", "hpa.v2.autoscaling", "web2", jsonpath]);
+    assert_eq!(stdout(&v2), "60/4", "kubectl {}", client.version);
 }
 
 /// `kubectl autoscale` of a second deployment (a protobuf body), outside the transcript.

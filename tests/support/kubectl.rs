@@ -60,3 +60,31 @@ pub fn clients() -> Vec<Kubectl> {
     }
     found
 }
+
+/// Reads `child`'s stdout on a thread, line by line, into a channel.
+pub fn lines_of(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a line containing `text` (the bound is generous; it only stops a broken test).
+pub fn expect_line(rx: &std::sync::mpsc::Receiver<String>, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return line,
+            Ok(_) => continue,
+            Err(e) => panic!("no line with {text:?}: {e}"),
+        }
+    }
+}

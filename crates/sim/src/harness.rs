@@ -80,6 +80,53 @@ impl Harness {
             Err(never) => match never {},
         }
     }
+
+    /// One raw request; returns the status code and the JSON body (a body that is not JSON as
+    /// a JSON string).
+    pub async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        content_type: Option<&str>,
+        body: impl Into<Body>,
+    ) -> (u16, Value) {
+        let mut request = axum::http::Request::builder().method(method).uri(uri);
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        let response = self.request(request.body(body.into()).expect("a valid request")).await;
+        let code = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("the body is read");
+        (
+            code,
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::from(String::from_utf8_lossy(&bytes))),
+        )
+    }
+
+    /// Opens a watch (`uri` with `watch=true`) and returns its events as they arrive, one
+    /// parsed line each; panics unless the answer is a 200 JSON stream.
+    pub async fn watch_lines(&self, uri: &str) -> impl futures::Stream<Item = Value> + Unpin + use<> {
+        use futures::StreamExt;
+        let request = axum::http::Request::builder().uri(uri).body(Body::empty()).expect("a valid request");
+        let response = self.request(request).await;
+        assert_eq!(response.status(), 200, "{uri}");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        let chunks = response.into_body().into_data_stream();
+        // Events are newline-delimited; one may arrive in several chunks (an initial object is
+        // sent as its stored text between a head and a tail), but a flush's last chunk ends a line.
+        let lines = futures::stream::unfold((chunks, Vec::new()), |(mut chunks, mut pending)| async move {
+            loop {
+                if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    let event = serde_json::from_slice::<Value>(&line).expect("a watch line is JSON");
+                    return Some((event, (chunks, pending)));
+                }
+                let chunk = chunks.next().await?.expect("the stream reads");
+                pending.extend_from_slice(&chunk);
+            }
+        });
+        Box::pin(lines)
+    }
 }
 
 /// The built-in resource type `resource` names: `plural.group` as kubectl spells it

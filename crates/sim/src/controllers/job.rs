@@ -22,10 +22,18 @@
 //! counted against `backoffLimit`, Count counts it; with a policy (or `podReplacementPolicy:
 //! Failed`) only pods in phase Failed are failures and a replacement waits for a terminating pod.
 //!
-//! Not modelled: successPolicy, suspend, activeDeadlineSeconds, ttlSecondsAfterFinished,
-//! backoffLimitPerIndex (so FailIndex, which needs it, never runs).
+//! `backoffLimitPerIndex` (`indexed_job_utils.go` `calculateFailedIndexes`, `isIndexFailed`,
+//! `getPodsWithDelayedDeletionPerIndex`, `addIndexFailureCountAnnotation`; `job_controller.go`
+//! `canRemoveFinalizer`, `getPodCreationInfoForIndependentIndexes`; `backoff_utils.go`
+//! `getRemainingTimePerIndex`): each index counts its failures in the pods'
+//! `batch.kubernetes.io/job-index-failure-count` annotation, a failed pod's finalizer waits for
+//! its replacement, each index has its own back-off, an index past its limit (or matching a
+//! FailIndex rule) is recorded in `status.failedIndexes` and not retried, and the Job fails with
+//! `MaxFailedIndexesExceeded` past `maxFailedIndexes` or `FailedIndexes` once every index ended.
+//!
+//! Not modelled: successPolicy, suspend, activeDeadlineSeconds, ttlSecondsAfterFinished.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
@@ -74,6 +82,18 @@ pub(crate) struct Jobs;
 
 /// `JobReasonPodFailurePolicy`.
 pub const POD_FAILURE_POLICY: &str = "PodFailurePolicy";
+/// `JobReasonFailedIndexes` and `syncJob`'s message: every index finished, some failed.
+pub const FAILED_INDEXES: (&str, &str) = ("FailedIndexes", "Job has failed indexes");
+/// `JobReasonMaxFailedIndexesExceeded` and `syncJob`'s message: more failed indexes than
+/// `maxFailedIndexes`.
+pub const MAX_FAILED_INDEXES_EXCEEDED: (&str, &str) =
+    ("MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes");
+/// Annotation with the failures counted against an index's `backoffLimitPerIndex`, carried
+/// from a failed pod to its replacement (`batch.JobIndexFailureCountAnnotation`).
+pub const INDEX_FAILURE_COUNT: &str = "batch.kubernetes.io/job-index-failure-count";
+/// Annotation with the index's failures an Ignore rule matched
+/// (`batch.JobIndexIgnoredFailureCountAnnotation`).
+pub const INDEX_IGNORED_FAILURE_COUNT: &str = "batch.kubernetes.io/job-index-ignored-failure-count";
 
 /// How a Job has ended, once it has.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +111,24 @@ enum Failure {
     BackoffLimitExceeded,
     /// A failed pod matched a FailJob rule; the message names the pod and the rule.
     PodFailurePolicy(String),
+    /// With `backoffLimitPerIndex`: every index finished and some failed.
+    FailedIndexes,
+    /// With `backoffLimitPerIndex`: more failed indexes than `maxFailedIndexes`.
+    MaxFailedIndexesExceeded,
+}
+
+impl Failure {
+    /// The failure an earlier sync recorded as the FailureTarget condition `target`.
+    fn of_target(target: &Value) -> Failure {
+        match target["reason"].as_str() {
+            Some(POD_FAILURE_POLICY) => {
+                Failure::PodFailurePolicy(target["message"].as_str().unwrap_or_default().to_string())
+            }
+            Some(reason) if reason == FAILED_INDEXES.0 => Failure::FailedIndexes,
+            Some(reason) if reason == MAX_FAILED_INDEXES_EXCEEDED.0 => Failure::MaxFailedIndexesExceeded,
+            _ => Failure::BackoffLimitExceeded,
+        }
+    }
 }
 
 /// What `matchPodFailurePolicy` decided for one failed pod.
@@ -102,7 +140,8 @@ enum PolicyMatch {
     Count,
     /// An Ignore rule matched: not counted.
     Ignore,
-    /// A FailIndex rule matched (with `backoffLimitPerIndex`, not modelled): counted.
+    /// A FailIndex rule matched (only with `backoffLimitPerIndex`): counted, and the pod's
+    /// index fails at once (`isIndexFailed`).
     FailIndex,
     /// A FailJob rule matched: the Job fails with this message.
     FailJob(String),
@@ -135,6 +174,8 @@ impl Finish {
             Finish::Succeeded => COMPLETIONS_REACHED,
             Finish::Failed(Failure::BackoffLimitExceeded) => BACKOFF_LIMIT_EXCEEDED,
             Finish::Failed(Failure::PodFailurePolicy(message)) => (POD_FAILURE_POLICY, message),
+            Finish::Failed(Failure::FailedIndexes) => FAILED_INDEXES,
+            Finish::Failed(Failure::MaxFailedIndexesExceeded) => MAX_FAILED_INDEXES_EXCEEDED,
         }
     }
 }
@@ -311,6 +352,13 @@ struct SyncJobCtx {
     /// Indexed only: the completed indexes from `status.completedIndexes`, and with the new ones.
     prev_succeeded_indexes: Intervals,
     succeeded_indexes: Intervals,
+    /// An Indexed Job's `spec.backoffLimitPerIndex` (`hasBackoffLimitPerIndex`).
+    backoff_limit_per_index: Option<i64>,
+    /// With it: `status.failedIndexes` with the indexes failed since (`calculateFailedIndexes`).
+    failed_indexes: Intervals,
+    /// With it: per pending index, its last failed pod, whose finalizer stays until the
+    /// replacement carries the index's failure count (`getPodsWithDelayedDeletionPerIndex`).
+    delayed_deletion: BTreeMap<i64, Value>,
     /// How the Job ends, once decided.
     finish: Option<Finish>,
 }
@@ -318,6 +366,19 @@ struct SyncJobCtx {
 impl SyncJobCtx {
     fn active_pods(&self) -> Vec<&Value> {
         self.pods.iter().filter(|p| pod_state(p) == PodState::Active).collect()
+    }
+
+    /// `canRemoveFinalizer`: while the Job runs, a failed pod awaiting its replacement keeps its
+    /// finalizer and is not counted yet.
+    fn hold_delayed_deletions(&mut self) {
+        let uid = |pod: &Value| pod["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+        let held: BTreeSet<String> = self.delayed_deletion.values().map(uid).collect();
+        if held.is_empty() {
+            return;
+        }
+        let waits = |pod: &Value| held.contains(&uid(pod));
+        self.new_failed.retain(|pod| !waits(pod));
+        self.new_ignored.retain(|pod| !waits(pod));
     }
 
     /// `getValidPodsWithFilter`'s index check: an Indexed Job counts only pods with an index
@@ -368,15 +429,11 @@ impl Jobs {
         // `syncJob`: the end is decided before managing pods.
         // `syncJob`: an earlier FailureTarget keeps its reason; then a FailJob rule's match;
         // then the back-off limit.
+        // Then, with backoffLimitPerIndex, the failed indexes.
         ctx.finish = if let Some(target) = condition::find(&ctx.job["status"]["conditions"], "FailureTarget")
             .filter(|c| c["status"] == "True")
         {
-            Some(Finish::Failed(match target["reason"].as_str() {
-                Some(POD_FAILURE_POLICY) => {
-                    Failure::PodFailurePolicy(target["message"].as_str().unwrap_or_default().to_string())
-                }
-                _ => Failure::BackoffLimitExceeded,
-            }))
+            Some(Finish::Failed(Failure::of_target(target)))
         } else if condition::object_condition_true(&ctx.job, "SuccessCriteriaMet") {
             Some(Finish::Succeeded)
         } else if let Some(message) = fail_job_message(&ctx.job, &ctx.pods) {
@@ -384,7 +441,7 @@ impl Jobs {
         } else if exceeds_backoff_limit(&ctx) || past_backoff_limit_on_failure(&ctx) {
             Some(Finish::Failed(Failure::BackoffLimitExceeded))
         } else {
-            None
+            failed_indexes_failure(&ctx).map(Finish::Failed)
         };
         let involved = Involved::of(&ctx.job);
         let source = Source::component(COMPONENT);
@@ -409,6 +466,9 @@ impl Jobs {
                     ctx.finish = Some(Finish::Succeeded);
                 }
             }
+        }
+        if ctx.finish.is_none() {
+            ctx.hold_delayed_deletions();
         }
         self.track_job_status_and_remove_finalizers(env, &ctx, created_or_deleted, &involved, &source)
     }
@@ -453,31 +513,10 @@ impl Jobs {
             return Ok(Managed { active, created_or_deleted });
         }
         if active + terminating < want_active {
-            // The pod failure back-off: 10s × 2^(failures-1), from the latest failure.
-            let latest_failure =
-                ctx.pods.iter().filter(|p| pod_state(p) == PodState::Failed).filter_map(failed_at).max();
-            let wait_until = match (ctx.failed, latest_failure) {
-                (f, Some(at)) if f > 0 => {
-                    let exponent = (f - 1).min(16) as i32;
-                    let delay = (POD_FAILURE_BACK_OFF_SECONDS * 2f64.powi(exponent))
-                        .min(MAX_POD_FAILURE_BACK_OFF_SECONDS);
-                    Some(later(at, delay))
-                }
-                _ => None,
-            };
-            match wait_until {
-                Some(at) if at > env.ctx.now => env.timers.at(at, Wake::Job(ctx.key.clone())),
-                _ => {
-                    let missing =
-                        ((want_active - active - terminating) as usize).min(MAX_POD_CREATE_DELETE_PER_SYNC);
-                    let indexes: Vec<Option<i64>> = if ctx.indexed {
-                        first_pending_indexes(&active_pods, &ctx.succeeded_indexes, missing, ctx.completions)
-                            .into_iter()
-                            .map(Some)
-                            .collect()
-                    } else {
-                        vec![None; missing]
-                    };
+            let missing = ((want_active - active - terminating) as usize).min(MAX_POD_CREATE_DELETE_PER_SYNC);
+            match plan_creation(ctx, &active_pods, missing, env.ctx.now) {
+                Creation::Wait(at) => env.timers.at(at, Wake::Job(ctx.key.clone())),
+                Creation::Create(indexes) => {
                     for index in indexes {
                         if !self.create_pod(env, ctx, index, owner, involved, source)? {
                             break;
@@ -542,6 +581,10 @@ impl Jobs {
                 status["completedIndexes"] = json!(completed);
             }
             set_count(&mut status, "succeeded", ctx.succeeded);
+            // A pointer without `omitempty` upstream: `""` until an index fails.
+            if ctx.backoff_limit_per_index.is_some() {
+                status["failedIndexes"] = json!(ctx.failed_indexes.to_string());
+            }
         }
         let uids =
             |pods: &[Value]| -> Vec<Value> { pods.iter().map(|p| p["metadata"]["uid"].clone()).collect() };
@@ -563,7 +606,8 @@ impl Jobs {
         }
         set_count(&mut status, "active", active_now as i64);
         set_count(&mut status, "succeeded", ctx.succeeded);
-        set_count(&mut status, "failed", ctx.failed);
+        // Counted once their finalizer is gone: a failure whose pod awaits its replacement is not.
+        set_count(&mut status, "failed", int(&job["status"]["failed"]) + ctx.new_failed.len() as i64);
         status["ready"] = json!(ready);
         status["terminating"] = json!(terminating);
         if let Some(finish) = &ctx.finish {
@@ -662,6 +706,16 @@ impl Jobs {
             }
             template["spec"]["hostname"] = json!(format!("{}-{index}", ctx.key.1));
             generate_name = pod_generate_name_with_index(&ctx.key.1, index);
+            if ctx.backoff_limit_per_index.is_some() {
+                // `addIndexFailureCountAnnotation`: the count carried from the pod replaced.
+                let (failures, ignored) =
+                    new_index_failure_counts(&ctx.job, ctx.delayed_deletion.get(&index));
+                let annotations = &mut template["metadata"]["annotations"];
+                annotations[INDEX_FAILURE_COUNT] = json!(failures.to_string());
+                if ignored > 0 {
+                    annotations[INDEX_IGNORED_FAILURE_COUNT] = json!(ignored.to_string());
+                }
+            }
         }
         let mut metadata = json!({
             "generateName": generate_name,
@@ -806,6 +860,9 @@ fn new_sync_ctx(key: &Key, job: Value, uid: String, pods: Vec<Value>) -> SyncJob
         failed: 0,
         succeeded_indexes: prev_succeeded_indexes.clone(),
         prev_succeeded_indexes,
+        backoff_limit_per_index: None,
+        failed_indexes: Intervals::default(),
+        delayed_deletion: BTreeMap::new(),
         finish: None,
     };
     let (mut new_succeeded, mut new_failed, mut new_ignored) = (Vec::new(), Vec::new(), Vec::new());
@@ -835,7 +892,156 @@ fn new_sync_ctx(key: &Key, job: Value, uid: String, pods: Vec<Value>) -> SyncJob
         int(&ctx.job["status"]["succeeded"]) + ctx.new_succeeded.len() as i64
     };
     ctx.failed = int(&ctx.job["status"]["failed"]) + ctx.new_failed.len() as i64;
+    ctx.backoff_limit_per_index = ctx.job["spec"]["backoffLimitPerIndex"].as_i64().filter(|_| indexed);
+    if let Some(limit) = ctx.backoff_limit_per_index {
+        let previous = ctx.job["status"]["failedIndexes"].as_str().unwrap_or_default();
+        let previous = Intervals::parse(previous, completions.unwrap_or(0));
+        let mut new_indexes: Vec<i64> = ctx
+            .pods
+            .iter()
+            .filter(|p| {
+                has_tracking_finalizer(p) && ctx.valid_index(p) && is_index_failed(&ctx.job, p, limit)
+            })
+            .filter_map(completion_index)
+            .collect();
+        new_indexes.sort_unstable();
+        new_indexes.dedup();
+        ctx.failed_indexes = previous.with_ordered_indexes(&new_indexes);
+        ctx.delayed_deletion = pods_with_delayed_deletion_per_index(&ctx);
+    }
     ctx
+}
+
+/// `isIndexFailed` (indexed_job_utils.go): a failed pod that matched a FailIndex rule, or whose
+/// counted failure finds its index's count at `backoffLimitPerIndex` already.
+fn is_index_failed(job: &Value, pod: &Value, backoff_limit_per_index: i64) -> bool {
+    if !is_pod_failed(pod, job) {
+        return false;
+    }
+    let policy = &job["spec"]["podFailurePolicy"];
+    let counted = policy.is_null()
+        || match match_pod_failure_policy(policy, pod) {
+            PolicyMatch::FailIndex => return true,
+            matched => matched.counts(),
+        };
+    counted && annotation_count(pod, INDEX_FAILURE_COUNT) >= backoff_limit_per_index
+}
+
+/// `parseIndexFailureCountAnnotation` / `parseIndexFailureIgnoreCountAnnotation`: the count in
+/// annotation `key`, 0 when absent, unparsable, negative or past int32.
+fn annotation_count(pod: &Value, key: &str) -> i64 {
+    pod["metadata"]["annotations"][key]
+        .as_str()
+        .and_then(|text| text.parse::<i64>().ok())
+        .filter(|count| (0..=i64::from(i32::MAX)).contains(count))
+        .unwrap_or(0)
+}
+
+/// `getIndexAbsoluteFailureCount`: counted and ignored failures of the index before `pod`.
+fn absolute_failure_count(pod: &Value) -> i64 {
+    annotation_count(pod, INDEX_FAILURE_COUNT) + annotation_count(pod, INDEX_IGNORED_FAILURE_COUNT)
+}
+
+/// `getNewIndexFailureCounts`: the counts a replacement of `replaced` carries (its own plus its
+/// failure, counted or ignored as the `podFailurePolicy` says); `(0, 0)` for an index's first pod.
+fn new_index_failure_counts(job: &Value, replaced: Option<&Value>) -> (i64, i64) {
+    let Some(pod) = replaced else { return (0, 0) };
+    let (failures, ignored) =
+        (annotation_count(pod, INDEX_FAILURE_COUNT), annotation_count(pod, INDEX_IGNORED_FAILURE_COUNT));
+    let policy = &job["spec"]["podFailurePolicy"];
+    if policy.is_null() || match_pod_failure_policy(policy, pod).counts() {
+        (failures + 1, ignored)
+    } else {
+        (failures, ignored + 1)
+    }
+}
+
+/// `getPodsWithDelayedDeletionPerIndex`: per index neither succeeded, failed nor running, its
+/// last failed pod (the highest failure count, the latest finish).
+fn pods_with_delayed_deletion_per_index(ctx: &SyncJobCtx) -> BTreeMap<i64, Value> {
+    let active: BTreeSet<i64> = ctx.active_pods().into_iter().filter_map(completion_index).collect();
+    let mut delayed: BTreeMap<i64, Value> = BTreeMap::new();
+    let failed = ctx.pods.iter().filter(|p| has_tracking_finalizer(p) && ctx.valid_index(p));
+    for pod in failed.filter(|p| is_pod_failed(p, &ctx.job)) {
+        let Some(ix) = completion_index(pod) else { continue };
+        if ctx.succeeded_indexes.has(ix) || ctx.failed_indexes.has(ix) || active.contains(&ix) {
+            continue;
+        }
+        let later = |last: &Value| {
+            absolute_failure_count(last) <= absolute_failure_count(pod) && failed_at(pod) >= failed_at(last)
+        };
+        if delayed.get(&ix).is_none_or(later) {
+            delayed.insert(ix, pod.clone());
+        }
+    }
+    delayed
+}
+
+/// With `backoffLimitPerIndex`, `syncJob`'s verdict on the failed indexes: more than
+/// `maxFailedIndexes`, or some failed once every index has finished.
+fn failed_indexes_failure(ctx: &SyncJobCtx) -> Option<Failure> {
+    ctx.backoff_limit_per_index?;
+    let failed = ctx.failed_indexes.total();
+    if ctx.job["spec"]["maxFailedIndexes"].as_i64().is_some_and(|max| failed > max) {
+        return Some(Failure::MaxFailedIndexesExceeded);
+    }
+    let finished = failed + ctx.succeeded_indexes.total() >= ctx.completions.unwrap_or(0);
+    (failed > 0 && finished).then_some(Failure::FailedIndexes)
+}
+
+/// What `manageJob` does about missing pods: create these (an Indexed Job's indexes), or wait
+/// for a back-off until then.
+enum Creation {
+    Create(Vec<Option<i64>>),
+    Wait(Timestamp),
+}
+
+/// `manageJob`'s creation step: the Job's pod failure back-off (without `backoffLimitPerIndex`:
+/// `newBackoffRecord.getRemainingTime`), the lowest pending indexes, and with
+/// `backoffLimitPerIndex` each index's own back-off (`getPodCreationInfoForIndependentIndexes`):
+/// the indexes past theirs, or a wait until the first one is.
+fn plan_creation(ctx: &SyncJobCtx, active_pods: &[&Value], missing: usize, now: Timestamp) -> Creation {
+    if ctx.backoff_limit_per_index.is_none() {
+        let latest_failure =
+            ctx.pods.iter().filter(|p| pod_state(p) == PodState::Failed).filter_map(failed_at).max();
+        if let Some(at) = latest_failure.map(|at| back_off_until(ctx.failed, at)).filter(|at| *at > now) {
+            return Creation::Wait(at);
+        }
+    }
+    if !ctx.indexed {
+        return Creation::Create(vec![None; missing]);
+    }
+    let pending = first_pending_indexes(ctx, active_pods, missing);
+    if ctx.backoff_limit_per_index.is_none() {
+        return Creation::Create(pending.into_iter().map(Some).collect());
+    }
+    let (mut ready, mut earliest) = (Vec::new(), None::<Timestamp>);
+    for ix in pending {
+        let last_failed = ctx.delayed_deletion.get(&ix);
+        // `getRemainingTimePerIndex`: the failures before the last pod, plus its own.
+        let until = last_failed
+            .and_then(|pod| Some(back_off_until(absolute_failure_count(pod) + 1, failed_at(pod)?)));
+        match until.filter(|at| *at > now) {
+            None => ready.push(Some(ix)),
+            Some(at) => earliest = Some(earliest.map_or(at, |first| first.min(at))),
+        }
+    }
+    match earliest {
+        Some(at) if ready.is_empty() => Creation::Wait(at),
+        _ => Creation::Create(ready),
+    }
+}
+
+/// `getRemainingTimeForFailuresCount` (backoff_utils.go): after `failures` failures, the last
+/// at `at`, no pod before 10s × 2^(failures-1), at most 10 minutes, past `at`; none without a
+/// failure.
+fn back_off_until(failures: i64, at: Timestamp) -> Timestamp {
+    if failures <= 0 {
+        return at;
+    }
+    let exponent = (failures - 1).min(16) as i32;
+    let delay = (POD_FAILURE_BACK_OFF_SECONDS * 2f64.powi(exponent)).min(MAX_POD_FAILURE_BACK_OFF_SECONDS);
+    later(at, delay)
 }
 
 /// `exceedsBackoffLimit`: more failed pods than `spec.backoffLimit` (default 6).
@@ -905,17 +1111,17 @@ fn active_pods_for_removal<'a>(
     rm
 }
 
-/// `firstPendingIndexes`: the lowest `count` indexes below `completions` that neither run nor
-/// succeeded.
-fn first_pending_indexes(
-    active_pods: &[&Value],
-    succeeded: &Intervals,
-    count: usize,
-    completions: Option<i64>,
-) -> Vec<i64> {
-    let running: BTreeSet<i64> = active_pods.iter().filter_map(|p| completion_index(p)).collect();
-    (0..completions.unwrap_or(0))
-        .filter(|ix| !running.contains(ix) && !succeeded.has(*ix))
+/// `firstPendingIndexes`: the lowest `count` indexes below `completions` that neither run,
+/// succeeded nor failed (nor, when only failed pods are replaced, have a terminating pod).
+fn first_pending_indexes(ctx: &SyncJobCtx, active_pods: &[&Value], count: usize) -> Vec<i64> {
+    let mut taken: Vec<i64> = active_pods.iter().filter_map(|p| completion_index(p)).collect();
+    if only_replace_failed_pods(&ctx.job) {
+        let terminating = ctx.pods.iter().filter(|p| pod_state(p) == PodState::Terminating);
+        taken.extend(terminating.filter_map(completion_index));
+    }
+    let non_pending = ctx.succeeded_indexes.with_intervals(&ctx.failed_indexes);
+    (0..ctx.completions.unwrap_or(0))
+        .filter(|ix| !taken.contains(ix) && !non_pending.has(*ix))
         .take(count)
         .collect()
 }
@@ -1006,8 +1212,12 @@ impl Intervals {
 
     /// `withOrderedIndexes`: these intervals plus `indexes` (increasing), merged.
     fn with_ordered_indexes(&self, indexes: &[i64]) -> Intervals {
-        let mut all: Vec<(i64, i64)> =
-            self.0.iter().copied().chain(indexes.iter().map(|ix| (*ix, *ix))).collect();
+        self.with_intervals(&Intervals(indexes.iter().map(|ix| (*ix, *ix)).collect()))
+    }
+
+    /// `orderedIntervals.merge`: these intervals and `other`'s, merged.
+    fn with_intervals(&self, other: &Intervals) -> Intervals {
+        let mut all: Vec<(i64, i64)> = self.0.iter().chain(other.0.iter()).copied().collect();
         all.sort_unstable();
         let mut result: Vec<(i64, i64)> = Vec::new();
         for interval in all {
@@ -1076,12 +1286,60 @@ mod tests {
     }
 
     #[test]
-    fn pending_indexes_skip_running_and_completed_ones() {
+    fn pending_indexes_skip_running_completed_and_failed_ones() {
         let running = [json!({"metadata": {"annotations": {COMPLETION_INDEX: "1"}}})];
         let running: Vec<&Value> = running.iter().collect();
-        let done = Intervals(vec![(0, 0), (3, 3)]);
-        assert_eq!(first_pending_indexes(&running, &done, 2, Some(6)), [2, 4]);
-        assert_eq!(first_pending_indexes(&running, &done, 9, Some(5)), [2, 4]);
+        let ctx = |completions: i64, failed: &str| {
+            let job = json!({"spec": {"completionMode": "Indexed", "completions": completions, "backoffLimitPerIndex": 1},
+                             "status": {"completedIndexes": "0,3", "failedIndexes": failed}});
+            new_sync_ctx(&("ns".into(), "j".into()), job, "u".into(), Vec::new())
+        };
+        assert_eq!(first_pending_indexes(&ctx(6, ""), &running, 2), [2, 4]);
+        assert_eq!(first_pending_indexes(&ctx(5, ""), &running, 9), [2, 4]);
+        assert_eq!(first_pending_indexes(&ctx(6, "2,4"), &running, 9), [5], "failed indexes are not retried");
+        // When only failed pods are replaced, a terminating pod holds its index.
+        let terminating = json!({"metadata": {"annotations": {COMPLETION_INDEX: "2"},
+                                              "deletionTimestamp": "2026-01-01T00:00:00Z"}});
+        let job = |policy: &str| json!({"spec": {"completionMode": "Indexed", "completions": 4, "podReplacementPolicy": policy}});
+        let pending = |policy: &str| {
+            let ctx =
+                new_sync_ctx(&("ns".into(), "j".into()), job(policy), "u".into(), vec![terminating.clone()]);
+            first_pending_indexes(&ctx, &[], 9)
+        };
+        assert_eq!(pending("Failed"), [0, 1, 3]);
+        assert_eq!(pending("TerminatingOrFailed"), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn an_index_fails_at_its_limit_or_on_a_fail_index_rule_and_its_count_travels_to_the_replacement() {
+        let pod = |failures: &str, exit_code: i64| {
+            json!({"metadata": {"annotations": {COMPLETION_INDEX: "0", INDEX_FAILURE_COUNT: failures}},
+                   "status": {"phase": "Failed", "containerStatuses": [{"name": "work",
+                       "state": {"terminated": {"exitCode": exit_code}}}]}})
+        };
+        let job = json!({"spec": {"backoffLimitPerIndex": 1}});
+        assert!(!is_index_failed(&job, &pod("0", 1), 1), "the first failure leaves one retry");
+        assert!(is_index_failed(&job, &pod("1", 1), 1));
+        assert_eq!(new_index_failure_counts(&job, Some(&pod("0", 1))), (1, 0));
+        assert_eq!(new_index_failure_counts(&job, None), (0, 0));
+        let policy = json!({"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}},
+                                      {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [3]}}]});
+        let job = json!({"spec": {"backoffLimitPerIndex": 5, "podFailurePolicy": policy}});
+        assert!(is_index_failed(&job, &pod("0", 42), 5), "FailIndex fails the index at once");
+        assert!(!is_index_failed(&job, &pod("9", 3), 5), "an ignored failure never fails the index");
+        assert_eq!(new_index_failure_counts(&job, Some(&pod("2", 3))), (2, 1), "ignored: counted apart");
+        // `parseInt32`: garbage, negative or past int32 reads as 0.
+        for garbage in ["x", "-1", "2147483648"] {
+            assert_eq!(annotation_count(&pod(garbage, 1), INDEX_FAILURE_COUNT), 0, "{garbage}");
+        }
+    }
+
+    #[test]
+    fn a_retry_waits_for_its_index_back_off() {
+        let at: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        assert_eq!(back_off_until(1, at), later(at, 10.0));
+        assert_eq!(back_off_until(3, at), later(at, 40.0));
+        assert_eq!(back_off_until(12, at), later(at, 600.0), "at most 10 minutes");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::{
     body::{Body, Bytes},
     extract::{Request, State},
-    http::{HeaderMap, HeaderValue, Method, StatusCode, header},
+    http::{HeaderMap, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use base64::Engine;
@@ -18,7 +18,9 @@ use super::{
     patch::{self, ApplyOptions, PatchKind},
     request::{self, Query, ResourcePath},
     status::{ApiError, Result},
-    table, typecheck, watch,
+    table, typecheck,
+    versions::Conversion,
+    watch,
 };
 use crate::{
     k8s::selector::{FieldSelector, LabelSelector},
@@ -71,9 +73,33 @@ struct Target {
     namespace: Option<String>,
     name: Option<String>,
     subresource: Subresource,
+    /// Set when the request is in another served version than the stored `rt`
+    /// (autoscaling/v1 HPAs).
+    conversion: Option<Conversion>,
 }
 
 impl Target {
+    /// The type the request names: `rt`, or the served version `rt` is converted from.
+    fn served(&self) -> &ResourceType {
+        self.conversion.as_ref().map_or(&self.rt, Conversion::served)
+    }
+
+    /// A stored object as the request's version shows it.
+    fn to_served(&self, stored: Value) -> Value {
+        match &self.conversion {
+            Some(conversion) => conversion.to_served(&stored),
+            None => stored,
+        }
+    }
+
+    /// An object of the request's version as the store keeps it.
+    fn to_stored(&self, served: Value) -> Value {
+        match &self.conversion {
+            Some(conversion) => conversion.to_stored(&served),
+            None => served,
+        }
+    }
+
     fn namespace(&self) -> &str {
         self.namespace.as_deref().unwrap_or("")
     }
@@ -157,15 +183,16 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
         let identity = parts.extensions.get::<crate::auth::Identity>();
         return authz::create(review, &target.rt, identity, state.clock.now(), &headers, body).await;
     }
-    // A second served version (autoscaling/v1 HPAs): run against the stored version.
-    let converted = stored_version(&state, &target.rt);
-    let (target, headers, body) = match &converted {
-        Some(stored) => {
-            if matches!(verb, Verb::Watch | Verb::Patch) || target.subresource == Subresource::Status {
-                return Err(ApiError::method_not_allowed());
-            }
-            let (headers, body) = convert_request(&target.rt, verb, headers, body).await?;
-            (Target { rt: stored.clone(), ..target }, headers, body)
+    // A second served version (autoscaling/v1 HPAs): run against the stored version, a create or
+    // update body converted whole, a patch inside its transaction, a watch per event.
+    let (target, headers, body) = match Conversion::of(&state, &target.rt) {
+        Some(conversion) => {
+            let (headers, body) = match verb {
+                Verb::Create | Verb::Update => conversion.request(headers, body).await?,
+                _ => (headers, body),
+            };
+            let rt = conversion.stored().clone();
+            (Target { rt, conversion: Some(conversion), ..target }, headers, body)
         }
         None => (target, headers, body),
     };
@@ -174,7 +201,11 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     let response = match verb {
         Verb::Get => get(&state, &target, &headers),
         Verb::List => list(&state, &target, &query, &headers),
-        Verb::Watch => watch::serve(state.clone(), target.rt, target.namespace, &query, &headers),
+        Verb::Watch => {
+            let (rt, namespace, conversion) =
+                (target.rt.clone(), target.namespace.clone(), target.conversion.clone());
+            watch::serve(state.clone(), rt, namespace, conversion, &query, &headers)
+        }
         Verb::Create => create(&state, &target, &query, &headers, body).await,
         Verb::Update => update(&state, &target, &query, &headers, body).await,
         Verb::Patch => patch(&state, &target, &query, &headers, body).await,
@@ -184,66 +215,10 @@ async fn dispatch(state: AppState, request: Request) -> Result<Response> {
     if defines_types {
         crd::reconcile(&state)?;
     }
-    match converted {
-        Some(_) => convert_response(response).await,
-        None => Ok(response),
+    match (&target.conversion, verb) {
+        (Some(conversion), verb) if verb != Verb::Watch => conversion.response(response).await,
+        _ => Ok(response),
     }
-}
-
-/// The stored type of `rt` when `rt` is a second version of a built-in kind
-/// (`kinds::ALSO_SERVED`), else `None`.
-fn stored_version(state: &AppState, rt: &ResourceType) -> Option<ResourceType> {
-    let kind = crate::kinds::find(&rt.group, &rt.plural)?;
-    if kind.version == rt.version {
-        return None;
-    }
-    let types = state.types.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-    resources::find(&types, kind.group, kind.version, kind.plural).cloned()
-}
-
-/// A create or update body of the served version `rt` as the stored version's
-/// (`kinds::autoscaling::conversion::to_v2`), re-encoded as JSON.
-async fn convert_request(
-    rt: &ResourceType,
-    verb: Verb,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<(HeaderMap, Body)> {
-    if !matches!(verb, Verb::Create | Verb::Update) {
-        return Ok((headers, body));
-    }
-    let bytes = request::read_body(&headers, body).await?;
-    let object = request::decode_object(&headers, &bytes, &rt.kind)?;
-    request::check_type(&object, &rt.api_version(), &rt.kind)?;
-    let converted = crate::kinds::autoscaling::conversion::to_v2(&object).to_string();
-    let mut headers = headers;
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.remove(header::CONTENT_LENGTH);
-    Ok((headers, Body::from(converted)))
-}
-
-/// An answer of the stored version as the served version's: the object, or each item of a
-/// list (`conversion::to_v1`); a Table or a Status is the same in both.
-async fn convert_response(response: Response) -> Result<Response> {
-    use crate::kinds::autoscaling::conversion::to_v1;
-    let (mut parts, body) = response.into_parts();
-    let bytes =
-        axum::body::to_bytes(body, usize::MAX).await.map_err(|e| ApiError::internal(e.to_string()))?;
-    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else {
-        return Ok(Response::from_parts(parts, Body::from(bytes)));
-    };
-    match value["kind"].as_str() {
-        Some("HorizontalPodAutoscaler") => value = to_v1(&value),
-        Some("HorizontalPodAutoscalerList") => {
-            value["apiVersion"] = json!("autoscaling/v1");
-            for item in value["items"].as_array_mut().into_iter().flatten() {
-                *item = to_v1(item);
-            }
-        }
-        _ => return Ok(Response::from_parts(parts, Body::from(bytes))),
-    }
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Ok(Response::from_parts(parts, Body::from(value.to_string())))
 }
 
 fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
@@ -268,7 +243,7 @@ fn resolve(state: &AppState, path: ResourcePath) -> Result<Target> {
         }
         Some(_) => return Err(ApiError::no_such_resource()),
     };
-    Ok(Target { rt, namespace: path.namespace, name: path.name, subresource })
+    Ok(Target { rt, namespace: path.namespace, name: path.name, subresource, conversion: None })
 }
 
 fn json_response(code: StatusCode, body: String) -> Response {
@@ -725,7 +700,9 @@ async fn patch(
     let params = WriteParams::of(query, headers)?;
     let kind = PatchKind::from_content_type(&request::content_type(headers))?;
     let bytes = request::read_body(headers, body).await?;
-    let rt = &target.rt;
+    // The stored type `rt` is written; the patch is applied to the object in the request's
+    // version `served` (the same type unless converted: `versions`).
+    let (rt, served) = (&target.rt, target.served());
     let now = state.clock.now();
     let mut warnings = Vec::new();
     let (object, outcome) = if kind == PatchKind::Apply {
@@ -737,12 +714,12 @@ async fn patch(
             ));
         }
         let mut applied = patch::decode_apply_body(&bytes)?;
-        check_apply_type(rt, &applied)?;
+        check_apply_type(served, &applied)?;
         // The configuration is converted to the typed schema before anything is merged: first
         // by structured-merge-diff (its own words), then into the Go struct (Go's words, for what
         // the type converter lets through, such as an int32 out of range).
-        fieldvalidation::check_apply(rt, &applied)?;
-        typecheck::check_body(rt, &applied)?;
+        fieldvalidation::check_apply(served, &applied)?;
+        typecheck::check_body(served, &applied)?;
         // A configuration without a name takes the live object's (or the URL's).
         if applied["metadata"]["name"].as_str().is_some_and(|name| !name.is_empty()) {
             check_name(target, &applied)?;
@@ -754,7 +731,11 @@ async fn patch(
         let options = ApplyOptions { field_manager: params.manager.clone(), force: query.flag("force") };
         let custom = custom_resource(state, rt);
         target.modify(state, params.dry_run, |current| {
-            let mut next = patch::server_side_apply_at(rt, current.as_ref(), &applied, &options, now)?;
+            // Merged in the request's version, as upstream's field manager merges (its managed
+            // fields entry names that version).
+            let shown = current.clone().map(|current| target.to_served(current));
+            let next = patch::server_side_apply_at(served, shown.as_ref(), &applied, &options, now)?;
+            let mut next = target.to_stored(next);
             if current.is_none() {
                 next["metadata"]["namespace"] = applied["metadata"]["namespace"].clone();
             }
@@ -765,17 +746,19 @@ async fn patch(
         let custom = custom_resource(state, rt);
         target.modify(state, params.dry_run, |current| {
             let current = target.existing(current)?;
-            let mut patched = patch::apply_patch(rt, kind, &current, &bytes)?;
+            let shown = target.to_served(current.clone());
+            let mut patched = patch::apply_patch(served, kind, &shown, &bytes)?;
             if kind != PatchKind::StrategicMerge
                 && custom.is_none()
                 && !kinds::is_custom(&rt.group_resource())
             {
-                typecheck::check_patched_kind(rt, &patched)?;
+                typecheck::check_patched_kind(served, &patched)?;
             }
-            typecheck::check_patched(rt, &patched)?;
-            warnings = fieldvalidation::check(rt, &patched, params.mode)?;
+            typecheck::check_patched(served, &patched)?;
+            warnings = fieldvalidation::check(served, &patched, params.mode)?;
             check_name(target, &patched)?;
-            fieldvalidation::strip_unknown(rt, &mut patched);
+            fieldvalidation::strip_unknown(served, &mut patched);
+            let mut patched = target.to_stored(patched);
             admit_next(state, rt, custom.as_ref(), &mut patched, Some(&current), query)?;
             let sub = subresource_name(target.subresource);
             patch::record_update(rt, &params.manager, sub, Some(&current), &mut patched, now)?;

@@ -26,6 +26,7 @@ pub mod status;
 pub mod table;
 pub mod transport;
 pub mod typecheck;
+pub mod versions;
 pub mod watch;
 use std::{
     sync::{Arc, RwLock},

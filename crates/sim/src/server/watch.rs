@@ -50,6 +50,7 @@ use super::{
     request::{self, Query},
     status::{ApiError, Result},
     table,
+    versions::Conversion,
 };
 use crate::{
     resources::ResourceType,
@@ -103,6 +104,9 @@ enum Rendering {
 struct Stream {
     state: AppState,
     rt: ResourceType,
+    /// Set for a watch in another served version than the stored `rt`: each event's object is
+    /// converted as it is sent.
+    conversion: Option<Conversion>,
     group_resource: String,
     namespace: Option<String>,
     selection: Selection,
@@ -183,6 +187,7 @@ pub fn serve(
     state: AppState,
     rt: ResourceType,
     namespace: Option<String>,
+    conversion: Option<Conversion>,
     query: &Query,
     headers: &HeaderMap,
 ) -> Result<Response> {
@@ -221,6 +226,7 @@ pub fn serve(
     let mut stream = Stream {
         state,
         rt,
+        conversion,
         group_resource,
         namespace,
         selection,
@@ -332,8 +338,9 @@ impl Stream {
         };
         if event_type == event.event_type {
             match self.rendering {
-                // The common case: the event as stored, encoded once for every watcher.
-                Rendering::Objects => {
+                // The common case: the event as stored, encoded once for every watcher (a
+                // converted stream's objects are its own: sent below).
+                Rendering::Objects if self.conversion.is_none() => {
                     let line = event.encoded(|event| object_line(event.event_type, &event.object.json));
                     return self.send_bytes(line).await;
                 }
@@ -345,20 +352,28 @@ impl Stream {
                         .encoded_table(now.as_second(), || self.table_line(event_type, &event.object, now));
                     return self.send_bytes(line).await;
                 }
-                Rendering::Tables => {}
+                Rendering::Objects | Rendering::Tables => {}
             }
         }
         self.send_object(event_type, &event.object).await
     }
 
     async fn send_object(&mut self, event_type: EventType, stored: &Stored) -> Result<(), Closed> {
-        match self.rendering {
+        match (self.rendering, &self.conversion) {
+            // The object in the request's version, converted for this line alone (nothing held
+            // beyond it): upstream's `watchEncoder` encodes each event's object so.
+            (Rendering::Objects, Some(conversion)) => {
+                // The store holds only JSON it wrote: an object that does not read back is skipped.
+                let Ok(object) = stored.value() else { return Ok(()) };
+                let line = object_line(event_type, &conversion.to_served(&object).to_string());
+                self.send_bytes(line).await
+            }
             // The stored text itself between a head and a tail: no copy per watcher.
-            Rendering::Objects => {
+            (Rendering::Objects, None) => {
                 let head = Bytes::from(format!("{{\"type\":\"{}\",\"object\":", event_type.as_str()));
                 self.send_pieces(&[head, stored.json_bytes(), Bytes::from_static(b"}\n")]).await
             }
-            Rendering::Tables => {
+            (Rendering::Tables, _) => {
                 let line = self.table_line(event_type, stored, self.state.clock.now());
                 self.columns_sent = true;
                 self.send_bytes(line).await
@@ -397,9 +412,11 @@ impl Stream {
     }
 
     async fn send_bookmark(&mut self, initial_events_end: bool) -> Result<(), Closed> {
+        // An empty object of the request's version: not converted, only named in that version.
+        let served = self.conversion.as_ref().map_or(&self.rt, Conversion::served);
         let mut object = json!({
-            "kind": self.rt.kind,
-            "apiVersion": self.rt.api_version(),
+            "kind": served.kind,
+            "apiVersion": served.api_version(),
             "metadata": {"resourceVersion": self.revision.to_string()},
         });
         if initial_events_end {

@@ -23,7 +23,7 @@ use crate::{
         },
         default_key,
         field::{
-            IMMUTABLE, duplicate, go_label_selector, go_value, invalid, not_supported, required,
+            IMMUTABLE, IS_NEGATIVE, duplicate, go_label_selector, go_value, invalid, not_supported, required,
             spec_non_negative, too_many,
         },
         object_mut,
@@ -110,6 +110,7 @@ impl Strategy for JobStrategy {
             causes.push(required("spec.template.spec.containers", ""));
         }
         validate_completion_mode(&object["spec"], &mut causes);
+        validate_backoff_limit_per_index(&object["spec"], &mut causes);
         if !object["spec"]["podFailurePolicy"].is_null() {
             validate_pod_failure_policy(&object["spec"], &mut causes);
         }
@@ -225,6 +226,70 @@ fn validate_completion_mode(spec: &Value, causes: &mut Vec<Cause>) {
             message: format!("Unsupported value: {other:?}: supported values: \"NonIndexed\", \"Indexed\""),
             field: "spec.completionMode".into(),
         }),
+    }
+}
+
+/// `maxFailedIndexesForIndexedJob`, `completionsSoftLimit`, `parallelismLimitForHighCompletions`
+/// and `maxFailedIndexesLimitForHighCompletions` (pkg/apis/batch/validation/validation.go).
+const MAX_FAILED_INDEXES_FOR_INDEXED_JOB: i64 = 100_000;
+const COMPLETIONS_SOFT_LIMIT: i64 = 100_000;
+const LIMIT_FOR_HIGH_COMPLETIONS: i64 = 10_000;
+
+/// `validateJobSpec` on `backoffLimitPerIndex` and `maxFailedIndexes`: not negative,
+/// `maxFailedIndexes` only beside `backoffLimitPerIndex` and at most `completions`, both only for
+/// an Indexed Job, and the limits of a Job of more than 100000 completions.
+fn validate_backoff_limit_per_index(spec: &Value, causes: &mut Vec<Cause>) {
+    let per_index = spec["backoffLimitPerIndex"].as_i64();
+    let max_failed = spec["maxFailedIndexes"].as_i64();
+    if let Some(value) = per_index.filter(|v| *v < 0) {
+        causes.push(invalid("spec.backoffLimitPerIndex", &value.to_string(), IS_NEGATIVE));
+    }
+    if let Some(max) = max_failed {
+        if max < 0 {
+            causes.push(invalid("spec.maxFailedIndexes", &max.to_string(), IS_NEGATIVE));
+        }
+        if per_index.is_none() {
+            causes.push(required("spec.backoffLimitPerIndex", "when maxFailedIndexes is specified"));
+        }
+    }
+    if spec["completionMode"] == "Indexed" {
+        let completions = spec["completions"].as_i64();
+        if let Some(max) = max_failed.filter(|max| completions.is_some_and(|c| *max > c)) {
+            causes.push(invalid(
+                "spec.maxFailedIndexes",
+                &max.to_string(),
+                "must be less than or equal to completions",
+            ));
+        }
+        if let Some(max) = max_failed.filter(|max| *max > MAX_FAILED_INDEXES_FOR_INDEXED_JOB) {
+            let detail = format!("must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED_JOB}");
+            causes.push(invalid("spec.maxFailedIndexes", &max.to_string(), &detail));
+        }
+        if completions.is_some_and(|c| c > COMPLETIONS_SOFT_LIMIT) && per_index.is_some() {
+            let high = format!(
+                "must be less than or equal to {LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            );
+            if max_failed.is_none() {
+                let detail = format!("must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}");
+                causes.push(required("spec.maxFailedIndexes", &detail));
+            }
+            if let Some(parallelism) =
+                spec["parallelism"].as_i64().filter(|p| *p > LIMIT_FOR_HIGH_COMPLETIONS)
+            {
+                causes.push(invalid("spec.parallelism", &parallelism.to_string(), &high));
+            }
+            if let Some(max) = max_failed.filter(|max| *max > LIMIT_FOR_HIGH_COMPLETIONS) {
+                causes.push(invalid("spec.maxFailedIndexes", &max.to_string(), &high));
+            }
+        }
+    } else {
+        for (field, value) in
+            [("spec.backoffLimitPerIndex", per_index), ("spec.maxFailedIndexes", max_failed)]
+        {
+            if let Some(value) = value {
+                causes.push(invalid(field, &value.to_string(), "requires indexed completion mode"));
+            }
+        }
     }
 }
 
@@ -414,7 +479,8 @@ fn validate_pod_replacement_policy(spec: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `ValidateJobSpecUpdate` in upstream's order: completions, selector, template, completionMode.
+/// `ValidateJobSpecUpdate` in upstream's order: completions, selector, template, completionMode,
+/// podFailurePolicy, backoffLimitPerIndex.
 fn validate_spec_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
     let (spec, old_spec) = (&object["spec"], &old["spec"]);
     // `validateCompletions`: an Indexed Job may change completions together with parallelism.
@@ -451,6 +517,13 @@ fn validate_spec_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
         // addresses); the simulator names the type and elides the dump.
         let shown = if spec["podFailurePolicy"].is_null() { "null" } else { "batch.PodFailurePolicy{…}" };
         causes.push(invalid("spec.podFailurePolicy", shown, IMMUTABLE));
+    }
+    if spec["backoffLimitPerIndex"] != old_spec["backoffLimitPerIndex"] {
+        causes.push(invalid(
+            "spec.backoffLimitPerIndex",
+            &go_value(&spec["backoffLimitPerIndex"]),
+            IMMUTABLE,
+        ));
     }
 }
 
@@ -516,10 +589,11 @@ mod tests {
         causes.iter().map(Cause::to_string).collect()
     }
 
-    /// `validateJobSpec`'s completion mode rules on `object`.
+    /// `validateJobSpec`'s completion mode and per-index rules on `object`.
     fn completion_causes(object: &Value) -> Vec<Cause> {
         let mut causes = Vec::new();
         validate_completion_mode(&object["spec"], &mut causes);
+        validate_backoff_limit_per_index(&object["spec"], &mut causes);
         causes
     }
 
@@ -676,6 +750,54 @@ mod tests {
         );
         assert!(
             completion_causes(&json!({"spec": {"completionMode": "Indexed", "completions": 2}})).is_empty()
+        );
+    }
+
+    /// Cases of `TestValidateJob` (pkg/apis/batch/validation/validation_test.go) on
+    /// `backoffLimitPerIndex` and `maxFailedIndexes`.
+    #[test]
+    fn a_per_index_backoff_limit_is_validated_as_upstream() {
+        let texts = |spec: Value| -> Vec<String> {
+            completion_causes(&json!({"spec": spec})).iter().map(Cause::to_string).collect()
+        };
+        let indexed = |extra: Value| {
+            let mut spec = json!({"completionMode": "Indexed", "completions": 10});
+            spec.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            spec
+        };
+        assert!(texts(indexed(json!({"backoffLimitPerIndex": 1, "maxFailedIndexes": 10}))).is_empty());
+        assert_eq!(
+            texts(indexed(json!({"maxFailedIndexes": 1}))),
+            ["spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified"]
+        );
+        assert_eq!(
+            texts(indexed(json!({"backoffLimitPerIndex": -1, "maxFailedIndexes": 11}))),
+            [
+                "spec.backoffLimitPerIndex: Invalid value: -1: must be greater than or equal to 0",
+                "spec.maxFailedIndexes: Invalid value: 11: must be less than or equal to completions"
+            ]
+        );
+        assert_eq!(
+            texts(json!({"completionMode": "NonIndexed", "backoffLimitPerIndex": 1, "maxFailedIndexes": 1})),
+            [
+                "spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",
+                "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode"
+            ]
+        );
+        assert_eq!(
+            texts(json!({"completionMode": "Indexed", "completions": 100_001, "parallelism": 10_001,
+                         "backoffLimitPerIndex": 1})),
+            [
+                "spec.maxFailedIndexes: Required value: must be specified when completions is above 100000",
+                "spec.parallelism: Invalid value: 10001: must be less than or equal to 10000 when completions are above 100000 and used with backoff limit per index"
+            ]
+        );
+        // `ValidateJobSpecUpdate`: the per-index limit is immutable.
+        let old = json!({"spec": indexed(json!({"backoffLimitPerIndex": 1}))});
+        let changed = json!({"spec": indexed(json!({"backoffLimitPerIndex": 2}))});
+        assert_eq!(
+            messages("Job", &changed, &old),
+            ["spec.backoffLimitPerIndex: Invalid value: 2: field is immutable"]
         );
     }
 }
