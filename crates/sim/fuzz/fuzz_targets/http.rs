@@ -30,6 +30,7 @@ const MAX_RESPONSE_BYTES: usize = 16 << 20;
 const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 const ADMIN: &str = "fuzz-admin";
 const VIEWER: &str = "fuzz-viewer";
+const LEARNER: &str = "fuzz-learner";
 
 const PREFIXES: &[&str] = &[
     "/api/v1",
@@ -183,6 +184,8 @@ enum Authorization {
     Admin,
     AdminLowerCase,
     Viewer,
+    /// A hosted class's learner token (its own namespaces, not the lab's records).
+    Learner,
     Missing,
     Raw(String),
 }
@@ -268,6 +271,7 @@ impl FuzzRequest {
             Authorization::Admin => Some(format!("Bearer {ADMIN}")),
             Authorization::AdminLowerCase => Some(format!("bearer {ADMIN}")),
             Authorization::Viewer => Some(format!("Bearer {VIEWER}")),
+            Authorization::Learner => Some(format!("Bearer {LEARNER}")),
             Authorization::Missing => None,
             Authorization::Raw(raw) => Some(raw.clone()),
         };
@@ -317,7 +321,7 @@ fuzz_target!(|requests: Vec<FuzzRequest>| {
         let state = SimState::new(Store::in_memory().expect("in-memory SQLite opens"), clock);
         server::ensure_system_namespaces(&state).expect("system namespaces are created");
         server::ensure_system_priority_classes(&state).expect("system priority classes are created");
-        let tokens = Arc::new(Tokens { admin: ADMIN.into(), viewer: VIEWER.into() });
+        let tokens = Arc::new(Tokens { admin: ADMIN.into(), viewer: VIEWER.into(), learner: LEARNER.into() });
         let app = auth::layer(server::router(Arc::new(state)), tokens);
         let target = axum::http::Request::builder()
             .method("POST")
