@@ -364,8 +364,9 @@ pub fn bound_send_buffer(tcp: &tokio::net::TcpStream) {
     let _ = rustix::net::sockopt::set_socket_send_buffer_size(tcp, SEND_BUFFER_BYTES);
 }
 
-/// The listen backlog when the kernel's `net.core.somaxconn` cannot be read: Go's fallback
-/// (`syscall.SOMAXCONN` on Linux).
+/// The listen backlog when the kernel's `net.core.somaxconn` cannot be read: the kernel's own
+/// default for it since Linux 5.4. (Go falls back to `syscall.SOMAXCONN`, 128, there; asking
+/// more costs nothing, as the kernel clamps a backlog to `somaxconn`.)
 const DEFAULT_BACKLOG: u32 = 4096;
 
 /// Binds the simulator's listener with Go's backlog: `net.core.somaxconn` (Go's
